@@ -1,0 +1,5 @@
+import sys
+
+from bayescal.cli import main
+
+sys.exit(main())

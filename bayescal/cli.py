@@ -1,0 +1,94 @@
+"""The ``bayescal`` command line.
+
+Sub-commands are registered in :data:`COMMANDS` and benchmarks in
+:data:`bayescal.bench.BENCHMARKS`; each points at a module that exposes
+``add_arguments(parser)`` and ``run(args) -> int`` and is imported only when
+its command runs, so ``bayescal --help`` stays fast.
+
+Errors that come from the user's input (:class:`bayescal.errors.BayescalError`)
+are printed as one line on stderr with exit status 2, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from bayescal.bench import BENCHMARKS
+from bayescal.errors import BayescalError
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {}
+
+
+def _version() -> str:
+    from bayescal import __version__
+
+    return __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bayescal",
+        description="Calibration audits from noisy or disagreeing annotations.",
+    )
+    parser.add_argument("--version", action="version", version=f"bayescal {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module)
+        _lazy_arguments(p, module)
+    bench = sub.add_parser("bench", help="Run a benchmark and write JSON.")
+    bench_sub = bench.add_subparsers(dest="benchmark", metavar="BENCHMARK")
+    for name, (module, help_text) in BENCHMARKS.items():
+        p = bench_sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module)
+        _lazy_arguments(p, module)
+    return parser
+
+
+def _lazy_arguments(parser: argparse.ArgumentParser, module: str) -> None:
+    # Arguments are added only for the sub-command actually named on the
+    # command line, so one broken optional module cannot break the others.
+    parser.set_defaults(_needs_arguments=True)
+    parser._bayescal_module = module  # type: ignore[attr-defined]
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    # First pass: find which sub-command is meant, then attach its arguments.
+    target = _find_subparser(parser, argv)
+    if target is not None:
+        importlib.import_module(target._bayescal_module).add_arguments(target)
+    args = parser.parse_args(argv)
+    module = getattr(args, "_module", None)
+    if module is None:
+        parser.print_help()
+        return 0 if not argv else 2
+    try:
+        return int(importlib.import_module(module).run(args) or 0)
+    except BayescalError as exc:
+        print(f"bayescal: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _find_subparser(parser: argparse.ArgumentParser, argv: list[str]):
+    current = parser
+    found = None
+    for token in argv:
+        if token.startswith("-"):
+            continue
+        actions = [a for a in current._actions if isinstance(a, argparse._SubParsersAction)]
+        if not actions or token not in actions[0].choices:
+            break
+        current = actions[0].choices[token]
+        if hasattr(current, "_bayescal_module"):
+            found = current
+            break
+    return found
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

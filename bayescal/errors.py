@@ -1,0 +1,68 @@
+"""Exception and warning classes raised by bayescal.
+
+Every error message says what was wrong, where, and what to do about it.
+"""
+
+__all__ = [
+    "BayescalError",
+    "DataError",
+    "IdentificationError",
+    "FitError",
+    "ConfigError",
+    "NotFittedError",
+    "BayescalWarning",
+    "ConvergenceWarning",
+    "IdentificationWarning",
+    "DiagnosticWarning",
+]
+
+
+class BayescalError(Exception):
+    """Base class of all bayescal errors."""
+
+
+class DataError(BayescalError, ValueError):
+    """Input data are malformed: wrong shape, wrong values, missing columns, empty."""
+
+
+class IdentificationError(BayescalError, ValueError):
+    """The requested design cannot identify annotator channels (for example K = 1)."""
+
+
+class FitError(BayescalError, RuntimeError):
+    """An estimator ran but produced no acceptable solution.
+
+    Attributes
+    ----------
+    diagnostics : dict
+        Whatever the estimator measured before giving up (objective values,
+        number of starts tried, the failing quantity).
+    """
+
+    def __init__(self, message, diagnostics=None):
+        super().__init__(message)
+        self.diagnostics = dict(diagnostics or {})
+
+
+class ConfigError(BayescalError, ValueError):
+    """Invalid configuration: unknown keys, out-of-range parameters, bad priors."""
+
+
+class NotFittedError(BayescalError, AttributeError):
+    """An estimator was used before ``fit`` was called."""
+
+
+class BayescalWarning(UserWarning):
+    """Base class of bayescal warnings."""
+
+
+class ConvergenceWarning(BayescalWarning):
+    """An optimiser or sampler did not fully converge."""
+
+
+class IdentificationWarning(BayescalWarning):
+    """The design is identified in principle but only weakly in this sample."""
+
+
+class DiagnosticWarning(BayescalWarning):
+    """A model check (R-hat, ESS, divergences, predictive check) flagged a problem."""
