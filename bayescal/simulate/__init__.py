@@ -5,8 +5,30 @@ returns an :class:`~bayescal.data.container.Annotations` holding the clean ``tru
 """
 
 from bayescal.simulate.flips import simulate_annotations, simulate_flip_data
+from bayescal.simulate.toy import (
+    TOY_CONDITIONS,
+    TOY_FN,
+    TOY_FP,
+    TOY_INTERCEPT,
+    simulate_toy,
+    toy_curve,
+    toy_population_bin_moments,
+    toy_population_binned_ece,
+    toy_population_ece,
+    toy_score,
+)
 
 __all__ = [
+    "TOY_CONDITIONS",
+    "TOY_FP",
+    "TOY_FN",
+    "TOY_INTERCEPT",
+    "toy_curve",
+    "toy_score",
+    "simulate_toy",
+    "toy_population_ece",
+    "toy_population_bin_moments",
+    "toy_population_binned_ece",
     "simulate_annotations",
     "simulate_flip_data",
 ]
