@@ -5,6 +5,7 @@ returns an :class:`~bayescal.data.container.Annotations` holding the clean ``tru
 """
 
 from bayescal.simulate.flips import simulate_annotations, simulate_flip_data
+from bayescal.simulate.gaussian import GAUSSIAN_FN, GAUSSIAN_FP, gaussian_true_curve, simulate_gaussian
 from bayescal.simulate.toy import (
     TOY_CONDITIONS,
     TOY_FN,
@@ -29,6 +30,10 @@ __all__ = [
     "toy_population_ece",
     "toy_population_bin_moments",
     "toy_population_binned_ece",
+    "GAUSSIAN_FP",
+    "GAUSSIAN_FN",
+    "gaussian_true_curve",
+    "simulate_gaussian",
     "simulate_annotations",
     "simulate_flip_data",
 ]
