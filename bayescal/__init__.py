@@ -1,5 +1,21 @@
-"""bayescal: calibration audits and recalibration from noisy or disagreeing annotations."""
+"""bayescal: calibration audits and recalibration from noisy or disagreeing annotations.
+
+The core import is light (numpy, xarray); PyMC, ArviZ, pandas, matplotlib and
+jinja2 load only inside the functions that use them.
+"""
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+from bayescal.data import Annotations, load_csv
+from bayescal.summaries import Summary, summarize
+from bayescal.channels import ChannelFit, fit_channels
+
+__all__ = [
+    "__version__",
+    "Annotations",
+    "load_csv",
+    "Summary",
+    "summarize",
+    "ChannelFit",
+    "fit_channels",
+]

@@ -1,0 +1,432 @@
+"""Dawid–Skene EM on response-pattern counts: marginal and joint score-bin versions.
+
+The latent class ``Y`` is binary; annotator ``j`` answers 1 with probability
+``a_j`` when ``Y = 0`` and ``b_j`` when ``Y = 1``; answers are independent
+given ``Y`` (and the score group). A missing answer contributes no factor.
+
+Both estimators work on ``Summary.pattern_counts[group, pattern]``: with K
+annotators there are at most 3**K distinct patterns, so an EM iteration costs
+O(R x L x 3**K x K) for R starts and L groups, whatever the number of items.
+All starts run together as one vectorised array program.
+
+Protocol (paper, Appendix G.2; SPEC §1): 10 starts, at most 1000 iterations,
+stop when the change in mean log-likelihood is below ``1e-9 (1 + |previous|)``,
+probabilities clipped to [1e-6, 1 - 1e-6], initial ``a ~ U[0.04, 0.30]``,
+``b ~ U[0.70, 0.96]``, prevalences ``~ U[0.1, 0.9]`` with the first start at the
+group midpoints; orientation by one global label exchange so that the
+designated annotator has ``a < b``; keep the highest likelihood among converged
+starts whose oriented gaps are all at least ``1e-3``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bayescal._random import check_random_state
+from bayescal.channels.result import ChannelFit
+from bayescal.errors import ConfigError, FitError
+from bayescal.summaries.patterns import pattern_states
+
+__all__ = ["dawid_skene_em", "score_bin_em", "em_fit_counts", "dawid_skene_em_items", "FALLBACK"]
+
+#: The paper's fixed fallback: used only when the caller asks (``fallback="fixed"``).
+FALLBACK = {"a": 0.2, "b": 0.8, "prevalence": 0.5}
+
+
+def _indicators(k: int):
+    states = pattern_states(k)
+    return (states == 1).astype(np.float64), (states == 0).astype(np.float64)
+
+
+def em_run(counts, i1, i0, a0, b0, mu0, *, tol=1e-9, max_iter=1000, clip=1e-6):
+    """Run EM from R starts at once.
+
+    Parameters
+    ----------
+    counts : ndarray (L, P)
+        Pattern counts per group (float).
+    i1, i0 : ndarray (P, K)
+        Indicators of "answered 1" and "answered 0" for each pattern.
+    a0, b0 : ndarray (R, K); mu0 : ndarray (R, L)
+        Starting values.
+
+    Returns
+    -------
+    dict with a, b, mu (final), mean_loglik (R,), converged (R,), n_iter (R,)
+    """
+    n = counts.sum()
+    group_n = counts.sum(axis=1)
+    a, b, mu = a0.copy(), b0.copy(), mu0.copy()
+    r = a.shape[0]
+    prev = np.full(r, np.nan)
+    ll = np.full(r, -np.inf)
+    converged = np.zeros(r, dtype=bool)
+    active = np.ones(r, dtype=bool)
+    n_iter = np.zeros(r, dtype=np.int64)
+    answered = i1 + i0
+    lo, hi = clip, 1.0 - clip
+    for it in range(max_iter + 1):
+        lp0 = np.log(a) @ i1.T + np.log1p(-a) @ i0.T  # (R, P)
+        lp1 = np.log(b) @ i1.T + np.log1p(-b) @ i0.T
+        num1 = np.log(mu)[:, :, None] + lp1[:, None, :]  # (R, L, P)
+        num0 = np.log1p(-mu)[:, :, None] + lp0[:, None, :]
+        top = np.maximum(num0, num1)
+        lse = top + np.log(np.exp(num0 - top) + np.exp(num1 - top))
+        ll_new = (counts * lse).sum(axis=(1, 2)) / n
+        ll = np.where(active, ll_new, ll)
+        done = active & (np.abs(ll_new - prev) < tol * (1.0 + np.abs(prev)))
+        converged |= done
+        active &= ~done
+        if not active.any() or it == max_iter:
+            break
+        prev = np.where(active, ll_new, prev)
+        n_iter += active
+        gamma = np.exp(num1 - lse)
+        cg = counts * gamma  # (R, L, P)
+        c0 = counts - cg
+        mu_new = cg.sum(axis=2) / group_n
+        w1 = cg.sum(axis=1)  # (R, P)
+        w0 = c0.sum(axis=1)
+        b_new = (w1 @ i1) / np.maximum(w1 @ answered, 1e-300)
+        a_new = (w0 @ i1) / np.maximum(w0 @ answered, 1e-300)
+        sel = active[:, None]
+        a = np.where(sel, np.clip(a_new, lo, hi), a)
+        b = np.where(sel, np.clip(b_new, lo, hi), b)
+        mu = np.where(sel, np.clip(mu_new, lo, hi), mu)
+    return {"a": a, "b": b, "mu": mu, "mean_loglik": ll, "converged": converged, "n_iter": n_iter}
+
+
+def _starts(rng, n_starts, k, group_mid):
+    a0 = rng.uniform(0.04, 0.30, size=(n_starts, k))
+    b0 = rng.uniform(0.70, 0.96, size=(n_starts, k))
+    mu0 = rng.uniform(0.1, 0.9, size=(n_starts, group_mid.size))
+    mu0[0] = group_mid
+    return a0, b0, mu0
+
+
+def _orient(a, b, mu, j):
+    """One global label exchange per start so that annotator j has a_j < b_j."""
+    flip = a[:, j] > b[:, j]
+    a2 = np.where(flip[:, None], b, a)
+    b2 = np.where(flip[:, None], a, b)
+    mu2 = np.where(flip[:, None], 1.0 - mu, mu)
+    return a2, b2, mu2
+
+
+def em_fit_counts(
+    counts,
+    *,
+    k,
+    group_mid,
+    n_starts=10,
+    max_iter=1000,
+    tol=1e-9,
+    clip=1e-6,
+    min_gap=1e-3,
+    orient=0,
+    random_state=0,
+    extra_starts=None,
+):
+    """EM on plain arrays; returns the best accepted start or raises FitError.
+
+    ``counts`` has shape (L, 3**K); ``group_mid`` (L,) are the first start's
+    prevalences; ``extra_starts`` is an optional (a, b, mu) triple of arrays
+    with leading start dimension, appended to the random starts.
+    """
+    if n_starts < 1:
+        raise ConfigError(f"n_starts must be at least 1; got {n_starts}.")
+    rng = check_random_state(random_state)
+    counts = np.asarray(counts, dtype=np.float64)
+    i1, i0 = _indicators(k)
+    used = counts.sum(axis=0) > 0  # patterns seen: the others add nothing
+    counts_u, i1_u, i0_u = counts[:, used], i1[used], i0[used]
+    a0, b0, mu0 = _starts(rng, n_starts, k, np.asarray(group_mid, dtype=np.float64))
+    if extra_starts is not None:
+        ea, eb, emu = (np.atleast_2d(np.asarray(x, dtype=np.float64)) for x in extra_starts)
+        a0, b0, mu0 = np.vstack([a0, ea]), np.vstack([b0, eb]), np.vstack([mu0, emu])
+    out = em_run(counts_u, i1_u, i0_u, a0, b0, mu0, tol=tol, max_iter=max_iter, clip=clip)
+    a, b, mu = _orient(out["a"], out["b"], out["mu"], orient)
+    gaps = (b - a).min(axis=1)
+    finite = np.isfinite(out["mean_loglik"]) & np.all(np.isfinite(a), axis=1)
+    accepted = out["converged"] & (gaps >= min_gap) & finite
+    n_total = counts.sum()
+    diag = {
+        "starts": int(a0.shape[0]),
+        "starts_converged": int(out["converged"].sum()),
+        "starts_accepted": int(accepted.sum()),
+        "start_logliks": (out["mean_loglik"] * n_total).tolist(),
+        "start_min_gaps": gaps.tolist(),
+        "iterations": out["n_iter"].tolist(),
+    }
+    if not accepted.any():
+        worst = int(np.argmin((b - a)[np.argmax(out["mean_loglik"])]))
+        raise FitError(
+            f"EM found no acceptable start: {diag['starts_converged']} of {diag['starts']} starts "
+            f"converged and none had every oriented gap b - a >= {min_gap} (the smallest gap at the "
+            f"best likelihood belongs to annotator index {worst}). An annotator whose answers do "
+            "not depend on the class (for example one who always answers 1) carries no "
+            "information: drop it, or raise max_iter if starts did not converge.",
+            diagnostics=diag,
+        )
+    best = int(np.argmax(np.where(accepted, out["mean_loglik"], -np.inf)))
+    return {
+        "a": a[best],
+        "b": b[best],
+        "mu": mu[best],
+        "loglik": float(out["mean_loglik"][best] * n_total),
+        "n_iter": int(out["n_iter"][best]),
+        "n_accepted": int(accepted.sum()),
+        "diagnostics": diag,
+    }
+
+
+def _group_midpoints(summary) -> np.ndarray:
+    edges = summary.group_edges
+    if edges is None:
+        return np.full(summary.n_groups, 0.5)
+    return (edges[:-1] + edges[1:]) / 2
+
+
+def _orient_index(summary, orient) -> int:
+    if isinstance(orient, str):
+        if orient not in summary.annotators:
+            raise ConfigError(f"orient={orient!r} is not an annotator; annotators are {summary.annotators}.")
+        return summary.annotators.index(orient)
+    j = int(orient)
+    if not 0 <= j < summary.n_annotators:
+        raise ConfigError(f"orient index {j} out of range for {summary.n_annotators} annotators.")
+    return j
+
+
+def _fixed_fallback(summary, groups, group_counts, method, reason, warnings):
+    k = summary.n_annotators
+    return ChannelFit.from_point(
+        np.full(k, FALLBACK["a"]),
+        np.full(k, FALLBACK["b"]),
+        np.full(len(groups), FALLBACK["prevalence"]),
+        annotators=summary.annotators,
+        groups=groups,
+        group_counts=group_counts,
+        method=method,
+        status="fallback",
+        converged=False,
+        n_starts_accepted=0,
+        warnings=warnings + [f"fixed fallback channels (a=0.2, b=0.8, prevalence 0.5) used: {reason}"],
+        diagnostics={"fallback_reason": reason},
+        group_edges=summary.group_edges,
+    )
+
+
+def score_bin_em(
+    summary,
+    *,
+    n_starts: int = 10,
+    max_iter: int = 1000,
+    tol: float = 1e-9,
+    clip: float = 1e-6,
+    min_gap: float = 1e-3,
+    orient=0,
+    fallback: str | None = None,
+    empty_groups: str = "error",
+    random_state=0,
+) -> ChannelFit:
+    """Joint score-bin EM: shared channels, one prevalence per score group.
+
+    Parameters
+    ----------
+    summary : Summary
+        Pattern counts per score group.
+    n_starts, max_iter, tol, clip, min_gap
+        The paper's protocol (see module docstring); change only with reason.
+    orient : int or str, default 0
+        The designated annotator whose ``a < b`` fixes the label orientation.
+    fallback : {None, "fixed"}
+        ``"fixed"`` returns the paper's fixed fallback (flagged ``status="fallback"``)
+        instead of raising when no start is acceptable or a group is empty.
+    empty_groups : {"error", "drop"}
+        A group with no annotated item has no identified prevalence. ``"error"``
+        follows the paper (failure); ``"drop"`` fits the other groups and reports
+        the dropped ones in ``warnings``.
+    random_state : int or Generator, default 0
+
+    Returns
+    -------
+    ChannelFit
+
+    Raises
+    ------
+    FitError
+        No acceptable start, or an empty group (unless ``fallback`` or ``empty_groups`` says otherwise).
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_toy
+    >>> from bayescal import summarize
+    >>> fit = score_bin_em(summarize(simulate_toy(4000, random_state=1), groups=5))
+    >>> fit.status, fit.a.sizes["draw"]
+    ('ok', 1)
+    """
+    if fallback not in (None, "fixed"):
+        raise ConfigError(f"fallback must be None or 'fixed'; got {fallback!r}.")
+    if empty_groups not in ("error", "drop"):
+        raise ConfigError(f"empty_groups must be 'error' or 'drop'; got {empty_groups!r}.")
+    from bayescal.channels.identification import check_design
+
+    warnings = check_design(summary, "score_bin_em")
+    j = _orient_index(summary, orient)
+    counts = summary.pattern_counts.values
+    group_n = counts.sum(axis=1)
+    groups = [str(g) for g in summary.pattern_counts["group"].values]
+    mid = _group_midpoints(summary)
+    empty = group_n == 0
+    if empty.any():
+        names = [groups[i] for i in np.flatnonzero(empty)]
+        reason = f"score group(s) {names} contain no annotated item"
+        if empty_groups == "drop":
+            warnings.append(f"{reason}; dropped from the fit (their prevalence is not estimated).")
+        elif fallback == "fixed":
+            return _fixed_fallback(summary, groups, group_n, "score_bin_em", reason, warnings)
+        else:
+            raise FitError(
+                f"{reason}: their prevalence is not identified. Use fewer or wider groups, "
+                "empty_groups='drop', or fallback='fixed'.",
+                diagnostics={"empty_groups": names},
+            )
+    keep = ~empty
+    try:
+        res = em_fit_counts(
+            counts[keep], k=summary.n_annotators, group_mid=mid[keep], n_starts=n_starts,
+            max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap, orient=j, random_state=random_state,
+        )
+    except FitError as exc:
+        if fallback == "fixed":
+            return _fixed_fallback(summary, groups, group_n, "score_bin_em", str(exc), warnings)
+        raise
+    kept_groups = [g for g, k_ in zip(groups, keep) if k_]
+    fit = ChannelFit.from_point(
+        res["a"], res["b"], res["mu"], annotators=summary.annotators, groups=kept_groups,
+        group_counts=group_n[keep], method="score_bin_em", loglik=res["loglik"], converged=True,
+        n_starts_accepted=res["n_accepted"], diagnostics=res["diagnostics"], warnings=warnings,
+        group_edges=summary.group_edges,
+    )
+    from bayescal.channels.identification import check_fitted
+
+    fit.warnings.extend(check_fitted(fit))
+    return fit
+
+
+def dawid_skene_em(
+    summary,
+    *,
+    n_starts: int = 10,
+    max_iter: int = 1000,
+    tol: float = 1e-9,
+    clip: float = 1e-6,
+    min_gap: float = 1e-3,
+    orient=0,
+    use_moment_start: bool = True,
+    random_state=0,
+) -> ChannelFit:
+    """Marginal Dawid–Skene EM (K >= 3): one prevalence, score groups pooled.
+
+    Same protocol as :func:`score_bin_em` with a single group; when the
+    three-annotator moment inverse succeeds it is added as an extra start.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_toy
+    >>> from bayescal import summarize
+    >>> fit = dawid_skene_em(summarize(simulate_toy(4000, random_state=1)))
+    >>> list(fit.prevalence["group"].values)
+    ['all']
+    """
+    from bayescal.channels.identification import check_design, check_fitted
+
+    warnings = check_design(summary, "dawid_skene_em")
+    j = _orient_index(summary, orient)
+    counts = summary.pattern_counts.values.sum(axis=0, keepdims=True)
+    extra = None
+    if use_moment_start:
+        from bayescal.channels.moments import moment_inverse_arrays
+
+        try:
+            m = moment_inverse_arrays(counts[0], summary.n_annotators, orient=j)
+            extra = (
+                np.clip(m["a"], 0.01, 0.99)[None],
+                np.clip(m["b"], 0.01, 0.99)[None],
+                np.clip([[m["mu"]]], 0.01, 0.99),
+            )
+        except FitError:
+            extra = None
+    res = em_fit_counts(
+        counts, k=summary.n_annotators, group_mid=np.array([0.5]), n_starts=n_starts,
+        max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap, orient=j,
+        random_state=random_state, extra_starts=extra,
+    )
+    fit = ChannelFit.from_point(
+        res["a"], res["b"], res["mu"], annotators=summary.annotators, groups=["all"],
+        group_counts=[int(counts.sum())], method="dawid_skene_em", loglik=res["loglik"],
+        converged=True, n_starts_accepted=res["n_accepted"], diagnostics=res["diagnostics"],
+        warnings=warnings,
+    )
+    fit.warnings.extend(check_fitted(fit))
+    return fit
+
+
+def dawid_skene_em_items(
+    labels,
+    *,
+    group=None,
+    a0,
+    b0,
+    mu0,
+    max_iter: int = 1000,
+    tol: float = 1e-9,
+    clip: float = 1e-6,
+):
+    """Per-item EM from one start: the slow, obvious implementation.
+
+    Works for any number of annotators (no 3**K table), so it is the path for
+    K above :data:`bayescal.summaries.MAX_PATTERN_ANNOTATORS`, and the
+    independent implementation the pattern-count EM is tested against.
+
+    Parameters
+    ----------
+    labels : ndarray (n_items, K), NaN = missing
+    group : ndarray (n_items,) of ints in 0..L-1, optional
+    a0, b0 : ndarray (K,); mu0 : ndarray (L,)
+
+    Returns
+    -------
+    dict with a, b, mu, loglik, converged, n_iter (no orientation applied).
+    """
+    lab = np.asarray(labels, dtype=np.float64)
+    n, k = lab.shape
+    g = np.zeros(n, dtype=np.int64) if group is None else np.asarray(group, dtype=np.int64)
+    ans = ~np.isnan(lab)
+    x = np.where(ans, lab, 0.0)
+    keep = ans.any(axis=1)
+    x, ans, g = x[keep], ans[keep], g[keep]
+    a, b = np.array(a0, dtype=np.float64), np.array(b0, dtype=np.float64)
+    mu = np.array(mu0, dtype=np.float64)
+    prev = np.nan
+    converged = False
+    it = 0
+    for it in range(max_iter + 1):
+        l0 = (ans * (x * np.log(a) + (1 - x) * np.log1p(-a))).sum(axis=1)
+        l1 = (ans * (x * np.log(b) + (1 - x) * np.log1p(-b))).sum(axis=1)
+        n1 = np.log(mu[g]) + l1
+        n0 = np.log1p(-mu[g]) + l0
+        lse = np.logaddexp(n0, n1)
+        ll = lse.mean()
+        if abs(ll - prev) < tol * (1 + abs(prev)):
+            converged = True
+            break
+        if it == max_iter:
+            break
+        prev = ll
+        gam = np.exp(n1 - lse)
+        mu = np.clip(np.bincount(g, weights=gam, minlength=mu.size) / np.bincount(g, minlength=mu.size), clip, 1 - clip)
+        b = np.clip((gam[:, None] * ans * x).sum(0) / (gam[:, None] * ans).sum(0), clip, 1 - clip)
+        a = np.clip(((1 - gam)[:, None] * ans * x).sum(0) / ((1 - gam)[:, None] * ans).sum(0), clip, 1 - clip)
+    return {"a": a, "b": b, "mu": mu, "loglik": float(lse.sum()), "converged": converged, "n_iter": it}

@@ -1,0 +1,129 @@
+"""Design checks shared by every channel estimator.
+
+Refusals (:class:`~bayescal.errors.IdentificationError`) are for designs that
+cannot identify channels at all; warnings are for designs that are identified
+in principle but weakly in this sample. Each message says why and what helps.
+"""
+
+from __future__ import annotations
+
+import warnings as _warnings
+
+import numpy as np
+
+from bayescal.errors import DataError, IdentificationError, IdentificationWarning
+
+__all__ = ["check_design", "check_fitted", "GAP_WARNING", "pair_group_moments"]
+
+#: Oriented gaps below this trigger a warning: corrected labels divide by the
+#: gap, so their variance grows like 1 / gap**2.
+GAP_WARNING = 0.05
+
+_ONE = (
+    "one annotator cannot identify its own noise channel: the same answer rates arise from "
+    "many (a, b, P(Y=1|Z)) combinations with different calibration errors (paper, App. D.1: "
+    "(a, b, m) = (0.2, 0.8, 0.25 + 0.5z) and (0.1, 0.9, 0.3125 + 0.375z) give identical data "
+    "but ECE 1/8 vs 5/32). Add annotators, or supply known channels with ChannelFit.known()."
+)
+_TWO_MARGINAL = (
+    "two annotators without score groups are not identified: with mu = 1/2 and gaps d and 0.24/d "
+    "every d in (0.24, 1) gives the same answer-pattern probabilities (0.31, 0.19, 0.19, 0.31) "
+    "(paper, App. D.1). Use score groups with different prevalences (method 'score_bin_em', "
+    "'hui_walter' or 'gmm' with groups >= 2), add a third annotator, or supply known channels."
+)
+
+
+def _warn(msg, out):
+    out.append(msg)
+    _warnings.warn(msg, IdentificationWarning, stacklevel=4)
+
+
+def pair_group_moments(summary, j=0, k=1):
+    """Pairwise-complete moments per group for annotators j, k.
+
+    Returns arrays (L,) q1, q2, q12 and the counts n1, n2, n12 they rest on.
+    """
+    states = summary.states
+    counts = summary.pattern_counts.values.astype(np.float64)
+    s1, s2 = states[:, j], states[:, k]
+    ans1, ans2 = s1 != 2, s2 != 2
+    both = ans1 & ans2
+    n1 = counts @ ans1
+    n2 = counts @ ans2
+    n12 = counts @ both
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q1 = (counts @ (s1 == 1)) / n1
+        q2 = (counts @ (s2 == 1)) / n2
+        q12 = (counts @ ((s1 == 1) & (s2 == 1))) / n12
+    return {"q1": q1, "q2": q2, "q12": q12, "n1": n1, "n2": n2, "n12": n12}
+
+
+def check_design(summary, method: str) -> list[str]:
+    """Refuse non-identified designs; return (and emit) weak-identification warnings."""
+    out: list[str] = []
+    k = summary.n_annotators
+    if summary.n_items == 0:
+        raise DataError("no annotated items: every item has all answers missing.")
+    answered = summary.answered_counts.values
+    if (answered == 0).any():
+        names = [summary.annotators[j] for j in np.flatnonzero(answered == 0)]
+        raise DataError(f"annotator(s) {names} answered no item; remove them before fitting channels.")
+    if k == 1:
+        raise IdentificationError(_ONE)
+    if method in ("dawid_skene_em", "moments") and k < 3:
+        raise IdentificationError(
+            f"method {method!r} needs at least three annotators; got two. " + _TWO_MARGINAL
+        )
+    if method in ("hui_walter", "gmm") and k != 2:
+        raise IdentificationError(
+            f"method {method!r} is for exactly two annotators; got {k}. With three or more use "
+            "'score_bin_em' or 'dawid_skene_em', or select two annotators first."
+        )
+    nonempty = int((summary.group_counts.values > 0).sum())
+    if k == 2:
+        if method == "score_bin_em" and nonempty < 2 or method in ("hui_walter", "gmm") and nonempty < 2:
+            raise IdentificationError(
+                f"two annotators need at least two non-empty score groups; got {nonempty}. "
+                + _TWO_MARGINAL
+            )
+        if method == "hui_walter" and summary.n_groups != 2:
+            raise IdentificationError(
+                f"the Hui-Walter inverse uses exactly two groups; got {summary.n_groups}. Use "
+                "groups=2 (or a threshold [0, t, 1]), or method 'gmm' for more groups."
+            )
+        mom = pair_group_moments(summary)
+        if (mom["n12"] == 0).all():
+            raise IdentificationError(
+                "the two annotators never answered the same item, so their joint answers (and hence "
+                "the channels) are not identified. Collect overlapping annotations."
+            )
+        ok = mom["n1"] > 0
+        q1, n1 = mom["q1"][ok], mom["n1"][ok]
+        if q1.size >= 2:
+            se = np.sqrt(np.clip(q1 * (1 - q1), 1e-12, None) / n1)
+            diff = q1.max() - q1.min()
+            se_diff = np.sqrt(se[np.argmax(q1)] ** 2 + se[np.argmin(q1)] ** 2)
+            if diff < 3 * se_diff:
+                _warn(
+                    f"score groups barely differ in annotator {summary.annotators[0]!r}'s positive "
+                    f"rate (largest difference {diff:.4f}, {diff / se_diff:.1f} standard errors): "
+                    "with two annotators the channels are then only weakly identified. Use groups "
+                    "that separate low from high scores, or more data.",
+                    out,
+                )
+    return out
+
+
+def check_fitted(fit) -> list[str]:
+    """Warnings about a fitted channel: gaps near zero."""
+    out: list[str] = []
+    gaps = fit.delta.values.mean(axis=0)
+    for name, g in zip(fit.annotators, gaps):
+        if abs(g) < GAP_WARNING:
+            _warn(
+                f"annotator {name!r} is nearly uninformative: gap b - a = {g:.4f} (below "
+                f"{GAP_WARNING}); corrected labels divide by the gap, so NC-ECE and corrected "
+                "recalibration become very noisy. Consider dropping this annotator.",
+                out,
+            )
+    return out

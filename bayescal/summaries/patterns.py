@@ -1,0 +1,76 @@
+"""Base-3 encoding of response patterns: 0, 1, or missing for each annotator.
+
+Pattern index ``sum_j s_j * 3**j`` with state ``s_j`` 0 (answered 0), 1
+(answered 1) or 2 (missing). Everything the binary estimators need from an item
+is its pattern (and its score), so counting patterns is the one pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bayescal.errors import DataError
+
+#: Largest number of annotators for which 3**K pattern cells are built
+#: (3**12 = 531,441 cells). Above it use the per-item path: Dawid-Skene EM on
+#: per-item arrays, or drop rarely active annotators.
+MAX_PATTERN_ANNOTATORS = 12
+
+MISSING_STATE = 2
+STATE_CHARS = ("0", "1", ".")
+
+__all__ = [
+    "MAX_PATTERN_ANNOTATORS",
+    "check_pattern_k",
+    "encode_patterns",
+    "pattern_states",
+    "pattern_labels",
+]
+
+
+def check_pattern_k(k: int) -> None:
+    if k > MAX_PATTERN_ANNOTATORS:
+        raise DataError(
+            f"{k} annotators give 3**{k} = {3 ** k:,} response-pattern cells, above the limit of "
+            f"{MAX_PATTERN_ANNOTATORS} annotators (bayescal.summaries.MAX_PATTERN_ANNOTATORS). "
+            "Use the per-item path (bayescal.channels.em.dawid_skene_em_items) or keep the "
+            "annotators with the most answers."
+        )
+
+
+def encode_patterns(labels: np.ndarray) -> np.ndarray:
+    """Pattern index of each row of ``labels`` (float with NaN = missing).
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_items, K)
+
+    Returns
+    -------
+    ndarray of shape (n_items,), int64
+    """
+    k = labels.shape[1]
+    check_pattern_k(k)
+    idx = np.zeros(labels.shape[0], dtype=np.int64)
+    power = 1
+    for j in range(k):
+        col = labels[:, j]
+        # state: 0 -> 0, 1 -> 1, NaN -> 2; NaN != NaN so (col == 1) is False there.
+        state = np.where(np.isnan(col), MISSING_STATE, col == 1).astype(np.int64)
+        idx += state * power
+        power *= 3
+    return idx
+
+
+def pattern_states(k: int) -> np.ndarray:
+    """States of every pattern, shape (3**K, K) with entries 0, 1, 2 (missing)."""
+    check_pattern_k(k)
+    idx = np.arange(3**k)
+    return np.stack([(idx // 3**j) % 3 for j in range(k)], axis=1).astype(np.int8)
+
+
+def pattern_labels(k: int) -> np.ndarray:
+    """Coordinate strings such as ``"01."`` for each pattern (annotator order)."""
+    states = pattern_states(k)
+    chars = np.array(STATE_CHARS)
+    return np.array(["".join(row) for row in chars[states]], dtype=object)

@@ -1,0 +1,359 @@
+"""Sufficient statistics of binary multi-annotator data, built in one pass.
+
+A :class:`Summary` holds response-pattern counts per score group and per
+evaluation bin, plus score (and optional truth) sums per bin. Every estimator
+and metric of the binary track reads only these arrays, so their cost does not
+grow with the number of items. Summaries of disjoint chunks add up exactly.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import xarray as xr
+
+from bayescal.dims import ANNOTATOR, BIN, GROUP, PATTERN
+from bayescal.errors import ConfigError, DataError
+from bayescal.summaries.partition import assign, cell_labels, make_edges
+from bayescal.summaries.patterns import (
+    MISSING_STATE,
+    check_pattern_k,
+    encode_patterns,
+    pattern_labels,
+    pattern_states,
+)
+
+__all__ = ["Summary", "summarize", "summarize_arrays", "DEFAULT_GROUPS", "DEFAULT_BINS"]
+
+DEFAULT_GROUPS = 5
+DEFAULT_BINS = 10
+
+_COUNT_VARS = ("pattern_counts", "n_unannotated", "bin_pattern_counts")
+_SUM_VARS = ("bin_pattern_score_sum", "bin_truth_sum")
+
+
+class Summary:
+    """Pattern counts and bin sums of one dataset (or of a union of chunks).
+
+    Attributes are labelled :class:`xarray.DataArray` objects:
+
+    ``pattern_counts[group, pattern]``
+        Items per score group and response pattern (annotated items only).
+    ``n_unannotated[group]``
+        Items nobody answered; excluded from everything else.
+    ``bin_pattern_counts[bin, pattern]``, ``bin_pattern_score_sum[bin, pattern]``
+        Counts and score sums per evaluation bin and pattern.
+    ``bin_truth_sum[bin]``
+        Sum of the clean labels per bin (only when the data carry truth).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescal import Annotations, summarize
+    >>> data = Annotations.from_arrays([0.1, 0.6, 0.9], [[0, 0], [1, np.nan], [1, 1]])
+    >>> s = summarize(data, groups=[0, 0.5, 1], bins=2)
+    >>> s.pattern_counts.sum().item(), s.n_patterns
+    (3, 9)
+    """
+
+    def __init__(self, dataset: xr.Dataset):
+        self._ds = dataset
+
+    # ---------------------------------------------------------------- basics
+    @property
+    def dataset(self) -> xr.Dataset:
+        return self._ds
+
+    @property
+    def annotators(self) -> list[str]:
+        return [str(a) for a in self._ds[ANNOTATOR].values]
+
+    @property
+    def n_annotators(self) -> int:
+        return int(self._ds.sizes[ANNOTATOR])
+
+    @property
+    def n_patterns(self) -> int:
+        return int(self._ds.sizes[PATTERN])
+
+    @property
+    def n_groups(self) -> int:
+        return int(self._ds.sizes[GROUP])
+
+    @property
+    def n_bins(self) -> int:
+        return int(self._ds.sizes[BIN])
+
+    @property
+    def group_edges(self) -> np.ndarray | None:
+        """Score edges of the groups, or None for user-defined groups."""
+        return self._ds["group_edges"].values if "group_edges" in self._ds else None
+
+    @property
+    def bin_edges(self) -> np.ndarray:
+        return self._ds["bin_edges"].values
+
+    @property
+    def has_truth(self) -> bool:
+        return "bin_truth_sum" in self._ds
+
+    def __getattr__(self, name):
+        # Expose the stored arrays as attributes (pattern_counts, ...).
+        if name.startswith("_"):
+            raise AttributeError(name)
+        ds = self.__dict__.get("_ds")
+        if ds is not None and name in ds.data_vars:
+            return ds[name]
+        raise AttributeError(f"Summary has no attribute {name!r}")
+
+    # ---------------------------------------------------------------- derived
+    @property
+    def states(self) -> np.ndarray:
+        """Pattern states, shape (n_patterns, K): 0, 1, or 2 for missing."""
+        return pattern_states(self.n_annotators)
+
+    @property
+    def n_items(self) -> int:
+        """Annotated items (those entering every statistic)."""
+        return int(self._ds["pattern_counts"].sum())
+
+    @property
+    def group_counts(self) -> xr.DataArray:
+        return self._ds["pattern_counts"].sum(PATTERN)
+
+    @property
+    def bin_count(self) -> xr.DataArray:
+        return self._ds["bin_pattern_counts"].sum(PATTERN)
+
+    @property
+    def bin_score_sum(self) -> xr.DataArray:
+        return self._ds["bin_pattern_score_sum"].sum(PATTERN)
+
+    def _state_matrix(self, state: int) -> xr.DataArray:
+        return xr.DataArray(
+            (self.states == state).astype(np.int64),
+            dims=(PATTERN, ANNOTATOR),
+            coords={PATTERN: self._ds[PATTERN], ANNOTATOR: self._ds[ANNOTATOR]},
+        )
+
+    @property
+    def bin_label_sum(self) -> xr.DataArray:
+        """Sum of the answers of each annotator per bin (answers equal to 1)."""
+        return xr.dot(self._ds["bin_pattern_counts"], self._state_matrix(1), dim=PATTERN)
+
+    @property
+    def bin_answered(self) -> xr.DataArray:
+        """Number of answers of each annotator per bin."""
+        missing = xr.dot(self._ds["bin_pattern_counts"], self._state_matrix(MISSING_STATE), dim=PATTERN)
+        return self.bin_count - missing
+
+    @property
+    def answered_counts(self) -> xr.DataArray:
+        """Answers per annotator over all annotated items."""
+        return self.bin_answered.sum(BIN)
+
+    # ---------------------------------------------------------------- merging
+    def _check_compatible(self, other: "Summary") -> None:
+        if not isinstance(other, Summary):
+            raise TypeError(f"cannot combine a Summary with {type(other).__name__}")
+        if self.annotators != other.annotators:
+            raise DataError(
+                f"summaries have different annotators ({self.annotators} vs {other.annotators}); "
+                "chunks must share the annotator columns in the same order."
+            )
+        if not np.array_equal(self.bin_edges, other.bin_edges):
+            raise DataError("summaries use different bin edges; summarise every chunk with the same bins.")
+        ge1, ge2 = self.group_edges, other.group_edges
+        if (ge1 is None) != (ge2 is None) or (ge1 is not None and not np.array_equal(ge1, ge2)):
+            raise DataError("summaries use different score groups; summarise every chunk with the same groups.")
+        if list(self._ds[GROUP].values) != list(other._ds[GROUP].values):
+            raise DataError("summaries have different group labels.")
+        if self.has_truth != other.has_truth:
+            raise DataError("one summary has truth and the other has not; they cannot be merged.")
+
+    def _combine(self, other: "Summary", sign: int) -> "Summary":
+        self._check_compatible(other)
+        ds = self._ds.copy()
+        for var in _COUNT_VARS + _SUM_VARS:
+            if var in ds:
+                ds[var] = self._ds[var] + sign * other._ds[var]
+        if sign < 0:
+            for var in _COUNT_VARS:
+                if (ds[var] < 0).any():
+                    raise DataError(
+                        "subtracting summaries gave negative counts: the second one is not part of "
+                        "the first."
+                    )
+        return Summary(ds)
+
+    def __add__(self, other: "Summary") -> "Summary":
+        return self._combine(other, +1)
+
+    def __radd__(self, other):
+        # lets sum([s1, s2, ...]) work
+        if isinstance(other, numbers.Number) and other == 0:
+            return self
+        return self._combine(other, +1)
+
+    def __sub__(self, other: "Summary") -> "Summary":
+        """The summary of the items in ``self`` but not in ``other`` (a sub-chunk of it)."""
+        return self._combine(other, -1)
+
+    def equals(self, other: "Summary", *, rtol: float = 1e-9) -> bool:
+        """Integer arrays equal exactly, float sums to ``rtol``."""
+        self._check_compatible(other)
+        for var in _COUNT_VARS:
+            if not np.array_equal(self._ds[var].values, other._ds[var].values):
+                return False
+        for var in _SUM_VARS:
+            if var in self._ds and not np.allclose(
+                self._ds[var].values, other._ds[var].values, rtol=rtol, atol=rtol
+            ):
+                return False
+        return True
+
+    def __repr__(self) -> str:
+        return (
+            f"<Summary: {self.n_items} annotated items, {self.n_annotators} annotators, "
+            f"{self.n_groups} groups x {self.n_patterns} patterns, {self.n_bins} bins"
+            f"{', with truth' if self.has_truth else ''}>"
+        )
+
+    # ---------------------------------------------------------------- io
+    def to_netcdf(self, path) -> None:
+        self._ds.to_netcdf(path, engine="h5netcdf")
+
+    @classmethod
+    def from_netcdf(cls, path) -> "Summary":
+        return cls(xr.load_dataset(path, engine="h5netcdf"))
+
+
+def _group_spec(groups, data):
+    """Resolve ``groups`` to (edges or None, labels per item or None)."""
+    if groups is None:
+        if data is not None and data.group is not None:
+            return None, data.group
+        groups = DEFAULT_GROUPS
+    if isinstance(groups, str):
+        if groups != "data":
+            raise ConfigError(f"groups must be an int, edges, 'data' or None; got {groups!r}.")
+        if data is None or data.group is None:
+            raise ConfigError("groups='data' needs a container with a 'group' variable.")
+        return None, data.group
+    return make_edges(groups, what="groups"), None
+
+
+def summarize(data, *, groups=None, bins=DEFAULT_BINS, bin_strategy: str = "uniform") -> Summary:
+    """Reduce an :class:`~bayescal.Annotations` to its sufficient statistics.
+
+    Parameters
+    ----------
+    data : Annotations
+        The validated container.
+    groups : None, int, array-like or "data"
+        Score groups used by the channel estimators: an int gives equal-width
+        groups, an array gives explicit edges (0 first, 1 last), ``"data"`` uses
+        the container's own ``group`` variable. ``None`` uses the container's
+        groups when it has them and otherwise 5 equal-width score groups.
+    bins : int or array-like, default 10
+        Evaluation bins for calibration errors (same forms as ``groups``).
+    bin_strategy : {"uniform", "quantile"}
+        With an int ``bins``: equal-width or equal-mass bins. Equal-mass edges
+        come from the annotated items' scores.
+
+    Returns
+    -------
+    Summary
+    """
+    from bayescal.data.container import Annotations
+
+    if not isinstance(data, Annotations):
+        raise DataError(
+            f"summarize expects an Annotations container; got {type(data).__name__}. "
+            "Build one with Annotations.from_arrays, Annotations.from_long or load_csv."
+        )
+    annotated = data.annotated
+    group_edges, group_values = _group_spec(groups, data)
+    bin_edges = make_edges(bins, what="bins", scores=data.score[annotated], strategy=bin_strategy)
+    return summarize_arrays(
+        data.score,
+        data.labels,
+        annotators=data.annotators,
+        group_edges=group_edges,
+        group_values=group_values,
+        bin_edges=bin_edges,
+        truth=data.truth,
+    )
+
+
+def summarize_arrays(
+    score,
+    labels,
+    *,
+    annotators,
+    bin_edges,
+    group_edges=None,
+    group_values=None,
+    group_levels=None,
+    truth=None,
+) -> Summary:
+    """The one-pass kernel behind :func:`summarize` on already validated arrays.
+
+    Also used chunk by chunk (out-of-core): pass the same edges (and, for
+    user-defined groups, the same ``group_levels``) to every chunk.
+    """
+    z = np.asarray(score, dtype=np.float64)
+    lab = np.asarray(labels)
+    k = lab.shape[1]
+    check_pattern_k(k)
+    n_patterns = 3**k
+    pat = encode_patterns(lab)
+    unannotated = pat == n_patterns - 1  # every state missing
+
+    if group_values is not None:
+        if group_levels is None:
+            group_levels = np.unique(group_values)
+        group_levels = np.asarray(group_levels)
+        g = np.searchsorted(group_levels, group_values)
+        g = np.clip(g, 0, group_levels.size - 1)
+        if not np.array_equal(group_levels[g], np.asarray(group_values)):
+            raise DataError("some group values are not among the declared group levels.")
+        group_coord = np.array([str(v) for v in group_levels], dtype=object)
+        n_groups = group_levels.size
+    else:
+        g = assign(z, group_edges)
+        group_coord = cell_labels(group_edges)
+        n_groups = group_edges.size - 1
+    b = assign(z, bin_edges)
+    n_bins = bin_edges.size - 1
+
+    keep = ~unannotated
+    gk, bk, pk, zk = g[keep], b[keep], pat[keep], z[keep]
+    pattern_counts = np.bincount(gk * n_patterns + pk, minlength=n_groups * n_patterns)
+    bin_cell = bk * n_patterns + pk
+    bin_pattern_counts = np.bincount(bin_cell, minlength=n_bins * n_patterns)
+    bin_pattern_score_sum = np.bincount(bin_cell, weights=zk, minlength=n_bins * n_patterns)
+    n_unannotated = np.bincount(g[unannotated], minlength=n_groups)
+
+    coords = {
+        GROUP: group_coord,
+        PATTERN: pattern_labels(k),
+        BIN: cell_labels(bin_edges),
+        ANNOTATOR: np.array(list(annotators), dtype=object),
+    }
+    data_vars = {
+        "pattern_counts": ((GROUP, PATTERN), pattern_counts.reshape(n_groups, n_patterns).astype(np.int64)),
+        "n_unannotated": ((GROUP,), n_unannotated.astype(np.int64)),
+        "bin_pattern_counts": ((BIN, PATTERN), bin_pattern_counts.reshape(n_bins, n_patterns).astype(np.int64)),
+        "bin_pattern_score_sum": ((BIN, PATTERN), bin_pattern_score_sum.reshape(n_bins, n_patterns)),
+        "bin_edges": (("bin_edge",), np.asarray(bin_edges, dtype=np.float64)),
+    }
+    if group_edges is not None:
+        data_vars["group_edges"] = (("group_edge",), np.asarray(group_edges, dtype=np.float64))
+    if truth is not None:
+        y = np.asarray(truth, dtype=np.float64)[keep]
+        data_vars["bin_truth_sum"] = ((BIN,), np.bincount(bk, weights=y, minlength=n_bins))
+    ds = xr.Dataset(data_vars, coords=coords)
+    ds.attrs["pattern_encoding"] = "index = sum_j state_j * 3**j; state 0, 1, 2 = missing"
+    return Summary(ds)
