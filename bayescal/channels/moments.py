@@ -68,6 +68,13 @@ def moment_inverse_arrays(counts, k, *, orient=0):
     t = t3 / np.sqrt(prod) * np.sign(c12 * c13)
     mu = 0.5 * (1.0 - t / np.sqrt(4.0 + t * t))
     s = mu * (1.0 - mu)
+    diag.update(t=float(t), mu=float(mu))
+    if not s > 1e-12:
+        raise FitError(
+            f"moment inverse failed: the implied prevalence {mu:.3g} is at the boundary (the third "
+            "moment dominates the covariances), so the gaps cannot be recovered. Use EM.",
+            diagnostics=diag,
+        )
     d1 = np.sqrt(c12 * c13 / (c23 * s))
     delta = np.empty(k)
     delta[i1] = d1
@@ -75,7 +82,6 @@ def moment_inverse_arrays(counts, k, *, orient=0):
         delta[j] = c[(i1, j)] / (s * d1)
     a = m - delta * mu
     b = a + delta
-    diag.update(t=float(t))
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise FitError("moment inverse produced non-finite channels.", diagnostics=diag)
     return {"a": a, "b": b, "mu": float(mu), "diagnostics": diag}

@@ -222,11 +222,11 @@ class Summary:
 
     # ---------------------------------------------------------------- io
     def to_netcdf(self, path) -> None:
-        self._ds.to_netcdf(path, engine="h5netcdf")
+        self._ds.to_netcdf(path)
 
     @classmethod
     def from_netcdf(cls, path) -> "Summary":
-        return cls(xr.load_dataset(path, engine="h5netcdf"))
+        return cls(xr.load_dataset(path))
 
 
 def _group_spec(groups, data):
