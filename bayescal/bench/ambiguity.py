@@ -1,0 +1,271 @@
+"""``bayescal bench ambiguity``: every calibrator of Tao et al. on CIFAR-10H or ChaosNLI.
+
+Protocol (SPEC §2): stratified 50/50 calibration/test split by voted label,
+one split per seed; every method is fitted on the calibration half only,
+except the Oracle TS, which is fitted on the test half and labelled as an
+oracle wherever it appears. Metrics on the test half: ECE_true, aECE, cwECE
+(100 label draws, 15 bins), the plug-in ECE_true, ECE_voted (all in percent),
+Brier and NLL against the annotator distribution, voted-label accuracy.
+
+Ablations (on the first seed's split, test half unchanged):
+``--ablate-cal-size`` (fractions of the calibration half, stratified),
+``--ablate-annotations`` (m annotations per calibration item, drawn without
+replacement from the counts; voted labels and soft targets both come from
+the m annotations) and ``--ablate-entropy`` (pointwise TS error
+``|p_c - pi_c|`` by equal-frequency strata of annotation entropy, Prop. 2).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+__all__ = ["add_arguments", "run"]
+
+ECE_KEYS = ("ece_true", "aece", "cwece", "ece_plugin", "ece_voted")
+ABLATION_METHODS = ("TS", "LS-TS", "SLTS", "MCTS S=1", "VS", "SoftPlatt", "Dirichlet-Soft", "HB-Soft", "IR-Soft")
+ENTROPY_METHODS = ("Uncalibrated", "TS", "SLTS", "Dirichlet-Soft")
+
+
+def add_arguments(parser) -> None:
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("--cifar10h", metavar="PATH", help="CIFAR-10H CSV (label, 10 counts, 10 probabilities).")
+    src.add_argument(
+        "--chaosnli",
+        nargs="+",
+        metavar=("JSONL", "PRED"),
+        help="ChaosNLI JSONL followed by one or more prediction files (joined on uid).",
+    )
+    parser.add_argument("--json", metavar="OUT", help="Write the results JSON here (it is also printed).")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[42], help="Split seeds (default: 42).")
+    parser.add_argument("--figure", metavar="PNG", help="Reliability-diagram panel of every method (first seed).")
+    parser.add_argument("--n-draws", type=int, default=100, help="Label draws for the sampled ECEs (default 100).")
+    parser.add_argument("--n-bins", type=int, default=15, help="Bins of the ECEs (default 15).")
+    parser.add_argument("--methods", nargs="+", metavar="NAME", help="Subset of methods (default: all).")
+    parser.add_argument("--ablate-cal-size", action="store_true", help="Calibration-set-size ablation.")
+    parser.add_argument(
+        "--cal-fractions", nargs="+", type=float, default=[0.05, 0.1, 0.2, 0.5, 1.0],
+        help="Fractions of the calibration half (default: 0.05 0.1 0.2 0.5 1.0).",
+    )
+    parser.add_argument("--ablate-annotations", action="store_true", help="Annotations-per-item ablation.")
+    parser.add_argument(
+        "--annotation-counts", nargs="+", default=["1", "2", "5", "10", "all"],
+        help="Values of m (integers or 'all'; default: 1 2 5 10 all).",
+    )
+    parser.add_argument("--ablate-entropy", action="store_true", help="Pointwise error by annotation entropy.")
+    parser.add_argument("--entropy-bins", type=int, default=5, help="Equal-frequency entropy strata (default 5).")
+    parser.add_argument("--ablations", action="store_true", help="Run all three ablations.")
+
+
+def _load(args):
+    from bayescal.ambiguity import load_chaosnli, load_cifar10h
+    from bayescal.errors import ConfigError
+
+    if args.cifar10h:
+        return load_cifar10h(args.cifar10h)
+    if len(args.chaosnli) < 2:
+        raise ConfigError("--chaosnli needs the ChaosNLI JSONL followed by at least one prediction file.")
+    return load_chaosnli(args.chaosnli[0], args.chaosnli[1:])
+
+
+def _fit_eval(spec, data, cal, test, *, seed, n_bins, n_draws, targets=None, keep_bins=False):
+    """Fit one method (on cal, or on test for the oracle), evaluate on test."""
+    from bayescal.ambiguity import ece_true, evaluate
+
+    model = spec.factory(seed)
+    fit_idx = test if spec.group == "oracle" else cal
+    fit_targets = data.counts[fit_idx] if (targets is None or spec.group == "oracle") else targets
+    t0 = time.perf_counter()
+    model.fit(data.logits[fit_idx], fit_targets)
+    proba = model.predict_proba(data.logits[test])
+    seconds = time.perf_counter() - t0
+    m = evaluate(proba, data.counts[test], n_bins=n_bins, n_draws=n_draws, random_state=seed)
+    out = {"group": spec.group, "oracle": bool(spec.group == "oracle")}
+    if hasattr(model, "temperature_"):
+        out["T"] = float(model.temperature_)
+    for k, v in m.items():
+        out[k] = 100.0 * v if k in ECE_KEYS else v
+    out["seconds"] = seconds
+    out["converged"] = bool(model.converged_)
+    out["n_iter"] = int(model.n_iter_)
+    bins = None
+    if keep_bins:
+        import numpy as np
+
+        # The same stream evaluate() gives ece_true, so the figure shows the JSON value.
+        r1 = np.random.default_rng(seed).spawn(3)[0]
+        bins = ece_true(proba, data.counts[test], n_bins=n_bins, n_draws=n_draws, random_state=r1)
+    return out, bins, proba
+
+
+def _summary(per_seed: dict) -> dict:
+    import numpy as np
+
+    seeds = list(per_seed)
+    methods = list(per_seed[seeds[0]])
+    out = {}
+    for name in methods:
+        row = {}
+        for key, val in per_seed[seeds[0]][name].items():
+            if isinstance(val, bool) or not isinstance(val, (int, float)):
+                continue
+            vals = np.array([per_seed[s][name][key] for s in seeds], dtype=float)
+            row[key] = {"mean": float(vals.mean()), "sd": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0}
+        out[name] = row
+    return out
+
+
+def _cal_size_ablation(data, cal, test, specs, args, seed):
+    import numpy as np
+
+    from bayescal.ambiguity import stratified_split
+
+    rows = {}
+    for frac in args.cal_fractions:
+        if frac >= 1.0:
+            sub = cal
+        else:
+            first, _ = stratified_split(data.voted[cal], fraction=frac, random_state=seed)
+            sub = cal[first]
+        res = {}
+        for name in ABLATION_METHODS:
+            if name in specs:
+                r, _, _ = _fit_eval(specs[name], data, sub, test, seed=seed, n_bins=args.n_bins, n_draws=args.n_draws)
+                res[name] = {"ece_true": r["ece_true"], "nll": r["nll"], "brier": r["brier"]}
+        rows[f"{frac:g}"] = {"n_cal": int(np.size(sub)), "results": res}
+    return rows
+
+
+def _annotation_ablation(data, cal, test, specs, args, seed):
+    from bayescal.ambiguity import subsample_annotations
+    from bayescal.errors import ConfigError
+
+    rows = {}
+    for m in args.annotation_counts:
+        if str(m) == "all":
+            targets = data.counts[cal]
+        else:
+            try:
+                mm = int(m)
+            except ValueError as exc:
+                raise ConfigError(f"--annotation-counts takes integers or 'all', got {m!r}.") from exc
+            targets = subsample_annotations(data.counts[cal], mm, random_state=seed)
+        res = {}
+        for name in ABLATION_METHODS:
+            if name in specs:
+                r, _, _ = _fit_eval(
+                    specs[name], data, cal, test, seed=seed, n_bins=args.n_bins, n_draws=args.n_draws, targets=targets
+                )
+                res[name] = {"ece_true": r["ece_true"], "nll": r["nll"], "brier": r["brier"]}
+                if "T" in r:
+                    res[name]["T"] = r["T"]
+        rows[str(m)] = res
+    return rows
+
+
+def _entropy_ablation(data, test, probas, n_strata):
+    import numpy as np
+
+    from bayescal.ambiguity import annotation_entropy, pointwise_error
+
+    h = annotation_entropy(data.counts[test])
+    order = np.argsort(h, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    strata = (rank * n_strata) // order.size
+    out = {"strata": []}
+    for s in range(n_strata):
+        mask = strata == s
+        out["strata"].append(
+            {"n": int(mask.sum()), "entropy_min": float(h[mask].min()), "entropy_max": float(h[mask].max()),
+             "entropy_mean": float(h[mask].mean())}
+        )
+    for name, proba in probas.items():
+        err = 100.0 * pointwise_error(proba, data.counts[test])
+        means = [float(err[strata == s].mean()) for s in range(n_strata)]
+        ses = [float(err[strata == s].std(ddof=1) / np.sqrt((strata == s).sum())) for s in range(n_strata)]
+        out[name] = {"mean_error": means, "se": ses, "monotone": bool(np.all(np.diff(means) >= 0))}
+    return out
+
+
+def run(args) -> int:
+    import numpy as np
+
+    from bayescal.ambiguity import METHODS, stratified_split
+    from bayescal.errors import ConfigError
+
+    t_start = time.perf_counter()
+    data = _load(args)
+    names = list(args.methods) if args.methods else list(METHODS)
+    unknown = [n for n in names if n not in METHODS]
+    if unknown:
+        raise ConfigError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}.")
+    specs = {n: METHODS[n] for n in names}
+    if not args.seeds:
+        raise ConfigError("--seeds needs at least one integer.")
+
+    per_seed, bins_first, probas_first, split_first = {}, {}, {}, None
+    for i, seed in enumerate(args.seeds):
+        cal, test = stratified_split(data.voted, fraction=0.5, random_state=seed)
+        if i == 0:
+            split_first = (cal, test)
+        res = {}
+        for name, spec in specs.items():
+            r, b, p = _fit_eval(
+                spec, data, cal, test, seed=seed, n_bins=args.n_bins, n_draws=args.n_draws, keep_bins=(i == 0)
+            )
+            res[name] = r
+            if i == 0:
+                bins_first[name] = b
+                probas_first[name] = p
+        per_seed[seed] = res
+
+    cal, test = split_first
+    first = args.seeds[0]
+    out = {
+        "dataset": data.name,
+        "n_cal": int(cal.size),
+        "n_test": int(test.size),
+        "n_classes": data.n_classes,
+        "seed": first,
+        "protocol": {
+            "split": "stratified 50/50 by voted label (ties: lowest class index)",
+            "n_bins": args.n_bins,
+            "n_draws": args.n_draws,
+            "units": "ece_true, aece, cwece, ece_plugin, ece_voted in percent; brier, nll, accuracy as fractions",
+            "oracle": "'Oracle TS (oracle)' is SLTS fitted on the TEST split: an upper reference, not a method",
+        },
+        "results": per_seed[first],
+        "seconds_all_methods": float(sum(r["seconds"] for r in per_seed[first].values())),
+    }
+    if len(args.seeds) > 1:
+        out["seeds"] = list(args.seeds)
+        out["multi_seed"] = _summary(per_seed)
+        out["per_seed"] = {str(s): r for s, r in per_seed.items()}
+
+    ablations = {}
+    if args.ablations or args.ablate_cal_size:
+        ablations["cal_size"] = _cal_size_ablation(data, cal, test, specs, args, first)
+    if args.ablations or args.ablate_annotations:
+        ablations["annotations"] = _annotation_ablation(data, cal, test, specs, args, first)
+    if args.ablations or args.ablate_entropy:
+        probas = {n: probas_first[n] for n in ENTROPY_METHODS if n in probas_first}
+        ablations["entropy"] = _entropy_ablation(data, test, probas, int(args.entropy_bins))
+    if ablations:
+        out["ablations"] = ablations
+
+    if args.figure:
+        from bayescal.ambiguity.plotting import reliability_panels
+
+        reliability_panels(
+            bins_first, path=args.figure, suptitle=f"{data.name}: ECE_true reliability (test half, seed {first})"
+        )
+        out["figure"] = str(args.figure)
+    out["seconds_total"] = time.perf_counter() - t_start
+
+    text = json.dumps(out, indent=2, default=lambda o: o.item() if isinstance(o, np.generic) else str(o))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    print(text)
+    return 0

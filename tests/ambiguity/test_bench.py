@@ -1,0 +1,62 @@
+"""The ``bayescal bench ambiguity`` command on a few methods of the real ChaosNLI data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bayescal.cli import main
+
+
+def test_bench_layout_oracle_label_and_ablations(chaosnli_paths, tmp_path, capsys):
+    jsonl, preds = chaosnli_paths
+    out = tmp_path / "res.json"
+    fig = tmp_path / "rel.png"
+    argv = [
+        "bench", "ambiguity", "--chaosnli", str(jsonl), *map(str, preds),
+        "--methods", "TS", "SLTS", "Dirichlet-Soft", "Oracle TS (oracle)",
+        "--n-draws", "10", "--seeds", "42", "43", "--json", str(out), "--figure", str(fig),
+        "--ablations", "--cal-fractions", "0.2", "1.0", "--annotation-counts", "1", "all", "--entropy-bins", "3",
+    ]
+    assert main(argv) == 0
+    capsys.readouterr()
+    res = json.loads(out.read_text())
+    assert res["dataset"] == "ChaosNLI-SNLI"
+    assert res["n_cal"] + res["n_test"] == 1514
+    r = res["results"]
+    for key in ("ece_true", "aece", "cwece", "brier", "nll", "ece_voted", "seconds"):
+        assert key in r["TS"]
+    assert r["Oracle TS (oracle)"]["oracle"] is True and r["TS"]["oracle"] is False
+    assert r["SLTS"]["T"] > r["TS"]["T"]
+    # Percent units: the uncalibrated-ish TS error on NLI is several percent, not a fraction.
+    assert 1.0 < r["TS"]["ece_true"] < 50.0
+    assert set(res["multi_seed"]["TS"]["ece_true"]) == {"mean", "sd"}
+    assert res["multi_seed"]["TS"]["ece_true"]["sd"] > 0
+    ab = res["ablations"]
+    assert set(ab["cal_size"]) == {"0.2", "1"}
+    assert ab["cal_size"]["0.2"]["n_cal"] == round(0.2 * res["n_cal"])
+    assert set(ab["annotations"]) == {"1", "all"}
+    assert len(ab["entropy"]["TS"]["mean_error"]) == 3
+    assert fig.stat().st_size > 10000
+
+
+def test_bench_rejects_unknown_method(chaosnli_paths, capsys):
+    jsonl, preds = chaosnli_paths
+    code = main(["bench", "ambiguity", "--chaosnli", str(jsonl), *map(str, preds), "--methods", "Magic"])
+    assert code == 2
+    assert "unknown method" in capsys.readouterr().err
+
+
+def test_bench_needs_a_prediction_file(chaosnli_paths, capsys):
+    jsonl, _ = chaosnli_paths
+    assert main(["bench", "ambiguity", "--chaosnli", str(jsonl)]) == 2
+    assert "prediction file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", ["0", "x"])
+def test_bench_bad_annotation_count(chaosnli_paths, bad, capsys):
+    jsonl, preds = chaosnli_paths
+    code = main(["bench", "ambiguity", "--chaosnli", str(jsonl), *map(str, preds), "--methods", "TS",
+                 "--n-draws", "2", "--ablate-annotations", "--annotation-counts", bad])
+    assert code == 2
