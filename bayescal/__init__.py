@@ -9,6 +9,16 @@ __version__ = "0.1.0"
 from bayescal.data import Annotations, load_csv
 from bayescal.summaries import Summary, summarize
 from bayescal.channels import ChannelFit, fit_channels
+from bayescal.metrics import (
+    BinnedECE,
+    annotator_weights,
+    estimate_nc_ece,
+    evaluate_recalibrated,
+    majority_vote_ece,
+    nc_ece,
+    oracle_ece,
+    soft_vote_ece,
+)
 
 __all__ = [
     "__version__",
@@ -18,4 +28,12 @@ __all__ = [
     "summarize",
     "ChannelFit",
     "fit_channels",
+    "BinnedECE",
+    "nc_ece",
+    "estimate_nc_ece",
+    "evaluate_recalibrated",
+    "soft_vote_ece",
+    "majority_vote_ece",
+    "oracle_ece",
+    "annotator_weights",
 ]

@@ -1,0 +1,113 @@
+"""Annotator aggregation weights for corrected labels.
+
+The corrected label of annotator ``j`` is ``U_j = (A_j - a_j) / delta_j`` with
+``E[U_j | Y, Z] = Y``; any convex combination keeps that property, and the
+weights only change its variance (paper Sec. 4.4, App. C.6). Rules:
+
+``"equal"``
+    ``alpha_j = 1 / K``.
+``"gap"``, ``"squared_gap"``
+    ``alpha_j`` proportional to ``delta_j`` or ``delta_j**2``.
+``"inverse_variance"``
+    ``alpha_j`` proportional to ``1 / v_j`` with
+    ``v_j = ((1 - mu) a_j (1 - a_j) + mu b_j (1 - b_j)) / delta_j**2``, the
+    residual variance of ``U_j``. With known channels (``ChannelFit.known``, with
+    the true ``mu``) this is the oracle IV rule; with estimated channels it is
+    the plug-in IV rule (paper App. F.4).
+``"shrunk_inverse_variance"``
+    ``alpha = (1 - lam) alpha_IV + lam / K``. The paper's formula was lost; this
+    convex shrinkage toward equal weights bounds how far noisy plug-in channels
+    can push the weights. The default ``lam`` is :data:`DEFAULT_SHRINKAGE`.
+
+Weights are computed per channel draw, so a posterior gives a posterior of weights.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from bayescal.dims import ANNOTATOR, DRAW
+from bayescal.errors import ConfigError, DataError
+
+__all__ = ["annotator_weights", "WEIGHT_RULES", "DEFAULT_SHRINKAGE", "check_weights"]
+
+WEIGHT_RULES = ("equal", "gap", "squared_gap", "inverse_variance", "shrunk_inverse_variance")
+
+#: Default shrinkage toward equal weights. Chosen by the study in
+#: ``bayescal.bench.weights`` (toy conditions, channels by score-bin EM, NC-ECE
+#: mean absolute error over lam in {0, 0.1, ..., 1}); see docs/weights.md.
+DEFAULT_SHRINKAGE = 0.3
+
+
+def _gap_check(delta: np.ndarray, annotators) -> None:
+    if np.any(~np.isfinite(delta)) or np.any(delta <= 0):
+        bad = sorted({annotators[j] for j in np.argwhere(~(delta > 0))[:, 1]})
+        raise DataError(
+            f"channel gaps b - a must be positive to correct labels; annotator(s) {bad} have "
+            f"gap <= 0 (min {np.nanmin(delta):.4g}). An uninformative or reversed annotator cannot "
+            "be inverted: drop it, or fix the orientation of the channels."
+        )
+
+
+def annotator_weights(channels, rule="equal", *, lam: float = DEFAULT_SHRINKAGE) -> xr.DataArray:
+    """Convex annotator weights per channel draw.
+
+    Parameters
+    ----------
+    channels : ChannelFit
+    rule : str or array-like of shape (n_annotators,)
+        One of :data:`WEIGHT_RULES`, or explicit non-negative weights summing to one.
+    lam : float in [0, 1]
+        Shrinkage for ``"shrunk_inverse_variance"``.
+
+    Returns
+    -------
+    xarray.DataArray of shape (draw, annotator), rows summing to one.
+
+    Examples
+    --------
+    >>> from bayescal import ChannelFit
+    >>> ch = ChannelFit.known([0.1, 0.3], [0.9, 0.7], mu=0.5)
+    >>> annotator_weights(ch, "squared_gap").values.round(3).tolist()
+    [[0.8, 0.2]]
+    """
+    a, b = channels.a.values, channels.b.values
+    delta = b - a
+    k = a.shape[1]
+    _gap_check(delta, channels.annotators)
+    if not isinstance(rule, str):
+        w = check_weights(rule, k)
+        w = np.broadcast_to(w, a.shape).copy()
+    elif rule == "equal":
+        w = np.full(a.shape, 1.0 / k)
+    elif rule == "gap":
+        w = delta / delta.sum(axis=1, keepdims=True)
+    elif rule == "squared_gap":
+        w = delta**2 / (delta**2).sum(axis=1, keepdims=True)
+    elif rule in ("inverse_variance", "shrunk_inverse_variance"):
+        mu = channels.mu.values[:, None]
+        v = ((1 - mu) * a * (1 - a) + mu * b * (1 - b)) / delta**2
+        inv = 1.0 / np.maximum(v, 1e-300)
+        w = inv / inv.sum(axis=1, keepdims=True)
+        if rule == "shrunk_inverse_variance":
+            if not 0.0 <= lam <= 1.0:
+                raise ConfigError(f"lam must be in [0, 1]; got {lam}.")
+            w = (1 - lam) * w + lam / k
+    else:
+        raise ConfigError(f"unknown weight rule {rule!r}; choose one of {WEIGHT_RULES} or pass weights.")
+    return xr.DataArray(
+        w, dims=(DRAW, ANNOTATOR), coords={DRAW: channels.a[DRAW].values, ANNOTATOR: channels.a[ANNOTATOR].values},
+        name="weights", attrs={"rule": rule if isinstance(rule, str) else "explicit"},
+    )
+
+
+def check_weights(weights, k: int) -> np.ndarray:
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (k,):
+        raise DataError(f"explicit weights must have shape ({k},); got {w.shape}.")
+    if not np.all(np.isfinite(w)) or (w < 0).any():
+        raise DataError("explicit weights must be finite and non-negative.")
+    if abs(w.sum() - 1.0) > 1e-9:
+        raise DataError(f"explicit weights must sum to one; they sum to {w.sum():.6g}.")
+    return w
