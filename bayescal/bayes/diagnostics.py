@@ -1,0 +1,236 @@
+"""Checks run after sampling, turned into warnings that say what to do.
+
+- **Sampler checks** (:func:`sampling_checks`): R-hat, bulk and tail ESS,
+  divergent transitions, E-BFMI. Thresholds follow Vehtari et al. (2021) and
+  the Stan/ArviZ defaults: R-hat <= 1.01, ESS >= 100 per chain, no divergences,
+  E-BFMI >= 0.3.
+- **Posterior predictive check of the pattern counts** (:func:`pattern_ppc`):
+  for each score group, the chi-square discrepancy
+  ``X(y, theta) = sum_s (y_s - E_s)^2 / E_s`` with ``E_s = N_{g, mask(s)} p_g(s | theta)``
+  is computed for the observed counts and for counts replicated from the
+  same draw; the tail probability ``P(X(y_rep, theta) >= X(y, theta) | y)``
+  is small when the observed patterns are further from the model than data
+  the model generates. For each pair of annotators, the number of items on
+  which both answered and agreed is compared with its replicates
+  (``P(T(y_rep) >= T(y) | y)``): conditionally dependent annotators
+  (paper, App. D.7; for example two who share a rule or see each other's
+  answers) agree more than the latent-class model allows. Posterior
+  predictive tail probabilities are conservative (they concentrate near 0.5
+  under a correct model), so a small one is meaningful. Where the model is
+  saturated (Hui-Walter with two groups; the marginal model with three
+  annotators on pooled counts) the check has no power; this is stated in
+  the result.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings as _warnings
+
+import numpy as np
+import xarray as xr
+
+from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
+from bayescal.errors import ConvergenceWarning, DiagnosticWarning
+
+__all__ = ["sampling_checks", "pattern_ppc", "THRESHOLDS"]
+
+THRESHOLDS = {"rhat_max": 1.01, "ess_per_chain_min": 100.0, "bfmi_min": 0.3, "ppc_alpha": 0.05}
+_PARAMS = ("a", "b", "prevalence")
+
+
+def _worst(da: xr.DataArray, fn) -> tuple[float, str]:
+    """Worst value of a per-parameter statistic and the label of the entry that has it."""
+    vals = np.asarray(da.values, dtype=np.float64).ravel()
+    if vals.size == 0 or np.all(np.isnan(vals)):
+        return float("nan"), ""
+    i = int(fn(np.where(np.isnan(vals), -np.inf if fn is np.nanargmax else np.inf, vals)))
+    idx = np.unravel_index(i, da.shape)
+    label = ",".join(str(da[d].values[k]) for d, k in zip(da.dims, idx))
+    return float(vals[i]), f"{da.name}[{label}]" if label else str(da.name)
+
+
+def sampling_checks(idata, *, thresholds=None, emit: bool = True) -> tuple[dict, list[str]]:
+    """R-hat, ESS, divergences and BFMI of ``a``, ``b``, ``prevalence``.
+
+    Returns
+    -------
+    (diagnostics, warnings)
+        ``diagnostics`` holds the worst values (``rhat_max``, ``ess_bulk_min``,
+        ``ess_tail_min``, ``divergences``, ``bfmi_min``) and where they occur;
+        ``warnings`` one message per failed check, each with what to do.
+        With ``emit`` each message is also issued as a
+        :class:`~bayescal.errors.ConvergenceWarning`.
+    """
+    import arviz as az
+
+    th = {**THRESHOLDS, **(thresholds or {})}
+    post = idata.posterior
+    n_chains = int(post.sizes[CHAIN])
+    n_draws = int(post.sizes[DRAW])
+    var_names = [v for v in _PARAMS if v in post]
+    diag: dict = {"chains": n_chains, "draws_per_chain": n_draws}
+    out: list[str] = []
+    if n_chains >= 2:
+        rhat = az.rhat(post, var_names=var_names)
+        worst = [_worst(rhat[v].rename(v), np.nanargmax) for v in var_names]
+        val, where = max(worst, key=lambda t: -np.inf if np.isnan(t[0]) else t[0])
+        diag["rhat_max"], diag["rhat_max_at"] = val, where
+        if val > th["rhat_max"]:
+            out.append(
+                f"R-hat reaches {val:.3f} at {where} (above {th['rhat_max']}): the chains disagree. "
+                "Sample longer (more tune and draws); if it persists the channels are weakly "
+                "identified here: use more or better-separated score groups, more annotators, or "
+                "a stronger prior on a and b."
+            )
+    else:
+        out.append("only one chain was run, so R-hat cannot be checked; use chains >= 2.")
+    min_ess = th["ess_per_chain_min"] * n_chains
+    for kind in ("bulk", "tail"):
+        ess = az.ess(post, var_names=var_names, method=kind)
+        worst = [_worst(ess[v].rename(v), np.nanargmin) for v in var_names]
+        val, where = min(worst, key=lambda t: np.inf if np.isnan(t[0]) else t[0])
+        diag[f"ess_{kind}_min"], diag[f"ess_{kind}_min_at"] = val, where
+        if val < min_ess:
+            out.append(
+                f"{kind} ESS is only {val:.0f} at {where} (below {min_ess:.0f} = "
+                f"{th['ess_per_chain_min']:.0f} per chain): "
+                + ("posterior means are imprecise" if kind == "bulk" else "interval ends are imprecise")
+                + ". Increase draws (and tune); if mixing is slow, a stronger prior or more score "
+                "groups sharpen the posterior."
+            )
+    if "sample_stats" in idata.groups():
+        ss = idata.sample_stats
+        n_div = int(ss["diverging"].sum()) if "diverging" in ss else 0
+        diag["divergences"] = n_div
+        if n_div:
+            out.append(
+                f"{n_div} divergent transition(s) of {n_chains * n_draws}: NUTS could not explore "
+                "part of the posterior (typically rates or prevalences pressed against 0 or 1, or "
+                "a gap near 0), so the draws may be biased. Raise target_accept (for example "
+                "0.95 or 0.99), put a stronger prior on prevalence (Beta(2, 2)) or on a and b, or "
+                "merge sparse score groups."
+            )
+        if "energy" in ss:
+            bfmi = np.atleast_1d(az.bfmi(idata))
+            diag["bfmi_min"] = float(np.min(bfmi))
+            if np.min(bfmi) < th["bfmi_min"]:
+                bad = [int(c) for c in np.flatnonzero(bfmi < th["bfmi_min"])]
+                out.append(
+                    f"E-BFMI {np.min(bfmi):.2f} in chain(s) {bad} (below {th['bfmi_min']}): the "
+                    "momentum resampling explores the energy distribution poorly. Increase tune; "
+                    "heavy posterior tails usually mean a weakly identified prevalence or channel, "
+                    "so a stronger prior or more groups help."
+                )
+    diag["converged"] = not any(
+        m.startswith(("R-hat", "bulk ESS", "tail ESS")) or "divergent" in m for m in out
+    )
+    if emit:
+        for msg in out:
+            _warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+    return diag, out
+
+
+def _expected_counts(idata) -> np.ndarray:
+    """``E[s] = N_{g, mask(s)} p_g(s | theta)`` per draw: (chain, draw, L, P)."""
+    from bayescal.bayes.models import pattern_logp
+
+    const = idata.constant_data
+    states = const["pattern_states"].transpose(PATTERN, ANNOTATOR).values
+    lp = pattern_logp(
+        idata.posterior["a"].transpose(CHAIN, DRAW, ANNOTATOR).values,
+        idata.posterior["b"].transpose(CHAIN, DRAW, ANNOTATOR).values,
+        idata.posterior["prevalence"].transpose(CHAIN, DRAW, GROUP).values,
+        states,
+        const["prevalence_index"].values,
+    )
+    return np.exp(lp) * const["mask_total"].transpose(GROUP, PATTERN).values
+
+
+def pattern_ppc(idata, *, alpha: float | None = None, emit: bool = True) -> tuple[xr.Dataset, list[str]]:
+    """Posterior predictive check of the pattern counts per group and per annotator pair.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`bayescal.bayes.fit_channels_bayes`: needs ``posterior``
+        (``a``, ``b``, ``prevalence``), ``posterior_predictive`` and
+        ``observed_data`` (``counts``) and ``constant_data``.
+    alpha : float, default 0.05
+        Family-wise level: a group is flagged when its tail probability is below
+        ``alpha / L``, a pair when below ``alpha / n_pairs`` (Bonferroni).
+
+    Returns
+    -------
+    (xarray.Dataset, warnings)
+        ``tail_prob[group]``, ``discrepancy_observed[group]`` (posterior mean
+        of X(y, theta)), ``discrepancy_replicated[group]``,
+        ``pair_agreement_tail[pair]``, ``pair_agreement_observed[pair]``,
+        ``pair_agreement_replicated[pair]`` (posterior predictive mean), and attrs
+        ``saturated`` (True when the check cannot have power) and ``flagged``.
+    """
+    th = alpha if alpha is not None else THRESHOLDS["ppc_alpha"]
+    obs = idata.observed_data["counts"].transpose(GROUP, PATTERN)
+    y = obs.values.astype(np.float64)
+    yrep = idata.posterior_predictive["counts"].transpose(CHAIN, DRAW, GROUP, PATTERN).values.astype(np.float64)
+    expected = _expected_counts(idata)
+    pos = expected > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x_obs = np.where(pos, (y - expected) ** 2 / expected, 0.0).sum(-1)
+        x_rep = np.where(pos, (yrep - expected) ** 2 / expected, 0.0).sum(-1)
+    tail = (x_rep >= x_obs).mean(axis=(0, 1))
+    groups = [str(g) for g in obs[GROUP].values]
+    states = idata.constant_data["pattern_states"].transpose(PATTERN, ANNOTATOR).values
+    annotators = [str(a) for a in idata.constant_data[ANNOTATOR].values]
+    pairs = list(itertools.combinations(range(len(annotators)), 2))
+    pair_labels = [f"{annotators[j]}~{annotators[k]}" for j, k in pairs]
+    agree = np.stack(
+        [(states[:, j] != 2) & (states[:, k] != 2) & (states[:, j] == states[:, k]) for j, k in pairs], axis=1
+    ).astype(np.float64)
+    t_obs = y.sum(0) @ agree
+    t_rep = yrep.sum(2) @ agree  # (chain, draw, pairs)
+    pair_tail = (t_rep >= t_obs).mean(axis=(0, 1))
+    # free cells: per group and observed missingness mask, 2**(answers) - 1 probabilities
+    mask_size = np.asarray(idata.constant_data["mask_size"].values)
+    cells = int((2.0**mask_size - 1).sum()) * len(groups)
+    n_params = 2 * len(annotators) + int(idata.posterior.sizes[GROUP])
+    saturated = cells <= n_params
+    ds = xr.Dataset(
+        {
+            "tail_prob": ((GROUP,), tail),
+            "discrepancy_observed": ((GROUP,), x_obs.mean(axis=(0, 1))),
+            "discrepancy_replicated": ((GROUP,), x_rep.mean(axis=(0, 1))),
+            "pair_agreement_tail": (("pair",), pair_tail),
+            "pair_agreement_observed": (("pair",), t_obs),
+            "pair_agreement_replicated": (("pair",), t_rep.mean(axis=(0, 1))),
+        },
+        coords={GROUP: groups, "pair": pair_labels},
+    )
+    out: list[str] = []
+    bad_groups = [g for g, p in zip(groups, tail) if p < th / len(groups)]
+    bad_pairs = [(lab, p) for lab, p in zip(pair_labels, pair_tail) if p < th / max(len(pairs), 1)]
+    if not saturated and (bad_groups or bad_pairs):
+        kind = idata.attrs.get("model", "")
+        msg = "posterior predictive check of the pattern counts failed"
+        if bad_groups:
+            msg += (
+                f" in score group(s) {bad_groups} (tail probabilities "
+                + ", ".join(f"{p:.3g}" for g, p in zip(groups, tail) if g in bad_groups)
+                + ")"
+            )
+        if bad_pairs:
+            msg += "; annotator pair(s) " + ", ".join(f"{lab} (p = {p:.3g})" for lab, p in bad_pairs)
+            msg += " agree more often than the model predicts"
+        msg += (
+            ". The latent-class model assumes answers are independent given the class (paper, "
+            "App. D.7): conditionally dependent annotators (shared rules, copied answers) bias "
+            "the channels. Drop or merge one annotator of a dependent pair, or model the dependence."
+        )
+        if kind == "marginal":
+            msg += " For the marginal model a group-level failure may instead mean the prevalence varies with the score: use model='grouped'."
+        out.append(msg)
+    ds.attrs.update(saturated=bool(saturated), flagged=bool(out), alpha=float(th))
+    if emit:
+        for m in out:
+            _warnings.warn(m, DiagnosticWarning, stacklevel=3)
+    return ds, out

@@ -1,0 +1,358 @@
+"""``fit_channels_bayes``: posterior of annotator channels, wrapped as a :class:`ChannelFit`.
+
+The result's ``a``, ``b`` (``draw x annotator``) and ``prevalence``
+(``draw x group``) stack chains and draws into one ``draw`` dimension, so every
+consumer of point fits (weights, NC-ECE, recalibration) runs unchanged over the
+posterior. The full :class:`arviz.InferenceData` is in ``fit.idata``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+import numpy as np
+import xarray as xr
+
+from bayescal._random import check_random_state
+from bayescal.bayes.models import (
+    MODELS,
+    BuiltModel,
+    build_pymc_model,
+    group_loglik,
+    make_spec,
+    sample_counts,
+    sample_prior,
+)
+from bayescal.channels.result import ChannelFit
+from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
+from bayescal.errors import ConfigError
+
+__all__ = ["fit_channels_bayes", "prior_predictive", "sample_model", "resolve_summary"]
+
+
+def resolve_summary(data, groups):
+    """An :class:`Annotations` is summarised with ``groups``; a Summary is used as is."""
+    from bayescal.data.container import Annotations
+    from bayescal.summaries.summary import Summary, summarize
+
+    if isinstance(data, Annotations):
+        return summarize(data, groups=groups)
+    if isinstance(data, Summary):
+        if groups is not None:
+            raise ConfigError("groups are fixed when the summary is built; pass groups to summarize().")
+        return data
+    raise ConfigError(f"expected Annotations or a Summary; got {type(data).__name__}.")
+
+
+def _check(summary, model):
+    from bayescal.channels.identification import check_design
+
+    if model not in MODELS:
+        raise ConfigError(f"unknown model {model!r}; choose one of {sorted(MODELS)}.")
+    return check_design(summary, MODELS[model][0])
+
+
+def _seeds(rng, n):
+    return [int(s) for s in rng.integers(0, 2**31 - 1, size=n)]
+
+
+def sample_model(
+    built: BuiltModel,
+    *,
+    draws: int,
+    tune: int,
+    chains: int,
+    cores: int | None,
+    seeds,
+    target_accept: float,
+    progressbar: bool,
+):
+    """Run NUTS on a built model; returns (InferenceData with posterior and sample_stats, seconds)."""
+    import pymc as pm
+
+    t0 = time.perf_counter()
+    idata = pm.sample(
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=cores,
+        random_seed=list(seeds),
+        target_accept=target_accept,
+        progressbar=progressbar,
+        compute_convergence_checks=False,
+        model=built.model,
+    )
+    return idata, time.perf_counter() - t0
+
+
+def _data_hash(spec) -> str:
+    h = hashlib.sha256(np.ascontiguousarray(spec.counts).tobytes())
+    h.update(json.dumps([spec.annotators, spec.groups]).encode())
+    return h.hexdigest()[:16]
+
+
+def _design_groups(spec):
+    """observed_data and constant_data as xarray Datasets (dims named, coords set)."""
+    n_masks = int(spec.mask_id.max()) + 1
+    mask_size = np.array([(spec.states[spec.mask_id == m][0] != 2).sum() for m in range(n_masks)])
+    coords = {GROUP: spec.groups, PATTERN: list(spec.patterns), ANNOTATOR: spec.annotators}
+    observed = xr.Dataset({"counts": ((GROUP, PATTERN), spec.counts)}, coords=coords)
+    constant = xr.Dataset(
+        {
+            "pattern_states": ((PATTERN, ANNOTATOR), spec.states),
+            "prevalence_index": ((GROUP,), spec.prevalence_index),
+            "mask_total": ((GROUP, PATTERN), spec.mask_total),
+            "mask_id": ((PATTERN,), spec.mask_id),
+            "mask_size": (("mask",), mask_size),
+            "group_counts": ((GROUP,), spec.group_counts),
+        },
+        coords=coords,
+    )
+    return observed, constant
+
+
+def _attach(idata, spec, rng, *, posterior_predictive: bool):
+    """Add log_likelihood, observed/constant data and posterior predictive to ``idata``."""
+    post = idata.posterior
+    a = post["a"].transpose(CHAIN, DRAW, ANNOTATOR).values
+    b = post["b"].transpose(CHAIN, DRAW, ANNOTATOR).values
+    prev = post["prevalence"].transpose(CHAIN, DRAW, GROUP).values
+    cd = {CHAIN: post[CHAIN].values, DRAW: post[DRAW].values}
+    ll = group_loglik(spec, a, b, prev)
+    observed, constant = _design_groups(spec)
+    groups = {
+        "log_likelihood": xr.Dataset({"counts": ((CHAIN, DRAW, GROUP), ll)}, coords={**cd, GROUP: spec.groups}),
+        "observed_data": observed,
+        "constant_data": constant,
+    }
+    if posterior_predictive:
+        rep = sample_counts(spec, a, b, prev, rng).astype(np.int32)
+        groups["posterior_predictive"] = xr.Dataset(
+            {"counts": ((CHAIN, DRAW, GROUP, PATTERN), rep)},
+            coords={**cd, GROUP: spec.groups, PATTERN: list(spec.patterns)},
+        )
+    idata.add_groups(groups)
+    return idata
+
+
+def _attrs(spec, extra=None):
+    import bayescal
+
+    attrs = {
+        "model": spec.kind,
+        "orientation": spec.orientation,
+        "orient_annotator": spec.annotators[spec.orient],
+        "priors": json.dumps(spec.priors.to_dict()),
+        "bayescal_version": bayescal.__version__,
+        "data_hash": _data_hash(spec),
+    }
+    attrs.update(extra or {})
+    return attrs
+
+
+def _set_attrs(idata, attrs):
+    idata.attrs = {**getattr(idata, "attrs", {}), **attrs}
+    for name in idata.groups():
+        idata[name].attrs.update(attrs)
+
+
+def fit_channels_bayes(
+    data,
+    model: str = "grouped",
+    *,
+    groups=None,
+    priors=None,
+    orient=0,
+    orientation: str = "all",
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    cores: int | None = None,
+    target_accept: float = 0.9,
+    random_seed=0,
+    progressbar: bool = False,
+    posterior_predictive: bool = True,
+    check: bool = True,
+) -> ChannelFit:
+    """Sample the posterior of annotator channels from response-pattern counts.
+
+    Parameters
+    ----------
+    data : Annotations or Summary
+        The container (summarised here with ``groups``) or an existing summary.
+    model : {"grouped", "marginal", "hui_walter"}, default "grouped"
+        ``"grouped"``: score-bin Dawid-Skene, shared channels and one prevalence
+        per score group (K >= 2 with >= 2 non-empty groups when K = 2).
+        ``"marginal"``: Dawid-Skene with one prevalence (K >= 3).
+        ``"hui_walter"``: two annotators, L >= 2 score groups. Designs that
+        cannot identify the channels are refused with the point estimators'
+        checks (:func:`bayescal.channels.identification.check_design`).
+    groups : None, int, edges or "data"
+        Score groups when ``data`` is a container (see :func:`bayescal.summarize`).
+    priors : ChannelPriors, mapping or None
+        Beta priors for ``a``, ``b``, ``prevalence`` (defaults in
+        :mod:`bayescal.bayes.priors`); unknown keys raise ``ConfigError``.
+    orient : int or str, default 0
+        The designated annotator whose ``a < b`` fixes the label orientation.
+    orientation : {"all", "designated"}, default "all"
+        ``"all"`` constrains every annotator to ``a_j < b_j`` (better than chance);
+        ``"designated"`` constrains only ``orient``.
+    draws, tune, chains : int
+        NUTS settings per chain; the result has ``chains * draws`` draws.
+    cores : int or None
+        Parallel chains (PyMC's default when None); use 1 in tests.
+    target_accept : float, default 0.9
+    random_seed : int or numpy.random.Generator, default 0
+        The only source of randomness (chain seeds and posterior predictive draws).
+    progressbar : bool, default False
+    posterior_predictive : bool, default True
+        Replicate the pattern counts per draw (needed by the predictive check).
+    check : bool, default True
+        Run the sampler checks and the predictive check; their problems become
+        ``warnings`` on the result (and are issued as Python warnings).
+
+    Returns
+    -------
+    ChannelFit
+        ``a``, ``b`` of shape (draw, annotator) and ``prevalence`` of shape
+        (draw, group) (group ``"all"`` for the marginal model), ``idata`` with
+        ``posterior``, ``sample_stats``, ``log_likelihood`` (``counts[chain, draw,
+        group]``: multinomial log-likelihood of each score group's counts, for
+        :func:`arviz.loo` / :func:`arviz.compare`), ``observed_data``,
+        ``constant_data`` and ``posterior_predictive``. ``diagnostics`` holds the
+        worst R-hat / ESS, divergences, BFMI, predictive tail probabilities and
+        the sampling time; ``converged`` is False when a sampler check failed.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_toy
+    >>> from bayescal.bayes import fit_channels_bayes
+    >>> data = simulate_toy(2000, random_state=0)
+    >>> fit = fit_channels_bayes(data, groups=4, draws=200, tune=200, chains=2,
+    ...                          cores=1, check=False)  # doctest: +SKIP
+    >>> fit.a.dims  # doctest: +SKIP
+    ('draw', 'annotator')
+    """
+    for name, val in (("draws", draws), ("tune", tune), ("chains", chains)):
+        if int(val) != val or val < (0 if name == "tune" else 1):
+            raise ConfigError(f"{name} must be a positive integer; got {val!r}.")
+    if not 0 < target_accept < 1:
+        raise ConfigError(f"target_accept must be in (0, 1); got {target_accept!r}.")
+    summary = resolve_summary(data, groups)
+    warnings = list(_check(summary, model))
+    spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)
+    empty = [g for g, n in zip(spec.groups, spec.group_counts) if n == 0]
+    if empty and model != "marginal":
+        warnings.append(
+            f"score group(s) {empty} contain no annotated item: their prevalence posterior is the "
+            "prior. Use fewer or wider groups if those prevalences matter."
+        )
+    rng = check_random_state(random_seed)
+    built = build_pymc_model(spec)
+    idata, seconds = sample_model(
+        built, draws=draws, tune=tune, chains=chains, cores=cores, seeds=_seeds(rng, chains),
+        target_accept=target_accept, progressbar=progressbar,
+    )
+    _attach(idata, spec, rng, posterior_predictive=posterior_predictive)
+    _set_attrs(idata, _attrs(spec))
+    diagnostics: dict = {"sampling_seconds": seconds, "data_hash": idata.attrs["data_hash"]}
+    converged = True
+    if check:
+        from bayescal.bayes.diagnostics import pattern_ppc, sampling_checks
+
+        diag, msgs = sampling_checks(idata)
+        diagnostics.update(diag)
+        converged = diag["converged"]
+        warnings.extend(msgs)
+        if posterior_predictive:
+            ppc, msgs = pattern_ppc(idata)
+            diagnostics["ppc_tail_prob"] = dict(zip(spec.groups, ppc["tail_prob"].values.tolist()))
+            diagnostics["ppc_pair_tail_prob"] = dict(
+                zip([str(p) for p in ppc["pair"].values], ppc["pair_agreement_tail"].values.tolist())
+            )
+            diagnostics["ppc_saturated"] = ppc.attrs["saturated"]
+            warnings.extend(msgs)
+    diagnostics["loglik_posterior_mean"] = float(idata.log_likelihood["counts"].sum(GROUP).mean())
+    post = idata.posterior
+    s = post.sizes[CHAIN] * post.sizes[DRAW]
+    fit = ChannelFit.from_draws(
+        post["a"].transpose(CHAIN, DRAW, ANNOTATOR).values.reshape(s, -1),
+        post["b"].transpose(CHAIN, DRAW, ANNOTATOR).values.reshape(s, -1),
+        post["prevalence"].transpose(CHAIN, DRAW, GROUP).values.reshape(s, -1),
+        annotators=spec.annotators,
+        groups=spec.prevalence_groups,
+        group_counts=spec.prevalence_group_counts(),
+        method=MODELS[model][1],
+        warnings=warnings,
+        converged=converged,
+        diagnostics=diagnostics,
+        group_edges=spec.group_edges,
+        idata=idata,
+    )
+    from bayescal.channels.identification import check_fitted
+
+    fit.warnings.extend(check_fitted(fit))
+    return fit
+
+
+def prior_predictive(
+    data,
+    model: str = "grouped",
+    *,
+    groups=None,
+    priors=None,
+    orient=0,
+    orientation: str = "all",
+    draws: int = 500,
+    random_seed=0,
+):
+    """Draws of the parameters and the pattern counts from the prior.
+
+    The design (groups, annotators, how many items of each group show each
+    missingness mask) is taken from ``data``; the answers are replicated. Use it
+    to see what the priors imply before sampling (for example how often the
+    prior predicts near-unanimous patterns).
+
+    Returns
+    -------
+    arviz.InferenceData
+        ``prior`` (``a``, ``b``, ``prevalence``; one chain), ``prior_predictive``
+        (``counts[chain, draw, group, pattern]``), ``observed_data`` and
+        ``constant_data``.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_toy
+    >>> idata = prior_predictive(simulate_toy(500, random_state=0), groups=3, draws=50)
+    >>> idata.prior_predictive["counts"].shape
+    (1, 50, 3, 8)
+    """
+    import arviz as az
+
+    if int(draws) != draws or draws < 1:
+        raise ConfigError(f"draws must be a positive integer; got {draws!r}.")
+    summary = resolve_summary(data, groups)
+    _check(summary, model)
+    spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)
+    rng = check_random_state(random_seed)
+    prior = sample_prior(spec, int(draws), rng)
+    counts = sample_counts(spec, prior["a"], prior["b"], prior["prevalence"], rng)
+    cd = {CHAIN: [0], DRAW: np.arange(draws)}
+    prior_ds = xr.Dataset(
+        {
+            "a": ((CHAIN, DRAW, ANNOTATOR), prior["a"][None]),
+            "b": ((CHAIN, DRAW, ANNOTATOR), prior["b"][None]),
+            "prevalence": ((CHAIN, DRAW, GROUP), prior["prevalence"][None]),
+        },
+        coords={**cd, ANNOTATOR: spec.annotators, GROUP: spec.prevalence_groups},
+    )
+    pp = xr.Dataset(
+        {"counts": ((CHAIN, DRAW, GROUP, PATTERN), counts[None])},
+        coords={**cd, GROUP: spec.groups, PATTERN: list(spec.patterns)},
+    )
+    observed, constant = _design_groups(spec)
+    idata = az.InferenceData(prior=prior_ds, prior_predictive=pp, observed_data=observed, constant_data=constant)
+    _set_attrs(idata, _attrs(spec))
+    return idata

@@ -1,0 +1,364 @@
+"""Latent-class channel models on response-pattern counts: one spec, numpy and PyMC backends.
+
+Generative story (all three models)
+-----------------------------------
+For an item in score group ``g``: ``Y ~ Bernoulli(prevalence[g])``; each
+annotator ``j`` that answers gives ``A_j ~ Bernoulli(b_j)`` if ``Y = 1`` and
+``Bernoulli(a_j)`` if ``Y = 0``, independently given ``Y``; whether ``j``
+answers does not depend on ``Y`` given the group (ignorable missingness).
+Summing ``Y`` out, the probability of response pattern ``s`` is
+
+    log p_g(s) = logsumexp_y [ log P(Y = y | g) + sum_{j answered} log P(A_j = s_j | y) ]
+
+and a missing answer contributes no factor. Conditional on how many items of
+group ``g`` show each *missingness mask* ``m`` (the set of annotators who
+answered), the pattern counts of that mask are multinomial with these
+probabilities (they sum to one within a mask). The log-likelihood is therefore
+
+    sum_g sum_m [ log N_gm! - sum_{s in m} log n_gs! ] + sum_g sum_s n_gs log p_g(s)
+
+and uses only the ``L x 3**K`` counts: the cost of a gradient does not grow with
+the number of items.
+
+- ``"grouped"`` (score-bin Dawid-Skene): one prevalence per score group, shared channels.
+- ``"marginal"`` (Dawid-Skene, K >= 3): one prevalence (group ``"all"``) for every item.
+- ``"hui_walter"`` (K = 2, L >= 2 groups): the grouped likelihood with two annotators.
+
+Orientation
+-----------
+``(prevalence, a, b)`` and ``(1 - prevalence, b, a)`` give the same data. The
+models sample each oriented pair ``(a_j, b_j)`` as one two-vector with an
+*ordered* transform on the logit scale (``logit a_j < logit b_j``), so the
+posterior has support only on one labelling and chains cannot switch labels.
+``orientation="all"`` (default) orders every annotator: it assumes each
+annotator is better than chance (``b_j > a_j``), the same condition the point
+estimators impose when they accept a start (every oriented gap >= 1e-3) and the
+GMM's constraint set. ``orientation="designated"`` orders only annotator
+``orient`` (the paper's single global label exchange) and leaves the others
+free, for data that may contain adversarial annotators.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import gammaln
+
+from bayescal.bayes.priors import ChannelPriors
+from bayescal.dims import ANNOTATOR, GROUP
+from bayescal.errors import ConfigError
+
+__all__ = [
+    "MODELS",
+    "ChannelModelSpec",
+    "make_spec",
+    "pattern_logp",
+    "group_loglik",
+    "build_pymc_model",
+    "sample_prior",
+    "sample_counts",
+]
+
+#: model name -> (method name of the point estimator whose design check applies, ChannelFit method)
+MODELS = {
+    "grouped": ("score_bin_em", "bayes_grouped"),
+    "marginal": ("dawid_skene_em", "bayes_marginal"),
+    "hui_walter": ("gmm", "bayes_hui_walter"),
+}
+ORIENTATIONS = ("all", "designated")
+CHANNEL = "channel"
+#: Starting values of an oriented pair: inside the support, label orientation as constrained.
+_INIT_PAIR = (0.25, 0.75)
+
+
+@dataclass
+class ChannelModelSpec:
+    """Everything a backend needs: counts, pattern structure, orientation, priors.
+
+    Patterns kept are all answer combinations of every missingness mask that
+    occurs in the data (so replicated data live on the same cells as the
+    observed ones); ``mask_total[g, p]`` is the number of items of group ``g``
+    with the mask of pattern ``p``.
+    """
+
+    kind: str
+    annotators: list
+    groups: list
+    prevalence_groups: list
+    prevalence_index: np.ndarray  # (L,) group -> prevalence entry
+    patterns: np.ndarray  # (P,) labels
+    states: np.ndarray  # (P, K) 0, 1, 2 (missing)
+    counts: np.ndarray  # (L, P) int64
+    mask_id: np.ndarray  # (P,) mask index of each pattern
+    mask_total: np.ndarray  # (L, P) items of the pattern's mask per group
+    orient: int
+    orientation: str
+    priors: ChannelPriors
+    group_edges: np.ndarray | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n_annotators(self) -> int:
+        return len(self.annotators)
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.groups)
+
+    @property
+    def oriented(self) -> np.ndarray:
+        """Boolean (K,): annotators whose pair (a, b) is ordered."""
+        out = np.zeros(self.n_annotators, dtype=bool)
+        if self.orientation == "all":
+            out[:] = True
+        else:
+            out[self.orient] = True
+        return out
+
+    @property
+    def group_counts(self) -> np.ndarray:
+        return self.counts.sum(axis=1)
+
+    def prevalence_group_counts(self) -> np.ndarray:
+        return np.bincount(self.prevalence_index, weights=self.group_counts, minlength=len(self.prevalence_groups)).astype(np.int64)
+
+    def with_counts(self, counts) -> "ChannelModelSpec":
+        """The same design with other counts on the same cells (same mask totals required)."""
+        counts = np.asarray(counts, dtype=np.int64)
+        if counts.shape != self.counts.shape:
+            raise ConfigError(f"counts must have shape {self.counts.shape}; got {counts.shape}.")
+        spec = ChannelModelSpec(**{**self.__dict__, "counts": counts})
+        spec.mask_total = _mask_totals(counts, self.mask_id)
+        return spec
+
+
+def _mask_totals(counts, mask_id):
+    n_masks = int(mask_id.max()) + 1
+    per_mask = np.zeros((counts.shape[0], n_masks), dtype=np.int64)
+    for m in range(n_masks):
+        per_mask[:, m] = counts[:, mask_id == m].sum(axis=1)
+    return per_mask[:, mask_id]
+
+
+def _orient_index(annotators, orient) -> int:
+    if isinstance(orient, str):
+        if orient not in annotators:
+            raise ConfigError(f"orient={orient!r} is not an annotator; annotators are {annotators}.")
+        return annotators.index(orient)
+    j = int(orient)
+    if not 0 <= j < len(annotators):
+        raise ConfigError(f"orient index {j} out of range for {len(annotators)} annotators.")
+    return j
+
+
+def make_spec(summary, model: str = "grouped", *, priors=None, orient=0, orientation: str = "all") -> ChannelModelSpec:
+    """Build the model spec from a :class:`~bayescal.Summary` (no design checks here)."""
+    if model not in MODELS:
+        raise ConfigError(f"unknown model {model!r}; choose one of {sorted(MODELS)}.")
+    if orientation not in ORIENTATIONS:
+        raise ConfigError(f"orientation must be one of {ORIENTATIONS}; got {orientation!r}.")
+    priors = ChannelPriors.coerce(priors)
+    annotators = summary.annotators
+    j = _orient_index(annotators, orient)
+    states_all = summary.states
+    counts_all = summary.pattern_counts.values.astype(np.int64)
+    k = states_all.shape[1]
+    # mask code: bit j set when annotator j answered
+    answered = states_all != 2
+    mask_code = answered.astype(np.int64) @ (1 << np.arange(k))
+    seen_masks = np.unique(mask_code[counts_all.sum(axis=0) > 0])
+    keep = np.isin(mask_code, seen_masks)
+    mask_id = np.searchsorted(seen_masks, mask_code[keep])
+    counts = counts_all[:, keep]
+    groups = [str(g) for g in summary.pattern_counts[GROUP].values]
+    if model == "marginal":
+        prevalence_groups = ["all"]
+        prevalence_index = np.zeros(len(groups), dtype=np.int64)
+    else:
+        prevalence_groups = list(groups)
+        prevalence_index = np.arange(len(groups), dtype=np.int64)
+    return ChannelModelSpec(
+        kind=model,
+        annotators=list(annotators),
+        groups=groups,
+        prevalence_groups=prevalence_groups,
+        prevalence_index=prevalence_index,
+        patterns=np.asarray(summary.pattern_counts["pattern"].values)[keep],
+        states=states_all[keep].astype(np.int64),
+        counts=counts,
+        mask_id=mask_id,
+        mask_total=_mask_totals(counts, mask_id),
+        orient=j,
+        orientation=orientation,
+        priors=priors,
+        group_edges=summary.group_edges,
+    )
+
+
+# --------------------------------------------------------------------------- numpy kernels
+def pattern_logp(a, b, prevalence, states, prevalence_index):
+    """``log p_g(s)`` for every group and pattern, vectorised over leading draw axes.
+
+    Parameters
+    ----------
+    a, b : array-like of shape (..., K)
+    prevalence : array-like of shape (..., L_prev)
+    states : ndarray of shape (P, K), entries 0, 1, 2 (missing)
+    prevalence_index : ndarray of shape (L,)
+
+    Returns
+    -------
+    ndarray of shape (..., L, P)
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    mu = np.asarray(prevalence, dtype=np.float64)[..., np.asarray(prevalence_index)]
+    i1 = (states == 1).astype(np.float64)
+    i0 = (states == 0).astype(np.float64)
+    l0 = np.log(a) @ i1.T + np.log1p(-a) @ i0.T  # (..., P)
+    l1 = np.log(b) @ i1.T + np.log1p(-b) @ i0.T
+    return np.logaddexp(
+        np.log1p(-mu)[..., :, None] + l0[..., None, :],
+        np.log(mu)[..., :, None] + l1[..., None, :],
+    )
+
+
+def multinomial_constant(counts, mask_id) -> np.ndarray:
+    """``sum_m log N_gm! - sum_s log n_gs!`` per group: shape (L,)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    n_masks = int(mask_id.max()) + 1
+    per_mask = np.stack([counts[..., mask_id == m].sum(axis=-1) for m in range(n_masks)], axis=-1)
+    return gammaln(per_mask + 1).sum(axis=-1) - gammaln(counts + 1).sum(axis=-1)
+
+
+def group_loglik(spec: ChannelModelSpec, a, b, prevalence) -> np.ndarray:
+    """Multinomial log-likelihood of each group's counts, shape (..., L)."""
+    lp = pattern_logp(a, b, prevalence, spec.states, spec.prevalence_index)
+    return (spec.counts * lp).sum(axis=-1) + multinomial_constant(spec.counts, spec.mask_id)
+
+
+# --------------------------------------------------------------------------- PyMC backend
+@dataclass
+class BuiltModel:
+    """A PyMC model and the shared variable holding its counts (swap with ``set_counts``)."""
+
+    model: object
+    counts: object
+    spec: ChannelModelSpec
+
+    def set_counts(self, counts) -> None:
+        counts = np.asarray(counts, dtype=np.float64)
+        if counts.shape != self.spec.counts.shape:
+            raise ConfigError(f"counts must have shape {self.spec.counts.shape}; got {counts.shape}.")
+        self.counts.set_value(counts)
+
+
+def _channel_hyper(spec):
+    k = spec.n_annotators
+    a_al, a_be = spec.priors.a.expand(k, ANNOTATOR)
+    b_al, b_be = spec.priors.b.expand(k, ANNOTATOR)
+    return np.stack([a_al, b_al], axis=1), np.stack([a_be, b_be], axis=1)
+
+
+def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
+    """The PyMC model of ``spec`` (imports PyMC here, so ``import bayescal`` stays light).
+
+    Free variables: ``ab`` (oriented pairs, ordered transform on the logit scale)
+    and, with ``orientation="designated"``, ``ab_free`` for the other annotators;
+    ``prevalence``. ``a``, ``b`` are deterministics with dim ``annotator``. The
+    likelihood is a ``pm.Potential`` on the pattern counts (the multinomial
+    constants are dropped from it; they are added back in ``log_likelihood``).
+    """
+    import pymc as pm
+    import pytensor
+    import pytensor.tensor as pt
+
+    k = spec.n_annotators
+    al, be = _channel_hyper(spec)
+    p_al, p_be = spec.priors.prevalence.expand(len(spec.prevalence_groups), GROUP)
+    oriented = spec.oriented
+    ord_idx = np.flatnonzero(oriented)
+    free_idx = np.flatnonzero(~oriented)
+    coords = {
+        ANNOTATOR: spec.annotators,
+        CHANNEL: ["a", "b"],
+        GROUP: spec.prevalence_groups,
+        "oriented_annotator": [spec.annotators[i] for i in ord_idx],
+    }
+    if free_idx.size:
+        coords["free_annotator"] = [spec.annotators[i] for i in free_idx]
+    counts = pytensor.shared(spec.counts.astype(np.float64), name="pattern_counts")
+    with pm.Model(coords=coords) as model:
+        ab_ord = pm.Beta(
+            "ab", alpha=al[ord_idx], beta=be[ord_idx], dims=("oriented_annotator", CHANNEL),
+            transform=pm.distributions.transforms.ordered,
+            initval=np.tile(_INIT_PAIR, (ord_idx.size, 1)),
+        )
+        if free_idx.size:
+            ab_free = pm.Beta(
+                "ab_free", alpha=al[free_idx], beta=be[free_idx], dims=("free_annotator", CHANNEL),
+                initval=np.tile(_INIT_PAIR, (free_idx.size, 1)),
+            )
+            perm = np.argsort(np.concatenate([ord_idx, free_idx]))
+            ab = pt.concatenate([ab_ord, ab_free], axis=0)[perm]
+        else:
+            ab = ab_ord
+        a = pm.Deterministic("a", ab[:, 0], dims=ANNOTATOR)
+        b = pm.Deterministic("b", ab[:, 1], dims=ANNOTATOR)
+        prev = pm.Beta("prevalence", alpha=p_al, beta=p_be, dims=GROUP)
+        # Gather per-state log factors instead of multiplying indicators with logs, so a rate
+        # that underflows to 0 or 1 during warm-up gives -inf, not 0 * -inf = nan.
+        rows = np.arange(k)[None, :]
+        zeros = pt.zeros_like(a)
+        l0 = pt.stack([pt.log1p(-a), pt.log(a), zeros], axis=1)[rows, spec.states].sum(axis=1)  # (P,)
+        l1 = pt.stack([pt.log1p(-b), pt.log(b), zeros], axis=1)[rows, spec.states].sum(axis=1)
+        mu = prev[spec.prevalence_index]  # (L,)
+        lp = pt.logaddexp(pt.log1p(-mu)[:, None] + l0[None, :], pt.log(mu)[:, None] + l1[None, :])
+        pm.Potential("pattern_loglik", (counts * lp).sum())
+    return BuiltModel(model=model, counts=counts, spec=spec)
+
+
+# --------------------------------------------------------------------------- forward sampling
+def sample_prior(spec: ChannelModelSpec, draws: int, rng) -> dict:
+    """Draws of ``a``, ``b`` (S, K) and ``prevalence`` (S, L_prev) from the prior.
+
+    Oriented pairs come from the product of their Beta priors restricted to
+    ``a < b`` (rejection sampling; PyMC's forward sampler ignores the ordered
+    transform, so it is not used here).
+    """
+    k = spec.n_annotators
+    al, be = _channel_hyper(spec)
+    a = np.empty((draws, k))
+    b = np.empty((draws, k))
+    for j in range(k):
+        x = rng.beta(al[j], be[j], size=(draws, 2))
+        if spec.oriented[j]:
+            bad = x[:, 0] >= x[:, 1]
+            tries = 0
+            while bad.any():
+                tries += 1
+                if tries > 10_000:
+                    raise ConfigError(
+                        f"the priors of a and b for annotator {spec.annotators[j]!r} put almost no mass "
+                        "on a < b; the orientation constraint cannot be met. Loosen the priors."
+                    )
+                x[bad] = rng.beta(al[j], be[j], size=(int(bad.sum()), 2))
+                bad = x[:, 0] >= x[:, 1]
+        a[:, j], b[:, j] = x[:, 0], x[:, 1]
+    p_al, p_be = spec.priors.prevalence.expand(len(spec.prevalence_groups), GROUP)
+    prev = rng.beta(p_al, p_be, size=(draws, p_al.size))
+    return {"a": a, "b": b, "prevalence": prev}
+
+
+def sample_counts(spec: ChannelModelSpec, a, b, prevalence, rng) -> np.ndarray:
+    """Replicated pattern counts (S, L, P) given parameters, with the observed mask totals."""
+    lp = pattern_logp(a, b, prevalence, spec.states, spec.prevalence_index)  # (S, L, P)
+    out = np.zeros(lp.shape, dtype=np.int64)
+    for m in range(int(spec.mask_id.max()) + 1):
+        cells = np.flatnonzero(spec.mask_id == m)
+        p = np.exp(lp[..., cells])
+        p /= p.sum(axis=-1, keepdims=True)
+        n = spec.mask_total[:, cells[0]]  # (L,)
+        out[..., cells] = rng.multinomial(n, p)
+    return out
