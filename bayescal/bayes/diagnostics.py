@@ -11,10 +11,13 @@
   same draw; the tail probability ``P(X(y_rep, theta) >= X(y, theta) | y)``
   is small when the observed patterns are further from the model than data
   the model generates. For each pair of annotators, the number of items on
-  which both answered and agreed is compared with its replicates
-  (``P(T(y_rep) >= T(y) | y)``): conditionally dependent annotators
-  (paper, App. D.7; for example two who share a rule or see each other's
-  answers) agree more than the latent-class model allows. Posterior
+  which both answered and agreed is compared with its replicates (two-sided
+  tail probability): conditionally dependent annotators (paper, App. D.7; for
+  example two who share a rule or see each other's answers) agree more than
+  the latent-class model allows. With four or more annotators the model may
+  absorb a dependent pair as two very accurate annotators, and the misfit then
+  shows on *other* pairs, so a flagged pair says that the independence
+  assumption fails, not necessarily which annotators share information. Posterior
   predictive tail probabilities are conservative (they concentrate near 0.5
   under a correct model), so a small one is meaningful. Where the model is
   saturated (Hui-Walter with two groups; the marginal model with three
@@ -189,7 +192,9 @@ def pattern_ppc(idata, *, alpha: float | None = None, emit: bool = True) -> tupl
     ).astype(np.float64)
     t_obs = y.sum(0) @ agree
     t_rep = yrep.sum(2) @ agree  # (chain, draw, pairs)
-    pair_tail = (t_rep >= t_obs).mean(axis=(0, 1))
+    upper = (t_rep >= t_obs).mean(axis=(0, 1))
+    lower = (t_rep <= t_obs).mean(axis=(0, 1))
+    pair_tail = np.minimum(1.0, 2 * np.minimum(upper, lower))  # two-sided
     # free cells: per group and observed missingness mask, 2**(answers) - 1 probabilities
     mask_size = np.asarray(idata.constant_data["mask_size"].values)
     cells = int((2.0**mask_size - 1).sum()) * len(groups)
@@ -219,8 +224,10 @@ def pattern_ppc(idata, *, alpha: float | None = None, emit: bool = True) -> tupl
                 + ")"
             )
         if bad_pairs:
-            msg += "; annotator pair(s) " + ", ".join(f"{lab} (p = {p:.3g})" for lab, p in bad_pairs)
-            msg += " agree more often than the model predicts"
+            direction = dict(zip(pair_labels, np.where(upper <= lower, "more", "less")))
+            msg += "; annotator pair(s) " + ", ".join(
+                f"{lab} agree {direction[lab]} often than the model predicts (p = {p:.3g})" for lab, p in bad_pairs
+            )
         msg += (
             ". The latent-class model assumes answers are independent given the class (paper, "
             "App. D.7): conditionally dependent annotators (shared rules, copied answers) bias "

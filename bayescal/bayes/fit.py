@@ -54,8 +54,9 @@ def _check(summary, model):
     return check_design(summary, MODELS[model][0])
 
 
-def _seeds(rng, n):
-    return [int(s) for s in rng.integers(0, 2**31 - 1, size=n)]
+def _seed(rng) -> int:
+    # PyMC derives the per-chain seeds from one integer.
+    return int(rng.integers(0, 2**31 - 1))
 
 
 def sample_model(
@@ -65,7 +66,7 @@ def sample_model(
     tune: int,
     chains: int,
     cores: int | None,
-    seeds,
+    seed: int,
     target_accept: float,
     progressbar: bool,
 ):
@@ -78,7 +79,7 @@ def sample_model(
         tune=tune,
         chains=chains,
         cores=cores,
-        random_seed=list(seeds),
+        random_seed=seed,
         target_accept=target_accept,
         progressbar=progressbar,
         compute_convergence_checks=False,
@@ -252,7 +253,7 @@ def fit_channels_bayes(
     rng = check_random_state(random_seed)
     built = build_pymc_model(spec)
     idata, seconds = sample_model(
-        built, draws=draws, tune=tune, chains=chains, cores=cores, seeds=_seeds(rng, chains),
+        built, draws=draws, tune=tune, chains=chains, cores=cores, seed=_seed(rng),
         target_accept=target_accept, progressbar=progressbar,
     )
     _attach(idata, spec, rng, posterior_predictive=posterior_predictive)

@@ -1,0 +1,69 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from bayescal import summarize
+from bayescal.bayes import fit_channels_bayes
+from bayescal.bayes.diagnostics import pattern_ppc, sampling_checks
+from bayescal.errors import ConvergenceWarning, DiagnosticWarning
+from bayescal.simulate import simulate_flip_data
+
+
+def _idata(shift=0.0, diverging=0, n=400):
+    import arviz as az
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(0.1, 0.01, (2, n, 2))
+    a[1] += shift
+    div = np.zeros((2, n), dtype=bool)
+    div[0, :diverging] = True
+    return az.from_dict(
+        posterior={"a": a, "b": rng.normal(0.9, 0.01, (2, n, 2)), "prevalence": rng.uniform(0.3, 0.4, (2, n, 1))},
+        sample_stats={"diverging": div, "energy": rng.normal(size=(2, n))},
+        dims={"a": ["annotator"], "b": ["annotator"], "prevalence": ["group"]},
+        coords={"annotator": ["x", "y"], "group": ["all"]},
+    )
+
+
+def test_sampling_checks_clean_and_failing():
+    diag, msgs = sampling_checks(_idata(), emit=False)
+    assert diag["converged"] and diag["divergences"] == 0
+    assert not [m for m in msgs if "R-hat" in m or "divergent" in m]
+    with pytest.warns(ConvergenceWarning):
+        diag, msgs = sampling_checks(_idata(shift=0.05, diverging=3))
+    assert not diag["converged"] and diag["divergences"] == 3
+    assert any(m.startswith("R-hat") and "a[x]" in m or "a[y]" in m for m in msgs)
+    assert any("3 divergent" in m and "target_accept" in m for m in msgs)
+
+
+def test_ppc_flags_conditionally_dependent_annotators():
+    """Annotator 'copy' repeats annotator 'b1' on 60% of items (paper, App. D.7)."""
+    rng = np.random.default_rng(42)
+    n = 4000
+    z = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < z).astype(np.int8)
+    data = simulate_flip_data(z, y, a=[0.1, 0.15, 0.2, 0.15], b=[0.85, 0.9, 0.8, 0.9], random_state=rng,
+                              annotators=["a1", "b1", "c1", "copy"])
+    labels = data.labels.copy()
+    copy = rng.uniform(size=n) < 0.6
+    labels[copy, 3] = labels[copy, 1]
+    from bayescal import Annotations
+
+    dep = summarize(Annotations.from_arrays(z, labels, annotators=["a1", "b1", "c1", "copy"]), groups=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        with pytest.warns(DiagnosticWarning, match="conditionally dependent"):
+            fit = fit_channels_bayes(dep, draws=200, tune=200, chains=2, cores=1)
+    assert max(fit.diagnostics["ppc_tail_prob"].values()) < 0.01
+    assert min(fit.diagnostics["ppc_pair_tail_prob"].values()) < 0.01
+    # the model absorbs the copied pair as two very accurate annotators
+    assert float(fit.delta.sel(annotator="copy").mean()) > 0.85
+    ppc, _ = pattern_ppc(fit.idata, emit=False)
+    assert ppc.attrs["flagged"]
+
+
+def test_ppc_reports_saturation(hui_walter_fit):
+    ppc, msgs = pattern_ppc(hui_walter_fit.idata, emit=False)
+    assert ppc.attrs["saturated"] is False  # 3 groups x 3 cells = 9 > 7 parameters
+    assert set(ppc["tail_prob"]["group"].values) == set(hui_walter_fit.prevalence["group"].values)
