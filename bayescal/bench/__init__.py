@@ -9,6 +9,18 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bayescal.bench.channels",
         "Marginal Dawid-Skene EM: bayescal vs crowd-kit on simulated flip annotators.",
     ),
+    "ncece": (
+        "bayescal.bench.ncece",
+        "NC-ECE cost for one channel fit and for many posterior draws (vs per-item numpy).",
+    ),
+    "toy": (
+        "bayescal.bench.toy",
+        "The toy study of Sec. 6.1 / App. G.2: ECE estimators, sample reuse, MAE vs N.",
+    ),
+    "weights": (
+        "bayescal.bench.weights",
+        "Choice of the shrinkage default for plug-in inverse-variance weights.",
+    ),
     "ambiguity": (
         "bayescal.bench.ambiguity",
         "Multiclass soft-target calibrators on CIFAR-10H or ChaosNLI (Tao et al.).",

@@ -127,6 +127,14 @@ def moment_inverse(summary, *, orient=0) -> ChannelFit:
             "stays inside the unit box.",
             diagnostics=res["diagnostics"],
         )
+    if (b - a).min() < 1e-3:
+        names = [summary.annotators[i] for i in np.flatnonzero(b - a < 1e-3)]
+        raise FitError(
+            f"moment inverse gave annotator(s) {names} a gap b - a below 1e-3 once "
+            f"{summary.annotators[j]!r} is oriented (gaps {np.round(b - a, 4).tolist()}): they look "
+            "uninformative or reversed. Drop them, or check the orientation annotator.",
+            diagnostics=res["diagnostics"],
+        )
     fit = ChannelFit.from_point(
         a, b, [res["mu"]], annotators=summary.annotators, groups=["all"],
         group_counts=[int(counts.sum())], method="moments", diagnostics=res["diagnostics"],

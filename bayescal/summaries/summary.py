@@ -116,19 +116,24 @@ class Summary:
     @property
     def n_items(self) -> int:
         """Annotated items (those entering every statistic)."""
-        return int(self._ds["pattern_counts"].sum())
+        return int(self._ds["pattern_counts"].values.sum())
 
     @property
     def group_counts(self) -> xr.DataArray:
         return self._ds["pattern_counts"].sum(PATTERN)
 
+    def _bin_total(self, var, name) -> xr.DataArray:
+        return xr.DataArray(
+            self._ds[var].values.sum(axis=1), dims=(BIN,), coords={BIN: self._ds[BIN].values}, name=name
+        )
+
     @property
     def bin_count(self) -> xr.DataArray:
-        return self._ds["bin_pattern_counts"].sum(PATTERN)
+        return self._bin_total("bin_pattern_counts", "bin_count")
 
     @property
     def bin_score_sum(self) -> xr.DataArray:
-        return self._ds["bin_pattern_score_sum"].sum(PATTERN)
+        return self._bin_total("bin_pattern_score_sum", "bin_score_sum")
 
     def _state_matrix(self, state: int) -> xr.DataArray:
         return xr.DataArray(
@@ -175,9 +180,11 @@ class Summary:
     def _combine(self, other: "Summary", sign: int) -> "Summary":
         self._check_compatible(other)
         ds = self._ds.copy()
+        # Compatibility is checked above, so add the raw arrays (no xarray alignment:
+        # this sits on the cross-fitting hot path).
         for var in _COUNT_VARS + _SUM_VARS:
             if var in ds:
-                ds[var] = self._ds[var] + sign * other._ds[var]
+                ds[var] = ds[var].copy(data=self._ds[var].values + sign * other._ds[var].values)
         if sign < 0:
             for var in _COUNT_VARS:
                 if (ds[var] < 0).any():
