@@ -16,6 +16,7 @@ from bayescal.metrics import (
     evaluate_recalibrated,
     majority_vote_ece,
     nc_ece,
+    nc_ece_interval,
     oracle_ece,
     soft_vote_ece,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "fit_channels",
     "BinnedECE",
     "nc_ece",
+    "nc_ece_interval",
     "estimate_nc_ece",
     "evaluate_recalibrated",
     "soft_vote_ece",

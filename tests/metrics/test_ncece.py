@@ -105,7 +105,7 @@ def test_weights_sum_to_one_and_iv_closed_form():
 def test_iv_weights_minimise_corrected_label_variance():
     """Lemma 2: residual variance sum alpha_j^2 v_j is smallest at the IV weights."""
     rng = np.random.default_rng(5)
-    z = rng.random(200000)
+    z = rng.random(40000)
     y = (rng.random(z.size) < 0.3).astype(int)
     a, b = np.array([0.1, 0.25, 0.05]), np.array([0.9, 0.7, 0.6])
     d = simulate_flip_data(z, y, a, b, random_state=rng)
