@@ -1,0 +1,281 @@
+"""Summaries of wide data larger than memory, built chunk by chunk with dask.
+
+Each task reads one chunk (a byte range of a CSV file, a run of Parquet row
+groups, or a partition of a dask DataFrame), validates it, and reduces it to a
+:class:`~bayescal.Summary` with the same kernel as the in-memory path
+(:func:`bayescal.summaries.summary.summarize_arrays`). The summaries are then
+added up in a tree (summaries of disjoint items add exactly), so memory holds
+a few chunks and a few summaries at a time, whatever the number of items.
+
+dask is optional: it is imported inside these functions, and a missing
+install raises an error that gives the command ``pip install "bayescal[dask]"``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bayescal.errors import ConfigError, DataError
+from bayescal.scale._batch import WideSpec, add_all, summarize_batch, wide_arrays
+from bayescal.scale._deps import require
+from bayescal.scale.sources import (
+    DEFAULT_BATCH_ROWS,
+    DEFAULT_BLOCKSIZE,
+    PartitionWhere,
+    is_path_source,
+    list_files,
+    make_chunks,
+    parse_blocksize,
+    read_batches,
+    read_header,
+)
+from bayescal.summaries.partition import make_edges
+from bayescal.summaries.patterns import check_pattern_k
+
+__all__ = ["summarize_dask", "is_dask_collection", "is_out_of_core_source", "compute"]
+
+#: Summaries added per node of the reduction tree.
+TREE_FAN_IN = 8
+
+
+def is_dask_collection(obj) -> bool:
+    """True for a dask DataFrame (checked without importing dask)."""
+    return type(obj).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(obj, "to_delayed")
+
+
+def is_out_of_core_source(obj) -> bool:
+    """True when :func:`bayescal.summarize` should hand ``obj`` to :func:`summarize_dask`:
+    a dask DataFrame, or a path / glob / URL (or a list of them) of CSV or Parquet files.
+
+    Examples
+    --------
+    >>> is_out_of_core_source("audit/*.parquet"), is_out_of_core_source([0.1, 0.2])
+    (True, False)
+    """
+    return is_dask_collection(obj) or is_path_source(obj)
+
+
+def resolve_edges(groups, bins, bin_strategy: str = "uniform"):
+    """Group and bin edges fixed before the pass (every task must use the same ones)."""
+    if bin_strategy != "uniform" or isinstance(groups, str) or isinstance(bins, str):
+        raise ConfigError(
+            "out-of-core summaries need score groups and bins fixed before the pass: pass an int "
+            "(equal-width cells) or explicit edges. Equal-mass cells would need an extra quantile "
+            "pass over every score; place them from a sample instead, for example "
+            "bayescal.summaries.partition.equal_mass_edges(sample_scores, 10), and pass those edges."
+        )
+    if groups is None:
+        groups = 5
+    return make_edges(groups, what="groups"), make_edges(bins, what="bins")
+
+
+def compute(obj, *, client=None, scheduler: str = "threads", workers: int | None = None):
+    """Compute a dask object on ``client`` when given, else on a local scheduler."""
+    dask = require("dask")
+    if client is not None:
+        return client.compute(obj, sync=True)
+    if scheduler not in ("threads", "processes", "synchronous"):
+        raise ConfigError(
+            f"scheduler must be 'threads', 'processes' or 'synchronous'; got {scheduler!r}. "
+            "For a cluster pass client=dask.distributed.Client(...)."
+        )
+    (out,) = dask.compute(obj, scheduler=scheduler, num_workers=workers)
+    return out
+
+
+def tree_sum(parts, fan_in: int = TREE_FAN_IN):
+    """Add delayed summaries in a tree of fan-in ``fan_in`` (a few summaries in memory at once)."""
+    from dask import delayed
+
+    if not parts:
+        raise DataError("the source has no rows to summarise.")
+    while len(parts) > 1:
+        parts = [
+            delayed(add_all, pure=True)(parts[i:i + fan_in]) for i in range(0, len(parts), fan_in)
+        ]
+    return parts[0]
+
+
+def _summarize_file_chunk(chunk, spec: WideSpec, batch_rows: int):
+    total = None
+    for frame, where in read_batches(chunk, spec.columns, batch_rows):
+        s = summarize_batch(*wide_arrays(frame, spec, where), spec)
+        total = s if total is None else total + s
+    if total is None:  # an empty block: contributes nothing
+        total = summarize_batch(*_empty(spec), spec)
+    return total
+
+
+def _summarize_partition(frame, partition: int, spec: WideSpec, batch_rows: int):
+    missing = [c for c in spec.columns if c not in frame.columns]
+    if missing:
+        raise DataError(f"partition {partition} of the dask DataFrame has no column(s) {missing!r}.")
+    total = None
+    for start in range(0, len(frame), batch_rows):
+        part = frame.iloc[start:start + batch_rows]
+        where = PartitionWhere(partition, start, part.index)
+        s = summarize_batch(*wide_arrays(part, spec, where), spec)
+        total = s if total is None else total + s
+    if total is None:
+        total = summarize_batch(*_empty(spec), spec)
+    return total
+
+
+def _empty(spec: WideSpec):
+    y = np.zeros(0) if spec.truth is not None else None
+    return np.zeros(0), np.zeros((0, len(spec.annotators)), dtype=np.float32), y
+
+
+def _annotator_columns(columns, score, truth, item, annotators, where: str):
+    reserved = {c for c in (score, truth, item) if c is not None}
+    for col in reserved:
+        if col not in columns:
+            raise DataError(f"{where} has no column {col!r}; columns are {list(columns)!r}.")
+    if annotators is None:
+        annotators = [c for c in columns if c not in reserved]
+        if not annotators:
+            raise DataError(f"{where} has no annotator columns besides {sorted(reserved)!r}.")
+    else:
+        annotators = [str(a) for a in annotators]
+        missing = [c for c in annotators if c not in columns]
+        if missing:
+            raise DataError(
+                f"{where} has no annotator column(s) {missing!r}; columns are {list(columns)!r}."
+            )
+    from bayescal.data.validation import check_names
+
+    check_names(annotators, len(annotators))
+    check_pattern_k(len(annotators))
+    return annotators
+
+
+def summarize_dask(
+    source,
+    *,
+    score: str = "score",
+    annotators=None,
+    truth: str | None = None,
+    item: str | None = None,
+    groups=5,
+    bins=10,
+    bin_strategy: str = "uniform",
+    client=None,
+    scheduler: str = "threads",
+    workers: int | None = None,
+    blocksize=DEFAULT_BLOCKSIZE,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    format: str | None = None,
+    return_graph: bool = False,
+):
+    """Summarise wide data larger than memory (one row per item, one column per annotator).
+
+    Parameters
+    ----------
+    source : dask.dataframe.DataFrame, str, Path or list of them
+        A dask DataFrame, or CSV / Parquet files given as a path, a directory, a glob
+        (``"audit/part-*.parquet"``), an fsspec URL, or a list of those. Labels are 0, 1 or
+        missing (a blank CSV cell, a Parquet null or NaN).
+    score : str, default "score"
+        Column of predicted probabilities in [0, 1].
+    annotators : list of str, optional
+        Annotator columns, in the order the summary uses; default every column other than
+        ``score``, ``truth`` and ``item`` (in the first file's column order).
+    truth : str, optional
+        Column of clean 0/1 labels (simulations and benchmarks).
+    item : str, optional
+        An item-id column to leave out of the annotators (rows are assumed to be distinct items;
+        for one row per answer use :func:`bayescal.scale.summarize_long_dask`).
+    groups, bins : int or array-like
+        Score groups and evaluation bins: an int gives equal-width cells, an array explicit
+        edges (0 first, 1 last). Equal-mass cells are refused (they need a quantile pass);
+        compute edges from a sample and pass them.
+    bin_strategy : {"uniform"}
+        Only ``"uniform"``; present so that calls written for :func:`bayescal.summarize` fail
+        clearly instead of silently changing the bins.
+    client : dask.distributed.Client, optional
+        Run on this cluster; by default a local threaded scheduler runs the tasks.
+    scheduler : {"threads", "processes", "synchronous"}, default "threads"
+        Local scheduler when no client is given.
+    workers : int, optional
+        Threads (or processes) of the local scheduler; default one per core.
+    blocksize : int or str, default "32MiB"
+        Bytes of a CSV file per task (files are cut at line ends). ``None`` reads each
+        file as one task. Compressed CSV files are always one task each.
+    batch_rows : int, default 1048576
+        Rows converted to arrays at once inside a task; with ``blocksize`` it bounds the
+        memory of each task (about 100 bytes per row for K = 3).
+    format : {None, "csv", "parquet"}
+        File format; default from the file names.
+    return_graph : bool, default False
+        Return the lazy ``dask.delayed`` summary instead of computing it (to combine
+        with other work in one ``dask.compute``).
+
+    Returns
+    -------
+    Summary
+        Equal to ``bayescal.summarize`` on the same items loaded in memory (integer counts
+        exactly, float sums up to rounding).
+
+    Raises
+    ------
+    DataError
+        A bad value, naming the file and line (CSV), the file and row (Parquet) or the
+        partition and row (dask DataFrame); a missing column; no rows.
+    ConfigError
+        Equal-mass bins, an unknown scheduler, or dask not installed (the message gives
+        ``pip install "bayescal[dask]"``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> for i, rows in enumerate(["0.1,0,0,\\n0.8,1,,1\\n", "0.4,0,1,0\\n"]):
+    ...     _ = open(os.path.join(d, f"part-{i}.csv"), "w").write("score,r1,r2,r3\\n" + rows)
+    >>> s = summarize_dask(os.path.join(d, "*.csv"), groups=2, bins=5)
+    >>> s.n_items, s.annotators
+    (3, ['r1', 'r2', 'r3'])
+    """
+    require("dask", "out-of-core summaries")
+    from dask import delayed
+
+    group_edges, bin_edges = resolve_edges(groups, bins, bin_strategy)
+    if int(batch_rows) < 1:
+        raise ConfigError(f"batch_rows must be a positive number of rows; got {batch_rows!r}.")
+    batch_rows = int(batch_rows)
+
+    if is_dask_collection(source):
+        names = _annotator_columns(
+            list(source.columns), score, truth, item, annotators, "the dask DataFrame"
+        )
+        spec = WideSpec(score, tuple(names), truth, bin_edges, group_edges)
+        parts = [
+            delayed(_summarize_partition, pure=True)(p, i, spec, batch_rows)
+            for i, p in enumerate(source[spec.columns].to_delayed())
+        ]
+    elif is_path_source(source):
+        require("pyarrow", "reading Parquet files")
+        fs, paths, fmt = list_files(source, format)
+        names = None
+        for path in paths:
+            header = read_header(fs, path, fmt)
+            found = _annotator_columns(header, score, truth, item, annotators if names is None else names,
+                                       f"file {path!r}")
+            names = names or found
+        spec = WideSpec(score, tuple(names), truth, bin_edges, group_edges)
+        chunks = make_chunks(fs, paths, fmt, parse_blocksize(blocksize), batch_rows)
+        parts = [delayed(_summarize_file_chunk, pure=True)(c, spec, batch_rows) for c in chunks]
+    else:
+        raise DataError(
+            f"summarize_dask expects a dask DataFrame or a path / glob of CSV or Parquet files; got "
+            f"{type(source).__name__}. In-memory data go through bayescal.summarize."
+        )
+    total = tree_sum(parts)
+    if return_graph:
+        return total
+    summary = compute(total, client=client, scheduler=scheduler, workers=workers)
+    if summary.n_items == 0:
+        raise DataError(
+            "no item in the source has an answer (every label is missing); check the annotator "
+            "columns and the missing-value coding."
+        )
+    return summary

@@ -1,0 +1,2 @@
+def summarize_long_dask(*a, **k):
+    raise NotImplementedError

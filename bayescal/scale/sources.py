@@ -1,0 +1,262 @@
+"""Where out-of-core rows come from: files cut into tasks that know their position.
+
+A source (a path, a glob, a directory or a list of them; CSV or Parquet) is cut
+into :class:`Chunk` objects, each one independent task: a byte range of a CSV
+file (cut at line ends, like ``dask.dataframe.read_csv``) or a run of row groups
+of a Parquet file. Reading a chunk yields pandas batches of at most
+``batch_rows`` rows together with a function that turns a row of the batch into
+"file ..., line ..." for error messages. Line numbers of a CSV block are counted
+only when an error needs them (it rereads the earlier blocks of that file).
+
+Files are opened through fsspec (a dependency of dask), so remote URLs such as
+``s3://bucket/*.parquet`` work when the matching fsspec backend is installed.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from bayescal.errors import ConfigError, DataError
+
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
+PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+#: Rows converted to numpy at once inside a task (bounds the temporary arrays).
+DEFAULT_BATCH_ROWS = 1 << 20
+DEFAULT_BLOCKSIZE = 32 * 2**20
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One independent read task over a file."""
+
+    fmt: str  # "csv" or "parquet"
+    fs: object
+    path: str
+    index: int  # block index within the file (CSV) or first row group (Parquet)
+    offset: int = 0  # CSV byte offset
+    length: int | None = None  # CSV block length; None = the whole file
+    blocksize: int | None = None
+    compression: str | None = None
+    row_groups: tuple = ()
+    row_offset: int = 0  # Parquet rows before the first row group of the chunk
+
+
+def parse_blocksize(blocksize) -> int | None:
+    if blocksize is None:
+        return None
+    if isinstance(blocksize, str):
+        from dask.utils import parse_bytes
+
+        try:
+            return int(parse_bytes(blocksize))
+        except (ValueError, TypeError):
+            raise ConfigError(f"blocksize {blocksize!r} is not a size such as '32MB'.") from None
+    size = int(blocksize)
+    if size < 1:
+        raise ConfigError(f"blocksize must be positive; got {blocksize!r}.")
+    return size
+
+
+def is_path_source(source) -> bool:
+    """True for a path, a URL, a glob, or a non-empty list of them."""
+    if isinstance(source, (str, Path)):
+        return True
+    return (
+        isinstance(source, (list, tuple))
+        and len(source) > 0
+        and all(isinstance(s, (str, Path)) for s in source)
+    )
+
+
+def _suffix_format(path: str) -> str | None:
+    low = path.lower()
+    if low.endswith(CSV_SUFFIXES):
+        return "csv"
+    if low.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    return None
+
+
+def list_files(source, fmt: str | None = None):
+    """Expand ``source`` into (filesystem, sorted paths, format)."""
+    from fsspec.core import url_to_fs
+
+    if fmt not in (None, "csv", "parquet"):
+        raise ConfigError(f"format must be None, 'csv' or 'parquet'; got {fmt!r}.")
+    sources = [source] if isinstance(source, (str, Path)) else list(source)
+    fs, paths = None, []
+    for s in sources:
+        s = str(s)
+        fs_s, root = url_to_fs(s)
+        if fs is None:
+            fs = fs_s
+        elif type(fs_s) is not type(fs):
+            raise ConfigError("all sources must live on the same filesystem.")
+        if any(ch in root for ch in "*?["):
+            found = sorted(p for p in fs_s.glob(root) if fs_s.isfile(p))
+        elif fs_s.isdir(root):
+            found = sorted(
+                p for p in fs_s.find(root) if _suffix_format(p) is not None and not Path(p).name.startswith((".", "_"))
+            )
+        elif fs_s.exists(root):
+            found = [root]
+        else:
+            raise DataError(f"{s!r} does not exist; pass a file, a directory or a glob such as 'data/*.parquet'.")
+        if not found:
+            raise DataError(f"{s!r} matches no CSV or Parquet file.")
+        paths.extend(found)
+    formats = {fmt or _suffix_format(p) for p in paths}
+    if None in formats:
+        unknown = next(p for p in paths if _suffix_format(p) is None)
+        raise DataError(
+            f"cannot tell the format of {unknown!r} from its name; name files *.csv or *.parquet, "
+            "or pass format='csv' / format='parquet'."
+        )
+    if len(formats) > 1:
+        raise DataError("the source mixes CSV and Parquet files; summarise each format separately and add the summaries.")
+    return fs, paths, formats.pop()
+
+
+def _csv_compression(path: str) -> str | None:
+    from fsspec.utils import infer_compression
+
+    return infer_compression(path)
+
+
+def read_header(fs, path: str, fmt: str) -> list[str]:
+    """Column names of one file (first line of a CSV, schema of a Parquet file)."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with fs.open(path, "rb") as fh:
+            return list(pq.ParquetFile(fh).schema_arrow.names)
+    import pandas as pd
+
+    with fs.open(path, "rb", compression=_csv_compression(path)) as fh:
+        first = fh.readline()
+    if not first.strip():
+        raise DataError(f"CSV file {path!r} is empty: it needs a header row.")
+    names = list(pd.read_csv(io.BytesIO(first), nrows=0).columns)
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise DataError(f"CSV file {path!r} has the column {name!r} twice; column names must be unique.")
+        seen.add(name)
+    return names
+
+
+def make_chunks(fs, paths, fmt: str, blocksize: int | None, batch_rows: int) -> list[Chunk]:
+    """Cut every file into independent tasks."""
+    chunks = []
+    for path in paths:
+        if fmt == "csv":
+            compression = _csv_compression(path)
+            size = fs.size(path)
+            if compression is not None or blocksize is None or size <= blocksize:
+                # compressed streams cannot be cut at byte offsets
+                chunks.append(Chunk("csv", fs, path, 0, 0, None, blocksize, compression))
+            else:
+                for i, off in enumerate(range(0, size, blocksize)):
+                    chunks.append(Chunk("csv", fs, path, i, off, blocksize, blocksize))
+        else:
+            import pyarrow.parquet as pq
+
+            with fs.open(path, "rb") as fh:
+                meta = pq.ParquetFile(fh).metadata
+            start, groups, rows_in, offset = 0, [], 0, 0
+            for g in range(meta.num_row_groups):
+                n = meta.row_group(g).num_rows
+                if groups and rows_in + n > batch_rows:
+                    chunks.append(Chunk("parquet", fs, path, groups[0], row_groups=tuple(groups), row_offset=start))
+                    start, groups, rows_in = offset, [], 0
+                groups.append(g)
+                rows_in += n
+                offset += n
+            if groups:
+                chunks.append(Chunk("parquet", fs, path, groups[0], row_groups=tuple(groups), row_offset=start))
+    return chunks
+
+
+def _csv_lines_before(chunk: Chunk) -> int:
+    """Physical lines of the file before the chunk's first data row (header included)."""
+    if chunk.offset == 0:
+        return 1
+    from fsspec.utils import read_block
+
+    lines = 0
+    with chunk.fs.open(chunk.path, "rb") as fh:
+        for off in range(0, chunk.offset, chunk.blocksize):
+            lines += read_block(fh, off, chunk.blocksize, b"\n").count(b"\n")
+    return lines
+
+
+class CsvWhere:
+    """Describe row ``r`` of a batch as ``file ..., line L`` (counted lazily)."""
+
+    def __init__(self, chunk: Chunk, first_row: int):
+        self.chunk, self.first_row = chunk, first_row
+
+    def __call__(self, r: int) -> str:
+        line = _csv_lines_before(self.chunk) + self.first_row + r + 1
+        return f"file {self.chunk.path!r}, line {line}"
+
+
+class ParquetWhere:
+    def __init__(self, path: str, first_row: int):
+        self.path, self.first_row = path, first_row
+
+    def __call__(self, r: int) -> str:
+        return f"file {self.path!r}, row {self.first_row + r + 1} (data rows counted from 1)"
+
+
+class PartitionWhere:
+    def __init__(self, partition: int, first_row: int, index):
+        self.partition, self.first_row, self.index = partition, first_row, index
+
+    def __call__(self, r: int) -> str:
+        return (
+            f"partition {self.partition} of the dask DataFrame, row {self.first_row + r + 1} of that "
+            f"partition (index {self.index[r]!r})"
+        )
+
+
+def read_batches(chunk: Chunk, columns: list[str], batch_rows: int):
+    """Yield ``(frame, where)`` batches of one chunk; ``where(r)`` names row r of the batch."""
+    import pandas as pd
+
+    if chunk.fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with chunk.fs.open(chunk.path, "rb") as fh:
+            pf = pq.ParquetFile(fh)
+            first = chunk.row_offset
+            for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(chunk.row_groups), columns=columns):
+                frame = batch.to_pandas()
+                yield frame, ParquetWhere(chunk.path, first)
+                first += len(frame)
+        return
+
+    with chunk.fs.open(chunk.path, "rb", compression=chunk.compression) as fh:
+        if chunk.length is None:
+            data = fh.read()
+        else:
+            from fsspec.utils import read_block
+
+            data = read_block(fh, chunk.offset, chunk.length, b"\n")
+            if chunk.offset > 0:
+                fh.seek(0)
+                data = fh.readline() + data
+    # Only blank cells are missing (as in bayescal.load_csv): "NA" in a label column
+    # is an error to report, not a silent missing answer. Blank lines are kept so that
+    # row r of the block is line r of the file.
+    reader = pd.read_csv(
+        io.BytesIO(data), usecols=columns, keep_default_na=False, na_values=[""],
+        skip_blank_lines=False, chunksize=batch_rows,
+    )
+    first = 0
+    with reader:
+        for frame in reader:
+            yield frame, CsvWhere(chunk, first)
+            first += len(frame)
