@@ -1,0 +1,51 @@
+"""Binary recalibration from noisy annotations (paper Sec. 5, App. E).
+
+Maps (scikit-learn style, fitted to corrected, naive or clean targets):
+:class:`TemperatureMap`, :class:`PlattMap` (corrected log loss on clipped
+logits, compact boxes), :class:`HistogramMap` (projected bin means),
+:class:`ScoreBinMap` (fitted score-group prevalences). Posterior maps:
+:func:`fit_posterior_map` / :class:`PosteriorMap` fit a map under every channel
+draw. Targets: :func:`corrected_targets`, :func:`naive_targets`,
+:func:`clean_targets`. Evaluation on fresh items: :func:`evaluate_map`.
+
+Typical use::
+
+    ch = bayescal.fit_channels(channel_data, "gmm", groups=[0, 0.57, 1])
+    g = HistogramMap(bins=16).fit_corrected(recal_data, ch)
+    evaluate_map(g, test_data, channels=ch)["nc"].value
+"""
+
+from bayescal.recal.base import RecalibrationMap, corrected_log_loss
+from bayescal.recal.ensemble import FAMILIES, PosteriorMap, fit_posterior_map, thin_draws
+from bayescal.recal.evaluate import evaluate_map
+from bayescal.recal.histogram import HistogramMap, ScoreBinMap
+from bayescal.recal.parametric import PlattMap, TemperatureMap, clipped_logit
+from bayescal.recal.targets import (
+    TARGET_KINDS,
+    RecalTargets,
+    clean_targets,
+    corrected_targets,
+    make_targets,
+    naive_targets,
+)
+
+__all__ = [
+    "RecalibrationMap",
+    "TemperatureMap",
+    "PlattMap",
+    "HistogramMap",
+    "ScoreBinMap",
+    "PosteriorMap",
+    "fit_posterior_map",
+    "thin_draws",
+    "FAMILIES",
+    "RecalTargets",
+    "TARGET_KINDS",
+    "corrected_targets",
+    "naive_targets",
+    "clean_targets",
+    "make_targets",
+    "corrected_log_loss",
+    "clipped_logit",
+    "evaluate_map",
+]

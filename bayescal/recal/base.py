@@ -1,0 +1,199 @@
+"""Shared interface of the recalibration maps (scikit-learn contract).
+
+Keyword-only ``__init__`` that only stores parameters; validation in ``fit``;
+fitted attributes end in ``_``; :class:`~bayescal.errors.NotFittedError` before
+``fit``; ``get_params`` / ``set_params``. Every map fits on ``(score, target)``
+arrays, on a :class:`~bayescal.recal.targets.RecalTargets` (one draw), or on
+data plus channels through :meth:`RecalibrationMap.fit_corrected`.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from bayescal.data.validation import as_numeric, check_scores
+from bayescal.errors import ConfigError, DataError, NotFittedError
+from bayescal.metrics.weights import DEFAULT_SHRINKAGE
+from bayescal.recal.targets import DEFAULT_WEIGHTS, RecalTargets, corrected_targets
+
+__all__ = ["RecalibrationMap", "check_target", "corrected_log_loss"]
+
+
+def check_target(target, n: int) -> np.ndarray:
+    """Targets: 1-D, finite, one per item (any real value: corrected labels may leave [0, 1])."""
+    t = as_numeric(target, "target")
+    if t.ndim != 1:
+        raise DataError(f"target must be 1-D of shape (n_items,); got shape {t.shape}.")
+    if t.shape[0] != n:
+        raise DataError(f"target has {t.shape[0]} values but there are {n} scores; give one target per item.")
+    bad = ~np.isfinite(t)
+    if bad.any():
+        raise DataError(
+            f"target has {int(bad.sum())} missing or non-finite value(s) (first at item "
+            f"{int(np.flatnonzero(bad)[0])}); drop those items or supply their targets."
+        )
+    return t
+
+
+def corrected_log_loss(prob, target) -> float:
+    """Mean corrected log loss ``-U log p - (1 - U) log(1 - p)``.
+
+    With clean 0/1 targets it is the ordinary log loss; with corrected labels
+    ``U`` (``E[U | Y, Z] = Y``) it is an unbiased estimate of the clean log loss
+    of the fixed predictions ``p`` (paper Eq. (E.2)).
+
+    Parameters
+    ----------
+    prob : array-like of shape (n_items,)
+        Predicted probabilities, strictly inside (0, 1).
+    target : array-like of shape (n_items,)
+        Labels, soft labels or corrected labels (any real value).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(corrected_log_loss([0.5, 0.5], [1.3, -0.3]), 6)
+    0.693147
+    """
+    p = as_numeric(prob, "prob")
+    if p.ndim != 1:
+        raise DataError(f"prob must be 1-D; got shape {p.shape}.")
+    t = check_target(target, p.shape[0])
+    if not np.all((p > 0) & (p < 1)):
+        raise DataError(
+            "prob must lie strictly inside (0, 1) for the log loss; clip predictions away from 0 "
+            "and 1 first (the paper's evaluation clips to [1e-8, 1 - 1e-8])."
+        )
+    return float(np.mean(-t * np.log(p) - (1 - t) * np.log1p(-p)))
+
+
+class RecalibrationMap:
+    """Base class of a map ``g: [0, 1] -> [0, 1]`` applied to a predictor's scores.
+
+    Subclasses implement ``_fit(z, t)`` on validated arrays and ``_predict(z)``,
+    and name one fitted attribute in ``_fitted_attr``.
+    """
+
+    _fitted_attr = "n_items_"
+
+    # ------------------------------------------------------------ params
+    def get_params(self, deep: bool = True) -> dict:
+        """Constructor parameters (scikit-learn style)."""
+        sig = inspect.signature(type(self).__init__)
+        return {p: getattr(self, p) for p in sig.parameters if p != "self"}
+
+    def set_params(self, **params) -> "RecalibrationMap":
+        """Set constructor parameters; unknown names raise ``ConfigError``."""
+        valid = self.get_params()
+        unknown = sorted(set(params) - set(valid))
+        if unknown:
+            raise ConfigError(
+                f"{type(self).__name__} has no parameter(s) {unknown}; valid are {sorted(valid)}."
+            )
+        for k, v in params.items():
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+    # ------------------------------------------------------------ fit
+    def fit(self, score, target) -> "RecalibrationMap":
+        """Fit the map to scores and targets.
+
+        Parameters
+        ----------
+        score : array-like of shape (n_items,)
+            Original predictor scores in [0, 1].
+        target : array-like of shape (n_items,)
+            Clean labels, mean annotations, or corrected labels (any real value).
+
+        Returns
+        -------
+        self
+        """
+        z = check_scores(score, name="score")
+        t = check_target(target, z.shape[0])
+        self._validate_params()
+        self._fit(z, t)
+        self.n_items_ = int(z.shape[0])
+        return self
+
+    def fit_targets(self, targets: RecalTargets, draw: int = 0) -> "RecalibrationMap":
+        """Fit to a :class:`~bayescal.recal.targets.RecalTargets` under one draw."""
+        if not isinstance(targets, RecalTargets):
+            raise ConfigError(f"expected RecalTargets; got {type(targets).__name__}.")
+        return self.fit(targets.score, targets.values(draw))
+
+    def fit_corrected(
+        self, data, channels, *, weights=DEFAULT_WEIGHTS, lam: float = DEFAULT_SHRINKAGE, draw=None
+    ) -> "RecalibrationMap":
+        """Fit to noise-corrected labels built from ``data`` and point ``channels``.
+
+        Parameters
+        ----------
+        data : Annotations
+            Recalibration items (independent of the channel sample, ideally).
+        channels : ChannelFit
+            One draw; for a posterior pass ``draw=`` or use
+            :func:`bayescal.recal.fit_posterior_map`.
+        weights, lam
+            Annotator weights for the corrected labels (default shrunk plug-in IV).
+        draw : int, optional
+            Which channel draw to use when there are several.
+        """
+        targets = corrected_targets(data, channels, weights=weights, lam=lam)
+        if draw is None:
+            if targets.n_draws > 1:
+                raise ConfigError(
+                    f"channels have {targets.n_draws} draws; pass draw= to fit one, or use "
+                    "fit_posterior_map(...) to fit every draw."
+                )
+            draw = 0
+        return self.fit_targets(targets, draw)
+
+    # ------------------------------------------------------------ predict
+    def predict(self, score) -> np.ndarray:
+        """Recalibrated probabilities ``g(z)`` of shape (n_items,).
+
+        Parameters
+        ----------
+        score : array-like of shape (n_items,)
+            Original scores in [0, 1].
+        """
+        self._check_fitted()
+        return self._predict(check_scores(score, name="score"))
+
+    def __call__(self, score) -> np.ndarray:
+        return self.predict(score)
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, self._fitted_attr):
+            raise NotFittedError(
+                f"This {type(self).__name__} is not fitted yet; call fit(score, target) or "
+                "fit_corrected(data, channels) first."
+            )
+
+    def _validate_params(self) -> None:  # pragma: no cover - overridden
+        pass
+
+
+def check_box(bounds, name: str, *, positive: bool = False) -> tuple[float, float]:
+    """A compact parameter box ``(lower, upper)``: finite, lower <= upper."""
+    try:
+        lo, hi = (float(x) for x in bounds)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a pair (lower, upper) of numbers; got {bounds!r}.") from None
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ConfigError(f"{name} must be finite (a compact box keeps the corrected loss bounded); got {bounds!r}.")
+    if lo > hi:
+        raise ConfigError(f"{name} has lower bound {lo:g} above upper bound {hi:g}; swap them.")
+    if positive and lo <= 0:
+        raise ConfigError(f"{name} must be positive; got lower bound {lo:g}.")
+    return lo, hi

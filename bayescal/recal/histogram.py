@@ -1,0 +1,241 @@
+"""Fixed-bin (histogram) recalibration and the auxiliary score-bin map (paper Sec. 5.2, App. E.3).
+
+:class:`HistogramMap`: bins ``H_1..H_J`` of the *original* score (equal-width or
+equal-mass, or explicit edges); bin value = mean target in the bin, projected
+to [0, 1]; an empty bin gets the projected mean of all targets. On its own
+fitting data the binned corrected calibration error of the fitted map is the
+projection residual ``sum_h (n_h / n) |m~_h - Pi(m~_h)|``, zero when every
+bin mean is already in [0, 1] (paper Prop. 2's empirical identity).
+
+Bin means are linear in the targets, so for a channel posterior they come from
+one ``(draw, code) x (code, bin)`` product: :func:`histogram_values` fits every
+draw at once.
+
+:class:`ScoreBinMap`: ``g(z)`` = the fitted prevalence ``P(Y = 1 | group)`` of the
+channel model's score group containing ``z`` (joint score-bin EM or a grouped
+posterior). Groups without a fitted prevalence (dropped as empty) get the
+overall prevalence ``mu``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from bayescal.errors import ConfigError, DataError
+from bayescal.recal.base import RecalibrationMap
+from bayescal.summaries.partition import assign, make_edges
+
+__all__ = ["HistogramMap", "ScoreBinMap", "histogram_values", "BIN_STRATEGIES"]
+
+BIN_STRATEGIES = ("quantile", "uniform")
+
+
+def histogram_values(bin_index, code, table, n_bins: int):
+    """Projected bin means for every draw at once.
+
+    Parameters
+    ----------
+    bin_index : ndarray of shape (n_items,)
+        Bin of each fitting item.
+    code : ndarray of shape (n_items,)
+        Target code of each item (pattern or clean label).
+    table : ndarray of shape (n_draws, n_codes)
+        Target value of each code per draw.
+    n_bins : int
+
+    Returns
+    -------
+    values : ndarray (n_draws, n_bins)
+        Projected bin values (empty bins: projected overall mean).
+    raw : ndarray (n_draws, n_bins)
+        Unprojected bin means (NaN for empty bins).
+    counts : ndarray (n_bins,)
+
+    Examples
+    --------
+    >>> v, raw, c = histogram_values(np.array([0, 0, 1]), np.array([0, 1, 1]),
+    ...                              np.array([[-0.2, 1.0]]), 3)
+    >>> v.round(2).tolist(), c.tolist()
+    ([[0.4, 1.0, 0.6]], [2.0, 1.0, 0.0])
+    """
+    P = table.shape[1]
+    cell = np.bincount(bin_index * P + code, minlength=n_bins * P).reshape(n_bins, P).astype(np.float64)
+    counts = cell.sum(axis=1)
+    sums = table @ cell.T  # (S, J)
+    n = counts.sum()
+    overall = np.clip(sums.sum(axis=1) / n, 0.0, 1.0)
+    nonempty = counts > 0
+    raw = np.full(sums.shape, np.nan)
+    raw[:, nonempty] = sums[:, nonempty] / counts[nonempty]
+    values = np.where(nonempty[None, :], np.clip(np.nan_to_num(raw), 0.0, 1.0), overall[:, None])
+    return values, raw, counts
+
+
+class HistogramMap(RecalibrationMap):
+    """Fixed-bin recalibration with projected bin means of the targets.
+
+    Parameters
+    ----------
+    bins : int or array-like, default 10
+        Number of bins ``J`` or explicit increasing edges from 0 to 1 (fixed in
+        advance, for example population quantiles).
+    strategy : {"quantile", "uniform"}, default "quantile"
+        With an int ``bins``: equal-mass bins at the fitting scores' quantiles
+        (tied quantiles merge, so fewer bins can result; see ``bin_edges_``) or
+        equal-width bins.
+
+    Attributes
+    ----------
+    bin_edges_ : ndarray of shape (J + 1,)
+    bin_values_ : ndarray of shape (J,)
+        Projected bin means; an empty bin holds ``fill_value_``.
+    bin_means_ : ndarray of shape (J,)
+        Unprojected means (NaN for empty bins).
+    bin_counts_ : ndarray of shape (J,)
+    fill_value_ : float
+        Projected mean of all targets.
+    projection_residual_ : float
+        ``sum_h (n_h / n) |m~_h - Pi(m~_h)|``: the map's binned corrected
+        calibration error on its own fitting data.
+    n_items_ : int
+
+    Examples
+    --------
+    >>> m = HistogramMap(bins=2, strategy="uniform").fit([0.1, 0.2, 0.8, 0.9], [0, 1, 1, 1.4])
+    >>> m.bin_values_.tolist(), m.predict([0.3, 0.95]).tolist()
+    ([0.5, 1.0], [0.5, 1.0])
+    """
+
+    _fitted_attr = "bin_values_"
+
+    def __init__(self, *, bins=10, strategy: str = "quantile"):
+        self.bins = bins
+        self.strategy = strategy
+
+    def _validate_params(self):
+        if self.strategy not in BIN_STRATEGIES:
+            raise ConfigError(f"strategy must be one of {BIN_STRATEGIES}; got {self.strategy!r}.")
+
+    def make_edges(self, z) -> np.ndarray:
+        """The bin edges this map would use for fitting scores ``z``."""
+        self._validate_params()
+        if isinstance(self.bins, numbers.Integral) and not isinstance(self.bins, bool):
+            if self.bins > z.shape[0]:
+                raise DataError(
+                    f"{self.bins} bins for {z.shape[0]} fitting items: some bins would be empty by "
+                    "construction. Use at most as many bins as items (the paper uses J = n^(1/3))."
+                )
+        return make_edges(self.bins, what="histogram bins", scores=z, strategy=self.strategy)
+
+    def _fit(self, z, t):
+        edges = self.make_edges(z)
+        idx = assign(z, edges)
+        J = edges.size - 1
+        values, raw, counts = _one_draw(idx, t, J)
+        self._set(edges, values, raw, counts)
+
+    def _set(self, edges, values, raw, counts):
+        self.bin_edges_ = np.asarray(edges, dtype=np.float64)
+        self.bin_values_ = np.asarray(values, dtype=np.float64)
+        self.bin_means_ = np.asarray(raw, dtype=np.float64)
+        self.bin_counts_ = np.asarray(counts, dtype=np.float64)
+        n = counts.sum()
+        ok = counts > 0
+        self.fill_value_ = float(np.clip(np.sum(raw[ok] * counts[ok]) / n, 0.0, 1.0))
+        self.projection_residual_ = float(np.sum(counts[ok] / n * np.abs(raw[ok] - values[ok])))
+
+    def _predict(self, z):
+        return self.bin_values_[assign(z, self.bin_edges_)]
+
+
+def _one_draw(idx, t, J):
+    counts = np.bincount(idx, minlength=J).astype(np.float64)
+    sums = np.bincount(idx, weights=t, minlength=J)
+    ok = counts > 0
+    raw = np.full(J, np.nan)
+    raw[ok] = sums[ok] / counts[ok]
+    overall = float(np.clip(sums.sum() / counts.sum(), 0.0, 1.0))
+    values = np.where(ok, np.clip(np.nan_to_num(raw), 0.0, 1.0), overall)
+    return values, raw, counts
+
+
+class ScoreBinMap(RecalibrationMap):
+    """Auxiliary map: the channel model's fitted prevalence of the score group of ``z``.
+
+    Fitted from a :class:`~bayescal.ChannelFit` with score groups (joint
+    score-bin EM, GMM, or a grouped posterior), not from targets.
+
+    Attributes
+    ----------
+    group_edges_ : ndarray of shape (L + 1,)
+    group_values_ : ndarray of shape (L,)
+        Fitted prevalence per group; groups without one hold ``mu``.
+
+    Examples
+    --------
+    >>> from bayescal import fit_channels
+    >>> from bayescal.simulate import simulate_toy
+    >>> ch = fit_channels(simulate_toy(4000, random_state=0), "score_bin_em", groups=5)
+    >>> g = ScoreBinMap().fit(ch)
+    >>> g.predict([0.05, 0.95]).round(1).tolist()
+    [0.1, 0.9]
+    """
+
+    _fitted_attr = "group_values_"
+
+    def __init__(self):
+        pass
+
+    def fit(self, channels, draw: int = 0) -> "ScoreBinMap":
+        """Read the prevalences of one channel draw.
+
+        Parameters
+        ----------
+        channels : ChannelFit
+            With ``group_edges`` (score groups), or a single group ``"all"``.
+        draw : int, default 0
+        """
+        edges, values = score_bin_values(channels)
+        if not -values.shape[0] <= int(draw) < values.shape[0]:
+            raise ConfigError(f"draw {draw} out of range for {values.shape[0]} draw(s).")
+        self.group_edges_ = edges
+        self.group_values_ = values[int(draw)]
+        return self
+
+    def fit_corrected(self, data, channels, **kwargs) -> "ScoreBinMap":
+        """Same as :meth:`fit`; ``data`` is not used (the prevalences came from it already)."""
+        return self.fit(channels, kwargs.get("draw", 0) or 0)
+
+    def fit_targets(self, targets, draw: int = 0):
+        raise ConfigError("ScoreBinMap is fitted from channel prevalences: use fit(channels).")
+
+    def _predict(self, z):
+        return self.group_values_[assign(z, self.group_edges_)]
+
+
+def score_bin_values(channels):
+    """Group edges (L + 1,) and prevalence per draw and group (S, L), ``mu`` where not fitted."""
+    from bayescal.channels.result import ChannelFit
+    from bayescal.summaries.partition import cell_labels
+
+    if not isinstance(channels, ChannelFit):
+        raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
+    prev = channels.prevalence
+    names = [str(g) for g in prev["group"].values]
+    mu = channels.mu.values
+    if channels.group_edges is None:
+        if names == ["all"]:
+            return np.array([0.0, 1.0]), mu[:, None].copy()
+        raise ConfigError(
+            "the channel fit has user-defined groups, not score groups: a score-bin map needs "
+            "channels fitted on score groups (groups=int or edges)."
+        )
+    edges = np.asarray(channels.group_edges, dtype=np.float64)
+    labels = [str(x) for x in cell_labels(edges)]
+    values = np.repeat(mu[:, None], len(labels), axis=1)
+    for j, lab in enumerate(labels):
+        if lab in names:
+            values[:, j] = prev.values[:, names.index(lab)]
+    return edges, values
