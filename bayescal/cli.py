@@ -19,7 +19,9 @@ from bayescal.bench import BENCHMARKS
 from bayescal.errors import BayescalError
 
 # name -> (module, one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {}
+COMMANDS: dict[str, tuple[str, str]] = {
+    "audit": ("bayescal.report.cli", "Audit a binary score's calibration from noisy annotations; writes HTML + JSON."),
+}
 
 
 def _version() -> str:

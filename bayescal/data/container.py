@@ -30,7 +30,7 @@ from bayescal.data.validation import (
 from bayescal.dims import ANNOTATOR, ITEM
 from bayescal.errors import DataError
 
-__all__ = ["Annotations", "load_csv"]
+__all__ = ["Annotations", "load_csv", "load_table", "load_long"]
 
 
 class Annotations:
@@ -452,3 +452,66 @@ def load_csv(
     y = numeric(truth, allow_blank=False) if truth is not None else None
     ids = frame[item].to_numpy() if item is not None else None
     return Annotations.from_arrays(z, lab, truth=y, annotators=annotators, item=ids)
+
+
+def _read_frame(path):
+    """A table from CSV (as strings, blank = missing) or Parquet (typed)."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"file {str(path)!r} does not exist.")
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        try:
+            return pd.read_parquet(path)
+        except ImportError as exc:
+            raise DataError(f"reading Parquet needs pyarrow: pip install pyarrow ({exc}).") from None
+    if suffix in (".csv", ".txt", ".tsv"):
+        if path.stat().st_size == 0:
+            raise DataError(f"CSV file {str(path)!r} is empty: it needs a header row and data rows.")
+        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
+    raise DataError(f"unsupported file type {suffix!r} for {str(path)!r}; use .csv, .tsv or .parquet.")
+
+
+def load_table(path, score: str = "score", annotators=None, truth: str | None = None, item: str | None = None) -> Annotations:
+    """Read a wide table (CSV or Parquet): one row per item, one column per annotator.
+
+    CSV goes through :func:`load_csv` (blank cell = missing answer); Parquet
+    columns must be numeric, with null = missing answer.
+    """
+    path = Path(path)
+    if path.suffix.lower() not in (".parquet", ".pq"):
+        return load_csv(path, score=score, annotators=annotators, truth=truth, item=item)
+    frame = _read_frame(path)
+    if len(frame) == 0:
+        raise DataError(f"Parquet file {str(path)!r} has no rows.")
+    reserved = {c for c in (score, truth, item) if c is not None}
+    for col in reserved:
+        if col not in frame.columns:
+            raise DataError(f"{path.name} has no column {col!r}; columns are {list(frame.columns)!r}.")
+    if annotators is None:
+        annotators = [c for c in frame.columns if c not in reserved]
+    missing = [c for c in annotators if c not in frame.columns]
+    if missing:
+        raise DataError(f"{path.name} has no annotator column(s) {missing!r}.")
+    cols = {}
+    for col in [score, *annotators] + ([truth] if truth else []):
+        values = frame[col]
+        if values.dtype == object or str(values.dtype).startswith(("string", "str")):
+            raise DataError(f"{path.name}: column {col!r} holds text; it must be numeric.")
+        cols[col] = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    lab = np.column_stack([cols[c] for c in annotators])
+    return Annotations.from_arrays(
+        cols[score], lab, truth=cols[truth] if truth else None, annotators=[str(a) for a in annotators],
+        item=frame[item].to_numpy() if item else None,
+    )
+
+
+def load_long(path, *, item: str = "item", annotator: str = "annotator", label: str = "label",
+              score: str = "score", truth: str | None = None) -> Annotations:
+    """Read a long table (CSV or Parquet) with one row per answer; see :meth:`Annotations.from_long`."""
+    frame = _read_frame(path)
+    if len(frame) == 0:
+        raise DataError(f"{Path(path).name} has no rows.")
+    return Annotations.from_long(frame, item=item, annotator=annotator, label=label, score=score, truth=truth)
