@@ -77,23 +77,31 @@ def _linear(theta, X):
     return t
 
 
+def _softplus(t):
+    # log(1 + exp(t)) without overflow; cheaper than np.logaddexp(0, t)
+    return np.maximum(t, 0.0) + np.log1p(np.exp(-np.abs(t)))
+
+
 def _loss(theta, X, m):
-    return float(np.logaddexp(0.0, _linear(theta, X)).mean() - theta @ m)
+    return float(_softplus(_linear(theta, X)).mean() - theta @ m)
 
 
-def _objective(theta, X, m):
-    t = _linear(theta, X)
-    p = special.expit(t)
+def _grad_hess(theta, X, m):
+    p = special.expit(_linear(theta, X))
     w = p * (1.0 - p)
     d = len(X)
-    f = float(np.logaddexp(0.0, t).mean() - theta @ m)
     g = np.array([(p * X[j]).mean() for j in range(d)]) - m
     H = np.empty((d, d))
     for j in range(d):
         wx = w * X[j]
         for k in range(j, d):
             H[j, k] = H[k, j] = (wx * X[k]).mean()
-    return f, g, H
+    return g, H
+
+
+def _objective(theta, X, m):
+    g, H = _grad_hess(theta, X, m)
+    return _loss(theta, X, m), g, H
 
 
 def _columns(X):
@@ -138,14 +146,15 @@ def box_newton(X, m, lo, hi, x0, *, max_iter: int = 200):
         moved = False
         while step > 1e-14:
             new = np.clip(theta + step * d, lo, hi)
-            if _loss(new, X, m) <= f + 1e-4 * float(g @ (new - theta)):
+            fn = _loss(new, X, m)
+            if fn <= f + 1e-4 * float(g @ (new - theta)):
                 moved = not np.array_equal(new, theta)
                 break
             step *= 0.5
         if not moved:
             break
-        theta = new
-        f, g, H = _objective(theta, X, m)
+        theta, f = new, fn
+        g, H = _grad_hess(theta, X, m)
     pg, _ = _projected_gradient(theta, g, lo, hi)
     pg_max = float(np.max(np.abs(pg)))
     converged = pg_max < _ACCEPT_TOL
