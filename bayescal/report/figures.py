@@ -48,7 +48,7 @@ def forest_plot(rows: list[dict], prob: float) -> str:
         ax.grid(alpha=0.3)
     axes[0].set_yticks(y, [r["name"] for r in rows])
     axes[1].legend(fontsize=7, loc="lower left")
-    fig.suptitle(f"Annotator channels ({int(prob * 100)}% intervals)", fontsize=11)
+    fig.suptitle(f"Annotator channels ({int(prob * 100)}% intervals)", fontsize=11, y=1.03)
     return to_base64(fig)
 
 
