@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "run", "fit_evaluate", "entropy_strata_errors"]
 
 ECE_KEYS = ("ece_true", "aece", "cwece", "ece_plugin", "ece_voted")
 ABLATION_METHODS = ("TS", "LS-TS", "SLTS", "MCTS S=1", "VS", "SoftPlatt", "Dirichlet-Soft", "HB-Soft", "IR-Soft")
@@ -68,8 +68,20 @@ def _load(args):
     return load_chaosnli(args.chaosnli[0], args.chaosnli[1:])
 
 
-def _fit_eval(spec, data, cal, test, *, seed, n_bins, n_draws, targets=None, keep_bins=False):
-    """Fit one method (on cal, or on test for the oracle), evaluate on test."""
+def fit_evaluate(spec, data, cal, test, *, seed, n_bins, n_draws, targets=None, keep_bins=False):
+    """Fit one method (on cal, or on test for the oracle), evaluate on test.
+
+    Shared by this benchmark and the ``audit-ambiguity`` report.
+
+    Returns
+    -------
+    row, bins, proba
+        ``row``: the metrics of :func:`~bayescal.ambiguity.evaluate` (ECE-type
+        values in percent) plus ``group``, ``oracle``, ``T`` (temperature
+        methods), ``seconds``, ``converged``, ``n_iter``; ``bins``: the per-bin
+        ``ece_true`` data of the same label draws (only with ``keep_bins``,
+        else None); ``proba``: the test-half probabilities.
+    """
     from bayescal.ambiguity import ece_true, evaluate
 
     model = spec.factory(seed)
@@ -130,7 +142,7 @@ def _cal_size_ablation(data, cal, test, specs, args, seed):
         res = {}
         for name in ABLATION_METHODS:
             if name in specs:
-                r, _, _ = _fit_eval(specs[name], data, sub, test, seed=seed, n_bins=args.n_bins, n_draws=args.n_draws)
+                r, _, _ = fit_evaluate(specs[name], data, sub, test, seed=seed, n_bins=args.n_bins, n_draws=args.n_draws)
                 res[name] = {"ece_true": r["ece_true"], "nll": r["nll"], "brier": r["brier"]}
         rows[f"{frac:g}"] = {"n_cal": int(np.size(sub)), "results": res}
     return rows
@@ -153,7 +165,7 @@ def _annotation_ablation(data, cal, test, specs, args, seed):
         res = {}
         for name in ABLATION_METHODS:
             if name in specs:
-                r, _, _ = _fit_eval(
+                r, _, _ = fit_evaluate(
                     specs[name], data, cal, test, seed=seed, n_bins=args.n_bins, n_draws=args.n_draws, targets=targets
                 )
                 res[name] = {"ece_true": r["ece_true"], "nll": r["nll"], "brier": r["brier"]}
@@ -163,7 +175,7 @@ def _annotation_ablation(data, cal, test, specs, args, seed):
     return rows
 
 
-def _entropy_ablation(data, test, probas, n_strata):
+def entropy_strata_errors(data, test, probas, n_strata):
     """Mean pointwise error ``|p_c - pi_c|`` (percent) by annotation-entropy stratum.
 
     Unanimous items (entropy 0) form the first stratum; the others are split
@@ -229,7 +241,7 @@ def run(args) -> int:
             split_first = (cal, test)
         res = {}
         for name, spec in specs.items():
-            r, b, p = _fit_eval(
+            r, b, p = fit_evaluate(
                 spec, data, cal, test, seed=seed, n_bins=args.n_bins, n_draws=args.n_draws, keep_bins=(i == 0)
             )
             res[name] = r
@@ -268,7 +280,7 @@ def run(args) -> int:
         ablations["annotations"] = _annotation_ablation(data, cal, test, specs, args, first)
     if args.ablations or args.ablate_entropy:
         probas = {n: probas_first[n] for n in ENTROPY_METHODS if n in probas_first}
-        ablations["entropy"] = _entropy_ablation(data, test, probas, int(args.entropy_bins))
+        ablations["entropy"] = entropy_strata_errors(data, test, probas, int(args.entropy_bins))
     if ablations:
         out["ablations"] = ablations
 
