@@ -3,10 +3,12 @@
 - :func:`summarize_dask`: wide rows (one per item, one column per annotator) from a dask
   DataFrame or CSV / Parquet files;
 - :func:`summarize_long_dask`: one row per answer (item, annotator, label), regrouped by
-  item with one dask shuffle.
+  item with one dask shuffle;
+- :func:`histogram_map_from_summary`: a histogram recalibration map on the summary's own
+  bins, from counts only.
 
-Both return an ordinary :class:`~bayescal.Summary`, so every channel estimator, PyMC model,
-NC-ECE and histogram map runs on the result unchanged. dask is an optional extra
+Both summaries are ordinary :class:`~bayescal.Summary` objects, so every channel estimator,
+PyMC model and NC-ECE (with intervals) runs on them unchanged. dask is an optional extra
 (``pip install "bayescal[dask]"``), imported only when these functions run. See
 ``docs/scale.md``.
 """
@@ -14,5 +16,12 @@ NC-ECE and histogram map runs on the result unchanged. dask is an optional extra
 from bayescal.scale._deps import DaskNotInstalledError
 from bayescal.scale.dask_summaries import is_out_of_core_source, summarize_dask
 from bayescal.scale.long import summarize_long_dask
+from bayescal.scale.recal import histogram_map_from_summary
 
-__all__ = ["summarize_dask", "summarize_long_dask", "is_out_of_core_source", "DaskNotInstalledError"]
+__all__ = [
+    "summarize_dask",
+    "summarize_long_dask",
+    "histogram_map_from_summary",
+    "is_out_of_core_source",
+    "DaskNotInstalledError",
+]

@@ -441,7 +441,10 @@ def summarize_long_dask(
     n_out = int(npartitions) if npartitions is not None else max(1, len(parts))
     if n_out < 1:
         raise ConfigError(f"npartitions must be at least 1; got {npartitions!r}.")
-    by_item = rows.shuffle(on="item", npartitions=n_out)
+    # The shuffle method is fixed here, where the graph is built: dask would otherwise pick
+    # its P2P shuffle whenever a distributed client exists, which then fails on the local
+    # scheduler. Tasks shuffle locally, P2P on a cluster.
+    by_item = rows.shuffle(on="item", npartitions=n_out, shuffle_method="tasks" if client is None else "p2p")
 
     from dask import delayed
 

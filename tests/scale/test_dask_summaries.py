@@ -1,0 +1,149 @@
+"""Wide out-of-core summaries equal the in-memory ones; bad rows are named by file and row."""
+
+import numpy as np
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+pytest.importorskip("pyarrow")
+
+import bayescal  # noqa: E402
+from bayescal import Annotations, nc_ece, summarize  # noqa: E402
+from bayescal.channels.em import score_bin_em  # noqa: E402
+from bayescal.errors import ConfigError, DataError  # noqa: E402
+from bayescal.scale import DaskNotInstalledError, is_out_of_core_source, summarize_dask  # noqa: E402
+
+from scale_helpers import without_truth, write_parts  # noqa: E402
+
+ANN = ["a1", "a2", "a3"]
+
+
+def assert_same(s, ref):
+    assert s.annotators == ref.annotators
+    for var in ("pattern_counts", "n_unannotated", "bin_pattern_counts"):
+        np.testing.assert_array_equal(s.dataset[var].values, ref.dataset[var].values)
+    for var in ("bin_pattern_score_sum", "bin_truth_sum"):
+        if var in ref.dataset:
+            np.testing.assert_allclose(s.dataset[var].values, ref.dataset[var].values, rtol=1e-9, atol=1e-9)
+    assert s.equals(ref)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_files_equal_in_memory(toy, toy_frame, tmp_path, fmt):
+    # 13 files, CSV cut into ~4 kB blocks, Parquet into 100-row row groups, 70-row batches:
+    # hundreds of partial summaries must add up to the in-memory one exactly.
+    write_parts(toy_frame, tmp_path, fmt, 13, row_group_size=100)
+    s = summarize_dask(str(tmp_path / f"*.{fmt}"), item="item", truth="truth", blocksize=4000, batch_rows=70)
+    assert_same(s, summarize(toy, groups=5, bins=10))
+    assert s.n_unannotated.sum() > 0  # the data do exercise unannotated items
+
+
+def test_dask_dataframe_equal_in_memory_with_explicit_edges(toy, toy_frame):
+    groups, bins = [0, 0.2, 0.5, 0.55, 1], [0, 0.05, 0.3, 0.31, 0.9, 1]
+    ddf = dd.from_pandas(toy_frame.drop(columns=["item", "truth"]), npartitions=17)
+    s = summarize_dask(ddf, groups=groups, bins=bins, batch_rows=50)
+    assert_same(s, summarize(without_truth(toy), groups=groups, bins=bins))
+
+
+def test_directory_and_list_sources_and_annotator_order(toy, toy_frame, tmp_path):
+    paths = write_parts(toy_frame, tmp_path / "d", "parquet", 4)
+    order = ["a3", "a1", "a2"]
+    ref = summarize(Annotations.from_arrays(toy.score, toy.labels[:, [2, 0, 1]], annotators=order))
+    assert_same(summarize_dask(str(tmp_path / "d"), annotators=order), ref)
+    assert_same(summarize_dask([str(p) for p in paths], annotators=order), ref)
+
+
+def test_downstream_fits_equal(toy, toy_frame, tmp_path):
+    write_parts(toy_frame, tmp_path, "parquet", 7)
+    s = summarize_dask(str(tmp_path), annotators=ANN)
+    ref = summarize(without_truth(toy), groups=5, bins=10)
+    fit, fit_ref = score_bin_em(s), score_bin_em(ref)
+    np.testing.assert_allclose(fit.a.values, fit_ref.a.values, rtol=1e-7)
+    np.testing.assert_allclose(fit.b.values, fit_ref.b.values, rtol=1e-7)
+    np.testing.assert_allclose(fit.prevalence.values, fit_ref.prevalence.values, rtol=1e-7)
+    e, e_ref = nc_ece(s, fit), nc_ece(ref, fit_ref)
+    assert e.value == pytest.approx(e_ref.value, rel=1e-9)
+    np.testing.assert_allclose(e.bin_moments.values, e_ref.bin_moments.values, rtol=1e-7, atol=1e-12)
+
+
+def test_distributed_cluster_gives_same_result(toy, toy_frame, tmp_path, local_cluster):
+    write_parts(toy_frame, tmp_path, "csv", 5)
+    s = summarize_dask(str(tmp_path / "*.csv"), item="item", truth="truth", blocksize=5000, client=local_cluster)
+    assert_same(s, summarize(toy, groups=5, bins=10))
+
+
+def _csv(path, rows):
+    path.write_text("score,a1,a2,a3\n" + "".join(r + "\n" for r in rows))
+    return path
+
+
+def test_bad_label_in_csv_names_file_and_line(tmp_path):
+    rng = np.random.default_rng(0)
+    good = [f"{rng.random():.5f},{rng.integers(2)},,{rng.integers(2)}" for _ in range(2000)]
+    _csv(tmp_path / "a.csv", good)
+    bad = list(good)
+    bad[1500] = "0.5,1,2,0"  # data row 1501 = line 1502 (the header is line 1)
+    _csv(tmp_path / "b.csv", bad)
+    for blocksize in (3000, None):  # the bad row deep inside a later block, and one block per file
+        with pytest.raises(DataError) as err:
+            summarize_dask(str(tmp_path / "*.csv"), blocksize=blocksize, batch_rows=128)
+        msg = str(err.value)
+        assert "b.csv" in msg and "line 1502" in msg and "'a2'" in msg and "value 2" in msg
+
+
+def test_non_numeric_and_out_of_range_scores_named(tmp_path):
+    _csv(tmp_path / "x.csv", ["0.1,0,1,", "0.2,1,1,1", "abc,0,0,0"])
+    with pytest.raises(DataError, match=r"x\.csv', line 4: score column 'score' has the non-numeric value 'abc'"):
+        summarize_dask(str(tmp_path / "x.csv"))
+    _csv(tmp_path / "x.csv", ["0.1,0,1,", "1.5,1,1,1"])
+    with pytest.raises(DataError, match=r"line 3: score column 'score' is 1\.5"):
+        summarize_dask(str(tmp_path / "x.csv"))
+    _csv(tmp_path / "x.csv", ["0.1,0,NA,1"])  # only a blank cell is missing, as in load_csv
+    with pytest.raises(DataError, match=r"line 2: label column 'a2' has the non-numeric value 'NA'"):
+        summarize_dask(str(tmp_path / "x.csv"))
+
+
+def test_bad_rows_in_parquet_and_dask_partitions_named(toy_frame, tmp_path):
+    frame = toy_frame.drop(columns=["item", "truth"]).copy()
+    frame.loc[2345, "a1"] = 2.0
+    write_parts(frame, tmp_path, "parquet", 3, row_group_size=128)  # rows 0-999 in part-000, ...
+    with pytest.raises(DataError, match=r"part-002\.parquet', row 346 .*label column 'a1' has the value 2"):
+        summarize_dask(str(tmp_path / "*.parquet"), batch_rows=100)
+    with pytest.raises(DataError, match=r"partition \d+ of the dask DataFrame, row \d+ .*index 2345"):
+        summarize_dask(dd.from_pandas(frame, npartitions=6))
+    strings = frame.astype({"score": str})
+    strings.loc[17, "score"] = "0.3?"
+    strings.iloc[:100].to_parquet(tmp_path / "s.parquet")
+    with pytest.raises(DataError, match=r"s\.parquet', row 18 .*non-numeric value '0\.3\?'"):
+        summarize_dask(str(tmp_path / "s.parquet"))
+
+
+def test_refusals_are_clear(toy_frame, tmp_path):
+    write_parts(toy_frame, tmp_path, "parquet", 2)
+    with pytest.raises(ConfigError, match="equal_mass_edges"):
+        summarize_dask(str(tmp_path), bin_strategy="quantile")
+    with pytest.raises(DataError, match="no annotator column"):
+        summarize_dask(str(tmp_path), annotators=["a1", "zz"])
+    with pytest.raises(DataError, match="does not exist"):
+        summarize_dask(str(tmp_path / "nope.parquet"))
+    with pytest.raises(DataError, match="matches no CSV or Parquet"):
+        summarize_dask(str(tmp_path / "*.csv"))
+    with pytest.raises(DataError, match="dask DataFrame or a path"):
+        summarize_dask(np.zeros(3))
+    with pytest.raises(ConfigError, match="scheduler"):
+        summarize_dask(str(tmp_path), item="item", truth="truth", scheduler="gpu")
+
+
+def test_missing_dask_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "dask", None)  # makes `import dask` fail
+    with pytest.raises(DaskNotInstalledError, match=r'pip install "bayescal\[dask\]"'):
+        summarize_dask("whatever/*.parquet")
+    assert issubclass(DaskNotInstalledError, ConfigError) and issubclass(DaskNotInstalledError, ImportError)
+
+
+def test_routing_predicate(toy_frame):
+    assert is_out_of_core_source("data/*.parquet") and is_out_of_core_source(["a.csv", "b.csv"])
+    assert is_out_of_core_source(dd.from_pandas(toy_frame, npartitions=2))
+    assert not is_out_of_core_source(toy_frame) and not is_out_of_core_source([0.1, 0.2])
+    assert not is_out_of_core_source(bayescal.simulate.simulate_toy(10, random_state=0))
