@@ -147,3 +147,17 @@ def test_routing_predicate(toy_frame):
     assert is_out_of_core_source(dd.from_pandas(toy_frame, npartitions=2))
     assert not is_out_of_core_source(toy_frame) and not is_out_of_core_source([0.1, 0.2])
     assert not is_out_of_core_source(bayescal.simulate.simulate_toy(10, random_state=0))
+
+
+def test_summarize_routes_out_of_core_sources(toy, toy_frame, tmp_path):
+    import inspect
+
+    if "out_of_core" not in inspect.signature(bayescal.summarize).parameters:
+        pytest.skip("bayescal.summarize does not route to summarize_dask yet (lead's patch)")
+    write_parts(toy_frame, tmp_path, "parquet", 4)
+    ref = summarize(toy, groups=5, bins=10)
+    assert summarize(str(tmp_path), item="item", truth="truth").equals(ref)
+    ddf = dd.from_pandas(toy_frame, npartitions=3)
+    assert summarize(ddf, item="item", truth="truth", groups=5, bins=10).equals(ref)
+    with pytest.raises(ConfigError, match="only to out-of-core sources"):
+        summarize(toy, client=None)
