@@ -8,6 +8,7 @@ __version__ = "0.1.0"
 
 from bayescal.data import Annotations, load_csv
 from bayescal.summaries import Summary, summarize
+from bayescal.bayes import ChannelPriors, fit_channels_bayes, prior_predictive
 from bayescal.channels import ChannelFit, fit_channels
 from bayescal.metrics import (
     BinnedECE,
@@ -29,6 +30,9 @@ __all__ = [
     "summarize",
     "ChannelFit",
     "fit_channels",
+    "fit_channels_bayes",
+    "prior_predictive",
+    "ChannelPriors",
     "BinnedECE",
     "nc_ece",
     "nc_ece_interval",

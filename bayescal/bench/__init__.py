@@ -21,6 +21,14 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bayescal.bench.weights",
         "Choice of the shrinkage default for plug-in inverse-variance weights.",
     ),
+    "bayes-speed": (
+        "bayescal.bench.bayes_speed",
+        "Pattern-count grouped PyMC model vs per-item latent-class model: sampling time and speedup.",
+    ),
+    "coverage": (
+        "bayescal.bench.coverage",
+        "Frequentist coverage of NC-ECE credible intervals (toy Shifted / Nonlinear, grouped Bayesian channels).",
+    ),
     "ambiguity": (
         "bayescal.bench.ambiguity",
         "Multiclass soft-target calibrators on CIFAR-10H or ChaosNLI (Tao et al.).",
