@@ -6,7 +6,8 @@ jinja2 load only inside the functions that use them.
 
 __version__ = "0.1.0"
 
-from bayescal.data import Annotations, load_csv
+from bayescal.data import Annotations, load_csv, load_long, load_table
+from bayescal.examples import load_example
 from bayescal.summaries import Summary, summarize
 from bayescal.bayes import ChannelPriors, fit_channels_bayes, prior_predictive
 from bayescal.channels import ChannelFit, fit_channels
@@ -26,6 +27,9 @@ __all__ = [
     "__version__",
     "Annotations",
     "load_csv",
+    "load_table",
+    "load_long",
+    "load_example",
     "Summary",
     "summarize",
     "ChannelFit",
@@ -42,4 +46,14 @@ __all__ = [
     "majority_vote_ece",
     "oracle_ece",
     "annotator_weights",
+    "audit",
 ]
+
+
+def __getattr__(name):
+    # The audit pulls in matplotlib and jinja2: import it on first use only.
+    if name == "audit":
+        from bayescal.report.audit import audit
+
+        return audit
+    raise AttributeError(f"module 'bayescal' has no attribute {name!r}")

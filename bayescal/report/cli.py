@@ -6,13 +6,8 @@ import os
 import shlex
 import sys
 import time
-from importlib import resources
-from pathlib import Path
 
-EXAMPLES = {
-    "snli-entailment": "snli-entailment.csv",
-    "cifar10h-catdog": "cifar10h-catdog.csv",
-}
+from bayescal.examples import EXAMPLES, load_example
 
 
 def add_arguments(parser) -> None:
@@ -45,8 +40,7 @@ def _load(args):
     if args.example:
         if args.data:
             raise ConfigError("give either DATA or --example, not both.")
-        path = resources.files("bayescal.examples").joinpath(EXAMPLES[args.example])
-        return load_table(Path(str(path)), score="score", annotators=["r1", "r2", "r3"], truth="reference", item="item")
+        return load_example(args.example)
     if not args.data:
         raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
     if args.long:
