@@ -370,7 +370,11 @@ def summarize_long_dask(
         As in :func:`bayescal.scale.summarize_dask` (int or explicit edges).
     npartitions : int, optional
         Partitions after the shuffle on item; default as many as input chunks. Each holds
-        about ``rows / npartitions`` rows in memory at once (~40 bytes per row plus the item id).
+        about ``rows / npartitions`` rows (~40 bytes per row plus the item id). The shuffle
+        itself moves every row once: on the local threaded scheduler it holds all answer
+        rows in memory at once (about 80 bytes per answer, measured); on a
+        ``dask.distributed`` cluster (``client=``) the P2P shuffle buffers to disk. For
+        more answers than that, use a cluster or write the data wide once.
     client, scheduler, workers, blocksize, batch_rows, format
         As in :func:`bayescal.scale.summarize_dask`; ``scores_format`` is the score table's
         ``format``.
