@@ -57,7 +57,13 @@ def is_out_of_core_source(obj) -> bool:
 
 def resolve_edges(groups, bins, bin_strategy: str = "uniform"):
     """Group and bin edges fixed before the pass (every task must use the same ones)."""
-    if bin_strategy != "uniform" or isinstance(groups, str) or isinstance(bins, str):
+    if isinstance(groups, str) or isinstance(bins, str):
+        raise ConfigError(
+            f"out-of-core summaries take groups and bins as an int or explicit edges; got "
+            f"groups={groups!r}, bins={bins!r}. User-defined groups (groups='data') are not "
+            "supported out of core."
+        )
+    if bin_strategy != "uniform":
         raise ConfigError(
             "out-of-core summaries need score groups and bins fixed before the pass: pass an int "
             "(equal-width cells) or explicit edges. Equal-mass cells would need an extra quantile "
@@ -273,6 +279,8 @@ def summarize_dask(
     if return_graph:
         return total
     summary = compute(total, client=client, scheduler=scheduler, workers=workers)
+    if summary.n_items == 0 and int(summary.n_unannotated.values.sum()) == 0:
+        raise DataError("the source has no data rows (only headers or empty partitions).")
     if summary.n_items == 0:
         raise DataError(
             "no item in the source has an answer (every label is missing); check the annotator "
