@@ -6,6 +6,8 @@ Nothing is downloaded: the loaders take paths to the files a user already has.
   with the original label, 10 annotator counts and 10 softmax probabilities.
 - ChaosNLI JSONL plus prediction files with ``uid`` and ``logits`` (Baan et
   al.'s layout), joined on ``uid`` with the class order aligned.
+- A NumPy ``.npz`` archive with arrays ``logits`` and ``counts`` (any model,
+  any number of classes).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from bayescal.ambiguity.validation import check_logits, check_random_state, check_targets
+from bayescal.ambiguity.validation import check_labels, check_logits, check_random_state, check_targets
 from bayescal.dims import CLASS, ITEM
 from bayescal.errors import ConfigError, DataError
 
@@ -25,6 +27,7 @@ __all__ = [
     "AmbiguityData",
     "load_cifar10h",
     "load_chaosnli",
+    "load_npz",
     "stratified_split",
     "CIFAR10_CLASSES",
     "CHAOSNLI_CLASSES",
@@ -253,6 +256,88 @@ def load_chaosnli(jsonl, predictions, *, prediction_order=CHAOSNLI_PREDICTION_OR
         reference=ref_arr if (ref_arr >= 0).all() else None,
         name="ChaosNLI-SNLI",
         attrs={"source": str(jp), "prediction_order": ",".join(order)},
+    )
+
+
+def load_npz(path, *, name: str | None = None) -> AmbiguityData:
+    """Read logits and annotator counts from a NumPy ``.npz`` archive.
+
+    Required arrays: ``logits`` (n_items, n_classes), finite, and ``counts``
+    (n_items, n_classes), whole non-negative annotator counts with at least one
+    per item. Optional: ``classes`` (n_classes,) strings, ``item_ids``
+    (n_items,), ``reference`` (n_items,) integer labels. Pickled objects are
+    refused (``allow_pickle=False``), so a file cannot run code on load.
+
+    Parameters
+    ----------
+    path : str or Path
+    name : str, optional
+        Dataset name for reports (default: the file name).
+
+    Returns
+    -------
+    AmbiguityData
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> f = os.path.join(tempfile.mkdtemp(), "d.npz")
+    >>> np.savez(f, logits=[[2.0, 0.0], [0.0, 1.0]], counts=[[3, 1], [0, 4]])
+    >>> d = load_npz(f)
+    >>> d.n_items, d.classes
+    (2, ('0', '1'))
+    """
+    import zipfile
+
+    p = _path(path, "npz")
+    try:
+        with np.load(p, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataError(f"{p}: not a readable .npz archive of plain arrays ({exc}).") from exc
+    missing = [k for k in ("logits", "counts") if k not in arrays]
+    if missing:
+        raise DataError(
+            f"{p}: missing array(s) {', '.join(missing)}; the archive holds {sorted(arrays) or 'nothing'}. "
+            "Save it with np.savez(path, logits=..., counts=...)."
+        )
+    z = check_logits(arrays["logits"], name=f"{p.name}: logits")
+    c = np.asarray(arrays["counts"])
+    if c.ndim != 2 or c.shape != z.shape:
+        raise DataError(
+            f"{p.name}: counts has shape {c.shape} but logits has shape {z.shape}; "
+            "both must be (n_items, n_classes) in the same class order."
+        )
+    if not (np.issubdtype(c.dtype, np.integer) or np.issubdtype(c.dtype, np.floating)):
+        raise DataError(f"{p.name}: counts must be numeric, got dtype {c.dtype}.")
+    check_targets(c, n_items=z.shape[0], n_classes=z.shape[1], name=f"{p.name}: counts")
+    if not np.all(c == np.round(c)):
+        raise DataError(f"{p.name}: counts must be whole annotator counts (votes per class), not fractions.")
+    k = z.shape[1]
+    if "classes" in arrays:
+        names = np.asarray(arrays["classes"]).ravel()
+        if names.size != k:
+            raise DataError(f"{p.name}: {names.size} class names for {k} logit columns.")
+        classes = tuple(str(v) for v in names)
+        if len(set(classes)) != k:
+            raise DataError(f"{p.name}: class names must be unique, got {list(classes)}.")
+    else:
+        classes = tuple(str(j) for j in range(k))
+    ids = np.asarray(arrays["item_ids"]).ravel() if "item_ids" in arrays else np.arange(z.shape[0])
+    if ids.size != z.shape[0]:
+        raise DataError(f"{p.name}: {ids.size} item_ids for {z.shape[0]} items.")
+    ref = None
+    if "reference" in arrays:
+        ref = check_labels(np.asarray(arrays["reference"]).ravel(), n_classes=k, name=f"{p.name}: reference",
+                           n_items=z.shape[0])
+    return AmbiguityData(
+        logits=z,
+        counts=c.astype(np.int64),
+        classes=classes,
+        item_ids=ids,
+        reference=ref,
+        name=name or p.stem,
+        attrs={"source": str(p)},
     )
 
 
