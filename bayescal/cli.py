@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if target is not None:
         importlib.import_module(target._bayescal_module).add_arguments(target)
     args = parser.parse_args(argv)
+    args._argv = list(argv)  # what was asked for, for reproducibility records
     module = getattr(args, "_module", None)
     if module is None:
         parser.print_help()

@@ -70,7 +70,7 @@ def run(args) -> int:
     result = audit(
         data, channels=args.channels, groups=args.groups, bins=args.bins, draws=args.draws, tune=args.tune,
         chains=args.chains, prob=args.prob, seed=args.seed, progress=not quiet,
-        command="bayescal " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        command="bayescal " + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
     )
     written = result.save(args.out)
     nc = result.summary["ece"]["nc"]
