@@ -45,4 +45,8 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bayescal.bench.ambiguity",
         "Multiclass soft-target calibrators on CIFAR-10H or ChaosNLI (Tao et al.).",
     ),
+    "scale": (
+        "bayescal.bench.scale",
+        "Out-of-core summaries + score-bin EM + NC-ECE on chunked Parquet with dask (1 vs 2 workers).",
+    ),
 }

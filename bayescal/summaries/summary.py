@@ -251,7 +251,9 @@ def _group_spec(groups, data):
     return make_edges(groups, what="groups"), None
 
 
-def summarize(data, *, groups=None, bins=DEFAULT_BINS, bin_strategy: str = "uniform") -> Summary:
+def summarize(
+    data, *, groups=None, bins=DEFAULT_BINS, bin_strategy: str = "uniform", **out_of_core
+) -> Summary:
     """Reduce an :class:`~bayescal.Annotations` to its sufficient statistics.
 
     Parameters
@@ -268,17 +270,36 @@ def summarize(data, *, groups=None, bins=DEFAULT_BINS, bin_strategy: str = "unif
     bin_strategy : {"uniform", "quantile"}
         With an int ``bins``: equal-width or equal-mass bins. Equal-mass edges
         come from the annotated items' scores.
+    **out_of_core
+        Only when ``data`` is a dask DataFrame or a path / glob of CSV or Parquet
+        files: passed to :func:`bayescal.scale.summarize_dask` (``score``,
+        ``annotators``, ``truth``, ``client``, ``blocksize``, ...), which builds
+        the summary chunk by chunk (needs ``pip install "bayescal[dask]"``).
 
     Returns
     -------
     Summary
     """
     from bayescal.data.container import Annotations
+    from bayescal.scale.dask_summaries import is_out_of_core_source  # no dask import
 
+    if not isinstance(data, Annotations) and is_out_of_core_source(data):
+        from bayescal.scale import summarize_dask
+
+        return summarize_dask(
+            data, groups=DEFAULT_GROUPS if groups is None else groups, bins=bins,
+            bin_strategy=bin_strategy, **out_of_core,
+        )
+    if out_of_core:
+        raise ConfigError(
+            f"summarize got unexpected keyword(s) {sorted(out_of_core)}; they apply only to "
+            "out-of-core sources (a dask DataFrame or a path / glob of CSV or Parquet files)."
+        )
     if not isinstance(data, Annotations):
         raise DataError(
             f"summarize expects an Annotations container; got {type(data).__name__}. "
-            "Build one with Annotations.from_arrays, Annotations.from_long or load_csv."
+            "Build one with Annotations.from_arrays, Annotations.from_long or load_csv, or pass a "
+            "dask DataFrame or a path / glob of CSV or Parquet files."
         )
     annotated = data.annotated
     group_edges, group_values = _group_spec(groups, data)
