@@ -150,8 +150,10 @@ def audit(
 
     Parameters
     ----------
-    data : Annotations
-        Scores, answers (missing allowed) and optional truth (reference labels).
+    data : Annotations or Summary
+        Scores, answers (missing allowed) and optional truth (reference labels); or
+        a summary (for example built out of core with dask), in which case its own
+        groups and bins are used and the per-item recalibration step is skipped.
     channels : {"bayes", "score-bin-em", "dawid-skene-em", "gmm", "hui-walter"}
         ``"bayes"`` (default) samples the grouped PyMC model and carries channel
         uncertainty into the NC-ECE interval; the others are point estimators
@@ -178,9 +180,10 @@ def audit(
     """
     from bayescal.data.container import Annotations
     from bayescal.report import sections as S
+    from bayescal.summaries.summary import Summary
 
-    if not isinstance(data, Annotations):
-        raise ConfigError(f"audit expects an Annotations container; got {type(data).__name__}.")
+    if not isinstance(data, (Annotations, Summary)):
+        raise ConfigError(f"audit expects an Annotations container or a Summary; got {type(data).__name__}.")
     if channels not in CHANNEL_CHOICES:
         raise ConfigError(f"channels must be one of {CHANNEL_CHOICES}; got {channels!r}.")
     if not 0 < prob < 1:

@@ -43,6 +43,8 @@ def _load(args):
         return load_example(args.example)
     if not args.data:
         raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
+    if _out_of_core(args.data):
+        return _summarize_out_of_core(args)
     if args.long:
         parts = [p.strip() for p in args.long.split(",")]
         if len(parts) != 3 or not all(parts):
@@ -52,6 +54,27 @@ def _load(args):
     if args.annotators:
         annotators = [a.strip() for a in args.annotators.split(",") if a.strip()]
     return load_table(args.data, score=args.score, annotators=annotators, truth=args.truth, item=args.item)
+
+
+def _out_of_core(path: str) -> bool:
+    """A folder or a glob of CSV/Parquet files is summarised chunk by chunk with dask."""
+    from pathlib import Path
+
+    return Path(path).is_dir() or any(c in path for c in "*?[")
+
+
+def _summarize_out_of_core(args):
+    from bayescal.summaries.summary import summarize
+
+    annotators = [a.strip() for a in args.annotators.split(",")] if args.annotators else None
+    if args.long:
+        from bayescal.scale import summarize_long_dask
+
+        item, annotator, label = [p.strip() for p in args.long.split(",")]
+        return summarize_long_dask(args.data, item=item, annotator=annotator, label=label, score=args.score,
+                                   truth=args.truth, annotators=annotators, groups=args.groups, bins=args.bins)
+    return summarize(args.data, groups=args.groups, bins=args.bins, score=args.score, annotators=annotators,
+                     truth=args.truth)
 
 
 def run(args) -> int:

@@ -65,8 +65,15 @@ def _fmt(x, digits=4):
 def data_section(ctx: Context) -> Section:
     from bayescal.summaries.summary import summarize
 
+    from bayescal.summaries.summary import Summary
+
     d = ctx.data.describe()
-    ctx.summary = summarize(ctx.data, groups=ctx.groups, bins=ctx.bins)
+    if isinstance(ctx.data, Summary):
+        ctx.summary = ctx.data  # its groups and bins were fixed when it was built
+        ctx.groups = list(ctx.summary.group_edges) if ctx.summary.group_edges is not None else "data"
+        ctx.bins = list(ctx.summary.bin_edges)
+    else:
+        ctx.summary = summarize(ctx.data, groups=ctx.groups, bins=ctx.bins)
     rows = [
         ("items", d["n_items"]),
         ("annotators", d["n_annotators"]),
@@ -301,6 +308,13 @@ def ece_section(ctx: Context) -> Section:
 def recalibration_section(ctx: Context) -> Section:
     import importlib.util
 
+    from bayescal.summaries.summary import Summary
+
+    if isinstance(ctx.data, Summary):
+        return Section(title="Recalibration", status="skipped",
+                       reason="the audit ran on a summary (no per-item scores): fitting and evaluating maps on a "
+                              "held-out split needs items. The corrected histogram map can be built from counts "
+                              "with bayescal.scale.histogram_map_from_summary; see docs/scale.md.")
     if importlib.util.find_spec("bayescal.recal") is None:
         return Section(title="Recalibration", status="skipped",
                        reason="the recalibration module (bayescal.recal) is not part of this installation.")
@@ -339,9 +353,9 @@ def build_summary(ctx: Context, repro: dict) -> dict:
     iv = ctx.interval.to_dict()
     diag = post.diagnostics if ctx.channels_choice == "bayes" else {}
     out = {
-        "n_items": ctx.data.n_items,
+        "n_items": ctx.data.describe()["n_items"],
         "n_annotators": ctx.data.n_annotators,
-        "n_unannotated": ctx.data.n_unannotated,
+        "n_unannotated": ctx.data.describe()["n_unannotated"],
         "channels": {"method": post.method, "point_method": ctx.point_method, "annotators": ann, "prevalence": prev},
         "ece": {
             "soft_vote": ctx.errors["soft_vote"].value,

@@ -220,6 +220,43 @@ class Summary:
                 return False
         return True
 
+    def data_hash(self) -> str:
+        """SHA-256 of the counts and sums (what every downstream result depends on)."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for var in _COUNT_VARS + _SUM_VARS + ("bin_edges", "group_edges"):
+            if var in self._ds:
+                h.update(np.ascontiguousarray(self._ds[var].values).tobytes())
+        h.update("\x1f".join(self.annotators).encode())
+        return h.hexdigest()
+
+    def describe(self) -> dict:
+        """Plain facts available from the counts (like :meth:`Annotations.describe`)."""
+        counts = self._ds["pattern_counts"].values.sum(axis=0)
+        states = self.states
+        n = self.n_items
+        answered = self.answered_counts.values
+        pos = (self._ds["bin_pattern_counts"].values @ (states == 1).astype(np.int64)).sum(axis=0)
+        n_ans = (states != 2).sum(axis=1)
+        n_pos = (states == 1).sum(axis=1)
+        multi = n_ans >= 2
+        unanimous = ((n_pos == 0) | (n_pos == n_ans)) & multi
+        n_multi = counts[multi].sum()
+        n_unann = int(self._ds["n_unannotated"].values.sum())
+        return {
+            "n_items": n + n_unann,
+            "n_annotators": self.n_annotators,
+            "n_unannotated": n_unann,
+            "answered_fraction": float(answered.sum() / ((n + n_unann) * self.n_annotators)),
+            "answers_per_annotator": dict(zip(self.annotators, answered.tolist())),
+            "positive_rate_per_annotator": dict(
+                zip(self.annotators, [float(p / a) if a else None for p, a in zip(pos, answered)])
+            ),
+            "unanimous_fraction": float(counts[unanimous].sum() / n_multi) if n_multi else None,
+            "has_truth": self.has_truth,
+        }
+
     def __repr__(self) -> str:
         return (
             f"<Summary: {self.n_items} annotated items, {self.n_annotators} annotators, "

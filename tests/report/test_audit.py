@@ -148,3 +148,21 @@ def test_python_api_refuses_wrong_input():
         audit("data.csv")
     with pytest.raises(bc.errors.ConfigError, match="channels"):
         audit(simulate_toy(100, random_state=0), channels="magic")
+
+
+def test_cli_audits_a_folder_of_parquet_out_of_core(tmp_path):
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    d = simulate_toy(3000, "nonlinear", random_state=8, missing=0.1)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    wide = pd.DataFrame({"score": d.score, **{n: d.labels[:, j] for j, n in enumerate(d.annotators)}})
+    for k, part in enumerate(np.array_split(np.arange(d.n_items), 4)):
+        wide.iloc[part].to_parquet(folder / f"part-{k}.parquet")
+    out = tmp_path / "out"
+    assert main(["audit", str(folder), "--channels", "score-bin-em", "--out", str(out), "--quiet"]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    in_memory = audit(bc.Annotations.from_arrays(d.score, d.labels), channels="score-bin-em")
+    assert s["ece"]["nc"]["point"] == pytest.approx(in_memory.summary["ece"]["nc"]["point"], abs=1e-9)
+    assert s["n_items"] == d.n_items
+    assert "skipped" in (out / "report.html").read_text()
