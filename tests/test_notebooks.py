@@ -4,22 +4,17 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).parents[1] / "notebooks").glob("*.ipynb"))
-# These have their own test with content checks (tests/ambiguity/test_notebook.py).
-OWN_TEST = {"ambiguity_cifar10h_chaosnli.ipynb"}
+NOTEBOOK_DIR = Path(__file__).parents[1] / "notebooks"
+
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+# These have their own test with content checks (tests/ambiguity, tests/recal).
+OWN_TEST = {"ambiguity_cifar10h_chaosnli.ipynb", "recalibration.ipynb"}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name not in OWN_TEST], ids=lambda p: p.stem)
-def test_notebook_executes(path, monkeypatch):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    monkeypatch.setenv("BAYESCAL_QUICK", "1")
-    nb = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}}).execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    assert not errors
+def test_notebook_executes(path, execute_notebook):
+    execute_notebook(path.name)
 
 
 def test_notebooks_exist():

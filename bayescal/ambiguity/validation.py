@@ -158,16 +158,12 @@ def check_targets(targets, *, n_items: int, n_classes: int, name: str = "targets
 def check_random_state(random_state) -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` for ``random_state``.
 
-    An int seeds a new PCG64 generator; a Generator is used as is (shared
-    stream); ``None`` is refused so every result in this track is reproducible.
+    Same as :func:`bayescal._random.check_random_state`, except that ``None`` is
+    refused so every result in this track is reproducible.
     """
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ConfigError(f"random_state must be a non-negative int, got {random_state}.")
-        return np.random.default_rng(int(random_state))
-    raise ConfigError(
-        "random_state must be a non-negative int or a numpy.random.Generator, "
-        f"got {type(random_state).__name__}; pass a seed such as 0."
-    )
+    from bayescal._random import check_random_state as _shared
+
+    if random_state is None:
+        raise ConfigError("random_state must be a non-negative int or a numpy.random.Generator, got NoneType; "
+                          "pass a seed such as 0.")
+    return _shared(random_state)

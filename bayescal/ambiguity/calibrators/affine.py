@@ -79,7 +79,8 @@ class _Platt(Calibrator):
         self.l2 = l2
 
     def _targets(self, z, targets):
-        raise NotImplementedError
+        # The hard and soft subclasses define the targets; this base is never fitted itself.
+        raise TypeError(f"{type(self).__name__} is an abstract base: use its Hard or Soft subclass.")
 
     def _fit(self, z, targets):
         lam = _check_reg("l2", self.l2)
@@ -177,7 +178,8 @@ class _Dirichlet(Calibrator):
         self.lambda_bias = lambda_bias
 
     def _targets(self, z, targets):
-        raise NotImplementedError
+        # The hard and soft subclasses define the targets; this base is never fitted itself.
+        raise TypeError(f"{type(self).__name__} is an abstract base: use its Hard or Soft subclass.")
 
     def _fit(self, z, targets):
         lo = _check_reg("lambda_offdiag", self.lambda_offdiag)

@@ -1,0 +1,29 @@
+"""Fixtures shared by every test folder."""
+
+from pathlib import Path
+
+import pytest
+
+NOTEBOOK_DIR = Path(__file__).parents[1] / "notebooks"
+
+
+@pytest.fixture
+def execute_notebook(monkeypatch):
+    """Run a notebook top to bottom in quick mode; returns (notebook, text of its outputs)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+
+    def run(name, **env):
+        monkeypatch.setenv("BAYESCAL_QUICK", "1")
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        path = NOTEBOOK_DIR / name
+        nb = nbformat.read(path, as_version=4)
+        nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                resources={"metadata": {"path": str(path.parent)}}).execute()
+        outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+        errors = [o for o in outputs if o.get("output_type") == "error"]
+        assert not errors, errors
+        return nb, "".join(o.get("text", "") for o in outputs)
+
+    return run
