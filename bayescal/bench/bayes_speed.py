@@ -35,6 +35,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--per-item-max", type=int, default=10_000,
                         help="largest n for which the per-item model is run (slower above)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sampler", choices=["pymc", "nutpie"], default="pymc",
+                        help="NUTS implementation for both models (nutpie: pip install nutpie)")
 
 
 def _per_item_model(spec, labels, group):
@@ -69,6 +71,16 @@ def _per_item_model(spec, labels, group):
 def _time_model(model, args, seed):
     import pymc as pm
 
+    if getattr(args, "sampler", "pymc") == "nutpie":
+        import nutpie
+
+        t0 = time.perf_counter()
+        compiled = nutpie.compile_pymc_model(model, backend="numba")
+        compile_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        idata = nutpie.sample(compiled, draws=args.draws, tune=args.tune, chains=args.chains, seed=seed,
+                              progress_bar=False, cores=1)
+        return compile_s, time.perf_counter() - t0, idata
     t0 = time.perf_counter()
     with model:
         step = pm.NUTS(target_accept=0.9)
@@ -118,7 +130,7 @@ def run(args) -> int:
         print(json.dumps(row), flush=True)
     out = {
         "benchmark": "bayes-speed",
-        "settings": {"draws": args.draws, "tune": args.tune, "chains": args.chains, "cores": 1,
+        "settings": {"sampler": args.sampler, "draws": args.draws, "tune": args.tune, "chains": args.chains, "cores": 1,
                      "groups": args.groups, "annotators": 3, "missing": 0.1},
         "results": results,
     }
