@@ -8,7 +8,6 @@ the problem, where it is, and what to do.
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 

@@ -7,6 +7,8 @@ import platform
 import sys
 from pathlib import Path
 
+from bayescal._json import json_default
+
 
 def environment() -> dict:
     import numpy as np
@@ -23,18 +25,8 @@ def environment() -> dict:
 
 
 def write_json(result: dict, path) -> None:
-    text = json.dumps(result, indent=2, default=_default)
+    text = json.dumps(result, indent=2, default=json_default)
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text + "\n")
     print(text)
-
-
-def _default(obj):
-    import numpy as np
-
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")

@@ -219,12 +219,22 @@ def evaluate_recalibrated(recalibrated_score, eval_data, channels, *, bins=10, b
         Channels for the correction: the ones used for fitting, or a separate
         channel sample (paper App. E.5).
     """
-    if hasattr(recalibrated_score, "predict"):
-        g = recalibrated_score.predict(eval_data.score)
-    elif callable(recalibrated_score):
-        g = recalibrated_score(eval_data.score)
+    g = recalibrated_values(recalibrated_score, eval_data)
+    return nc_ece(eval_data.with_score(g), channels, weights=weights, lam=lam, bins=bins, bin_strategy=bin_strategy)
+
+
+def recalibrated_values(recalibrated, data) -> np.ndarray:
+    """``g(Z)`` for the items of ``data``: ``recalibrated`` is a fitted map (``predict``),
+    a callable, or the values themselves; shape-checked against the items."""
+    if hasattr(recalibrated, "predict"):
+        g = recalibrated.predict(data.score)
+    elif callable(recalibrated):
+        g = recalibrated(data.score)
     else:
-        g = recalibrated_score
-    return nc_ece(eval_data.with_score(np.asarray(g, dtype=np.float64)), channels, weights=weights, lam=lam, bins=bins, bin_strategy=bin_strategy)
+        g = recalibrated
+    g = np.asarray(g, dtype=np.float64)
+    if g.shape != (data.n_items,):
+        raise DataError(f"recalibrated scores have shape {g.shape}; expected ({data.n_items},).")
+    return g
 
 

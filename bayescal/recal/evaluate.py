@@ -6,7 +6,6 @@ channel sample (the held-out channels replace the fitting channels only here).
 
 from __future__ import annotations
 
-import numpy as np
 
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
@@ -62,20 +61,11 @@ def evaluate_map(
     """
     from bayescal.data.container import Annotations
     from bayescal.metrics.binned import oracle_ece, soft_vote_ece
-    from bayescal.metrics.ncece import nc_ece
+    from bayescal.metrics.ncece import nc_ece, recalibrated_values
 
     if not isinstance(data, Annotations):
         raise DataError(f"evaluation data must be an Annotations container; got {type(data).__name__}.")
-    if hasattr(recalibrated, "predict"):
-        g = recalibrated.predict(data.score)
-    elif callable(recalibrated):
-        g = recalibrated(data.score)
-    else:
-        g = recalibrated
-    g = np.asarray(g, dtype=np.float64)
-    if g.shape != (data.n_items,):
-        raise DataError(f"recalibrated scores have shape {g.shape}; expected ({data.n_items},).")
-    ev = data.with_score(g)
+    ev = data.with_score(recalibrated_values(recalibrated, data))
     if bin_strategy not in ("uniform", "quantile"):
         raise ConfigError(f"bin_strategy must be 'uniform' or 'quantile'; got {bin_strategy!r}.")
     out = {"soft_vote": soft_vote_ece(ev, bins=bins, bin_strategy=bin_strategy)}

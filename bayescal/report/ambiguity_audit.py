@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from bayescal.errors import ConfigError, DataError
-from bayescal.report.audit import Section, _json_default
+from bayescal._json import json_default
+from bayescal.report.audit import Section
 
 __all__ = [
     "audit_ambiguity",
@@ -133,7 +134,7 @@ class AmbiguityAuditResult:
         if out.exists() and not out.is_dir():
             raise ConfigError(f"--out {out} exists and is not a directory.")
         html = self.to_html()
-        text = json.dumps(self.summary, indent=2, default=_json_default, allow_nan=False) + "\n"
+        text = json.dumps(self.summary, indent=2, default=json_default, allow_nan=False) + "\n"
         out.mkdir(parents=True, exist_ok=True)
         staged = []
         for name, content in (("report.html", html), ("summary.json", text)):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bayescal._json import json_default
 from bayescal.errors import ConfigError
 
 __all__ = ["audit", "AuditResult", "CHANNEL_CHOICES"]
@@ -96,7 +97,7 @@ class AuditResult:
         html.write_text(self.to_html(), encoding="utf-8")
         staged.append((html, out / "report.html"))
         js = out / ".summary.json.partial"
-        js.write_text(json.dumps(self.summary, indent=2, default=_json_default) + "\n")
+        js.write_text(json.dumps(self.summary, indent=2, default=json_default) + "\n")
         staged.append((js, out / "summary.json"))
         if self.idata is not None:
             nc = out / ".posterior.nc.partial"
@@ -115,14 +116,6 @@ class AuditResult:
             + (f" [{nc['lo']:.4f}, {nc['hi']:.4f}]" if nc.get("lo") is not None else "")
             + f"; soft-vote ECE {self.summary['ece']['soft_vote']:.4f}; {len(self.summary['warnings'])} warning(s)>"
         )
-
-
-def _json_default(obj):
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(type(obj).__name__)
 
 
 def _interval(x, prob):
