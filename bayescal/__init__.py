@@ -6,11 +6,10 @@ jinja2 load only inside the functions that use them.
 
 __version__ = "0.1.0"
 
-from bayescal.data import Annotations, load_csv, load_long, load_table
-from bayescal.examples import load_example
-from bayescal.summaries import Summary, summarize
 from bayescal.bayes import ChannelPriors, fit_channels_bayes, prior_predictive
 from bayescal.channels import ChannelFit, fit_channels
+from bayescal.data import Annotations, load_csv, load_long, load_table
+from bayescal.examples import load_example
 from bayescal.metrics import (
     BinnedECE,
     annotator_weights,
@@ -22,6 +21,7 @@ from bayescal.metrics import (
     oracle_ece,
     soft_vote_ece,
 )
+from bayescal.summaries import Summary, summarize
 
 __all__ = [
     "__version__",

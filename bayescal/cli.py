@@ -20,8 +20,14 @@ from bayescal.errors import BayescalError
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "audit": ("bayescal.report.cli", "Audit a binary score's calibration from noisy annotations; writes HTML + JSON."),
-    "audit-ambiguity": ("bayescal.report.ambiguity_cli", "Audit multiclass calibration against annotator distributions."),
+    "audit": (
+        "bayescal.report.cli",
+        "Audit a binary score's calibration from noisy annotations; writes HTML + JSON.",
+    ),
+    "audit-ambiguity": (
+        "bayescal.report.ambiguity_cli",
+        "Audit multiclass calibration against annotator distributions.",
+    ),
 }
 
 

@@ -55,14 +55,16 @@ def build_snli(data: Path, rng) -> list[dict]:
         pick = rng.choice(pool.size, size=3, replace=False)
         rest = np.delete(pool, pick)
         p = _softmax(preds[rec["uid"]]["logits"])[0]  # entailment: index 0 in both orders
-        rows.append({
-            "item": rec["uid"],
-            "score": f"{p:.6f}",
-            "r1": int(pool[pick[0]]),
-            "r2": int(pool[pick[1]]),
-            "r3": int(pool[pick[2]]),
-            "reference": int(rest.sum() > rest.size / 2),
-        })
+        rows.append(
+            {
+                "item": rec["uid"],
+                "score": f"{p:.6f}",
+                "r1": int(pool[pick[0]]),
+                "r2": int(pool[pick[1]]),
+                "r3": int(pool[pick[2]]),
+                "reference": int(rest.sum() > rest.size / 2),
+            }
+        )
     return rows
 
 
@@ -77,14 +79,16 @@ def build_cifar(data: Path, rng) -> list[dict]:
         pick = pool[rng.choice(pool.size, size=3, replace=False)]
         answer = ["1" if c == 5 else "0" if c == 3 else "" for c in pick]  # other classes: blank
         score = prob[i, 5] / (prob[i, 3] + prob[i, 5])
-        rows.append({
-            "item": f"cifar10-test-{i}",
-            "score": f"{score:.6f}",
-            "r1": answer[0],
-            "r2": answer[1],
-            "r3": answer[2],
-            "reference": int(label[i] == 5),
-        })
+        rows.append(
+            {
+                "item": f"cifar10-test-{i}",
+                "score": f"{score:.6f}",
+                "r1": answer[0],
+                "r2": answer[1],
+                "r3": answer[2],
+                "reference": int(label[i] == 5),
+            }
+        )
     return rows
 
 
@@ -97,8 +101,12 @@ def write(rows, path: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data")
+    )
     args = parser.parse_args()
     data = Path(args.data)
     rng = np.random.default_rng(SEED)

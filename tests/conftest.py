@@ -19,8 +19,12 @@ def execute_notebook(monkeypatch):
             monkeypatch.setenv(key, value)
         path = NOTEBOOK_DIR / name
         nb = nbformat.read(path, as_version=4)
-        nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                                resources={"metadata": {"path": str(path.parent)}}).execute()
+        nbclient.NotebookClient(
+            nb,
+            timeout=600,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent)}},
+        ).execute()
         outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
         errors = [o for o in outputs if o.get("output_type") == "error"]
         assert not errors, errors

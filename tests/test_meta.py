@@ -14,7 +14,9 @@ import bayescal
 CORE_MODULES = sorted(
     m.name
     for m in pkgutil.walk_packages(bayescal.__path__, "bayescal.")
-    if not m.name.startswith(("bayescal.bench", "bayescal.ambiguity", "bayescal.bayes", "bayescal.simulate"))
+    if not m.name.startswith(
+        ("bayescal.bench", "bayescal.ambiguity", "bayescal.bayes", "bayescal.simulate")
+    )
     and m.name not in ("bayescal.__main__",)
 )
 
@@ -25,7 +27,9 @@ def test_doctests_run(module):
         pytest.importorskip("dask")  # the optional extra: pip install "bayescal[dask]"
         pytest.importorskip("pyarrow")
     mod = importlib.import_module(module)
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
+    result = doctest.testmod(
+        mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False
+    )
     assert result.failed == 0
 
 
@@ -38,11 +42,16 @@ def test_public_api_documented():
 
 
 def test_import_is_light():
-    code = "import sys, bayescal; heavy = [m for m in ('pymc', 'pytensor', 'arviz', 'matplotlib', 'jinja2', 'dask', 'scipy.optimize') if m in sys.modules]; print(heavy)"
+    code = (
+        "import sys, bayescal; heavy = [m for m in ('pymc', 'pytensor', 'arviz', "
+        "'matplotlib', 'jinja2', 'dask', 'scipy.optimize') if m in sys.modules]; print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_cli_help_and_module_entry():
-    out = subprocess.run([sys.executable, "-m", "bayescal", "--help"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "bayescal", "--help"], capture_output=True, text=True
+    )
     assert out.returncode == 0 and "bench" in out.stdout

@@ -12,11 +12,19 @@ OWN_TEST = {"ambiguity_cifar10h_chaosnli.ipynb", "recalibration.ipynb"}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name not in OWN_TEST], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path", [p for p in NOTEBOOKS if p.name not in OWN_TEST], ids=lambda p: p.stem
+)
 def test_notebook_executes(path, execute_notebook):
     execute_notebook(path.name)
 
 
 def test_notebooks_exist():
     names = {p.stem for p in NOTEBOOKS}
-    assert {"quickstart", "toy_study", "bayesian_channels", "recalibration", "ambiguity_cifar10h_chaosnli"} <= names
+    assert {
+        "quickstart",
+        "toy_study",
+        "bayesian_channels",
+        "recalibration",
+        "ambiguity_cifar10h_chaosnli",
+    } <= names

@@ -19,7 +19,12 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from bayescal.ambiguity.validation import check_labels, check_logits, check_random_state, check_targets
+from bayescal.ambiguity.validation import (
+    check_labels,
+    check_logits,
+    check_random_state,
+    check_targets,
+)
 from bayescal.dims import CLASS, ITEM
 from bayescal.errors import ConfigError, DataError
 
@@ -34,7 +39,18 @@ __all__ = [
     "CHAOSNLI_PREDICTION_ORDER",
 ]
 
-CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+CIFAR10_CLASSES = (
+    "airplane",
+    "automobile",
+    "bird",
+    "cat",
+    "deer",
+    "dog",
+    "frog",
+    "horse",
+    "ship",
+    "truck",
+)
 #: Class order of ChaosNLI ``label_count`` (and of :func:`load_chaosnli` output).
 CHAOSNLI_CLASSES = ("entailment", "neutral", "contradiction")
 #: Class order of the RoBERTa prediction files (Baan et al.): entailment, contradiction, neutral.
@@ -69,7 +85,9 @@ class AmbiguityData:
     def __post_init__(self):
         z = check_logits(self.logits)
         if len(self.classes) != z.shape[1]:
-            raise DataError(f"{len(self.classes)} class names given for {z.shape[1]} logit columns.")
+            raise DataError(
+                f"{len(self.classes)} class names given for {z.shape[1]} logit columns."
+            )
         check_targets(self.counts, n_items=z.shape[0], n_classes=z.shape[1], name="counts")
         if len(self.item_ids) != z.shape[0]:
             raise DataError(f"{len(self.item_ids)} item ids for {z.shape[0]} items.")
@@ -92,7 +110,7 @@ class AmbiguityData:
         """Voted labels (n_items,); ties go to the lowest class index."""
         return self.counts.argmax(axis=1)
 
-    def subset(self, index) -> "AmbiguityData":
+    def subset(self, index) -> AmbiguityData:
         """The items at ``index`` (integer array or boolean mask)."""
         idx = np.asarray(index)
         return AmbiguityData(
@@ -106,19 +124,24 @@ class AmbiguityData:
         )
 
     def to_dataset(self) -> xr.Dataset:
-        """Labelled view: ``logits[item, class]``, ``counts[item, class]``, optional ``reference[item]``."""
+        """Labelled view: ``logits[item, class]``, ``counts[item, class]``, optional
+        ``reference[item]``."""
         data = {"logits": ((ITEM, CLASS), self.logits), "counts": ((ITEM, CLASS), self.counts)}
         if self.reference is not None:
             data["reference"] = ((ITEM,), self.reference)
         return xr.Dataset(
-            data, coords={ITEM: self.item_ids, CLASS: list(self.classes)}, attrs={"name": self.name, **self.attrs}
+            data,
+            coords={ITEM: self.item_ids, CLASS: list(self.classes)},
+            attrs={"name": self.name, **self.attrs},
         )
 
 
 def _path(path, what) -> Path:
     p = Path(path)
     if not p.is_file():
-        raise DataError(f"{what} file not found: {p}. Pass the path to your local copy (nothing is downloaded).")
+        raise DataError(
+            f"{what} file not found: {p}. Pass the path to your local copy (nothing is downloaded)."
+        )
     return p
 
 
@@ -153,7 +176,8 @@ def load_cifar10h(path) -> AmbiguityData:
     probs = a[:, 11:21]
     if not np.all(np.isfinite(probs)) or (probs <= 0).any():
         raise DataError(
-            f"{p}: columns 11..20 must be positive probabilities (a zero cannot be turned into a logit)."
+            f"{p}: columns 11..20 must be positive probabilities "
+            "(a zero cannot be turned into a logit)."
         )
     ref = a[:, 0]
     if not np.all(ref == np.round(ref)) or ref.min() < 0 or ref.max() > 9:
@@ -185,7 +209,9 @@ def _read_jsonl(path: Path) -> list[dict]:
     return rows
 
 
-def load_chaosnli(jsonl, predictions, *, prediction_order=CHAOSNLI_PREDICTION_ORDER) -> AmbiguityData:
+def load_chaosnli(
+    jsonl, predictions, *, prediction_order=CHAOSNLI_PREDICTION_ORDER
+) -> AmbiguityData:
     """Join ChaosNLI annotations with model logits on ``uid``, in ChaosNLI class order.
 
     Parameters
@@ -208,7 +234,9 @@ def load_chaosnli(jsonl, predictions, *, prediction_order=CHAOSNLI_PREDICTION_OR
     """
     order = tuple(prediction_order)
     if sorted(order) != sorted(CHAOSNLI_CLASSES):
-        raise ConfigError(f"prediction_order must be a permutation of {CHAOSNLI_CLASSES}, got {order}.")
+        raise ConfigError(
+            f"prediction_order must be a permutation of {CHAOSNLI_CLASSES}, got {order}."
+        )
     perm = [order.index(c) for c in CHAOSNLI_CLASSES]
     jp = _path(jsonl, "ChaosNLI")
     rows = _read_jsonl(jp)
@@ -234,7 +262,9 @@ def load_chaosnli(jsonl, predictions, *, prediction_order=CHAOSNLI_PREDICTION_OR
             continue
         lc = r["label_count"]
         if len(lc) != 3:
-            raise DataError(f"{jp}: uid {r['uid']} has {len(lc)} label counts; ChaosNLI-SNLI/MNLI have 3.")
+            raise DataError(
+                f"{jp}: uid {r['uid']} has {len(lc)} label counts; ChaosNLI-SNLI/MNLI have 3."
+            )
         uids.append(r["uid"])
         counts.append(lc)
         lg = logits_by_uid[r["uid"]]
@@ -298,8 +328,8 @@ def load_npz(path, *, name: str | None = None) -> AmbiguityData:
     missing = [k for k in ("logits", "counts") if k not in arrays]
     if missing:
         raise DataError(
-            f"{p}: missing array(s) {', '.join(missing)}; the archive holds {sorted(arrays) or 'nothing'}. "
-            "Save it with np.savez(path, logits=..., counts=...)."
+            f"{p}: missing array(s) {', '.join(missing)}; the archive holds "
+            f"{sorted(arrays) or 'nothing'}. Save it with np.savez(path, logits=..., counts=...)."
         )
     z = check_logits(arrays["logits"], name=f"{p.name}: logits")
     c = np.asarray(arrays["counts"])
@@ -312,7 +342,9 @@ def load_npz(path, *, name: str | None = None) -> AmbiguityData:
         raise DataError(f"{p.name}: counts must be numeric, got dtype {c.dtype}.")
     check_targets(c, n_items=z.shape[0], n_classes=z.shape[1], name=f"{p.name}: counts")
     if not np.all(c == np.round(c)):
-        raise DataError(f"{p.name}: counts must be whole annotator counts (votes per class), not fractions.")
+        raise DataError(
+            f"{p.name}: counts must be whole annotator counts (votes per class), not fractions."
+        )
     k = z.shape[1]
     if "classes" in arrays:
         names = np.asarray(arrays["classes"]).ravel()
@@ -328,8 +360,12 @@ def load_npz(path, *, name: str | None = None) -> AmbiguityData:
         raise DataError(f"{p.name}: {ids.size} item_ids for {z.shape[0]} items.")
     ref = None
     if "reference" in arrays:
-        ref = check_labels(np.asarray(arrays["reference"]).ravel(), n_classes=k, name=f"{p.name}: reference",
-                           n_items=z.shape[0])
+        ref = check_labels(
+            np.asarray(arrays["reference"]).ravel(),
+            n_classes=k,
+            name=f"{p.name}: reference",
+            n_items=z.shape[0],
+        )
     return AmbiguityData(
         logits=z,
         counts=c.astype(np.int64),
@@ -341,7 +377,9 @@ def load_npz(path, *, name: str | None = None) -> AmbiguityData:
     )
 
 
-def stratified_split(labels, *, fraction: float = 0.5, random_state=42) -> tuple[np.ndarray, np.ndarray]:
+def stratified_split(
+    labels, *, fraction: float = 0.5, random_state=42
+) -> tuple[np.ndarray, np.ndarray]:
     """Stratified split of item indices into a first part (calibration) and the rest (test).
 
     Each class gets ``floor(n_k * fraction)`` items in the first part; the

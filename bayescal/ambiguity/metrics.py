@@ -134,7 +134,13 @@ def _binned_dataset(conf, hits, bins, n_bins, *, binning, estimator, n_items):
             "bin_lower": ((BIN,), lower),
             "bin_upper": ((BIN,), upper),
         },
-        attrs={"n_bins": n_bins, "n_draws": s, "binning": binning, "estimator": estimator, "n_items": n_items},
+        attrs={
+            "n_bins": n_bins,
+            "n_draws": s,
+            "binning": binning,
+            "estimator": estimator,
+            "n_items": n_items,
+        },
     )
     return ds
 
@@ -144,7 +150,9 @@ def _top(p):
     return c, p[np.arange(p.shape[0]), c]
 
 
-def ece_true(proba, targets, *, n_bins: int = 15, n_draws: int = 100, binning: str = "width", random_state=0) -> xr.Dataset:
+def ece_true(
+    proba, targets, *, n_bins: int = 15, n_draws: int = 100, binning: str = "width", random_state=0
+) -> xr.Dataset:
     """True-label ECE: top-label ECE averaged over labels drawn from the annotator distribution.
 
     Parameters
@@ -181,7 +189,9 @@ def ece_true(proba, targets, *, n_bins: int = 15, n_draws: int = 100, binning: s
     pc = pi[np.arange(p.shape[0]), c]
     hits = (rng.random((p.shape[0], s)) < pc[:, None]).astype(np.float64)
     bins = _bin_index(conf, b, binning)
-    return _binned_dataset(conf, hits, bins, b, binning=binning, estimator="sampled", n_items=p.shape[0])
+    return _binned_dataset(
+        conf, hits, bins, b, binning=binning, estimator="sampled", n_items=p.shape[0]
+    )
 
 
 def aece(proba, targets, *, n_bins: int = 15, n_draws: int = 100, random_state=0) -> xr.Dataset:
@@ -192,7 +202,9 @@ def aece(proba, targets, *, n_bins: int = 15, n_draws: int = 100, random_state=0
     >>> round(float(aece([[0.9, 0.1], [0.6, 0.4]], [[1, 0], [1, 0]], n_bins=2).ece), 3)
     0.25
     """
-    return ece_true(proba, targets, n_bins=n_bins, n_draws=n_draws, binning="mass", random_state=random_state)
+    return ece_true(
+        proba, targets, n_bins=n_bins, n_draws=n_draws, binning="mass", random_state=random_state
+    )
 
 
 def ece_plugin(proba, targets, *, n_bins: int = 15, binning: str = "width") -> xr.Dataset:
@@ -210,7 +222,9 @@ def ece_plugin(proba, targets, *, n_bins: int = 15, binning: str = "width") -> x
     c, conf = _top(p)
     pc = pi[np.arange(p.shape[0]), c]
     bins = _bin_index(conf, b, binning)
-    return _binned_dataset(conf, pc[:, None], bins, b, binning=binning, estimator="plugin", n_items=p.shape[0])
+    return _binned_dataset(
+        conf, pc[:, None], bins, b, binning=binning, estimator="plugin", n_items=p.shape[0]
+    )
 
 
 def ece_voted(proba, targets, *, n_bins: int = 15, binning: str = "width") -> xr.Dataset:
@@ -226,7 +240,9 @@ def ece_voted(proba, targets, *, n_bins: int = 15, binning: str = "width") -> xr
     c, conf = _top(p)
     hits = (c == pi.argmax(axis=1)).astype(np.float64)[:, None]
     bins = _bin_index(conf, b, binning)
-    return _binned_dataset(conf, hits, bins, b, binning=binning, estimator="voted", n_items=p.shape[0])
+    return _binned_dataset(
+        conf, hits, bins, b, binning=binning, estimator="voted", n_items=p.shape[0]
+    )
 
 
 def cwece(proba, targets, *, n_bins: int = 15, n_draws: int = 100, random_state=0) -> xr.Dataset:
@@ -317,7 +333,9 @@ def pointwise_error(proba, targets) -> np.ndarray:
     return np.abs(conf - pi[np.arange(p.shape[0]), c])
 
 
-def evaluate(proba, targets, *, n_bins: int = 15, n_draws: int = 100, random_state=0) -> dict[str, float]:
+def evaluate(
+    proba, targets, *, n_bins: int = 15, n_draws: int = 100, random_state=0
+) -> dict[str, float]:
     """All metrics of Table 2 at once, as fractions.
 
     Returns
@@ -335,7 +353,9 @@ def evaluate(proba, targets, *, n_bins: int = 15, n_draws: int = 100, random_sta
     rng = check_random_state(random_state)
     r1, r2, r3 = rng.spawn(3)
     return {
-        "ece_true": float(ece_true(proba, targets, n_bins=n_bins, n_draws=n_draws, random_state=r1).ece),
+        "ece_true": float(
+            ece_true(proba, targets, n_bins=n_bins, n_draws=n_draws, random_state=r1).ece
+        ),
         "aece": float(aece(proba, targets, n_bins=n_bins, n_draws=n_draws, random_state=r2).ece),
         "cwece": float(cwece(proba, targets, n_bins=n_bins, n_draws=n_draws, random_state=r3).ece),
         "ece_plugin": float(ece_plugin(proba, targets, n_bins=n_bins).ece),

@@ -46,13 +46,29 @@ def reliability_diagram(ds, *, ax=None, title: str | None = None):
     left = lower[filled]
     acc = ds["accuracy"].values[filled]
     conf = ds["confidence"].values[filled]
-    ax.bar(left, acc, width=width, align="edge", color="#4c72b0", edgecolor="white", label="accuracy")
+    ax.bar(
+        left, acc, width=width, align="edge", color="#4c72b0", edgecolor="white", label="accuracy"
+    )
     over = acc < conf
     # Red: overconfident (accuracy below confidence); green: underconfident.
-    ax.bar(left[over], (conf - acc)[over], bottom=acc[over], width=width[over], align="edge",
-           color="#d62728", alpha=0.35)
-    ax.bar(left[~over], (acc - conf)[~over], bottom=conf[~over], width=width[~over], align="edge",
-           color="#2ca02c", alpha=0.35)
+    ax.bar(
+        left[over],
+        (conf - acc)[over],
+        bottom=acc[over],
+        width=width[over],
+        align="edge",
+        color="#d62728",
+        alpha=0.35,
+    )
+    ax.bar(
+        left[~over],
+        (acc - conf)[~over],
+        bottom=conf[~over],
+        width=width[~over],
+        align="edge",
+        color="#2ca02c",
+        alpha=0.35,
+    )
     ax.plot([0, 1], [0, 1], "k--", lw=0.8)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)

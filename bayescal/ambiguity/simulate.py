@@ -91,7 +91,9 @@ def gaussian_three_class(n_per_cluster: int, *, random_state=0) -> GaussianExamp
     X = means[cluster] + sds[cluster] * rng.standard_normal((3 * n, 2))
     perm = rng.permutation(3 * n)
     cluster = cluster[perm]
-    return GaussianExample(X=X[perm], pi=pis[cluster], voted=pis[cluster].argmax(axis=1), cluster=cluster)
+    return GaussianExample(
+        X=X[perm], pi=pis[cluster], voted=pis[cluster].argmax(axis=1), cluster=cluster
+    )
 
 
 class MLP:
@@ -207,8 +209,8 @@ class MLP:
         self.converged_ = bool(res.success)
         if not self.converged_:
             warnings.warn(
-                f"MLP: L-BFGS stopped after {res.nit} iterations ({res.message}); the network is usable "
-                "but not at a stationary point. Raise max_iter if that matters.",
+                f"MLP: L-BFGS stopped after {res.nit} iterations ({res.message}); the network "
+                "is usable but not at a stationary point. Raise max_iter if that matters.",
                 ConvergenceWarning,
                 stacklevel=2,
             )
@@ -221,8 +223,14 @@ class MLP:
         return self._forward(np.asarray(X, dtype=np.float64), self.params_)[2]
 
 
-def run_motivating_example(*, n_per_cluster: int = 500, hidden: int = 64, max_iter: int = 300,
-                           n_draws: int = 100, random_state=0) -> dict:
+def run_motivating_example(
+    *,
+    n_per_cluster: int = 500,
+    hidden: int = 64,
+    max_iter: int = 300,
+    n_draws: int = 100,
+    random_state=0,
+) -> dict:
     """Section 4: voted-label calibrators lower ECE_voted but not ECE_true.
 
     Three independent samples (train, calibration, test) of ``n_per_cluster``
@@ -275,8 +283,10 @@ def run_motivating_example(*, n_per_cluster: int = 500, hidden: int = 64, max_it
         row = {
             "ece_voted": 100 * float(ece_voted(p, test.voted).ece),
             "ece_true": 100 * float(ece_true(p, test.pi, n_draws=n_draws, random_state=seed).ece),
-            "ece_true_ambiguous": 100 * float(ece_true(p[amb], test.pi[amb], n_draws=n_draws, random_state=seed).ece),
-            "ece_true_clear": 100 * float(ece_true(p[~amb], test.pi[~amb], n_draws=n_draws, random_state=seed).ece),
+            "ece_true_ambiguous": 100
+            * float(ece_true(p[amb], test.pi[amb], n_draws=n_draws, random_state=seed).ece),
+            "ece_true_clear": 100
+            * float(ece_true(p[~amb], test.pi[~amb], n_draws=n_draws, random_state=seed).ece),
         }
         if hasattr(model, "temperature_"):
             row["T"] = float(model.temperature_)
@@ -306,8 +316,12 @@ def isic2019_confusion() -> xr.DataArray:
     names = lines[0][1:]
     rows = [ln[0] for ln in lines[1:]]
     values = np.array([[float(v) for v in ln[1:]] for ln in lines[1:]])
-    return xr.DataArray(values, dims=(CLASS, "annotated_class"), coords={CLASS: rows, "annotated_class": names},
-                        attrs={"source": "Tao et al. 2026, Appendix I, Table 6"})
+    return xr.DataArray(
+        values,
+        dims=(CLASS, "annotated_class"),
+        coords={CLASS: rows, "annotated_class": names},
+        attrs={"source": "Tao et al. 2026, Appendix I, Table 6"},
+    )
 
 
 def dawid_skene_annotations(consensus, confusion, m: int, *, random_state=0) -> np.ndarray:
@@ -336,9 +350,17 @@ def dawid_skene_annotations(consensus, confusion, m: int, *, random_state=0) -> 
     """
     C = np.asarray(confusion, dtype=np.float64)
     if C.ndim != 2 or C.shape[0] != C.shape[1] or C.shape[0] < 2:
-        raise DataError(f"confusion must be a square matrix with at least two classes, got shape {C.shape}.")
-    if not np.all(np.isfinite(C)) or (C < 0).any() or not np.allclose(C.sum(axis=1), 1.0, atol=1e-8):
-        raise DataError("confusion rows must be probability distributions (non-negative, summing to 1).")
+        raise DataError(
+            f"confusion must be a square matrix with at least two classes, got shape {C.shape}."
+        )
+    if (
+        not np.all(np.isfinite(C))
+        or (C < 0).any()
+        or not np.allclose(C.sum(axis=1), 1.0, atol=1e-8)
+    ):
+        raise DataError(
+            "confusion rows must be probability distributions (non-negative, summing to 1)."
+        )
     y = check_labels(consensus, n_classes=C.shape[0], name="consensus")
     if not (isinstance(m, numbers.Integral) and m >= 1):
         raise ConfigError(f"m must be a positive integer, got {m!r}.")

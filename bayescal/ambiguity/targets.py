@@ -30,10 +30,13 @@ def _as_2d(targets) -> np.ndarray:
     t = np.asarray(targets)
     if t.ndim != 2:
         raise DataError(
-            f"targets must be counts or distributions of shape (n_items, n_classes), got shape {t.shape}."
+            "targets must be counts or distributions of "
+            f"shape (n_items, n_classes), got shape {t.shape}."
         )
     if t.shape[1] < 2:
-        raise DataError(f"targets have {t.shape[1]} class column(s); at least two classes are needed.")
+        raise DataError(
+            f"targets have {t.shape[1]} class column(s); at least two classes are needed."
+        )
     return t
 
 

@@ -8,7 +8,6 @@ the problem, where it is, and what to do.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from bayescal.errors import ConfigError, DataError
@@ -36,11 +35,13 @@ def check_logits(logits, *, name: str = "logits", n_classes: int | None = None) 
     try:
         z = np.asarray(logits, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise DataError(f"{name} must be a numeric array of shape (n_items, n_classes): {exc}") from exc
+        raise DataError(
+            f"{name} must be a numeric array of shape (n_items, n_classes): {exc}"
+        ) from exc
     if z.ndim != 2:
         raise DataError(
-            f"{name} must have shape (n_items, n_classes), got an array with {z.ndim} dimension(s); "
-            "reshape a single item to (1, n_classes)."
+            f"{name} must have shape (n_items, n_classes), got an array with "
+            f"{z.ndim} dimension(s); reshape a single item to (1, n_classes)."
         )
     if z.shape[0] == 0:
         raise DataError(f"{name} has no items (shape {z.shape}); pass at least one row.")
@@ -56,8 +57,9 @@ def check_logits(logits, *, name: str = "logits", n_classes: int | None = None) 
     bad = ~np.isfinite(z)
     if bad.any():
         raise DataError(
-            f"{name} contains {int(bad.sum())} NaN or infinite value(s), first at {_first_bad(bad)}; "
-            "logits must be finite (convert probabilities with a log of values > 0)."
+            f"{name} contains {int(bad.sum())} NaN or infinite "
+            f"value(s), first at {_first_bad(bad)}; logits must be "
+            "finite (convert probabilities with a log of values > 0)."
         )
     return z
 
@@ -82,7 +84,9 @@ def check_proba(proba, *, name: str = "proba", n_classes: int | None = None) -> 
     return p / s[:, None]
 
 
-def check_labels(labels, *, n_classes: int, name: str = "labels", n_items: int | None = None) -> np.ndarray:
+def check_labels(
+    labels, *, n_classes: int, name: str = "labels", n_items: int | None = None
+) -> np.ndarray:
     """Return integer class labels of shape (n_items,) in ``0..n_classes-1``."""
     y = np.asarray(labels)
     if y.ndim != 1:
@@ -90,7 +94,11 @@ def check_labels(labels, *, n_classes: int, name: str = "labels", n_items: int |
     if y.size == 0:
         raise DataError(f"{name} is empty; pass one label per item.")
     if not np.issubdtype(y.dtype, np.integer):
-        if np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+        if (
+            np.issubdtype(y.dtype, np.floating)
+            and np.all(np.isfinite(y))
+            and np.all(y == np.round(y))
+        ):
             y = y.astype(np.int64)
         else:
             raise DataError(f"{name} must hold integer class indices, got dtype {y.dtype}.")
@@ -163,6 +171,8 @@ def check_random_state(random_state) -> np.random.Generator:
     from bayescal._random import check_random_state as _shared
 
     if random_state is None:
-        raise ConfigError("random_state must be a non-negative int or a numpy.random.Generator, got NoneType; "
-                          "pass a seed such as 0.")
+        raise ConfigError(
+            "random_state must be a non-negative int or a numpy.random.Generator, got NoneType; "
+            "pass a seed such as 0."
+        )
     return _shared(random_state)

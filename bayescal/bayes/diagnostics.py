@@ -81,10 +81,10 @@ def sampling_checks(idata, *, thresholds=None, emit: bool = True) -> tuple[dict,
         diag["rhat_max"], diag["rhat_max_at"] = val, where
         if val > th["rhat_max"]:
             out.append(
-                f"R-hat reaches {val:.3f} at {where} (above {th['rhat_max']}): the chains disagree. "
-                "Sample longer (more tune and draws); if it persists the channels are weakly "
-                "identified here: use more or better-separated score groups, more annotators, or "
-                "a stronger prior on a and b."
+                f"R-hat reaches {val:.3f} at {where} (above {th['rhat_max']}): the "
+                "chains disagree. Sample longer (more tune and draws); if it persists "
+                "the channels are weakly identified here: use more or better-separated "
+                "score groups, more annotators, or a stronger prior on a and b."
             )
     else:
         out.append("only one chain was run, so R-hat cannot be checked; use chains >= 2.")
@@ -98,7 +98,11 @@ def sampling_checks(idata, *, thresholds=None, emit: bool = True) -> tuple[dict,
             out.append(
                 f"{kind} ESS is only {val:.0f} at {where} (below {min_ess:.0f} = "
                 f"{th['ess_per_chain_min']:.0f} per chain): "
-                + ("posterior means are imprecise" if kind == "bulk" else "interval ends are imprecise")
+                + (
+                    "posterior means are imprecise"
+                    if kind == "bulk"
+                    else "interval ends are imprecise"
+                )
                 + ". Increase draws (and tune); if mixing is slow, a stronger prior or more score "
                 "groups sharpen the posterior."
             )
@@ -150,7 +154,9 @@ def _expected_counts(idata) -> np.ndarray:
     return np.exp(lp) * const["mask_total"].transpose(GROUP, PATTERN).values
 
 
-def pattern_ppc(idata, *, alpha: float | None = None, emit: bool = True) -> tuple[xr.Dataset, list[str]]:
+def pattern_ppc(
+    idata, *, alpha: float | None = None, emit: bool = True
+) -> tuple[xr.Dataset, list[str]]:
     """Posterior predictive check of the pattern counts per group and per annotator pair.
 
     Parameters
@@ -175,7 +181,11 @@ def pattern_ppc(idata, *, alpha: float | None = None, emit: bool = True) -> tupl
     th = alpha if alpha is not None else THRESHOLDS["ppc_alpha"]
     obs = idata.observed_data["counts"].transpose(GROUP, PATTERN)
     y = obs.values.astype(np.float64)
-    yrep = idata.posterior_predictive["counts"].transpose(CHAIN, DRAW, GROUP, PATTERN).values.astype(np.float64)
+    yrep = (
+        idata.posterior_predictive["counts"]
+        .transpose(CHAIN, DRAW, GROUP, PATTERN)
+        .values.astype(np.float64)
+    )
     expected = _expected_counts(idata)
     pos = expected > 0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -188,7 +198,11 @@ def pattern_ppc(idata, *, alpha: float | None = None, emit: bool = True) -> tupl
     pairs = list(itertools.combinations(range(len(annotators)), 2))
     pair_labels = [f"{annotators[j]}~{annotators[k]}" for j, k in pairs]
     agree = np.stack(
-        [(states[:, j] != 2) & (states[:, k] != 2) & (states[:, j] == states[:, k]) for j, k in pairs], axis=1
+        [
+            (states[:, j] != 2) & (states[:, k] != 2) & (states[:, j] == states[:, k])
+            for j, k in pairs
+        ],
+        axis=1,
     ).astype(np.float64)
     t_obs = y.sum(0) @ agree
     t_rep = yrep.sum(2) @ agree  # (chain, draw, pairs)
@@ -226,15 +240,20 @@ def pattern_ppc(idata, *, alpha: float | None = None, emit: bool = True) -> tupl
         if bad_pairs:
             direction = dict(zip(pair_labels, np.where(upper <= lower, "more", "less")))
             msg += "; annotator pair(s) " + ", ".join(
-                f"{lab} agree {direction[lab]} often than the model predicts (p = {p:.3g})" for lab, p in bad_pairs
+                f"{lab} agree {direction[lab]} often than the model predicts (p = {p:.3g})"
+                for lab, p in bad_pairs
             )
         msg += (
             ". The latent-class model assumes answers are independent given the class (paper, "
             "App. D.7): conditionally dependent annotators (shared rules, copied answers) bias "
-            "the channels. Drop or merge one annotator of a dependent pair, or model the dependence."
+            "the channels. Drop or merge one annotator of "
+            "a dependent pair, or model the dependence."
         )
         if kind == "marginal":
-            msg += " For the marginal model a group-level failure may instead mean the prevalence varies with the score: use model='grouped'."
+            msg += (
+                " For the marginal model a group-level failure may instead mean "
+                "the prevalence varies with the score: use model='grouped'."
+            )
         out.append(msg)
     ds.attrs.update(saturated=bool(saturated), flagged=bool(out), alpha=float(th))
     if emit:

@@ -41,7 +41,9 @@ def resolve_summary(data, groups):
         return summarize(data, groups=groups)
     if isinstance(data, Summary):
         if groups is not None:
-            raise ConfigError("groups are fixed when the summary is built; pass groups to summarize().")
+            raise ConfigError(
+                "groups are fixed when the summary is built; pass groups to summarize()."
+            )
         return data
     raise ConfigError(f"expected Annotations or a Summary; got {type(data).__name__}.")
 
@@ -70,7 +72,8 @@ def sample_model(
     target_accept: float,
     progressbar: bool,
 ):
-    """Run NUTS on a built model; returns (InferenceData with posterior and sample_stats, seconds)."""
+    """Run NUTS on a built model; returns (InferenceData with posterior and sample_stats,
+    seconds)."""
     import pymc as pm
 
     t0 = time.perf_counter()
@@ -124,7 +127,9 @@ def _attach(idata, spec, rng, *, posterior_predictive: bool):
     ll = group_loglik(spec, a, b, prev)
     observed, constant = _design_groups(spec)
     groups = {
-        "log_likelihood": xr.Dataset({"counts": ((CHAIN, DRAW, GROUP), ll)}, coords={**cd, GROUP: spec.groups}),
+        "log_likelihood": xr.Dataset(
+            {"counts": ((CHAIN, DRAW, GROUP), ll)}, coords={**cd, GROUP: spec.groups}
+        ),
         "observed_data": observed,
         "constant_data": constant,
     }
@@ -253,8 +258,14 @@ def fit_channels_bayes(
     rng = check_random_state(random_seed)
     built = build_pymc_model(spec)
     idata, seconds = sample_model(
-        built, draws=draws, tune=tune, chains=chains, cores=cores, seed=_seed(rng),
-        target_accept=target_accept, progressbar=progressbar,
+        built,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=cores,
+        seed=_seed(rng),
+        target_accept=target_accept,
+        progressbar=progressbar,
     )
     _attach(idata, spec, rng, posterior_predictive=posterior_predictive)
     _set_attrs(idata, _attrs(spec))
@@ -271,7 +282,9 @@ def fit_channels_bayes(
             ppc, msgs = pattern_ppc(idata)
             diagnostics["ppc_tail_prob"] = dict(zip(spec.groups, ppc["tail_prob"].values.tolist()))
             diagnostics["ppc_pair_tail_prob"] = dict(
-                zip([str(p) for p in ppc["pair"].values], ppc["pair_agreement_tail"].values.tolist())
+                zip(
+                    [str(p) for p in ppc["pair"].values], ppc["pair_agreement_tail"].values.tolist()
+                )
             )
             diagnostics["ppc_saturated"] = ppc.attrs["saturated"]
             warnings.extend(msgs)
@@ -354,6 +367,8 @@ def prior_predictive(
         coords={**cd, GROUP: spec.groups, PATTERN: list(spec.patterns)},
     )
     observed, constant = _design_groups(spec)
-    idata = az.InferenceData(prior=prior_ds, prior_predictive=pp, observed_data=observed, constant_data=constant)
+    idata = az.InferenceData(
+        prior=prior_ds, prior_predictive=pp, observed_data=observed, constant_data=constant
+    )
     _set_attrs(idata, _attrs(spec))
     return idata

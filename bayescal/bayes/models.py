@@ -121,9 +121,11 @@ class ChannelModelSpec:
         return self.counts.sum(axis=1)
 
     def prevalence_group_counts(self) -> np.ndarray:
-        return np.bincount(self.prevalence_index, weights=self.group_counts, minlength=len(self.prevalence_groups)).astype(np.int64)
+        return np.bincount(
+            self.prevalence_index, weights=self.group_counts, minlength=len(self.prevalence_groups)
+        ).astype(np.int64)
 
-    def with_counts(self, counts) -> "ChannelModelSpec":
+    def with_counts(self, counts) -> ChannelModelSpec:
         """The same design with other counts on the same cells (same mask totals required)."""
         counts = np.asarray(counts, dtype=np.int64)
         if counts.shape != self.counts.shape:
@@ -144,7 +146,9 @@ def _mask_totals(counts, mask_id):
 def _orient_index(annotators, orient) -> int:
     if isinstance(orient, str):
         if orient not in annotators:
-            raise ConfigError(f"orient={orient!r} is not an annotator; annotators are {annotators}.")
+            raise ConfigError(
+                f"orient={orient!r} is not an annotator; annotators are {annotators}."
+            )
         return annotators.index(orient)
     j = int(orient)
     if not 0 <= j < len(annotators):
@@ -152,7 +156,9 @@ def _orient_index(annotators, orient) -> int:
     return j
 
 
-def make_spec(summary, model: str = "grouped", *, priors=None, orient=0, orientation: str = "all") -> ChannelModelSpec:
+def make_spec(
+    summary, model: str = "grouped", *, priors=None, orient=0, orientation: str = "all"
+) -> ChannelModelSpec:
     """Build the model spec from a :class:`~bayescal.Summary` (no design checks here)."""
     if model not in MODELS:
         raise ConfigError(f"unknown model {model!r}; choose one of {sorted(MODELS)}.")
@@ -250,7 +256,9 @@ class BuiltModel:
     def set_counts(self, counts) -> None:
         counts = np.asarray(counts, dtype=np.float64)
         if counts.shape != self.spec.counts.shape:
-            raise ConfigError(f"counts must have shape {self.spec.counts.shape}; got {counts.shape}.")
+            raise ConfigError(
+                f"counts must have shape {self.spec.counts.shape}; got {counts.shape}."
+            )
         self.counts.set_value(counts)
 
 
@@ -291,13 +299,19 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
     counts = pytensor.shared(spec.counts.astype(np.float64), name="pattern_counts")
     with pm.Model(coords=coords) as model:
         ab_ord = pm.Beta(
-            "ab", alpha=al[ord_idx], beta=be[ord_idx], dims=("oriented_annotator", CHANNEL),
+            "ab",
+            alpha=al[ord_idx],
+            beta=be[ord_idx],
+            dims=("oriented_annotator", CHANNEL),
             transform=pm.distributions.transforms.ordered,
             initval=np.tile(_INIT_PAIR, (ord_idx.size, 1)),
         )
         if free_idx.size:
             ab_free = pm.Beta(
-                "ab_free", alpha=al[free_idx], beta=be[free_idx], dims=("free_annotator", CHANNEL),
+                "ab_free",
+                alpha=al[free_idx],
+                beta=be[free_idx],
+                dims=("free_annotator", CHANNEL),
                 initval=np.tile(_INIT_PAIR, (free_idx.size, 1)),
             )
             perm = np.argsort(np.concatenate([ord_idx, free_idx]))
@@ -311,7 +325,9 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
         # that underflows to 0 or 1 during warm-up gives -inf, not 0 * -inf = nan.
         rows = np.arange(k)[None, :]
         zeros = pt.zeros_like(a)
-        l0 = pt.stack([pt.log1p(-a), pt.log(a), zeros], axis=1)[rows, spec.states].sum(axis=1)  # (P,)
+        l0 = pt.stack([pt.log1p(-a), pt.log(a), zeros], axis=1)[rows, spec.states].sum(
+            axis=1
+        )  # (P,)
         l1 = pt.stack([pt.log1p(-b), pt.log(b), zeros], axis=1)[rows, spec.states].sum(axis=1)
         mu = prev[spec.prevalence_index]  # (L,)
         lp = pt.logaddexp(pt.log1p(-mu)[:, None] + l0[None, :], pt.log(mu)[:, None] + l1[None, :])
@@ -340,8 +356,9 @@ def sample_prior(spec: ChannelModelSpec, draws: int, rng) -> dict:
                 tries += 1
                 if tries > 10_000:
                     raise ConfigError(
-                        f"the priors of a and b for annotator {spec.annotators[j]!r} put almost no mass "
-                        "on a < b; the orientation constraint cannot be met. Loosen the priors."
+                        "the priors of a and b for annotator "
+                        f"{spec.annotators[j]!r} put almost no mass on a < b; the "
+                        "orientation constraint cannot be met. Loosen the priors."
                     )
                 x[bad] = rng.beta(al[j], be[j], size=(int(bad.sum()), 2))
                 bad = x[:, 0] >= x[:, 1]

@@ -26,8 +26,8 @@ wrong shapes) are collected and raised together as one
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
@@ -67,7 +67,10 @@ class Beta:
         errors = []
         for name, arr in (("alpha", al), ("beta", be)):
             if arr.ndim == 1 and arr.size != size:
-                errors.append(f"prior {what!r}: {name} has {arr.size} values but the model has {size} {what} entries")
+                errors.append(
+                    f"prior {what!r}: {name} has {arr.size} values "
+                    f"but the model has {size} {what} entries"
+                )
         if errors:
             raise ConfigError("; ".join(errors) + ". Give one value or one per entry.")
         return np.broadcast_to(al, (size,)).copy(), np.broadcast_to(be, (size,)).copy()
@@ -86,7 +89,9 @@ def _beta_errors(where: str, alpha, beta) -> list[str]:
         try:
             arr = np.asarray(val, dtype=np.float64)
         except (TypeError, ValueError):
-            errors.append(f"{where}: {name} must be a number or a 1-D array of numbers; got {val!r}")
+            errors.append(
+                f"{where}: {name} must be a number or a 1-D array of numbers; got {val!r}"
+            )
             continue
         if arr.ndim > 1:
             errors.append(f"{where}: {name} must be a scalar or 1-D; got shape {arr.shape}")
@@ -147,7 +152,9 @@ class ChannelPriors:
         parsed = {}
         for key in merged:
             if key not in _KEYS:
-                errors.append(f"unknown prior {key!r}; known priors are " + ", ".join(repr(k) for k in _KEYS))
+                errors.append(
+                    f"unknown prior {key!r}; known priors are " + ", ".join(repr(k) for k in _KEYS)
+                )
         for key in _KEYS:
             value = merged.get(key, DEFAULT_PRIORS[key])
             beta, errs = _parse_one(key, value)
@@ -155,13 +162,15 @@ class ChannelPriors:
             parsed[key] = beta
         if errors:
             head = "1 problem" if len(errors) == 1 else f"{len(errors)} problems"
-            raise ConfigError(f"{head} in channel priors:\n" + "\n".join(f"  - {e}" for e in errors))
+            raise ConfigError(
+                f"{head} in channel priors:\n" + "\n".join(f"  - {e}" for e in errors)
+            )
         self.a: Beta = parsed["a"]
         self.b: Beta = parsed["b"]
         self.prevalence: Beta = parsed["prevalence"]
 
     @classmethod
-    def coerce(cls, priors) -> "ChannelPriors":
+    def coerce(cls, priors) -> ChannelPriors:
         """``None`` -> defaults, a mapping -> validated, a ChannelPriors unchanged."""
         if priors is None:
             return cls()
@@ -178,7 +187,11 @@ class ChannelPriors:
         out = {}
         for key in _KEYS:
             p = getattr(self, key)
-            out[key] = {"dist": "Beta", "alpha": np.asarray(p.alpha).tolist(), "beta": np.asarray(p.beta).tolist()}
+            out[key] = {
+                "dist": "Beta",
+                "alpha": np.asarray(p.alpha).tolist(),
+                "beta": np.asarray(p.beta).tolist(),
+            }
         return out
 
     def __eq__(self, other) -> bool:
@@ -194,11 +207,15 @@ def _parse_one(key: str, value) -> tuple[Beta | None, list[str]]:
         return value, []
     if isinstance(value, Mapping):
         errors = [
-            f"{where}: unknown field {f!r}; use 'alpha' and 'beta'" for f in value if f not in _BETA_KEYS
+            f"{where}: unknown field {f!r}; use 'alpha' and 'beta'"
+            for f in value
+            if f not in _BETA_KEYS
         ]
         dist = value.get("dist", "Beta")
         if dist != "Beta":
-            errors.append(f"{where}: only Beta priors are supported (rates live in [0, 1]); got dist={dist!r}")
+            errors.append(
+                f"{where}: only Beta priors are supported (rates live in [0, 1]); got dist={dist!r}"
+            )
         missing = [f for f in ("alpha", "beta") if f not in value]
         if missing:
             errors.append(f"{where}: missing {' and '.join(missing)}")
@@ -208,7 +225,10 @@ def _parse_one(key: str, value) -> tuple[Beta | None, list[str]]:
     elif isinstance(value, (tuple, list)) and len(value) == 2:
         alpha, beta = value
     else:
-        return None, [f"{where}: give Beta(alpha, beta), a pair (alpha, beta) or {{'alpha': .., 'beta': ..}}; got {value!r}"]
+        return None, [
+            f"{where}: give Beta(alpha, beta), a pair (alpha, "
+            f"beta) or {{'alpha': .., 'beta': ..}}; got {value!r}"
+        ]
     errors = _beta_errors(where, alpha, beta)
     if errors:
         return None, errors

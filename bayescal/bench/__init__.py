@@ -23,23 +23,28 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     ),
     "bayes-speed": (
         "bayescal.bench.bayes_speed",
-        "Pattern-count grouped PyMC model vs per-item latent-class model: sampling time and speedup.",
+        "Pattern-count grouped PyMC model vs per-item "
+        "latent-class model: sampling time and speedup.",
     ),
     "coverage": (
         "bayescal.bench.coverage",
-        "Frequentist coverage of NC-ECE credible intervals (toy Shifted / Nonlinear, grouped Bayesian channels).",
+        "Frequentist coverage of NC-ECE credible intervals "
+        "(toy Shifted / Nonlinear, grouped Bayesian channels).",
     ),
     "gaussian-recal": (
         "bayescal.bench.gaussian_recal",
-        "Gaussian recalibration study of App. G.2 (naive/corrected/clean maps; --timing for the 4000-draw speed check).",
+        "Gaussian recalibration study of App. G.2 (naive/corrected/clean "
+        "maps; --timing for the 4000-draw speed check).",
     ),
     "cifar-recal": (
         "bayescal.bench.cifar_recal",
-        "ResNet-110 animal/vehicle scores with simulated flip annotators: Base/Naive/Corrected maps by oracle ECE.",
+        "ResNet-110 animal/vehicle scores with simulated flip "
+        "annotators: Base/Naive/Corrected maps by oracle ECE.",
     ),
     "tabular": (
         "bayescal.bench.tabular",
-        "CreditDefault recalibration study of App. G.3 with six scikit-learn predictors and simulated annotators.",
+        "CreditDefault recalibration study of App. G.3 with "
+        "six scikit-learn predictors and simulated annotators.",
     ),
     "ambiguity": (
         "bayescal.bench.ambiguity",
@@ -47,6 +52,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     ),
     "scale": (
         "bayescal.bench.scale",
-        "Out-of-core summaries + score-bin EM + NC-ECE on chunked Parquet with dask (1 vs 2 workers).",
+        "Out-of-core summaries + score-bin EM + NC-ECE "
+        "on chunked Parquet with dask (1 vs 2 workers).",
     ),
 }

@@ -23,37 +23,72 @@ import time
 __all__ = ["add_arguments", "run", "fit_evaluate", "entropy_strata_errors"]
 
 ECE_KEYS = ("ece_true", "aece", "cwece", "ece_plugin", "ece_voted")
-ABLATION_METHODS = ("TS", "LS-TS", "SLTS", "MCTS S=1", "VS", "SoftPlatt", "Dirichlet-Soft", "HB-Soft", "IR-Soft")
+ABLATION_METHODS = (
+    "TS",
+    "LS-TS",
+    "SLTS",
+    "MCTS S=1",
+    "VS",
+    "SoftPlatt",
+    "Dirichlet-Soft",
+    "HB-Soft",
+    "IR-Soft",
+)
 ENTROPY_METHODS = ("Uncalibrated", "TS", "SLTS", "Dirichlet-Soft")
 
 
 def add_arguments(parser) -> None:
     src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--cifar10h", metavar="PATH", help="CIFAR-10H CSV (label, 10 counts, 10 probabilities).")
+    src.add_argument(
+        "--cifar10h", metavar="PATH", help="CIFAR-10H CSV (label, 10 counts, 10 probabilities)."
+    )
     src.add_argument(
         "--chaosnli",
         nargs="+",
         metavar=("JSONL", "PRED"),
         help="ChaosNLI JSONL followed by one or more prediction files (joined on uid).",
     )
-    parser.add_argument("--json", metavar="OUT", help="Write the results JSON here (it is also printed).")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[42], help="Split seeds (default: 42).")
-    parser.add_argument("--figure", metavar="PNG", help="Reliability-diagram panel of every method (first seed).")
-    parser.add_argument("--n-draws", type=int, default=100, help="Label draws for the sampled ECEs (default 100).")
-    parser.add_argument("--n-bins", type=int, default=15, help="Bins of the ECEs (default 15).")
-    parser.add_argument("--methods", nargs="+", metavar="NAME", help="Subset of methods (default: all).")
-    parser.add_argument("--ablate-cal-size", action="store_true", help="Calibration-set-size ablation.")
     parser.add_argument(
-        "--cal-fractions", nargs="+", type=float, default=[0.05, 0.1, 0.2, 0.5, 1.0],
+        "--json", metavar="OUT", help="Write the results JSON here (it is also printed)."
+    )
+    parser.add_argument(
+        "--seeds", nargs="+", type=int, default=[42], help="Split seeds (default: 42)."
+    )
+    parser.add_argument(
+        "--figure", metavar="PNG", help="Reliability-diagram panel of every method (first seed)."
+    )
+    parser.add_argument(
+        "--n-draws", type=int, default=100, help="Label draws for the sampled ECEs (default 100)."
+    )
+    parser.add_argument("--n-bins", type=int, default=15, help="Bins of the ECEs (default 15).")
+    parser.add_argument(
+        "--methods", nargs="+", metavar="NAME", help="Subset of methods (default: all)."
+    )
+    parser.add_argument(
+        "--ablate-cal-size", action="store_true", help="Calibration-set-size ablation."
+    )
+    parser.add_argument(
+        "--cal-fractions",
+        nargs="+",
+        type=float,
+        default=[0.05, 0.1, 0.2, 0.5, 1.0],
         help="Fractions of the calibration half (default: 0.05 0.1 0.2 0.5 1.0).",
     )
-    parser.add_argument("--ablate-annotations", action="store_true", help="Annotations-per-item ablation.")
     parser.add_argument(
-        "--annotation-counts", nargs="+", default=["1", "2", "5", "10", "all"],
+        "--ablate-annotations", action="store_true", help="Annotations-per-item ablation."
+    )
+    parser.add_argument(
+        "--annotation-counts",
+        nargs="+",
+        default=["1", "2", "5", "10", "all"],
         help="Values of m (integers or 'all'; default: 1 2 5 10 all).",
     )
-    parser.add_argument("--ablate-entropy", action="store_true", help="Pointwise error by annotation entropy.")
-    parser.add_argument("--entropy-bins", type=int, default=5, help="Equal-frequency entropy strata (default 5).")
+    parser.add_argument(
+        "--ablate-entropy", action="store_true", help="Pointwise error by annotation entropy."
+    )
+    parser.add_argument(
+        "--entropy-bins", type=int, default=5, help="Equal-frequency entropy strata (default 5)."
+    )
     parser.add_argument("--ablations", action="store_true", help="Run all three ablations.")
 
 
@@ -64,7 +99,9 @@ def _load(args):
     if args.cifar10h:
         return load_cifar10h(args.cifar10h)
     if len(args.chaosnli) < 2:
-        raise ConfigError("--chaosnli needs the ChaosNLI JSONL followed by at least one prediction file.")
+        raise ConfigError(
+            "--chaosnli needs the ChaosNLI JSONL followed by at least one prediction file."
+        )
     return load_chaosnli(args.chaosnli[0], args.chaosnli[1:])
 
 
@@ -122,7 +159,10 @@ def _summary(per_seed: dict) -> dict:
             if isinstance(val, bool) or not isinstance(val, (int, float)):
                 continue
             vals = np.array([per_seed[s][name][key] for s in seeds], dtype=float)
-            row[key] = {"mean": float(vals.mean()), "sd": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0}
+            row[key] = {
+                "mean": float(vals.mean()),
+                "sd": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0,
+            }
         out[name] = row
     return out
 
@@ -142,7 +182,15 @@ def _cal_size_ablation(data, cal, test, specs, args, seed):
         res = {}
         for name in ABLATION_METHODS:
             if name in specs:
-                r, _, _ = fit_evaluate(specs[name], data, sub, test, seed=seed, n_bins=args.n_bins, n_draws=args.n_draws)
+                r, _, _ = fit_evaluate(
+                    specs[name],
+                    data,
+                    sub,
+                    test,
+                    seed=seed,
+                    n_bins=args.n_bins,
+                    n_draws=args.n_draws,
+                )
                 res[name] = {"ece_true": r["ece_true"], "nll": r["nll"], "brier": r["brier"]}
         rows[f"{frac:g}"] = {"n_cal": int(np.size(sub)), "results": res}
     return rows
@@ -160,13 +208,22 @@ def _annotation_ablation(data, cal, test, specs, args, seed):
             try:
                 mm = int(m)
             except ValueError as exc:
-                raise ConfigError(f"--annotation-counts takes integers or 'all', got {m!r}.") from exc
+                raise ConfigError(
+                    f"--annotation-counts takes integers or 'all', got {m!r}."
+                ) from exc
             targets = subsample_annotations(data.counts[cal], mm, random_state=seed)
         res = {}
         for name in ABLATION_METHODS:
             if name in specs:
                 r, _, _ = fit_evaluate(
-                    specs[name], data, cal, test, seed=seed, n_bins=args.n_bins, n_draws=args.n_draws, targets=targets
+                    specs[name],
+                    data,
+                    cal,
+                    test,
+                    seed=seed,
+                    n_bins=args.n_bins,
+                    n_draws=args.n_draws,
+                    targets=targets,
                 )
                 res[name] = {"ece_true": r["ece_true"], "nll": r["nll"], "brier": r["brier"]}
                 if "T" in r:
@@ -200,8 +257,12 @@ def entropy_strata_errors(data, test, probas, n_strata):
     for s in used:
         mask = strata == s
         out["strata"].append(
-            {"n": int(mask.sum()), "entropy_min": float(h[mask].min()), "entropy_max": float(h[mask].max()),
-             "entropy_mean": float(h[mask].mean())}
+            {
+                "n": int(mask.sum()),
+                "entropy_min": float(h[mask].min()),
+                "entropy_max": float(h[mask].max()),
+                "entropy_mean": float(h[mask].mean()),
+            }
         )
     for name, proba in probas.items():
         err = 100.0 * pointwise_error(proba, data.counts[test])
@@ -242,7 +303,14 @@ def run(args) -> int:
         res = {}
         for name, spec in specs.items():
             r, b, p = fit_evaluate(
-                spec, data, cal, test, seed=seed, n_bins=args.n_bins, n_draws=args.n_draws, keep_bins=(i == 0)
+                spec,
+                data,
+                cal,
+                test,
+                seed=seed,
+                n_bins=args.n_bins,
+                n_draws=args.n_draws,
+                keep_bins=(i == 0),
             )
             res[name] = r
             if i == 0:
@@ -262,8 +330,10 @@ def run(args) -> int:
             "split": "stratified 50/50 by voted label (ties: lowest class index)",
             "n_bins": args.n_bins,
             "n_draws": args.n_draws,
-            "units": "ece_true, aece, cwece, ece_plugin, ece_voted in percent; brier, nll, accuracy as fractions",
-            "oracle": "'Oracle TS (oracle)' is SLTS fitted on the TEST split: an upper reference, not a method",
+            "units": "ece_true, aece, cwece, ece_plugin, ece_voted "
+            "in percent; brier, nll, accuracy as fractions",
+            "oracle": "'Oracle TS (oracle)' is SLTS fitted on the "
+            "TEST split: an upper reference, not a method",
         },
         "results": per_seed[first],
         "seconds_all_methods": float(sum(r["seconds"] for r in per_seed[first].values())),
@@ -288,12 +358,16 @@ def run(args) -> int:
         from bayescal.ambiguity.plotting import reliability_panels
 
         reliability_panels(
-            bins_first, path=args.figure, suptitle=f"{data.name}: ECE_true reliability (test half, seed {first})"
+            bins_first,
+            path=args.figure,
+            suptitle=f"{data.name}: ECE_true reliability (test half, seed {first})",
         )
         out["figure"] = str(args.figure)
     out["seconds_total"] = time.perf_counter() - t_start
 
-    text = json.dumps(out, indent=2, default=lambda o: o.item() if isinstance(o, np.generic) else str(o))
+    text = json.dumps(
+        out, indent=2, default=lambda o: o.item() if isinstance(o, np.generic) else str(o)
+    )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")

@@ -27,18 +27,33 @@ SIZES = (1_000, 10_000, 1_000_000)
 
 def add_arguments(parser) -> None:
     parser.add_argument("--json", metavar="PATH", help="write the results here as JSON")
-    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="numbers of items")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=list(SIZES), help="numbers of items"
+    )
     parser.add_argument("--draws", type=int, default=500)
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--chains", type=int, default=2)
     parser.add_argument("--groups", type=int, default=5)
-    parser.add_argument("--per-item-max", type=int, default=10_000,
-                        help="largest n for which the per-item model is run (slower above)")
+    parser.add_argument(
+        "--per-item-max",
+        type=int,
+        default=10_000,
+        help="largest n for which the per-item model is run (slower above)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sampler", choices=["pymc", "nutpie"], default="pymc",
-                        help="NUTS implementation for both models (nutpie: pip install nutpie)")
-    parser.add_argument("--mode", choices=["C", "NUMBA"], default="NUMBA",
-                        help="PyTensor backend of PyMC's NUTS for both models (default NUMBA: half the per-step overhead of C)")
+    parser.add_argument(
+        "--sampler",
+        choices=["pymc", "nutpie"],
+        default="pymc",
+        help="NUTS implementation for both models (nutpie: pip install nutpie)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=["C", "NUMBA"],
+        default="NUMBA",
+        help="PyTensor backend of PyMC's NUTS for both models "
+        "(default NUMBA: half the per-step overhead of C)",
+    )
 
 
 def _per_item_model(spec, labels, group):
@@ -57,8 +72,14 @@ def _per_item_model(spec, labels, group):
     keep = ans.any(axis=1)
     x, ans, group = x[keep], ans[keep].astype(np.float64), group[keep]
     with pm.Model() as model:
-        ab = pm.Beta("ab", alpha=al, beta=be, shape=al.shape, transform=pm.distributions.transforms.ordered,
-                     initval=np.tile(_INIT_PAIR, (al.shape[0], 1)))
+        ab = pm.Beta(
+            "ab",
+            alpha=al,
+            beta=be,
+            shape=al.shape,
+            transform=pm.distributions.transforms.ordered,
+            initval=np.tile(_INIT_PAIR, (al.shape[0], 1)),
+        )
         a, b = ab[:, 0], ab[:, 1]
         prev = pm.Beta("prevalence", alpha=p_al, beta=p_be, shape=p_al.shape)
         xa = pt.as_tensor(x)
@@ -80,17 +101,34 @@ def _time_model(model, args, seed):
         compiled = nutpie.compile_pymc_model(model, backend="numba")
         compile_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        idata = nutpie.sample(compiled, draws=args.draws, tune=args.tune, chains=args.chains, seed=seed,
-                              progress_bar=False, cores=1)
+        idata = nutpie.sample(
+            compiled,
+            draws=args.draws,
+            tune=args.tune,
+            chains=args.chains,
+            seed=seed,
+            progress_bar=False,
+            cores=1,
+        )
         return compile_s, time.perf_counter() - t0, idata
     t0 = time.perf_counter()
     with model:
-        step = pm.NUTS(target_accept=0.9, compile_kwargs={"mode": args.mode} if args.mode != "C" else {})
+        step = pm.NUTS(
+            target_accept=0.9, compile_kwargs={"mode": args.mode} if args.mode != "C" else {}
+        )
     compile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     with model:
-        idata = pm.sample(draws=args.draws, tune=args.tune, chains=args.chains, cores=1, step=step,
-                          random_seed=seed, progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=args.draws,
+            tune=args.tune,
+            chains=args.chains,
+            cores=1,
+            step=step,
+            random_seed=seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     return compile_s, time.perf_counter() - t0, idata
 
 
@@ -127,13 +165,26 @@ def run(args) -> int:
             group = np.clip(np.searchsorted(edges, data.score, "right") - 1, 0, edges.size - 2)
             model = _per_item_model(spec, data.labels.astype(np.float64), group)
             c_s, s_s, _ = _time_model(model, args, args.seed)
-            row.update(per_item_seconds=s_s, per_item_compile_seconds=c_s, speedup=s_s / row["pattern_seconds"])
+            row.update(
+                per_item_seconds=s_s,
+                per_item_compile_seconds=c_s,
+                speedup=s_s / row["pattern_seconds"],
+            )
         results.append(row)
         print(json.dumps(row), flush=True)
     out = {
         "benchmark": "bayes-speed",
-        "settings": {"sampler": args.sampler, "mode": args.mode, "draws": args.draws, "tune": args.tune, "chains": args.chains, "cores": 1,
-                     "groups": args.groups, "annotators": 3, "missing": 0.1},
+        "settings": {
+            "sampler": args.sampler,
+            "mode": args.mode,
+            "draws": args.draws,
+            "tune": args.tune,
+            "chains": args.chains,
+            "cores": 1,
+            "groups": args.groups,
+            "annotators": 3,
+            "missing": 0.1,
+        },
         "results": results,
     }
     text = json.dumps(out, indent=2)

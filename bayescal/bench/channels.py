@@ -30,9 +30,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--n", type=int, default=100_000, help="number of items (default 100000)")
     parser.add_argument("--k", type=int, default=3, help="number of annotators, 3..6 (default 3)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--missing", type=float, default=0.0, help="probability an answer is missing")
+    parser.add_argument(
+        "--missing", type=float, default=0.0, help="probability an answer is missing"
+    )
     parser.add_argument("--peer", choices=["crowdkit", "none"], default="crowdkit")
-    parser.add_argument("--crowdkit-iter", type=int, default=50, help="iterations of the timed crowd-kit run")
+    parser.add_argument(
+        "--crowdkit-iter", type=int, default=50, help="iterations of the timed crowd-kit run"
+    )
     parser.add_argument("--json", dest="json_path", default=None, help="write JSON here")
 
 
@@ -57,7 +61,13 @@ def _crowdkit(labels, tol, n_iter):
         a, b = b, a
     hist = model.loss_history_
     last_change = abs(hist[-1] - hist[-2]) if len(hist) > 1 else None
-    return {"seconds": seconds, "a": a, "b": b, "iterations": len(hist), "last_elbo_change": last_change}
+    return {
+        "seconds": seconds,
+        "a": a,
+        "b": b,
+        "iterations": len(hist),
+        "last_elbo_change": last_change,
+    }
 
 
 def run(args) -> int:
@@ -99,7 +109,9 @@ def run(args) -> int:
         "bayescal_b": b_hat,
         "true_a": a_true,
         "true_b": b_true,
-        "max_abs_error_vs_truth": float(max(np.abs(a_hat - a_true).max(), np.abs(b_hat - b_true).max())),
+        "max_abs_error_vs_truth": float(
+            max(np.abs(a_hat - a_true).max(), np.abs(b_hat - b_true).max())
+        ),
         "crowdkit_seconds": None,
         "speedup": None,
         "max_abs_diff_vs_crowdkit": None,
@@ -115,8 +127,12 @@ def run(args) -> int:
                 "iterations_used": run["iterations"],
                 "last_elbo_change": run["last_elbo_change"],
                 "seconds": run["seconds"],
-                "max_abs_diff_vs_bayescal": float(max(np.abs(a_hat - run["a"]).max(), np.abs(b_hat - run["b"]).max())),
-                "max_abs_error_vs_truth": float(max(np.abs(run["a"] - a_true).max(), np.abs(run["b"] - b_true).max())),
+                "max_abs_diff_vs_bayescal": float(
+                    max(np.abs(a_hat - run["a"]).max(), np.abs(b_hat - run["b"]).max())
+                ),
+                "max_abs_error_vs_truth": float(
+                    max(np.abs(run["a"] - a_true).max(), np.abs(run["b"] - b_true).max())
+                ),
             }
 
         result.update(
@@ -124,9 +140,21 @@ def run(args) -> int:
             speedup=ck["seconds"] / result["bayescal_seconds"],
             max_abs_diff_vs_crowdkit=report(ck)["max_abs_diff_vs_bayescal"],
             crowdkit_max_abs_error_vs_truth=report(ck)["max_abs_error_vs_truth"],
-            crowdkit_settings={"tol": "-inf (rule disabled)", "n_iter": args.crowdkit_iter, **report(ck)},
-            crowdkit_default_settings={"tol": 1e-5, "n_iter": 100, **report(_crowdkit(labels, tol=1e-5, n_iter=100))},
-            crowdkit_tol_1e8_settings={"tol": 1e-8, "n_iter": 10_000, **report(_crowdkit(labels, tol=1e-8, n_iter=10_000))},
+            crowdkit_settings={
+                "tol": "-inf (rule disabled)",
+                "n_iter": args.crowdkit_iter,
+                **report(ck),
+            },
+            crowdkit_default_settings={
+                "tol": 1e-5,
+                "n_iter": 100,
+                **report(_crowdkit(labels, tol=1e-5, n_iter=100)),
+            },
+            crowdkit_tol_1e8_settings={
+                "tol": 1e-8,
+                "n_iter": 10_000,
+                **report(_crowdkit(labels, tol=1e-8, n_iter=10_000)),
+            },
         )
     write_json(result, args.json_path)
     return 0

@@ -47,7 +47,10 @@ def load_animal_scores(path):
         raise DataError(f"no such file: {str(path)!r} (expected cifar10h/resnet-110.csv).")
     arr = np.loadtxt(path, delimiter=",")
     if arr.ndim != 2 or arr.shape[1] != 21:
-        raise DataError(f"{str(path)!r} should have 21 columns (label, 10 counts, 10 probabilities); got {arr.shape}.")
+        raise DataError(
+            f"{str(path)!r} should have 21 columns (label, "
+            f"10 counts, 10 probabilities); got {arr.shape}."
+        )
     label = arr[:, 0].astype(np.int64)
     prob = arr[:, 11:21]
     animal = prob[:, list(ANIMALS)].sum(axis=1)
@@ -61,7 +64,14 @@ def run(args) -> int:
     import warnings
 
     from bayescal.bench._io import environment, write_json
-    from bayescal.bench.tabular import K_VALUES, REGIMES, binned_ece, recalibrate_cell, regime_channels, seed_level_summary
+    from bayescal.bench.tabular import (
+        K_VALUES,
+        REGIMES,
+        binned_ece,
+        recalibrate_cell,
+        regime_channels,
+        seed_level_summary,
+    )
     from bayescal.channels import fit_channels
     from bayescal.data.container import Annotations
     from bayescal.errors import BayescalWarning
@@ -76,8 +86,12 @@ def run(args) -> int:
         chan, rec, test = perm[:c1], perm[c1:c2], perm[c2:]
         for r_i, regime in enumerate(REGIMES):
             a4, b4 = regime_channels(regime, 4)
-            lab_chan = simulate_annotations(truth[chan], a4, b4, random_state=np.random.default_rng([seed, r_i, 0]))
-            lab_rec = simulate_annotations(truth[rec], a4, b4, random_state=np.random.default_rng([seed, r_i, 1]))
+            lab_chan = simulate_annotations(
+                truth[chan], a4, b4, random_state=np.random.default_rng([seed, r_i, 0])
+            )
+            lab_rec = simulate_annotations(
+                truth[rec], a4, b4, random_state=np.random.default_rng([seed, r_i, 1])
+            )
             for k in K_VALUES:
                 names = [f"a{j + 1}" for j in range(k)]
                 chan_data = Annotations.from_arrays(score[chan], lab_chan[:, :k], annotators=names)
@@ -85,12 +99,21 @@ def run(args) -> int:
                 def fit(_rec_data, _d=chan_data, _k=k, _seed=seed):
                     if _k >= 3:
                         return fit_channels(_d, "dawid_skene_em", random_state=_seed)
-                    return fit_channels(_d, "score_bin_em", groups=5, empty_groups="drop", random_state=_seed)
+                    return fit_channels(
+                        _d, "score_bin_em", groups=5, empty_groups="drop", random_state=_seed
+                    )
 
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", BayescalWarning)
                     cell, fail = recalibrate_cell(
-                        score[rec], lab_rec[:, :k], truth[rec], score[test], truth[test], a4[:k], b4[:k], fit,
+                        score[rec],
+                        lab_rec[:, :k],
+                        truth[rec],
+                        score[test],
+                        truth[test],
+                        a4[:k],
+                        b4[:k],
+                        fit,
                         platt_slope_bounds=(-10.0, 10.0),
                     )
                 for row in cell:
@@ -101,17 +124,23 @@ def run(args) -> int:
     out = {
         "protocol": {
             "data": "CIFAR-10 test set, ResNet-110 softmax (Kerrigan et al.), animal vs vehicle",
-            "seeds": args.seeds, "sizes": {"channel": SIZES[0], "recalibration": SIZES[1], "test": SIZES[2]},
-            "regimes": REGIMES, "k": list(K_VALUES),
-            "channels": "marginal Dawid-Skene EM (K >= 3), joint score-bin EM with 5 groups (K = 2), channel sample",
-            "weights": "plug-in inverse variance", "platt_box": "u, v in [-10, 10]",
+            "seeds": args.seeds,
+            "sizes": {"channel": SIZES[0], "recalibration": SIZES[1], "test": SIZES[2]},
+            "regimes": REGIMES,
+            "k": list(K_VALUES),
+            "channels": "marginal Dawid-Skene EM (K >= 3), joint score-bin "
+            "EM with 5 groups (K = 2), channel sample",
+            "weights": "plug-in inverse variance",
+            "platt_box": "u, v in [-10, 10]",
             "test_ece": "10 equal-width bins on g(Z), CIFAR-10 labels",
         },
         "base_ece_all_items": binned_ece(score, truth),
         "summary": seed_level_summary(recal_rows),
         "summary_by_k": seed_level_summary(recal_rows, keys=("k", "family", "target")),
         "summary_by_regime": seed_level_summary(recal_rows, keys=("regime", "family", "target")),
-        "channel_rmse": seed_level_summary([r for r in rows if r["family"] == "channels"], keys=("k",)),
+        "channel_rmse": seed_level_summary(
+            [r for r in rows if r["family"] == "channels"], keys=("k",)
+        ),
         "failures": failures,
         "rows": rows,
         "seconds": time.perf_counter() - t0,

@@ -71,16 +71,31 @@ class _Sampler:
             import nutpie
 
             comp = self.compiled.with_data(pattern_counts=np.asarray(counts, dtype=np.float64))
-            idata = nutpie.sample(comp, draws=self.draws, tune=self.tune, chains=2, seed=seed,
-                                  progress_bar=False, cores=1)
+            idata = nutpie.sample(
+                comp,
+                draws=self.draws,
+                tune=self.tune,
+                chains=2,
+                seed=seed,
+                progress_bar=False,
+                cores=1,
+            )
             div = int(idata.sample_stats["diverging"].sum())
         else:
             import pymc as pm
 
             self.built.set_counts(counts)
             with self.built.model:
-                idata = pm.sample(draws=self.draws, tune=self.tune, chains=2, cores=1, step=self.step,
-                                  random_seed=seed, progressbar=False, compute_convergence_checks=False)
+                idata = pm.sample(
+                    draws=self.draws,
+                    tune=self.tune,
+                    chains=2,
+                    cores=1,
+                    step=self.step,
+                    random_seed=seed,
+                    progressbar=False,
+                    compute_convergence_checks=False,
+                )
             div = int(idata.sample_stats["diverging"].sum())
         post = idata.posterior
         s = post.sizes["chain"] * post.sizes["draw"]
@@ -125,12 +140,21 @@ def run(args) -> int:
                     seed = args.seed + 1_000_000 * ci + 100_000 * ni + 10_000 * mi + r
                     d = simulate_toy(n, cond, random_state=seed)
 
-                    def summ(idx):
-                        return summarize_arrays(d.score[idx], d.labels[idx], annotators=d.annotators,
-                                                group_edges=edges_g, bin_edges=edges_b)
+                    def summ(idx, d=d):
+                        return summarize_arrays(
+                            d.score[idx],
+                            d.labels[idx],
+                            annotators=d.annotators,
+                            group_edges=edges_g,
+                            bin_edges=edges_b,
+                        )
 
                     idx = np.arange(n)
-                    ch_s, ev_s = (summ(idx), None) if mode == "reuse" else (summ(idx[: n // 2]), summ(idx[n // 2:]))
+                    ch_s, ev_s = (
+                        (summ(idx), None)
+                        if mode == "reuse"
+                        else (summ(idx[: n // 2]), summ(idx[n // 2 :]))
+                    )
                     ev_s = ch_s if ev_s is None else ev_s
                     spec = make_spec(ch_s, "grouped")
                     key = spec.counts.shape
@@ -139,8 +163,15 @@ def run(args) -> int:
                         compile_seconds += samplers[key].compile_seconds
                     a, b, prev, div = samplers[key](spec.counts, seed)
                     divs += div
-                    post = ChannelFit.from_draws(a, b, prev, annotators=d.annotators, groups=list(spec.prevalence_groups),
-                                                 group_counts=spec.prevalence_group_counts(), method="bayes_grouped")
+                    post = ChannelFit.from_draws(
+                        a,
+                        b,
+                        prev,
+                        annotators=d.annotators,
+                        groups=list(spec.prevalence_groups),
+                        group_counts=spec.prevalence_group_counts(),
+                        method="bayes_grouped",
+                    )
                     iv = nc_ece_interval(ev_s, post, prob=args.prob, random_state=seed)
                     points.append(iv.point)
                     for name, source in (("full", "full"), ("evaluation_only", "evaluation")):
@@ -149,18 +180,44 @@ def run(args) -> int:
                         widths[name].append(hi - lo)
                 for name in hits:
                     cov = float(np.mean(hits[name]))
-                    results.append({
-                        "condition": cond, "n": n, "mode": mode, "interval": name, "coverage": cov,
-                        "coverage_se": float(np.sqrt(cov * (1 - cov) / args.reps)),
-                        "mean_width": float(np.mean(widths[name])), "reps": args.reps,
-                    })
-                details.append({"condition": cond, "n": n, "mode": mode, "population_binned_ece": pop,
-                                "point_bias": float(np.mean(points) - pop), "divergences": divs,
-                                "seconds": time.perf_counter() - t_cell})
+                    results.append(
+                        {
+                            "condition": cond,
+                            "n": n,
+                            "mode": mode,
+                            "interval": name,
+                            "coverage": cov,
+                            "coverage_se": float(np.sqrt(cov * (1 - cov) / args.reps)),
+                            "mean_width": float(np.mean(widths[name])),
+                            "reps": args.reps,
+                        }
+                    )
+                details.append(
+                    {
+                        "condition": cond,
+                        "n": n,
+                        "mode": mode,
+                        "population_binned_ece": pop,
+                        "point_bias": float(np.mean(points) - pop),
+                        "divergences": divs,
+                        "seconds": time.perf_counter() - t_cell,
+                    }
+                )
     out = {
-        "protocol": {"reps": args.reps, "sizes": args.sizes, "conditions": args.conditions, "modes": args.modes,
-                     "prob": args.prob, "channel_groups": 5, "evaluation_bins": 10, "chains": 2,
-                     "draws": args.draws, "tune": args.tune, "sampler": kind, "seed": args.seed},
+        "protocol": {
+            "reps": args.reps,
+            "sizes": args.sizes,
+            "conditions": args.conditions,
+            "modes": args.modes,
+            "prob": args.prob,
+            "channel_groups": 5,
+            "evaluation_bins": 10,
+            "chains": 2,
+            "draws": args.draws,
+            "tune": args.tune,
+            "sampler": kind,
+            "seed": args.seed,
+        },
         "results": results,
         "cells": details,
         "compile_seconds": compile_seconds,

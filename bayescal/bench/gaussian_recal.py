@@ -42,8 +42,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--reps", type=int, default=60)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    parser.add_argument("--timing", action="store_true",
-                        help="measure fitting all maps for 4000 posterior draws on 10^5 items instead")
+    parser.add_argument(
+        "--timing",
+        action="store_true",
+        help="measure fitting all maps for 4000 posterior draws on 10^5 items instead",
+    )
     parser.add_argument("--timing-items", type=int, default=100_000)
     parser.add_argument("--timing-draws", type=int, default=4000)
     parser.add_argument("--json", dest="json_path", default=None)
@@ -60,7 +63,7 @@ def population_quantiles(probs) -> np.ndarray:
     out = []
     for q in probs:
         lo, hi = special.expit(-30), special.expit(30)
-        out.append(optimize.brentq(lambda z: cdf(z) - q, lo, hi, xtol=1e-14))
+        out.append(optimize.brentq(lambda z, q=q: cdf(z) - q, lo, hi, xtol=1e-14))
     return np.array(out)
 
 
@@ -103,7 +106,9 @@ def one_rep(n: int, seed: int) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayescalWarning)
         try:
-            channels = fit_channels(ch_data, "gmm", groups=[0.0, BOUNDARY, 1.0], n_starts=4, random_state=seed)
+            channels = fit_channels(
+                ch_data, "gmm", groups=[0.0, BOUNDARY, 1.0], n_starts=4, random_state=seed
+            )
         except FitError:
             channels, failed = None, True
     for kind in TARGETS:
@@ -111,8 +116,11 @@ def one_rep(n: int, seed: int) -> dict:
             continue
         targets = make_targets(kind, rec_data, channels)
         t = targets.values()
-        for family, g in (("temperature", TemperatureMap()), ("platt", PlattMap()),
-                          ("histogram", HistogramMap(bins=edges))):
+        for family, g in (
+            ("temperature", TemperatureMap()),
+            ("platt", PlattMap()),
+            ("histogram", HistogramMap(bins=edges)),
+        ):
             g.fit(targets.score, t)
             out[(family, kind)] = metrics(g.predict(test.score), y, m, m_bins)
     return {"metrics": out, "gmm_failed": failed, "J": j_bins, "M": m_bins}
@@ -135,21 +143,33 @@ def timing(n_items: int, n_draws: int, seed: int = 0) -> dict:
     a = np.clip(0.05 + 0.01 * rng.standard_normal((n_draws, 2)), 1e-3, 0.4)
     b = np.clip([0.75, 0.95] + 0.01 * rng.standard_normal((n_draws, 2)), 0.6, 0.999)
     prev = np.clip([0.2, 0.8] + 0.01 * rng.standard_normal((n_draws, 2)), 0.01, 0.99)
-    post = ChannelFit.from_draws(a, b, prev, annotators=data.annotators,
-                                 groups=["[0, 0.5744)", "[0.5744, 1]"], group_counts=[n_items // 2] * 2,
-                                 method="synthetic", group_edges=np.array([0.0, BOUNDARY, 1.0]))
+    post = ChannelFit.from_draws(
+        a,
+        b,
+        prev,
+        annotators=data.annotators,
+        groups=["[0, 0.5744)", "[0.5744, 1]"],
+        group_counts=[n_items // 2] * 2,
+        method="synthetic",
+        group_edges=np.array([0.0, BOUNDARY, 1.0]),
+    )
     j_bins = int(round(n_items ** (1 / 3)))
     out = {}
     t_all = time.perf_counter()
     for family in ("histogram", "score_bin", "temperature", "platt"):
         t0 = time.perf_counter()
-        pm = fit_posterior_map(family, data, post, map_params={"bins": j_bins} if family == "histogram" else None)
+        pm = fit_posterior_map(
+            family, data, post, map_params={"bins": j_bins} if family == "histogram" else None
+        )
         fit_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         pm.predict(data.score)
         pm.predict_interval(data.score)
-        out[family] = {"fit_seconds": fit_s, "predict_and_band_seconds": time.perf_counter() - t0,
-                       "draws_fitted": pm.n_draws_}
+        out[family] = {
+            "fit_seconds": fit_s,
+            "predict_and_band_seconds": time.perf_counter() - t0,
+            "draws_fitted": pm.n_draws_,
+        }
     out["total_fit_seconds"] = sum(v["fit_seconds"] for v in out.values() if isinstance(v, dict))
     out["total_seconds_including_predictions"] = time.perf_counter() - t_all
     out.update(n_items=n_items, n_draws=n_draws)
@@ -181,9 +201,17 @@ def run(args) -> int:
     for n, rows in done:
         keys = [("base", "none")] + [(f, t) for f in FAMILIES for t in TARGETS]
         for family, target in keys:
-            vals = [r["metrics"][(family, target)] for r in rows if (family, target) in r["metrics"]]
-            row = {"n": n, "family": family, "target": target, "reps": len(vals),
-                   "J": rows[0]["J"], "M": rows[0]["M"]}
+            vals = [
+                r["metrics"][(family, target)] for r in rows if (family, target) in r["metrics"]
+            ]
+            row = {
+                "n": n,
+                "family": family,
+                "target": target,
+                "reps": len(vals),
+                "J": rows[0]["J"],
+                "M": rows[0]["M"],
+            }
             for k in METRICS:
                 arr = np.array([v[k] for v in vals])
                 row[k] = float(arr.mean())
@@ -194,19 +222,30 @@ def run(args) -> int:
             pairs = [r["metrics"] for r in rows if (family, "corrected") in r["metrics"]]
             for k in ("ece", "l1_m"):
                 d = np.array([p[(family, "corrected")][k] - p[(family, "naive")][k] for p in pairs])
-                results.append({"n": n, "family": family, "target": "corrected-minus-naive", "metric": k,
-                                "mean": float(d.mean()), "se": float(d.std(ddof=1) / np.sqrt(d.size)),
-                                "share_corrected_better": float((d < 0).mean())})
+                results.append(
+                    {
+                        "n": n,
+                        "family": family,
+                        "target": "corrected-minus-naive",
+                        "metric": k,
+                        "mean": float(d.mean()),
+                        "se": float(d.std(ddof=1) / np.sqrt(d.size)),
+                        "share_corrected_better": float((d < 0).mean()),
+                    }
+                )
     failures = {n: int(sum(r["gmm_failed"] for r in rows)) for n, rows in done}
     out = {
         "protocol": {
-            "sizes": args.sizes, "reps": args.reps, "seed": args.seed,
+            "sizes": args.sizes,
+            "reps": args.reps,
+            "seed": args.seed,
             "split": "equal thirds: channels / recalibration / test",
             "channels": "constrained GMM, two groups split at sigmoid(0.3), 4 starts",
             "weights": "shrunk plug-in inverse variance (lam = DEFAULT_SHRINKAGE)",
             "histogram_bins": "J = round((n/3)^(1/3)) population score quantiles",
             "evaluation_bins": "M = round((n/3)^(1/3)) equal-width bins on g(Z)",
-            "ece": "true test labels", "ece_m": "m(Z) in place of labels (paper's Gaussian Oracle ECE)",
+            "ece": "true test labels",
+            "ece_m": "m(Z) in place of labels (paper's Gaussian Oracle ECE)",
         },
         "results": results,
         "gmm_failures": failures,

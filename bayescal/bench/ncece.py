@@ -61,8 +61,15 @@ def run(args) -> int:
     a = np.clip(a0 + rng.normal(0, 0.01, (args.draws, 3)), 0.001, 0.45)
     b = np.clip(b0 + rng.normal(0, 0.01, (args.draws, 3)), 0.55, 0.999)
     point = ChannelFit.known(a0, b0)
-    post = ChannelFit.from_draws(a, b, np.full((args.draws, 1), 0.5), annotators=point.annotators,
-                                 groups=["all"], group_counts=[args.n], method="simulated-posterior")
+    post = ChannelFit.from_draws(
+        a,
+        b,
+        np.full((args.draws, 1), 0.5),
+        annotators=point.annotators,
+        groups=["all"],
+        group_counts=[args.n],
+        method="simulated-posterior",
+    )
 
     t0 = time.perf_counter()
     s = summarize(data, groups=1, bins=args.bins)

@@ -41,7 +41,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--scheduler", choices=SCHEDULERS, default="threads")
     parser.add_argument("--dir", default=None, help="folder for the generated Parquet files")
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
-    parser.add_argument("--reuse", action="store_true", help="reuse files already in --dir (skip generation)")
+    parser.add_argument(
+        "--reuse", action="store_true", help="reuse files already in --dir (skip generation)"
+    )
     parser.add_argument("--file-rows", type=int, default=4_194_304)
     parser.add_argument("--row-group", type=int, default=1_048_576)
     parser.add_argument("--missing", type=float, default=0.2)
@@ -67,7 +69,9 @@ def _write_file(path, n, k, missing, seed):
     import pyarrow.parquet as pq
 
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal(n, dtype=np.float32) + np.where(rng.random(n, dtype=np.float32) < 0.5, -1, 1)
+    x = rng.standard_normal(n, dtype=np.float32) + np.where(
+        rng.random(n, dtype=np.float32) < 0.5, -1, 1
+    )
     z = (1.0 / (1.0 + np.exp(x - np.float32(0.3)))).astype(np.float32)
     # shifted calibration curve of the toy study: P(Y = 1 | z) = clip(z + 0.1)
     y = rng.random(n, dtype=np.float32) < np.clip(z + np.float32(0.1), 0, 1)
@@ -101,7 +105,9 @@ def generate(folder, items, k, *, file_rows, row_group, missing, seed, jobs=2):
         tasks.append((str(folder / f"part-{i:05d}.parquet"), n, k, missing, seeds[i]))
     _write_file.row_group = row_group
     if jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_set_row_group, initargs=(row_group,)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=jobs, initializer=_set_row_group, initargs=(row_group,)
+        ) as pool:
             list(pool.map(_write_star, tasks))
     else:
         for t in tasks:
@@ -117,13 +123,13 @@ def _write_star(t):
     _write_file(*t)
 
 
-# ------------------------------------------------------------------ one measured run (child process)
+# ----------------------------------------------------------------- one measured run (child process)
 def measure(folder, workers: int, scheduler: str) -> dict:
     """Time summaries + score-bin EM + NC-ECE on ``folder`` (runs in the child process)."""
     import resource
 
     t_start = time.perf_counter()
-    import dask  # noqa: F401  (imports are start-up, not the measured work)
+    import dask
     import dask.dataframe  # noqa: F401
     import pyarrow.parquet  # noqa: F401
 
@@ -135,15 +141,25 @@ def measure(folder, workers: int, scheduler: str) -> dict:
     if scheduler == "distributed":
         from dask.distributed import Client, LocalCluster
 
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, memory_limit=0)
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            memory_limit=0,
+        )
         client = Client(cluster)
     startup = time.perf_counter() - t_start
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    summary = summarize_dask(folder, groups=5, bins=10, client=client,
-                             scheduler="threads" if scheduler == "distributed" else scheduler,
-                             workers=workers)
+    summary = summarize_dask(
+        folder,
+        groups=5,
+        bins=10,
+        client=client,
+        scheduler="threads" if scheduler == "distributed" else scheduler,
+        workers=workers,
+    )
     t1 = time.perf_counter()
     fit = score_bin_em(summary)
     t2 = time.perf_counter()
@@ -190,7 +206,9 @@ def run_child(folder, workers: int, scheduler: str) -> dict:
     code = "from bayescal.bench.scale import _child_main; _child_main()"
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(folder), str(workers), scheduler],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     peak = 0
     root = psutil.Process(proc.pid)
@@ -230,7 +248,9 @@ def run(args) -> int:
     require("pyarrow", "bayescal bench scale")
     require("psutil", "bayescal bench scale")
     if args.items < 1 or args.k < 2 or any(w < 1 for w in args.workers):
-        raise ConfigError("--items must be positive, --k at least 2 and every --workers value at least 1.")
+        raise ConfigError(
+            "--items must be positive, --k at least 2 and every --workers value at least 1."
+        )
     if not 0 <= args.missing < 1:
         raise ConfigError("--missing must be in [0, 1).")
     made_dir = args.dir is None
@@ -241,10 +261,19 @@ def run(args) -> int:
             files = sorted(folder.glob("*.parquet"))
         else:
             if any(folder.glob("*.parquet")):
-                raise ConfigError(f"{folder} already holds Parquet files; pass --reuse or an empty --dir.")
+                raise ConfigError(
+                    f"{folder} already holds Parquet files; pass --reuse or an empty --dir."
+                )
             t0 = time.perf_counter()
-            files = generate(folder, args.items, args.k, file_rows=args.file_rows, row_group=args.row_group,
-                             missing=args.missing, seed=args.seed)
+            files = generate(
+                folder,
+                args.items,
+                args.k,
+                file_rows=args.file_rows,
+                row_group=args.row_group,
+                missing=args.missing,
+                seed=args.seed,
+            )
             generate_seconds = time.perf_counter() - t0
         disk_bytes = sum(os.path.getsize(f) for f in files)
         results = [run_child(folder, w, args.scheduler) for w in args.workers]
@@ -265,12 +294,19 @@ def run(args) -> int:
         "generate_seconds": generate_seconds,
         "scheduler": args.scheduler,
         "results": results,
-        "speedup": (by_workers[min(by_workers)] / by_workers[max(by_workers)]) if len(by_workers) > 1 else None,
+        "speedup": (by_workers[min(by_workers)] / by_workers[max(by_workers)])
+        if len(by_workers) > 1
+        else None,
         "data": {
-            "files": len(files), "disk_bytes": disk_bytes, "file_rows": args.file_rows,
-            "row_group": args.row_group, "missing": args.missing, "seed": args.seed,
+            "files": len(files),
+            "disk_bytes": disk_bytes,
+            "file_rows": args.file_rows,
+            "row_group": args.row_group,
+            "missing": args.missing,
+            "seed": args.seed,
             "layout": "score float32, a1..aK int8 with nulls (Parquet, snappy)",
-            "kept": bool(args.keep), "dir": str(folder),
+            "kept": bool(args.keep),
+            "dir": str(folder),
         },
         "targets": {"seconds": 300, "peak_rss_bytes": 2 * 1024**3},
         "environment": environment(),

@@ -58,7 +58,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
 
 
-# ------------------------------------------------------------------ shared helpers (also used by cifar_recal)
+# -------------------------------------------------------- shared helpers (also used by cifar_recal)
 def regime_channels(regime: str, k: int):
     """``(a, b)`` arrays of length k for a regime."""
     pairs = np.array(REGIMES[regime][:k], dtype=np.float64)
@@ -69,7 +69,12 @@ def binned_ece(g, y, n_bins: int = 10) -> float:
     """Equal-width ECE of scores ``g`` against labels ``y`` (bins on ``g``)."""
     g = np.asarray(g, dtype=np.float64)
     idx = np.minimum((g * n_bins).astype(np.int64), n_bins - 1)
-    return float(np.abs(np.bincount(idx, weights=np.asarray(y, dtype=np.float64) - g, minlength=n_bins)).sum() / g.size)
+    return float(
+        np.abs(
+            np.bincount(idx, weights=np.asarray(y, dtype=np.float64) - g, minlength=n_bins)
+        ).sum()
+        / g.size
+    )
 
 
 def make_maps(platt_slope_bounds=(0.0, 10.0)):
@@ -82,8 +87,19 @@ def make_maps(platt_slope_bounds=(0.0, 10.0)):
     }
 
 
-def recalibrate_cell(score_rec, labels_rec, truth_rec, score_test, truth_test, a_true, b_true, channels_fn,
-                     *, platt_slope_bounds=(0.0, 10.0), weights="inverse_variance"):
+def recalibrate_cell(
+    score_rec,
+    labels_rec,
+    truth_rec,
+    score_test,
+    truth_test,
+    a_true,
+    b_true,
+    channels_fn,
+    *,
+    platt_slope_bounds=(0.0, 10.0),
+    weights="inverse_variance",
+):
     """Base / Naive / Corrected / references for the three families on one cell.
 
     ``channels_fn(data) -> ChannelFit`` fits the channels (may raise FitError).
@@ -105,14 +121,32 @@ def recalibrate_cell(score_rec, labels_rec, truth_rec, score_test, truth_test, a
     except FitError as exc:
         return rows, str(exc)
     known = ChannelFit.known(a_true, b_true, annotators=names, mu=float(np.mean(truth_rec)))
-    channel_rmse = float(np.sqrt(np.mean(np.concatenate([(ch.a.values[0] - a_true) ** 2, (ch.b.values[0] - b_true) ** 2]))))
+    channel_rmse = float(
+        np.sqrt(
+            np.mean(
+                np.concatenate([(ch.a.values[0] - a_true) ** 2, (ch.b.values[0] - b_true) ** 2])
+            )
+        )
+    )
     for kind in TARGETS:
         chan = known if kind == "corrected_oracle" else ch
-        t = make_targets("corrected" if kind.startswith("corrected") else kind, rec, chan, weights=weights, lam=0.0)
+        t = make_targets(
+            "corrected" if kind.startswith("corrected") else kind,
+            rec,
+            chan,
+            weights=weights,
+            lam=0.0,
+        )
         u = t.values()
         for family, g in make_maps(platt_slope_bounds).items():
             g.fit(t.score, u)
-            rows.append({"family": family, "target": kind, "ece": binned_ece(g.predict(score_test), truth_test)})
+            rows.append(
+                {
+                    "family": family,
+                    "target": kind,
+                    "ece": binned_ece(g.predict(score_test), truth_test),
+                }
+            )
     rows.append({"family": "channels", "target": "rmse", "ece": channel_rmse})
     return rows, None
 
@@ -127,9 +161,15 @@ def seed_level_summary(rows, keys=("family", "target"), value="ece"):
     out = []
     for key, seeds in sorted(by.items()):
         means = np.array([np.mean(v) for v in seeds.values()])
-        out.append({**dict(zip(keys, key)), "mean": float(means.mean()),
-                    "sd": float(means.std(ddof=1)) if means.size > 1 else 0.0,
-                    "n_seeds": int(means.size), "n_cells": int(sum(len(v) for v in seeds.values()))})
+        out.append(
+            {
+                **dict(zip(keys, key)),
+                "mean": float(means.mean()),
+                "sd": float(means.std(ddof=1)) if means.size > 1 else 0.0,
+                "n_seeds": int(means.size),
+                "n_cells": int(sum(len(v) for v in seeds.values())),
+            }
+        )
     return out
 
 
@@ -146,7 +186,9 @@ def _predictor(name, seed):
     if name == "decision_tree":
         return DecisionTreeClassifier(min_samples_leaf=20, random_state=seed)
     if name == "random_forest":
-        return RandomForestClassifier(n_estimators=200, min_samples_leaf=5, n_jobs=1, random_state=seed)
+        return RandomForestClassifier(
+            n_estimators=200, min_samples_leaf=5, n_jobs=1, random_state=seed
+        )
     if name == "svm":
         return make_pipeline(StandardScaler(), LinearSVC(C=1.0, random_state=seed))
     if name == "naive_bayes":
@@ -168,8 +210,14 @@ def train_scores(name, X_tr, y_tr, X_val, y_val, X_out, seed):
 
         scaler = StandardScaler().fit(X_tr)
         xt, xv = scaler.transform(X_tr), scaler.transform(X_val)
-        mlp = MLPClassifier(hidden_layer_sizes=(64, 32), max_iter=1, warm_start=True, random_state=seed,
-                            learning_rate_init=1e-3, batch_size=256)
+        mlp = MLPClassifier(
+            hidden_layer_sizes=(64, 32),
+            max_iter=1,
+            warm_start=True,
+            random_state=seed,
+            learning_rate_init=1e-3,
+            batch_size=256,
+        )
         best, best_acc = None, -1.0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -214,12 +262,16 @@ def _one_seed(args):
     train, chan, rec, val, test = _splits(y.size, seed)
     scores = {}
     for name in predictors:
-        s_rec, s_test = train_scores(name, X[train], y[train], X[val], y[val], [X[rec], X[test]], seed)
+        s_rec, s_test = train_scores(
+            name, X[train], y[train], X[val], y[val], [X[rec], X[test]], seed
+        )
         scores[name] = (s_rec, s_test)
     rows, failures = [], []
     for r_i, regime in enumerate(REGIMES):
         a4, b4 = regime_channels(regime, 4)
-        lab4 = simulate_annotations(y[rec], a4, b4, random_state=np.random.default_rng([seed, r_i, 1]))
+        lab4 = simulate_annotations(
+            y[rec], a4, b4, random_state=np.random.default_rng([seed, r_i, 1])
+        )
         for k in K_VALUES:
             labels = lab4[:, :k]
             a, b = a4[:k], b4[:k]
@@ -227,7 +279,9 @@ def _one_seed(args):
                 s_rec, s_test = scores[name]
 
                 def fit(data, _seed=seed):
-                    return fit_channels(data, "score_bin_em", groups=10, empty_groups="drop", random_state=_seed)
+                    return fit_channels(
+                        data, "score_bin_em", groups=10, empty_groups="drop", random_state=_seed
+                    )
 
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", BayescalWarning)
@@ -235,7 +289,9 @@ def _one_seed(args):
                 for row in cell:
                     rows.append({**row, "seed": seed, "regime": regime, "k": k, "predictor": name})
                 if fail:
-                    failures.append({"seed": seed, "regime": regime, "k": k, "predictor": name, "reason": fail})
+                    failures.append(
+                        {"seed": seed, "regime": regime, "k": k, "predictor": name, "reason": fail}
+                    )
     return rows, failures
 
 
@@ -250,7 +306,9 @@ def run(args) -> int:
     try:
         import sklearn  # noqa: F401
     except ImportError:
-        raise ConfigError("the tabular benchmark needs scikit-learn: pip install 'bayescal[bench]'.") from None
+        raise ConfigError(
+            "the tabular benchmark needs scikit-learn: pip install 'bayescal[bench]'."
+        ) from None
     unknown = sorted(set(args.predictors) - set(PREDICTORS) - {"mlp"})
     if unknown:
         raise ConfigError(f"unknown predictor(s) {unknown}; choose from {PREDICTORS}.")
@@ -274,17 +332,27 @@ def run(args) -> int:
     recal_rows = [r for r in rows if r["family"] != "channels"]
     out = {
         "protocol": {
-            "dataset": "CreditDefault (UCI, 30000 clients)", "seeds": args.seeds, "predictors": args.predictors,
+            "dataset": "CreditDefault (UCI, 30000 clients)",
+            "seeds": args.seeds,
+            "predictors": args.predictors,
             "splits": "0.36/0.12/0.12/0.20/0.20 train/channel/recal/validation/test",
-            "regimes": REGIMES, "k": list(K_VALUES),
-            "channels": "joint score-bin EM, 10 equal-width groups (empty dropped), on the recalibration split",
-            "weights": "plug-in inverse variance", "test_ece": "10 equal-width bins on g(Z), original labels",
-            "summary": "mean and SD over seeds of seed-level means over the predictor x K x regime grid",
+            "regimes": REGIMES,
+            "k": list(K_VALUES),
+            "channels": "joint score-bin EM, 10 equal-width groups "
+            "(empty dropped), on the recalibration split",
+            "weights": "plug-in inverse variance",
+            "test_ece": "10 equal-width bins on g(Z), original labels",
+            "summary": "mean and SD over seeds of seed-level means over the "
+            "predictor x K x regime grid",
         },
         "summary": seed_level_summary(recal_rows),
-        "summary_by_predictor": seed_level_summary(recal_rows, keys=("predictor", "family", "target")),
+        "summary_by_predictor": seed_level_summary(
+            recal_rows, keys=("predictor", "family", "target")
+        ),
         "summary_by_regime": seed_level_summary(recal_rows, keys=("regime", "family", "target")),
-        "channel_rmse": seed_level_summary([r for r in rows if r["family"] == "channels"], keys=("k",)),
+        "channel_rmse": seed_level_summary(
+            [r for r in rows if r["family"] == "channels"], keys=("k",)
+        ),
         "failures": failures,
         "rows": rows,
         "seconds": time.perf_counter() - t0,

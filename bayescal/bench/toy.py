@@ -52,7 +52,11 @@ def one_rep(condition: str, n: int, seed: int, folds: int = 5) -> dict:
     """
     from bayescal.channels.em import FALLBACK, em_fit_counts
     from bayescal.errors import FitError
-    from bayescal.metrics.binned import corrected_pattern_targets, majority_vote_targets, soft_vote_targets
+    from bayescal.metrics.binned import (
+        corrected_pattern_targets,
+        majority_vote_targets,
+        soft_vote_targets,
+    )
     from bayescal.simulate import TOY_FN, TOY_FP, simulate_toy
     from bayescal.summaries.partition import assign
     from bayescal.summaries.patterns import encode_patterns, pattern_states
@@ -110,10 +114,14 @@ def one_rep(condition: str, n: int, seed: int, folds: int = 5) -> dict:
         out[("nc_given", mode)] = float(np.abs(moments(bc, zs, nn, u_known)).sum())
     a_s, b_s = em(c["first"][0], "split")
     gc, bc, zs, _ = c["second"]
-    out[("nc_em", "split")] = float(np.abs(moments(bc, zs, bc.sum(), corrected_pattern_targets(states, a_s, b_s, w_eq))).sum())
+    out[("nc_em", "split")] = float(
+        np.abs(moments(bc, zs, bc.sum(), corrected_pattern_targets(states, a_s, b_s, w_eq))).sum()
+    )
     a_r, b_r = em(c["all"][0], "reuse")
     gc, bc, zs, _ = c["all"]
-    out[("nc_em", "reuse")] = float(np.abs(moments(bc, zs, n, corrected_pattern_targets(states, a_r, b_r, w_eq))).sum())
+    out[("nc_em", "reuse")] = float(
+        np.abs(moments(bc, zs, n, corrected_pattern_targets(states, a_r, b_r, w_eq))).sum()
+    )
     pooled = np.zeros((1, n_bins))
     for gcf, bcf, zsf, _ in fold_c:
         a_f, b_f = em(c["all"][0] - gcf, "crossfit")
@@ -165,24 +173,31 @@ def run(args) -> int:
                 est = np.array([r["ece"][(method, mode)] for r in rows])
                 err = est - pop[condition]
                 fails = sum(r["failures"][mode] for r in rows) if method == "nc_em" else 0
-                results.append({
-                    "condition": condition,
-                    "n": n,
-                    "method": method,
-                    "mode": mode,
-                    "mae": float(np.abs(err).mean()),
-                    "bias": float(err.mean()),
-                    "rmse": float(np.sqrt((err**2).mean())),
-                    "mae_se": float(np.abs(err).std(ddof=1) / np.sqrt(err.size)),
-                    "sd": float(est.std(ddof=1)),
-                    "failures": int(fails),
-                    "reps": int(err.size),
-                })
+                results.append(
+                    {
+                        "condition": condition,
+                        "n": n,
+                        "method": method,
+                        "mode": mode,
+                        "mae": float(np.abs(err).mean()),
+                        "bias": float(err.mean()),
+                        "rmse": float(np.sqrt((err**2).mean())),
+                        "mae_se": float(np.abs(err).std(ddof=1) / np.sqrt(err.size)),
+                        "sd": float(est.std(ddof=1)),
+                        "failures": int(fails),
+                        "reps": int(err.size),
+                    }
+                )
     seconds = time.perf_counter() - t0
     out = {
         "protocol": {
-            "reps": args.reps, "sizes": args.sizes, "conditions": args.conditions, "folds": args.folds,
-            "channel_groups": 5, "evaluation_bins": 10, "seed": args.seed,
+            "reps": args.reps,
+            "sizes": args.sizes,
+            "conditions": args.conditions,
+            "folds": args.folds,
+            "channel_groups": 5,
+            "evaluation_bins": 10,
+            "seed": args.seed,
             "reference": "population ECE E|m(Z) - Z|",
         },
         "results": results,
@@ -210,18 +225,41 @@ def plot_toy(results, conditions, path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = {"clean": "Clean-label ECE", "soft_vote": "Soft vote", "majority_vote": "Majority vote",
-              "nc_given": "NC-ECE (given rates)", "nc_em": "NC-ECE (EM rates)"}
-    fig, axes = plt.subplots(len(conditions), len(MODES), figsize=(4.2 * len(MODES), 3.2 * len(conditions)),
-                             squeeze=False, sharex=True)
+    labels = {
+        "clean": "Clean-label ECE",
+        "soft_vote": "Soft vote",
+        "majority_vote": "Majority vote",
+        "nc_given": "NC-ECE (given rates)",
+        "nc_em": "NC-ECE (EM rates)",
+    }
+    fig, axes = plt.subplots(
+        len(conditions),
+        len(MODES),
+        figsize=(4.2 * len(MODES), 3.2 * len(conditions)),
+        squeeze=False,
+        sharex=True,
+    )
     for i, c in enumerate(conditions):
         for j, mode in enumerate(MODES):
             ax = axes[i, j]
             for method in METHODS:
-                rows = sorted((r for r in results if r["condition"] == c and r["mode"] == mode and r["method"] == method),
-                              key=lambda r: r["n"])
-                ax.errorbar([r["n"] for r in rows], [r["mae"] for r in rows], yerr=[r["mae_se"] for r in rows],
-                            marker="o", ms=3, capsize=2, label=labels[method])
+                rows = sorted(
+                    (
+                        r
+                        for r in results
+                        if r["condition"] == c and r["mode"] == mode and r["method"] == method
+                    ),
+                    key=lambda r: r["n"],
+                )
+                ax.errorbar(
+                    [r["n"] for r in rows],
+                    [r["mae"] for r in rows],
+                    yerr=[r["mae_se"] for r in rows],
+                    marker="o",
+                    ms=3,
+                    capsize=2,
+                    label=labels[method],
+                )
             ax.set_xscale("log")
             ax.set_title(f"{c} / {mode}", fontsize=10)
             ax.set_xlabel("N")

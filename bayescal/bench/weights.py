@@ -26,7 +26,9 @@ PANELS = {
 def add_arguments(parser) -> None:
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--n", type=int, default=2000)
-    parser.add_argument("--lams", type=float, nargs="+", default=[round(x, 2) for x in np.linspace(0, 1, 11)])
+    parser.add_argument(
+        "--lams", type=float, nargs="+", default=[round(x, 2) for x in np.linspace(0, 1, 11)]
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", dest="json_path", default=None)
 
@@ -47,29 +49,62 @@ def run(args) -> int:
             pop = toy_population_binned_ece(cond, edges)
             errs = np.zeros((args.reps, len(args.lams) + 1))
             for r in range(args.reps):
-                d = simulate_toy(args.n, cond, random_state=args.seed + 10_000 * ci + r, fp=fp, fn=fn)
+                d = simulate_toy(
+                    args.n, cond, random_state=args.seed + 10_000 * ci + r, fp=fp, fn=fn
+                )
                 s = summarize(d, groups=5, bins=edges)
                 fit = fit_channels(s, "score_bin_em", fallback="fixed", random_state=r)
                 for li, lam in enumerate(args.lams):
-                    errs[r, li] = nc_ece(s, fit, weights="shrunk_inverse_variance", lam=lam).value - pop
+                    errs[r, li] = (
+                        nc_ece(s, fit, weights="shrunk_inverse_variance", lam=lam).value - pop
+                    )
                 errs[r, -1] = nc_ece(s, fit, weights="equal").value - pop
             mae = np.abs(errs).mean(axis=0)
             for li, lam in enumerate(args.lams):
-                rows.append({"panel": panel, "condition": cond, "lam": lam, "mae": float(mae[li]),
-                             "mae_se": float(np.abs(errs[:, li]).std(ddof=1) / np.sqrt(args.reps))})
-            rows.append({"panel": panel, "condition": cond, "lam": "equal_weights", "mae": float(mae[-1]),
-                         "mae_se": float(np.abs(errs[:, -1]).std(ddof=1) / np.sqrt(args.reps))})
+                rows.append(
+                    {
+                        "panel": panel,
+                        "condition": cond,
+                        "lam": lam,
+                        "mae": float(mae[li]),
+                        "mae_se": float(np.abs(errs[:, li]).std(ddof=1) / np.sqrt(args.reps)),
+                    }
+                )
+            rows.append(
+                {
+                    "panel": panel,
+                    "condition": cond,
+                    "lam": "equal_weights",
+                    "mae": float(mae[-1]),
+                    "mae_se": float(np.abs(errs[:, -1]).std(ddof=1) / np.sqrt(args.reps)),
+                }
+            )
     worst = {}
     for lam in args.lams:
         ratios = []
         for panel in PANELS:
             for cond in TOY_CONDITIONS:
-                cell = [x for x in rows if x["panel"] == panel and x["condition"] == cond and x["lam"] != "equal_weights"]
+                cell = [
+                    x
+                    for x in rows
+                    if x["panel"] == panel
+                    and x["condition"] == cond
+                    and x["lam"] != "equal_weights"
+                ]
                 best = min(x["mae"] for x in cell)
                 ratios.append(next(x["mae"] for x in cell if x["lam"] == lam) / best)
         worst[str(lam)] = max(ratios)
     recommended = min(args.lams, key=lambda lam: worst[str(lam)])
-    write_json({"n": args.n, "reps": args.reps, "results": rows, "worst_ratio_to_best": worst,
-                "recommended_lam": recommended, "seconds": time.perf_counter() - t0,
-                "environment": environment()}, args.json_path)
+    write_json(
+        {
+            "n": args.n,
+            "reps": args.reps,
+            "results": rows,
+            "worst_ratio_to_best": worst,
+            "recommended_lam": recommended,
+            "seconds": time.perf_counter() - t0,
+            "environment": environment(),
+        },
+        args.json_path,
+    )
     return 0

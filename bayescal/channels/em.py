@@ -162,9 +162,9 @@ def em_fit_counts(
         worst = int(np.argmin((b - a)[np.argmax(out["mean_loglik"])]))
         raise FitError(
             f"EM found no acceptable start: {diag['starts_converged']} of {diag['starts']} starts "
-            f"converged and none had every oriented gap b - a >= {min_gap} (the smallest gap at the "
-            f"best likelihood belongs to annotator index {worst}). An annotator whose answers do "
-            "not depend on the class (for example one who always answers 1) carries no "
+            f"converged and none had every oriented gap b - a >= {min_gap} (the smallest gap at "
+            f"the best likelihood belongs to annotator index {worst}). An annotator whose answers "
+            "do not depend on the class (for example one who always answers 1) carries no "
             "information: drop it, or raise max_iter if starts did not converge.",
             diagnostics=diag,
         )
@@ -190,7 +190,9 @@ def _group_midpoints(summary) -> np.ndarray:
 def _orient_index(summary, orient) -> int:
     if isinstance(orient, str):
         if orient not in summary.annotators:
-            raise ConfigError(f"orient={orient!r} is not an annotator; annotators are {summary.annotators}.")
+            raise ConfigError(
+                f"orient={orient!r} is not an annotator; annotators are {summary.annotators}."
+            )
         return summary.annotators.index(orient)
     j = int(orient)
     if not 0 <= j < summary.n_annotators:
@@ -211,7 +213,8 @@ def _fixed_fallback(summary, groups, group_counts, method, reason, warnings):
         status="fallback",
         converged=False,
         n_starts_accepted=0,
-        warnings=warnings + [f"fixed fallback channels (a=0.2, b=0.8, prevalence 0.5) used: {reason}"],
+        warnings=warnings
+        + [f"fixed fallback channels (a=0.2, b=0.8, prevalence 0.5) used: {reason}"],
         diagnostics={"fallback_reason": reason},
         group_edges=summary.group_edges,
     )
@@ -256,7 +259,8 @@ def score_bin_em(
     Raises
     ------
     FitError
-        No acceptable start, or an empty group (unless ``fallback`` or ``empty_groups`` says otherwise).
+        No acceptable start, or an empty group (unless ``fallback`` or ``empty_groups`` says
+        otherwise).
 
     Examples
     --------
@@ -295,8 +299,16 @@ def score_bin_em(
     keep = ~empty
     try:
         res = em_fit_counts(
-            counts[keep], k=summary.n_annotators, group_mid=mid[keep], n_starts=n_starts,
-            max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap, orient=j, random_state=random_state,
+            counts[keep],
+            k=summary.n_annotators,
+            group_mid=mid[keep],
+            n_starts=n_starts,
+            max_iter=max_iter,
+            tol=tol,
+            clip=clip,
+            min_gap=min_gap,
+            orient=j,
+            random_state=random_state,
         )
     except FitError as exc:
         if fallback == "fixed":
@@ -304,9 +316,18 @@ def score_bin_em(
         raise
     kept_groups = [g for g, k_ in zip(groups, keep) if k_]
     fit = ChannelFit.from_point(
-        res["a"], res["b"], res["mu"], annotators=summary.annotators, groups=kept_groups,
-        group_counts=group_n[keep], method="score_bin_em", loglik=res["loglik"], converged=True,
-        n_starts_accepted=res["n_accepted"], diagnostics=res["diagnostics"], warnings=warnings,
+        res["a"],
+        res["b"],
+        res["mu"],
+        annotators=summary.annotators,
+        groups=kept_groups,
+        group_counts=group_n[keep],
+        method="score_bin_em",
+        loglik=res["loglik"],
+        converged=True,
+        n_starts_accepted=res["n_accepted"],
+        diagnostics=res["diagnostics"],
+        warnings=warnings,
         group_edges=summary.group_edges,
     )
     from bayescal.channels.identification import check_fitted
@@ -359,14 +380,30 @@ def dawid_skene_em(
         except FitError:
             extra = None
     res = em_fit_counts(
-        counts, k=summary.n_annotators, group_mid=np.array([0.5]), n_starts=n_starts,
-        max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap, orient=j,
-        random_state=random_state, extra_starts=extra,
+        counts,
+        k=summary.n_annotators,
+        group_mid=np.array([0.5]),
+        n_starts=n_starts,
+        max_iter=max_iter,
+        tol=tol,
+        clip=clip,
+        min_gap=min_gap,
+        orient=j,
+        random_state=random_state,
+        extra_starts=extra,
     )
     fit = ChannelFit.from_point(
-        res["a"], res["b"], res["mu"], annotators=summary.annotators, groups=["all"],
-        group_counts=[int(counts.sum())], method="dawid_skene_em", loglik=res["loglik"],
-        converged=True, n_starts_accepted=res["n_accepted"], diagnostics=res["diagnostics"],
+        res["a"],
+        res["b"],
+        res["mu"],
+        annotators=summary.annotators,
+        groups=["all"],
+        group_counts=[int(counts.sum())],
+        method="dawid_skene_em",
+        loglik=res["loglik"],
+        converged=True,
+        n_starts_accepted=res["n_accepted"],
+        diagnostics=res["diagnostics"],
         warnings=warnings,
     )
     fit.warnings.extend(check_fitted(fit))
@@ -426,7 +463,22 @@ def dawid_skene_em_items(
             break
         prev = ll
         gam = np.exp(n1 - lse)
-        mu = np.clip(np.bincount(g, weights=gam, minlength=mu.size) / np.bincount(g, minlength=mu.size), clip, 1 - clip)
+        mu = np.clip(
+            np.bincount(g, weights=gam, minlength=mu.size) / np.bincount(g, minlength=mu.size),
+            clip,
+            1 - clip,
+        )
         b = np.clip((gam[:, None] * ans * x).sum(0) / (gam[:, None] * ans).sum(0), clip, 1 - clip)
-        a = np.clip(((1 - gam)[:, None] * ans * x).sum(0) / ((1 - gam)[:, None] * ans).sum(0), clip, 1 - clip)
-    return {"a": a, "b": b, "mu": mu, "loglik": float(lse.sum()), "converged": converged, "n_iter": it}
+        a = np.clip(
+            ((1 - gam)[:, None] * ans * x).sum(0) / ((1 - gam)[:, None] * ans).sum(0),
+            clip,
+            1 - clip,
+        )
+    return {
+        "a": a,
+        "b": b,
+        "mu": mu,
+        "loglik": float(lse.sum()),
+        "converged": converged,
+        "n_iter": it,
+    }

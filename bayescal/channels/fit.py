@@ -56,7 +56,9 @@ def fit_channels(data, method: str = "score_bin_em", *, groups=None, **options):
         summary = summarize(data, groups=groups)
     elif isinstance(data, Summary):
         if groups is not None:
-            raise ConfigError("groups are fixed when the summary is built; pass groups to summarize().")
+            raise ConfigError(
+                "groups are fixed when the summary is built; pass groups to summarize()."
+            )
         summary = data
     else:
         raise ConfigError(

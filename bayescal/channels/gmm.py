@@ -65,7 +65,9 @@ class _Param:
 
     def bounds(self):
         lo = [self.eps, 0.0, self.eps, 0.0] + [self.eps if not self.monotone else 0.0] * self.L
-        hi = [1 - self.eps - self.gap, 1.0, 1 - self.eps - self.gap, 1.0] + [1 - self.eps if not self.monotone else 1.0] * self.L
+        hi = [1 - self.eps - self.gap, 1.0, 1 - self.eps - self.gap, 1.0] + [
+            1 - self.eps if not self.monotone else 1.0
+        ] * self.L
         if self.monotone:
             lo[4], hi[4] = self.eps, 1 - self.eps
         return np.array(lo), np.array(hi)
@@ -93,7 +95,9 @@ class _Param:
         mu = np.asarray(theta[4:], dtype=np.float64)
         if self.monotone:
             mu = np.maximum.accumulate(mu)
-            s = [mu[0]] + [(mu[g] - mu[g - 1]) / max(1 - eps - mu[g - 1], 1e-12) for g in range(1, self.L)]
+            s = [mu[0]] + [
+                (mu[g] - mu[g - 1]) / max(1 - eps - mu[g - 1], 1e-12) for g in range(1, self.L)
+            ]
             rest = np.asarray(s)
         else:
             rest = mu
@@ -147,7 +151,9 @@ def constrained_gmm(
     if weights not in ("diagonal", "identity"):
         raise ConfigError(f"weights must be 'diagonal' or 'identity'; got {weights!r}.")
     if not 0 < eps < 0.1 or not 0 <= min_gap < 0.5:
-        raise ConfigError(f"need 0 < eps < 0.1 and 0 <= min_gap < 0.5; got eps={eps}, min_gap={min_gap}.")
+        raise ConfigError(
+            f"need 0 < eps < 0.1 and 0 <= min_gap < 0.5; got eps={eps}, min_gap={min_gap}."
+        )
     warnings = check_design(summary, "gmm")
     j = _orient_index(summary, orient)
     other = 1 - j
@@ -178,10 +184,17 @@ def constrained_gmm(
     rng = check_random_state(random_state)
     starts = []
     for _ in range(n_starts):
-        theta = np.concatenate([
-            [rng.uniform(0.04, 0.30), rng.uniform(0.70, 0.96), rng.uniform(0.04, 0.30), rng.uniform(0.70, 0.96)],
-            np.sort(rng.uniform(0.1, 0.9, L)) if monotone else rng.uniform(0.1, 0.9, L),
-        ])
+        theta = np.concatenate(
+            [
+                [
+                    rng.uniform(0.04, 0.30),
+                    rng.uniform(0.70, 0.96),
+                    rng.uniform(0.04, 0.30),
+                    rng.uniform(0.70, 0.96),
+                ],
+                np.sort(rng.uniform(0.1, 0.9, L)) if monotone else rng.uniform(0.1, 0.9, L),
+            ]
+        )
         starts.append(par.box(theta))
     if L == 2:
         try:
@@ -192,7 +205,16 @@ def constrained_gmm(
             pass
     results = []
     for x0 in starts:
-        r = least_squares(resid, x0, bounds=(lo, hi), method="trf", xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=2000)
+        r = least_squares(
+            resid,
+            x0,
+            bounds=(lo, hi),
+            method="trf",
+            xtol=1e-12,
+            ftol=1e-12,
+            gtol=1e-12,
+            max_nfev=2000,
+        )
         results.append(r)
     objs = np.array([2 * r.cost for r in results])
     best = results[int(np.argmin(objs))]
@@ -216,10 +238,17 @@ def constrained_gmm(
     b = np.empty(2)
     a[j], b[j], a[other], b[other] = theta[:4]
     fit = ChannelFit.from_point(
-        a, b, theta[4:], annotators=summary.annotators,
+        a,
+        b,
+        theta[4:],
+        annotators=summary.annotators,
         groups=[str(g) for g in summary.pattern_counts["group"].values],
-        group_counts=summary.group_counts.values, method="gmm", diagnostics=diag,
-        warnings=warnings, group_edges=summary.group_edges, converged=bool(best.status > 0),
+        group_counts=summary.group_counts.values,
+        method="gmm",
+        diagnostics=diag,
+        warnings=warnings,
+        group_edges=summary.group_edges,
+        converged=bool(best.status > 0),
     )
     if diag["error_scale"] > WEAK_ID_SCALE:
         from bayescal.channels.identification import _warn

@@ -124,10 +124,16 @@ def hui_walter(summary, *, orient=0) -> ChannelFit:
     a[j], a[other] = res["a"]
     b[j], b[other] = res["b"]
     fit = ChannelFit.from_point(
-        a, b, res["mu"], annotators=summary.annotators,
+        a,
+        b,
+        res["mu"],
+        annotators=summary.annotators,
         groups=[str(g) for g in summary.pattern_counts["group"].values],
-        group_counts=summary.group_counts.values, method="hui_walter",
-        diagnostics=res["diagnostics"], warnings=warnings, group_edges=summary.group_edges,
+        group_counts=summary.group_counts.values,
+        method="hui_walter",
+        diagnostics=res["diagnostics"],
+        warnings=warnings,
+        group_edges=summary.group_edges,
     )
     fit.warnings.extend(check_fitted(fit))
     return fit

@@ -67,7 +67,9 @@ def check_design(summary, method: str) -> list[str]:
     answered = summary.answered_counts.values
     if (answered == 0).any():
         names = [summary.annotators[j] for j in np.flatnonzero(answered == 0)]
-        raise DataError(f"annotator(s) {names} answered no item; remove them before fitting channels.")
+        raise DataError(
+            f"annotator(s) {names} answered no item; remove them before fitting channels."
+        )
     if k == 1:
         raise IdentificationError(_ONE)
     if method in ("dawid_skene_em", "moments") and k < 3:
@@ -81,7 +83,12 @@ def check_design(summary, method: str) -> list[str]:
         )
     nonempty = int((summary.group_counts.values > 0).sum())
     if k == 2:
-        if method == "score_bin_em" and nonempty < 2 or method in ("hui_walter", "gmm") and nonempty < 2:
+        if (
+            method == "score_bin_em"
+            and nonempty < 2
+            or method in ("hui_walter", "gmm")
+            and nonempty < 2
+        ):
             raise IdentificationError(
                 f"two annotators need at least two non-empty score groups; got {nonempty}. "
                 + _TWO_MARGINAL
@@ -94,8 +101,8 @@ def check_design(summary, method: str) -> list[str]:
         mom = pair_group_moments(summary)
         if (mom["n12"] == 0).all():
             raise IdentificationError(
-                "the two annotators never answered the same item, so their joint answers (and hence "
-                "the channels) are not identified. Collect overlapping annotations."
+                "the two annotators never answered the same item, so their joint answers (and "
+                "hence the channels) are not identified. Collect overlapping annotations."
             )
         ok = mom["n1"] > 0
         q1, n1 = mom["q1"][ok], mom["n1"][ok]

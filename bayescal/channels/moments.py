@@ -44,8 +44,8 @@ def moment_inverse_arrays(counts, k, *, orient=0):
     m = np.array([moments_from_counts(counts, states, [j])[0] for j in range(k)])
     c = {}
     for j in range(k):
-        for l in range(j + 1, k):
-            c[(j, l)] = c[(l, j)] = moments_from_counts(counts, states, [j, l])[0]
+        for j2 in range(j + 1, k):
+            c[(j, j2)] = c[(j2, j)] = moments_from_counts(counts, states, [j, j2])[0]
     t3, n3 = moments_from_counts(counts, states, [i1, i2, i3])
     c12, c13, c23 = c[(i1, i2)], c[(i1, i3)], c[(i2, i3)]
     diag = {"C12": c12, "C13": c13, "C23": c23, "T": t3, "n_triple": n3}
@@ -63,7 +63,8 @@ def moment_inverse_arrays(counts, k, *, orient=0):
             "the sample is too small, or answers are dependent given the class). Use EM.",
             diagnostics=diag,
         )
-    # With annotator i1 oriented (delta > 0), sign(delta_i2) = sign(C12), sign(delta_i3) = sign(C13);
+    # With annotator i1 oriented (delta > 0), sign(delta_i2) = sign(C12),
+    # sign(delta_i3) = sign(C13);
     # sqrt(C12 C13 C23) = s^(3/2) |d1 d2 d3|, so t carries the sign of d1 d2 d3.
     t = t3 / np.sqrt(prod) * np.sign(c12 * c13)
     mu = 0.5 * (1.0 - t / np.sqrt(4.0 + t * t))
@@ -122,22 +123,28 @@ def moment_inverse(summary, *, orient=0) -> ChannelFit:
     if bad.any():
         names = [summary.annotators[i] for i in np.flatnonzero(bad)]
         raise FitError(
-            f"moment inverse gave channels outside [0, 1] for {names} (a = {np.round(a, 4).tolist()}, "
-            f"b = {np.round(b, 4).tolist()}): sampling noise or model violation. Use EM, which "
-            "stays inside the unit box.",
+            f"moment inverse gave channels outside [0, 1] for {names} (a = "
+            f"{np.round(a, 4).tolist()}, b = {np.round(b, 4).tolist()}): sampling "
+            "noise or model violation. Use EM, which stays inside the unit box.",
             diagnostics=res["diagnostics"],
         )
     if (b - a).min() < 1e-3:
         names = [summary.annotators[i] for i in np.flatnonzero(b - a < 1e-3)]
         raise FitError(
             f"moment inverse gave annotator(s) {names} a gap b - a below 1e-3 once "
-            f"{summary.annotators[j]!r} is oriented (gaps {np.round(b - a, 4).tolist()}): they look "
-            "uninformative or reversed. Drop them, or check the orientation annotator.",
+            f"{summary.annotators[j]!r} is oriented (gaps {np.round(b - a, 4).tolist()}): they "
+            "look uninformative or reversed. Drop them, or check the orientation annotator.",
             diagnostics=res["diagnostics"],
         )
     fit = ChannelFit.from_point(
-        a, b, [res["mu"]], annotators=summary.annotators, groups=["all"],
-        group_counts=[int(counts.sum())], method="moments", diagnostics=res["diagnostics"],
+        a,
+        b,
+        [res["mu"]],
+        annotators=summary.annotators,
+        groups=["all"],
+        group_counts=[int(counts.sum())],
+        method="moments",
+        diagnostics=res["diagnostics"],
         warnings=warnings,
     )
     fit.warnings.extend(check_fitted(fit))

@@ -69,20 +69,26 @@ class ChannelFit:
         group_counts,
         method: str,
         **kwargs,
-    ) -> "ChannelFit":
+    ) -> ChannelFit:
         """Wrap one point estimate as a single-draw fit."""
         a = np.asarray(a, dtype=np.float64).reshape(1, -1)
         b = np.asarray(b, dtype=np.float64).reshape(1, -1)
         prev = np.asarray(prevalence, dtype=np.float64).reshape(1, -1)
         return cls.from_draws(
-            a, b, prev, annotators=annotators, groups=groups, group_counts=group_counts,
-            method=method, **kwargs,
+            a,
+            b,
+            prev,
+            annotators=annotators,
+            groups=groups,
+            group_counts=group_counts,
+            method=method,
+            **kwargs,
         )
 
     @classmethod
     def from_draws(
         cls, a, b, prevalence, *, annotators, groups, group_counts, method, **kwargs
-    ) -> "ChannelFit":
+    ) -> ChannelFit:
         """Build from arrays of shape (S, K), (S, K) and (S, L)."""
         a = np.asarray(a, dtype=np.float64)
         b = np.asarray(b, dtype=np.float64)
@@ -102,14 +108,18 @@ class ChannelFit:
         return cls(
             a=xr.DataArray(a, dims=(DRAW, ANNOTATOR), coords=coords_k, name="a"),
             b=xr.DataArray(b, dims=(DRAW, ANNOTATOR), coords=coords_k, name="b"),
-            prevalence=xr.DataArray(prev, dims=(DRAW, GROUP), coords={DRAW: draws, GROUP: grp}, name="prevalence"),
-            group_counts=xr.DataArray(np.asarray(group_counts, dtype=np.int64), dims=(GROUP,), coords={GROUP: grp}),
+            prevalence=xr.DataArray(
+                prev, dims=(DRAW, GROUP), coords={DRAW: draws, GROUP: grp}, name="prevalence"
+            ),
+            group_counts=xr.DataArray(
+                np.asarray(group_counts, dtype=np.int64), dims=(GROUP,), coords={GROUP: grp}
+            ),
             method=method,
             **kwargs,
         )
 
     @classmethod
-    def known(cls, a, b, *, annotators=None, mu=0.5) -> "ChannelFit":
+    def known(cls, a, b, *, annotators=None, mu=0.5) -> ChannelFit:
         """Channels supplied by the user (for example from a validation study).
 
         Examples
@@ -165,10 +175,21 @@ class ChannelFit:
         ds.attrs.update(method=self.method, status=self.status)
         return ds
 
-    def select_draws(self, index) -> "ChannelFit":
+    def select_draws(self, index) -> ChannelFit:
         """A fit restricted to some draws (for thinning)."""
         index = np.asarray(index)
-        kw = {k: getattr(self, k) for k in ("method", "status", "loglik", "converged", "n_starts_accepted", "group_edges", "idata")}
+        kw = {
+            k: getattr(self, k)
+            for k in (
+                "method",
+                "status",
+                "loglik",
+                "converged",
+                "n_starts_accepted",
+                "group_edges",
+                "idata",
+            )
+        }
         out = ChannelFit(
             a=self.a.isel({DRAW: index}),
             b=self.b.isel({DRAW: index}),
@@ -201,7 +222,10 @@ class ChannelFit:
         rows.append("")
         prev = self.prevalence.values
         for g, label in enumerate(self.prevalence[GROUP].values):
-            rows.append(f"prevalence {str(label):<20}{cell(prev[:, g]):>22}   n = {int(self.group_counts.values[g])}")
+            rows.append(
+                f"prevalence {str(label):<20}{cell(prev[:, g]):>22}   n = "
+                f"{int(self.group_counts.values[g])}"
+            )
         return "\n".join(rows)
 
     def __repr__(self) -> str:
@@ -209,7 +233,11 @@ class ChannelFit:
             f"<ChannelFit method={self.method!r} status={self.status!r} draws={self.n_draws} "
             f"converged={self.converged}"
             + (f" loglik={self.loglik:.4f}" if self.loglik is not None else "")
-            + (f" starts_accepted={self.n_starts_accepted}" if self.n_starts_accepted is not None else "")
+            + (
+                f" starts_accepted={self.n_starts_accepted}"
+                if self.n_starts_accepted is not None
+                else ""
+            )
             + ">",
             self.summary_table(),
         ]

@@ -68,7 +68,7 @@ class Annotations:
         mask=None,
         item=None,
         group=None,
-    ) -> "Annotations":
+    ) -> Annotations:
         """Build from wide numpy-like arrays.
 
         Parameters
@@ -113,7 +113,7 @@ class Annotations:
         return cls(ds)
 
     @classmethod
-    def from_dataset(cls, dataset: xr.Dataset) -> "Annotations":
+    def from_dataset(cls, dataset: xr.Dataset) -> Annotations:
         """Validate and wrap a dataset laid out as described in the module docstring."""
         for var in ("score", "label"):
             if var not in dataset:
@@ -138,7 +138,7 @@ class Annotations:
         label: str = "label",
         score="score",
         truth=None,
-    ) -> "Annotations":
+    ) -> Annotations:
         """Build from a long table with one row per (item, annotator) answer.
 
         Parameters
@@ -254,7 +254,7 @@ class Annotations:
         """Items nobody answered; kept, but excluded from every label statistic."""
         return int((~self.annotated).sum())
 
-    def subset(self, index) -> "Annotations":
+    def subset(self, index) -> Annotations:
         """Items selected by an integer index or boolean mask (no re-validation needed)."""
         index = np.asarray(index)
         if index.dtype == bool:
@@ -263,7 +263,7 @@ class Annotations:
             raise DataError("subset selects no items.")
         return Annotations(self._ds.isel({ITEM: index}))
 
-    def with_score(self, score) -> "Annotations":
+    def with_score(self, score) -> Annotations:
         """Same annotations with a new score (for example a recalibrated ``g(Z)``)."""
         z = check_scores(score, name="new score")
         if z.shape[0] != self.n_items:
@@ -300,7 +300,10 @@ class Annotations:
             "positive_rate_per_annotator": dict(
                 zip(
                     self.annotators,
-                    [float(np.nanmean(lab[:, j])) if per_ann[j] else None for j in range(lab.shape[1])],
+                    [
+                        float(np.nanmean(lab[:, j])) if per_ann[j] else None
+                        for j in range(lab.shape[1])
+                    ],
                 )
             ),
             "unanimous_fraction": float(agree.mean()) if agree.size else None,
@@ -401,7 +404,8 @@ def load_csv(
     for col in reserved:
         if col not in frame.columns:
             raise DataError(
-                f"CSV file {str(path)!r} has no column {col!r}; columns are {list(frame.columns)!r}."
+                f"CSV file {str(path)!r} has no column "
+                f"{col!r}; columns are {list(frame.columns)!r}."
             )
     if annotators is None:
         annotators = [c for c in frame.columns if c not in reserved]
@@ -422,7 +426,9 @@ def load_csv(
         blank = raw == ""
         if blank.any() and not allow_blank:
             row = int(np.flatnonzero(blank.to_numpy())[0]) + 2
-            raise DataError(f"{path.name}: column {col!r} is blank on line {row}; it must be a number.")
+            raise DataError(
+                f"{path.name}: column {col!r} is blank on line {row}; it must be a number."
+            )
         values = pd.to_numeric(raw.where(~blank, None), errors="coerce")
         bad = values.isna() & ~blank
         if bad.any():
@@ -466,15 +472,23 @@ def _read_frame(path):
         try:
             return pd.read_parquet(path)
         except ImportError as exc:
-            raise DataError(f"reading Parquet needs pyarrow: pip install pyarrow ({exc}).") from None
+            raise DataError(
+                f"reading Parquet needs pyarrow: pip install pyarrow ({exc})."
+            ) from None
     if suffix in (".csv", ".txt", ".tsv"):
         if path.stat().st_size == 0:
-            raise DataError(f"CSV file {str(path)!r} is empty: it needs a header row and data rows.")
+            raise DataError(
+                f"CSV file {str(path)!r} is empty: it needs a header row and data rows."
+            )
         return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
-    raise DataError(f"unsupported file type {suffix!r} for {str(path)!r}; use .csv, .tsv or .parquet.")
+    raise DataError(
+        f"unsupported file type {suffix!r} for {str(path)!r}; use .csv, .tsv or .parquet."
+    )
 
 
-def load_table(path, score: str = "score", annotators=None, truth: str | None = None, item: str | None = None) -> Annotations:
+def load_table(
+    path, score: str = "score", annotators=None, truth: str | None = None, item: str | None = None
+) -> Annotations:
     """Read a wide table (CSV or Parquet): one row per item, one column per annotator.
 
     CSV goes through :func:`load_csv` (blank cell = missing answer); Parquet
@@ -489,7 +503,9 @@ def load_table(path, score: str = "score", annotators=None, truth: str | None = 
     reserved = {c for c in (score, truth, item) if c is not None}
     for col in reserved:
         if col not in frame.columns:
-            raise DataError(f"{path.name} has no column {col!r}; columns are {list(frame.columns)!r}.")
+            raise DataError(
+                f"{path.name} has no column {col!r}; columns are {list(frame.columns)!r}."
+            )
     if annotators is None:
         annotators = [c for c in frame.columns if c not in reserved]
     missing = [c for c in annotators if c not in frame.columns]
@@ -503,15 +519,28 @@ def load_table(path, score: str = "score", annotators=None, truth: str | None = 
         cols[col] = values.to_numpy(dtype=np.float64, na_value=np.nan)
     lab = np.column_stack([cols[c] for c in annotators])
     return Annotations.from_arrays(
-        cols[score], lab, truth=cols[truth] if truth else None, annotators=[str(a) for a in annotators],
+        cols[score],
+        lab,
+        truth=cols[truth] if truth else None,
+        annotators=[str(a) for a in annotators],
         item=frame[item].to_numpy() if item else None,
     )
 
 
-def load_long(path, *, item: str = "item", annotator: str = "annotator", label: str = "label",
-              score: str = "score", truth: str | None = None) -> Annotations:
-    """Read a long table (CSV or Parquet) with one row per answer; see :meth:`Annotations.from_long`."""
+def load_long(
+    path,
+    *,
+    item: str = "item",
+    annotator: str = "annotator",
+    label: str = "label",
+    score: str = "score",
+    truth: str | None = None,
+) -> Annotations:
+    """Read a long table (CSV or Parquet) with one row per answer; see
+    :meth:`Annotations.from_long`."""
     frame = _read_frame(path)
     if len(frame) == 0:
         raise DataError(f"{Path(path).name} has no rows.")
-    return Annotations.from_long(frame, item=item, annotator=annotator, label=label, score=score, truth=truth)
+    return Annotations.from_long(
+        frame, item=item, annotator=annotator, label=label, score=score, truth=truth
+    )

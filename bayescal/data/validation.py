@@ -68,9 +68,9 @@ def check_scores(score, name: str = "score", ids=None) -> np.ndarray:
     bad = (z < 0) | (z > 1)
     if bad.any():
         raise DataError(
-            f"{name} has {int(bad.sum())} value(s) outside [0, 1] at item(s) {_positions(bad, ids)} "
-            f"(range seen {z.min():.6g}..{z.max():.6g}). Pass probabilities, not logits "
-            "(apply a sigmoid first)."
+            f"{name} has {int(bad.sum())} value(s) outside [0, 1] at item(s) "
+            f"{_positions(bad, ids)} (range seen {z.min():.6g}..{z.max():.6g}). "
+            "Pass probabilities, not logits (apply a sigmoid first)."
         )
     return z
 

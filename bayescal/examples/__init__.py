@@ -33,4 +33,10 @@ def load_example(name: str):
     """
     from bayescal.data.container import load_csv
 
-    return load_csv(example_path(name), score="score", annotators=["r1", "r2", "r3"], truth="reference", item="item")
+    return load_csv(
+        example_path(name),
+        score="score",
+        annotators=["r1", "r2", "r3"],
+        truth="reference",
+        item="item",
+    )

@@ -88,7 +88,9 @@ class BinnedECE:
     def bin_mean_score(self) -> xr.DataArray:
         """Mean score per bin; NaN marks an empty bin (nothing to plot there)."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            return (self.bin_score_sum / self.bin_count.where(self.bin_count > 0)).rename("bin_mean_score")
+            return (self.bin_score_sum / self.bin_count.where(self.bin_count > 0)).rename(
+                "bin_mean_score"
+            )
 
     @property
     def bin_mean_target(self) -> xr.DataArray:
@@ -117,7 +119,10 @@ class BinnedECE:
         return ds
 
     def __repr__(self) -> str:
-        head = f"<BinnedECE kind={self.kind!r} mode={self.mode!r} n={self.n} bins={self.bin_count.size}"
+        head = (
+            f"<BinnedECE kind={self.kind!r} mode={self.mode!r} "
+            f"n={self.n} bins={self.bin_count.size}"
+        )
         if self.n_draws == 1:
             return head + f" ece={self.value:.5f}>"
         lo, hi = self.interval()
@@ -150,7 +155,9 @@ def majority_vote_targets(states: np.ndarray, tie: str = "negative") -> np.ndarr
     return out
 
 
-def corrected_pattern_targets(states: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
+def corrected_pattern_targets(
+    states: np.ndarray, a: np.ndarray, b: np.ndarray, w: np.ndarray
+) -> np.ndarray:
     """Corrected labels ``U`` per draw and pattern, shape (S, P).
 
     ``U_p = sum_j w'_pj (A_pj - a_j) / delta_j`` with ``w'`` the weights
@@ -166,7 +173,9 @@ def corrected_pattern_targets(states: np.ndarray, a: np.ndarray, b: np.ndarray, 
 
 
 # ---------------------------------------------------------------- errors from summaries
-def binned_ece_from_targets(summary, targets: np.ndarray, kind: str, *, weights=None, mode="given", info=None) -> BinnedECE:
+def binned_ece_from_targets(
+    summary, targets: np.ndarray, kind: str, *, weights=None, mode="given", info=None
+) -> BinnedECE:
     """Bin moments and error from per-pattern targets of shape (P,) or (S, P)."""
     counts = summary.bin_pattern_counts.values.astype(np.float64)  # (M, P)
     zsum = summary.bin_score_sum.values
@@ -183,8 +192,12 @@ def _result(summary, moments, kind, *, weights=None, mode="given", info=None, n=
     bins = summary.bin_count[BIN].values
     return BinnedECE(
         kind=kind,
-        ece=xr.DataArray(np.abs(moments).sum(axis=1), dims=(DRAW,), coords={DRAW: np.arange(s)}, name="ece"),
-        bin_moments=xr.DataArray(moments, dims=(DRAW, BIN), coords={DRAW: np.arange(s), BIN: bins}, name="bin_moments"),
+        ece=xr.DataArray(
+            np.abs(moments).sum(axis=1), dims=(DRAW,), coords={DRAW: np.arange(s)}, name="ece"
+        ),
+        bin_moments=xr.DataArray(
+            moments, dims=(DRAW, BIN), coords={DRAW: np.arange(s), BIN: bins}, name="bin_moments"
+        ),
         bin_count=summary.bin_count.rename("bin_count"),
         bin_score_sum=summary.bin_score_sum.rename("bin_score_sum"),
         bin_edges=summary.bin_edges,
@@ -204,7 +217,9 @@ def _as_summary(data, bins, bin_strategy):
             raise ConfigError("bins are fixed when the summary is built; pass bins to summarize().")
         return data
     if isinstance(data, Annotations):
-        return summarize(data, groups=1, bins=10 if bins is None else bins, bin_strategy=bin_strategy)
+        return summarize(
+            data, groups=1, bins=10 if bins is None else bins, bin_strategy=bin_strategy
+        )
     raise DataError(f"expected Annotations or a Summary; got {type(data).__name__}.")
 
 
@@ -222,14 +237,18 @@ def soft_vote_ece(data, *, bins=None, bin_strategy: str = "uniform") -> BinnedEC
     return binned_ece_from_targets(s, soft_vote_targets(s.states), "soft_vote")
 
 
-def majority_vote_ece(data, *, bins=None, bin_strategy: str = "uniform", tie: str = "negative") -> BinnedECE:
+def majority_vote_ece(
+    data, *, bins=None, bin_strategy: str = "uniform", tie: str = "negative"
+) -> BinnedECE:
     """ECE against the majority of each item's answered annotations.
 
     Ties (an even number of answers split evenly) follow ``tie``; the default
     ``"negative"`` is the strict majority ``sum A > n_answered / 2``.
     """
     s = _as_summary(data, bins, bin_strategy)
-    return binned_ece_from_targets(s, majority_vote_targets(s.states, tie), "majority_vote", info={"tie": tie})
+    return binned_ece_from_targets(
+        s, majority_vote_targets(s.states, tie), "majority_vote", info={"tie": tie}
+    )
 
 
 def oracle_ece(data, *, bins=None, bin_strategy: str = "uniform") -> BinnedECE:
@@ -251,4 +270,3 @@ def _channels_for(summary, channels):
             f"{summary.annotators}; they must match in name and order."
         )
     return channels.a.values, channels.b.values
-

@@ -80,7 +80,11 @@ def nc_ece(
     w = annotator_weights(channels, weights, lam=lam)
     targets = corrected_pattern_targets(summary.states, a, b, w.values)
     return binned_ece_from_targets(
-        summary, targets, "nc", weights=w, info={"channels": channels.method, "weight_rule": w.attrs["rule"]}
+        summary,
+        targets,
+        "nc",
+        weights=w,
+        info={"channels": channels.method, "weight_rule": w.attrs["rule"]},
     )
 
 
@@ -143,8 +147,8 @@ def estimate_nc_ece(
     ('crossfit', 5)
     """
     from bayescal.data.container import Annotations
-    from bayescal.summaries.summary import summarize_arrays
     from bayescal.summaries.partition import make_edges
+    from bayescal.summaries.summary import summarize_arrays
 
     if not isinstance(data, Annotations):
         raise DataError("estimate_nc_ece needs the item-level container (it must split the items).")
@@ -159,8 +163,11 @@ def estimate_nc_ece(
 
     def summ(idx):
         return summarize_arrays(
-            data.score[idx], data.labels[idx], annotators=data.annotators,
-            group_edges=group_edges, bin_edges=bin_edges,
+            data.score[idx],
+            data.labels[idx],
+            annotators=data.annotators,
+            group_edges=group_edges,
+            bin_edges=bin_edges,
             truth=None if data.truth is None else data.truth[idx],
         )
 
@@ -177,7 +184,9 @@ def estimate_nc_ece(
             raise ConfigError(f"fraction must be in (0, 1); got {fraction}.")
         cut = int(round(fraction * order.size))
         if cut == 0 or cut == order.size:
-            raise DataError(f"split of {order.size} items at fraction {fraction} leaves one side empty.")
+            raise DataError(
+                f"split of {order.size} items at fraction {fraction} leaves one side empty."
+            )
         fit = _fit(summ(order[:cut]), channels, options)
         out = nc_ece(summ(order[cut:]), fit, weights=weights, lam=lam)
         out.mode = "split"
@@ -185,11 +194,13 @@ def estimate_nc_ece(
         return out
     if not isinstance(folds, (int, np.integer)) or folds < 2:
         raise ConfigError(
-            f"cross-fitting needs at least 2 folds; got {folds!r}. With one fold there is no held-out "
-            "part: use mode='reuse'."
+            f"cross-fitting needs at least 2 folds; got {folds!r}. With "
+            "one fold there is no held-out part: use mode='reuse'."
         )
     if folds > order.size:
-        raise DataError(f"{folds} folds for {order.size} annotated items: some folds would be empty.")
+        raise DataError(
+            f"{folds} folds for {order.size} annotated items: some folds would be empty."
+        )
     parts = np.array_split(order, folds)
     fold_summaries = [summ(p) for p in parts]
     whole = sum(fold_summaries[1:], fold_summaries[0])
@@ -205,7 +216,16 @@ def estimate_nc_ece(
     return out
 
 
-def evaluate_recalibrated(recalibrated_score, eval_data, channels, *, bins=10, bin_strategy="uniform", weights="equal", lam=DEFAULT_SHRINKAGE) -> BinnedECE:
+def evaluate_recalibrated(
+    recalibrated_score,
+    eval_data,
+    channels,
+    *,
+    bins=10,
+    bin_strategy="uniform",
+    weights="equal",
+    lam=DEFAULT_SHRINKAGE,
+) -> BinnedECE:
     """NC-ECE of a recalibrated score ``g(Z)`` on fresh items, bins on ``g(Z)``.
 
     Parameters
@@ -220,7 +240,14 @@ def evaluate_recalibrated(recalibrated_score, eval_data, channels, *, bins=10, b
         channel sample (paper App. E.5).
     """
     g = recalibrated_values(recalibrated_score, eval_data)
-    return nc_ece(eval_data.with_score(g), channels, weights=weights, lam=lam, bins=bins, bin_strategy=bin_strategy)
+    return nc_ece(
+        eval_data.with_score(g),
+        channels,
+        weights=weights,
+        lam=lam,
+        bins=bins,
+        bin_strategy=bin_strategy,
+    )
 
 
 def recalibrated_values(recalibrated, data) -> np.ndarray:
@@ -236,5 +263,3 @@ def recalibrated_values(recalibrated, data) -> np.ndarray:
     if g.shape != (data.n_items,):
         raise DataError(f"recalibrated scores have shape {g.shape}; expected ({data.n_items},).")
     return g
-
-

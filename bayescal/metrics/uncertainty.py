@@ -88,13 +88,15 @@ class NCECEPosterior:
         """Mean and equal-tailed band of the corrected positive rate per bin."""
         p = self.prob if prob is None else prob
         rate = self.curve["corrected_rate"]
-        return xr.Dataset({
-            "mean": rate.mean(DRAW),
-            "lo": rate.quantile((1 - p) / 2, dim=DRAW).drop_vars("quantile"),
-            "hi": rate.quantile(1 - (1 - p) / 2, dim=DRAW).drop_vars("quantile"),
-            "mean_score": self.curve["mean_score"],
-            "count": self.curve["count"],
-        })
+        return xr.Dataset(
+            {
+                "mean": rate.mean(DRAW),
+                "lo": rate.quantile((1 - p) / 2, dim=DRAW).drop_vars("quantile"),
+                "hi": rate.quantile(1 - (1 - p) / 2, dim=DRAW).drop_vars("quantile"),
+                "mean_score": self.curve["mean_score"],
+                "count": self.curve["count"],
+            }
+        )
 
     def decomposition(self) -> dict:
         """Standard deviation of NC-ECE under each source (and each interval)."""
@@ -197,17 +199,28 @@ def nc_ece_interval(
     s = channels.n_draws
     n_rep = s if s > 1 else int(n_bootstrap or 2000)
     if n_bootstrap is not None and s > 1 and n_bootstrap != s:
-        raise ConfigError("with a channel posterior the bootstrap pairs one replicate with each draw; leave n_bootstrap unset.")
+        raise ConfigError(
+            "with a channel posterior the bootstrap pairs one "
+            "replicate with each draw; leave n_bootstrap unset."
+        )
     if point_channels is None:
         point_channels = ChannelFit.from_point(
-            a.mean(axis=0), b.mean(axis=0), channels.prevalence.values.mean(axis=0),
-            annotators=channels.annotators, groups=[str(g) for g in channels.prevalence["group"].values],
-            group_counts=channels.group_counts.values, method=f"{channels.method} (posterior mean)",
+            a.mean(axis=0),
+            b.mean(axis=0),
+            channels.prevalence.values.mean(axis=0),
+            annotators=channels.annotators,
+            groups=[str(g) for g in channels.prevalence["group"].values],
+            group_counts=channels.group_counts.values,
+            method=f"{channels.method} (posterior mean)",
         )
     pa, pb = _channels_for(summary, point_channels)
     states = summary.states
-    u_draws = corrected_pattern_targets(states, a, b, annotator_weights(channels, weights, lam=lam).values)
-    u_point = corrected_pattern_targets(states, pa, pb, annotator_weights(point_channels, weights, lam=lam).values)
+    u_draws = corrected_pattern_targets(
+        states, a, b, annotator_weights(channels, weights, lam=lam).values
+    )
+    u_point = corrected_pattern_targets(
+        states, pa, pb, annotator_weights(point_channels, weights, lam=lam).values
+    )
     if s == 1:
         u_draws = np.repeat(u_draws, n_rep, axis=0)
 
@@ -227,17 +240,23 @@ def nc_ece_interval(
     point = float(np.abs((u_point @ counts.T - zsum.sum(axis=1)) / n).sum())
 
     draws = np.arange(n_rep)
-    ece = xr.Dataset({
-        "full": ((DRAW,), np.abs(mom_full).sum(axis=1)),
-        "channel": ((DRAW,), np.abs(mom_channel).sum(axis=1)),
-        "evaluation": ((DRAW,), np.abs(mom_eval).sum(axis=1)),
-    }, coords={DRAW: draws})
+    ece = xr.Dataset(
+        {
+            "full": ((DRAW,), np.abs(mom_full).sum(axis=1)),
+            "channel": ((DRAW,), np.abs(mom_channel).sum(axis=1)),
+            "evaluation": ((DRAW,), np.abs(mom_eval).sum(axis=1)),
+        },
+        coords={DRAW: draws},
+    )
     bins_coord = summary.bin_count[BIN].values
-    moments = xr.Dataset({
-        "full": ((DRAW, BIN), mom_full),
-        "channel": ((DRAW, BIN), mom_channel),
-        "evaluation": ((DRAW, BIN), mom_eval),
-    }, coords={DRAW: draws, BIN: bins_coord})
+    moments = xr.Dataset(
+        {
+            "full": ((DRAW, BIN), mom_full),
+            "channel": ((DRAW, BIN), mom_channel),
+            "evaluation": ((DRAW, BIN), mom_eval),
+        },
+        coords={DRAW: draws, BIN: bins_coord},
+    )
     bin_w = wts.sum(axis=2)  # (R, M)
     bin_count = counts.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -246,12 +265,24 @@ def nc_ece_interval(
     empty = bin_count == 0
     rate[:, empty] = np.nan
     mean_score = np.where(empty, np.nan, mean_score)
-    curve = xr.Dataset({
-        "corrected_rate": ((DRAW, BIN), rate),
-        "mean_score": ((BIN,), mean_score),
-        "count": ((BIN,), bin_count),
-    }, coords={DRAW: draws, BIN: bins_coord})
+    curve = xr.Dataset(
+        {
+            "corrected_rate": ((DRAW, BIN), rate),
+            "mean_score": ((BIN,), mean_score),
+            "count": ((BIN,), bin_count),
+        },
+        coords={DRAW: draws, BIN: bins_coord},
+    )
     return NCECEPosterior(
-        ece=ece, moments=moments, point=point, curve=curve, bin_edges=summary.bin_edges, prob=prob,
-        info={"channel_draws": s, "bootstrap_replicates": n_rep, "weights": weights if isinstance(weights, str) else "explicit"},
+        ece=ece,
+        moments=moments,
+        point=point,
+        curve=curve,
+        bin_edges=summary.bin_edges,
+        prob=prob,
+        info={
+            "channel_draws": s,
+            "bootstrap_replicates": n_rep,
+            "weights": weights if isinstance(weights, str) else "explicit",
+        },
     )

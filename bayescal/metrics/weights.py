@@ -98,10 +98,15 @@ def annotator_weights(channels, rule="equal", *, lam: float = DEFAULT_SHRINKAGE)
                 raise ConfigError(f"lam must be in [0, 1]; got {lam}.")
             w = (1 - lam) * w + lam / k
     else:
-        raise ConfigError(f"unknown weight rule {rule!r}; choose one of {WEIGHT_RULES} or pass weights.")
+        raise ConfigError(
+            f"unknown weight rule {rule!r}; choose one of {WEIGHT_RULES} or pass weights."
+        )
     return xr.DataArray(
-        w, dims=(DRAW, ANNOTATOR), coords={DRAW: channels.a[DRAW].values, ANNOTATOR: channels.a[ANNOTATOR].values},
-        name="weights", attrs={"rule": rule if isinstance(rule, str) else "explicit"},
+        w,
+        dims=(DRAW, ANNOTATOR),
+        coords={DRAW: channels.a[DRAW].values, ANNOTATOR: channels.a[ANNOTATOR].values},
+        name="weights",
+        attrs={"rule": rule if isinstance(rule, str) else "explicit"},
     )
 
 

@@ -27,7 +27,9 @@ def check_target(target, n: int) -> np.ndarray:
     if t.ndim != 1:
         raise DataError(f"target must be 1-D of shape (n_items,); got shape {t.shape}.")
     if t.shape[0] != n:
-        raise DataError(f"target has {t.shape[0]} values but there are {n} scores; give one target per item.")
+        raise DataError(
+            f"target has {t.shape[0]} values but there are {n} scores; give one target per item."
+        )
     bad = ~np.isfinite(t)
     if bad.any():
         raise DataError(
@@ -87,7 +89,7 @@ class RecalibrationMap:
         sig = inspect.signature(type(self).__init__)
         return {p: getattr(self, p) for p in sig.parameters if p != "self"}
 
-    def set_params(self, **params) -> "RecalibrationMap":
+    def set_params(self, **params) -> RecalibrationMap:
         """Set constructor parameters; unknown names raise ``ConfigError``."""
         valid = self.get_params()
         unknown = sorted(set(params) - set(valid))
@@ -104,7 +106,7 @@ class RecalibrationMap:
         return f"{type(self).__name__}({params})"
 
     # ------------------------------------------------------------ fit
-    def fit(self, score, target) -> "RecalibrationMap":
+    def fit(self, score, target) -> RecalibrationMap:
         """Fit the map to scores and targets.
 
         Parameters
@@ -125,7 +127,7 @@ class RecalibrationMap:
         self.n_items_ = int(z.shape[0])
         return self
 
-    def fit_targets(self, targets: RecalTargets, draw: int = 0) -> "RecalibrationMap":
+    def fit_targets(self, targets: RecalTargets, draw: int = 0) -> RecalibrationMap:
         """Fit to a :class:`~bayescal.recal.targets.RecalTargets` under one draw."""
         if not isinstance(targets, RecalTargets):
             raise ConfigError(f"expected RecalTargets; got {type(targets).__name__}.")
@@ -133,7 +135,7 @@ class RecalibrationMap:
 
     def fit_corrected(
         self, data, channels, *, weights=DEFAULT_WEIGHTS, lam: float = DEFAULT_SHRINKAGE, draw=None
-    ) -> "RecalibrationMap":
+    ) -> RecalibrationMap:
         """Fit to noise-corrected labels built from ``data`` and point ``channels``.
 
         Parameters
@@ -189,9 +191,14 @@ def check_box(bounds, name: str, *, positive: bool = False) -> tuple[float, floa
     try:
         lo, hi = (float(x) for x in bounds)
     except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a pair (lower, upper) of numbers; got {bounds!r}.") from None
+        raise ConfigError(
+            f"{name} must be a pair (lower, upper) of numbers; got {bounds!r}."
+        ) from None
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise ConfigError(f"{name} must be finite (a compact box keeps the corrected loss bounded); got {bounds!r}.")
+        raise ConfigError(
+            f"{name} must be finite (a compact box keeps "
+            f"the corrected loss bounded); got {bounds!r}."
+        )
     if lo > hi:
         raise ConfigError(f"{name} has lower bound {lo:g} above upper bound {hi:g}; swap them.")
     if positive and lo <= 0:

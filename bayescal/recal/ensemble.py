@@ -41,7 +41,12 @@ __all__ = ["PosteriorMap", "fit_posterior_map", "FAMILIES", "DEFAULT_MAX_DRAWS",
 
 FAMILIES = ("temperature", "platt", "histogram", "score_bin")
 DEFAULT_MAX_DRAWS = 200
-_MAP_CLASSES = {"temperature": TemperatureMap, "platt": PlattMap, "histogram": HistogramMap, "score_bin": ScoreBinMap}
+_MAP_CLASSES = {
+    "temperature": TemperatureMap,
+    "platt": PlattMap,
+    "histogram": HistogramMap,
+    "score_bin": ScoreBinMap,
+}
 _CHUNK = 20_000
 
 
@@ -128,9 +133,12 @@ class PosteriorMap:
         self.map_params = map_params
 
     def get_params(self, deep: bool = True) -> dict:
-        return {k: getattr(self, k) for k in ("family", "target", "weights", "lam", "max_draws", "map_params")}
+        return {
+            k: getattr(self, k)
+            for k in ("family", "target", "weights", "lam", "max_draws", "map_params")
+        }
 
-    def set_params(self, **params) -> "PosteriorMap":
+    def set_params(self, **params) -> PosteriorMap:
         unknown = sorted(set(params) - set(self.get_params()))
         if unknown:
             raise ConfigError(f"PosteriorMap has no parameter(s) {unknown}.")
@@ -142,7 +150,7 @@ class PosteriorMap:
         return "PosteriorMap(" + ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()) + ")"
 
     # ----------------------------------------------------------- fit
-    def fit(self, data, channels=None) -> "PosteriorMap":
+    def fit(self, data, channels=None) -> PosteriorMap:
         """Fit the family under each channel draw.
 
         Parameters
@@ -154,7 +162,9 @@ class PosteriorMap:
         """
         if self.family not in FAMILIES:
             raise ConfigError(f"family must be one of {FAMILIES}; got {self.family!r}.")
-        if self.max_draws is not None and (not isinstance(self.max_draws, (int, np.integer)) or self.max_draws < 1):
+        if self.max_draws is not None and (
+            not isinstance(self.max_draws, (int, np.integer)) or self.max_draws < 1
+        ):
             raise ConfigError(f"max_draws must be a positive int or None; got {self.max_draws!r}.")
         params = dict(self.map_params or {})
         template = _MAP_CLASSES[self.family](**params)
@@ -214,7 +224,10 @@ class PosteriorMap:
         self.bin_edges_ = None
         self.converged_ = bool(conv.all())
         if self.family == "temperature":
-            data_vars = {"temperature": ((DRAW,), 1.0 / theta[:, 0]), "inverse_temperature": ((DRAW,), theta[:, 0])}
+            data_vars = {
+                "temperature": ((DRAW,), 1.0 / theta[:, 0]),
+                "inverse_temperature": ((DRAW,), theta[:, 0]),
+            }
         else:
             data_vars = {"slope": ((DRAW,), theta[:, 0]), "intercept": ((DRAW,), theta[:, 1])}
         data_vars.update(loss=((DRAW,), loss), converged=((DRAW,), conv))
@@ -224,12 +237,18 @@ class PosteriorMap:
 
             from bayescal.errors import ConvergenceWarning
 
-            warnings.warn(f"{int((~conv).sum())} of {conv.size} per-draw fits did not converge.", ConvergenceWarning, stacklevel=3)
+            warnings.warn(
+                f"{int((~conv).sum())} of {conv.size} per-draw fits did not converge.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
 
     # ----------------------------------------------------------- predict
     def _check_fitted(self):
         if not hasattr(self, "params_"):
-            raise NotFittedError("This PosteriorMap is not fitted yet; call fit(data, channels) first.")
+            raise NotFittedError(
+                "This PosteriorMap is not fitted yet; call fit(data, channels) first."
+            )
 
     def _table(self):
         """(S, J) values per cell for the binned families."""
@@ -246,7 +265,10 @@ class PosteriorMap:
         if self.family == "temperature":
             t = self.params_["inverse_temperature"].values[:, None] * s[None, :, 0]
         else:
-            t = self.params_["slope"].values[:, None] * s[None, :, 0] + self.params_["intercept"].values[:, None]
+            t = (
+                self.params_["slope"].values[:, None] * s[None, :, 0]
+                + self.params_["intercept"].values[:, None]
+            )
         from scipy import special
 
         return special.expit(t)
@@ -285,12 +307,29 @@ class PosteriorMap:
         p = self.params_.isel({DRAW: int(i)})
         if self.family == "temperature":
             lo, hi = m._box()
-            m._set(p["inverse_temperature"].values[None], float(p["loss"]), bool(p["converged"]), lo, hi)
+            m._set(
+                p["inverse_temperature"].values[None],
+                float(p["loss"]),
+                bool(p["converged"]),
+                lo,
+                hi,
+            )
         elif self.family == "platt":
             lo, hi = m._box()
-            m._set(np.array([float(p["slope"]), float(p["intercept"])]), float(p["loss"]), bool(p["converged"]), lo, hi)
+            m._set(
+                np.array([float(p["slope"]), float(p["intercept"])]),
+                float(p["loss"]),
+                bool(p["converged"]),
+                lo,
+                hi,
+            )
         elif self.family == "histogram":
-            m._set(self.bin_edges_, p["bin_value"].values, p["bin_mean"].values, self.params_["bin_count"].values)
+            m._set(
+                self.bin_edges_,
+                p["bin_value"].values,
+                p["bin_mean"].values,
+                self.params_["bin_count"].values,
+            )
         else:
             m.group_edges_, m.group_values_ = self.bin_edges_, p["group_value"].values
         if self.family != "score_bin":
@@ -336,5 +375,10 @@ def fit_posterior_map(
     (1, True)
     """
     return PosteriorMap(
-        family=family, target=target, weights=weights, lam=lam, max_draws=max_draws, map_params=map_params
+        family=family,
+        target=target,
+        weights=weights,
+        lam=lam,
+        max_draws=max_draws,
+        map_params=map_params,
     ).fit(data, channels)

@@ -6,7 +6,6 @@ channel sample (the held-out channels replace the fitting channels only here).
 
 from __future__ import annotations
 
-
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 from bayescal.recal.targets import DEFAULT_WEIGHTS
@@ -52,7 +51,8 @@ def evaluate_map(
     >>> from bayescal import ChannelFit
     >>> from bayescal.recal import HistogramMap
     >>> from bayescal.simulate import simulate_gaussian
-    >>> fit_d, eval_d = simulate_gaussian(3000, random_state=0), simulate_gaussian(3000, random_state=1)
+    >>> fit_d = simulate_gaussian(3000, random_state=0)
+    >>> eval_d = simulate_gaussian(3000, random_state=1)
     >>> ch = ChannelFit.known([0.05, 0.05], [0.75, 0.95])
     >>> g = HistogramMap(bins=14).fit_corrected(fit_d, ch)
     >>> out = evaluate_map(g, eval_d, channels=ch)
@@ -64,13 +64,17 @@ def evaluate_map(
     from bayescal.metrics.ncece import nc_ece, recalibrated_values
 
     if not isinstance(data, Annotations):
-        raise DataError(f"evaluation data must be an Annotations container; got {type(data).__name__}.")
+        raise DataError(
+            f"evaluation data must be an Annotations container; got {type(data).__name__}."
+        )
     ev = data.with_score(recalibrated_values(recalibrated, data))
     if bin_strategy not in ("uniform", "quantile"):
         raise ConfigError(f"bin_strategy must be 'uniform' or 'quantile'; got {bin_strategy!r}.")
     out = {"soft_vote": soft_vote_ece(ev, bins=bins, bin_strategy=bin_strategy)}
     if channels is not None:
-        out["nc"] = nc_ece(ev, channels, weights=weights, lam=lam, bins=bins, bin_strategy=bin_strategy)
+        out["nc"] = nc_ece(
+            ev, channels, weights=weights, lam=lam, bins=bins, bin_strategy=bin_strategy
+        )
     if data.truth is not None:
         out["oracle"] = oracle_ece(ev, bins=bins, bin_strategy=bin_strategy)
     return out

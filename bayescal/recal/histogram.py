@@ -61,7 +61,11 @@ def histogram_values(bin_index, code, table, n_bins: int):
     ([[0.4, 1.0, 0.6]], [2.0, 1.0, 0.0])
     """
     P = table.shape[1]
-    cell = np.bincount(bin_index * P + code, minlength=n_bins * P).reshape(n_bins, P).astype(np.float64)
+    cell = (
+        np.bincount(bin_index * P + code, minlength=n_bins * P)
+        .reshape(n_bins, P)
+        .astype(np.float64)
+    )
     counts = cell.sum(axis=1)
     sums = table @ cell.T  # (S, J)
     n = counts.sum()
@@ -188,7 +192,7 @@ class ScoreBinMap(RecalibrationMap):
     def __init__(self):
         pass
 
-    def fit(self, channels, draw: int = 0) -> "ScoreBinMap":
+    def fit(self, channels, draw: int = 0) -> ScoreBinMap:
         """Read the prevalences of one channel draw.
 
         Parameters
@@ -204,7 +208,7 @@ class ScoreBinMap(RecalibrationMap):
         self.group_values_ = values[int(draw)]
         return self
 
-    def fit_corrected(self, data, channels, **kwargs) -> "ScoreBinMap":
+    def fit_corrected(self, data, channels, **kwargs) -> ScoreBinMap:
         """Same as :meth:`fit`; ``data`` is not used (the prevalences came from it already)."""
         return self.fit(channels, kwargs.get("draw", 0) or 0)
 

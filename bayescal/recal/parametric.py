@@ -126,14 +126,16 @@ def box_newton(X, m, lo, hi, x0, *, max_iter: int = 200):
 
     Returns
     -------
-    dict with ``theta``, ``loss``, ``n_iter``, ``converged``, ``pg`` (final max |projected gradient|).
+    dict with ``theta``, ``loss``, ``n_iter``, ``converged``, ``pg`` (final max |projected
+    gradient|).
     """
     X = X if isinstance(X, list) else _columns(X)
     theta = np.clip(np.asarray(x0, dtype=np.float64), lo, hi)
     f, g, H = _objective(theta, X, m)
     pg_max = np.inf
     it = 0
-    for it in range(1, max_iter + 1):
+    while it < max_iter:
+        it += 1
         pg, active = _projected_gradient(theta, g, lo, hi)
         pg_max = float(np.max(np.abs(pg)))
         if pg_max < _PG_TOL:
@@ -172,8 +174,14 @@ def _lbfgsb(X, m, lo, hi, x0):
         f, g, _ = _objective(th, X, m)
         return f, g
 
-    res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)),
-                   options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 2000})
+    res = minimize(
+        fun,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=list(zip(lo, hi)),
+        options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 2000},
+    )
     f, g, _ = _objective(res.x, X, m)
     pg, _ = _projected_gradient(res.x, g, lo, hi)
     pg_max = float(np.max(np.abs(pg)))
@@ -211,7 +219,8 @@ def _warn_unconverged(name, pg):
     warnings.warn(
         f"{name}: the optimiser stopped with max |projected gradient| = {pg:.2e}; the fitted map "
         "may be slightly off. Check for extreme scores or too few items.",
-        ConvergenceWarning, stacklevel=4,
+        ConvergenceWarning,
+        stacklevel=4,
     )
 
 
@@ -320,7 +329,13 @@ class PlattMap(RecalibrationMap):
 
     _fitted_attr = "slope_"
 
-    def __init__(self, *, slope_bounds=(0.0, 10.0), intercept_bounds=(-10.0, 10.0), clip: float = DEFAULT_CLIP):
+    def __init__(
+        self,
+        *,
+        slope_bounds=(0.0, 10.0),
+        intercept_bounds=(-10.0, 10.0),
+        clip: float = DEFAULT_CLIP,
+    ):
         self.slope_bounds = slope_bounds
         self.intercept_bounds = intercept_bounds
         self.clip = clip
@@ -353,4 +368,6 @@ class PlattMap(RecalibrationMap):
         self.converged_ = bool(converged)
 
     def _predict(self, z):
-        return special.expit(self.slope_ * clipped_logit(z, _check_clip(self.clip)) + self.intercept_)
+        return special.expit(
+            self.slope_ * clipped_logit(z, _check_clip(self.clip)) + self.intercept_
+        )

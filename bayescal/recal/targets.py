@@ -111,11 +111,13 @@ class RecalTargets:
         """Sum over the items of each code of ``weights`` (default 1), shape (n_codes,)."""
         return np.bincount(self.pattern, weights=weights, minlength=self.table.shape[1])
 
-    def select_draws(self, index) -> "RecalTargets":
+    def select_draws(self, index) -> RecalTargets:
         """Targets restricted to some draws."""
         index = np.atleast_1d(np.asarray(index))
         w = None if self.weights is None else self.weights.isel({DRAW: index})
-        return RecalTargets(self.kind, self.score, self.pattern, self.table[index], w, dict(self.info))
+        return RecalTargets(
+            self.kind, self.score, self.pattern, self.table[index], w, dict(self.info)
+        )
 
     def __repr__(self) -> str:
         return (
@@ -187,7 +189,11 @@ def corrected_targets(
         pattern_states(data.n_annotators), channels.a.values, channels.b.values, w.values
     )
     return RecalTargets(
-        "corrected", data.score[keep], encode_patterns(data.labels[keep]), table, w,
+        "corrected",
+        data.score[keep],
+        encode_patterns(data.labels[keep]),
+        table,
+        w,
         {"channels": channels.method, "weight_rule": w.attrs["rule"]},
     )
 
@@ -247,7 +253,9 @@ def clean_targets(data) -> RecalTargets:
     return RecalTargets("clean", data.score[keep], y, np.array([[0.0, 1.0]]))
 
 
-def make_targets(kind: str, data, channels=None, *, weights=DEFAULT_WEIGHTS, lam: float = DEFAULT_SHRINKAGE) -> RecalTargets:
+def make_targets(
+    kind: str, data, channels=None, *, weights=DEFAULT_WEIGHTS, lam: float = DEFAULT_SHRINKAGE
+) -> RecalTargets:
     """Targets of a named kind: ``"corrected"`` (needs channels), ``"naive"`` or ``"clean"``.
 
     Examples

@@ -12,27 +12,60 @@ def add_arguments(parser) -> None:
     from bayescal.ambiguity import METHODS
 
     src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--cifar10h", metavar="CSV", help="CIFAR-10H CSV (label, 10 counts, 10 probabilities)")
-    src.add_argument("--chaosnli", nargs="+", metavar=("JSONL", "PRED"),
-                     help="ChaosNLI JSONL followed by one or more prediction files (joined on uid)")
-    src.add_argument("--npz", metavar="FILE", help="NumPy .npz with arrays logits (n, K) and counts (n, K); "
-                     "optional classes, item_ids, reference")
+    src.add_argument(
+        "--cifar10h", metavar="CSV", help="CIFAR-10H CSV (label, 10 counts, 10 probabilities)"
+    )
+    src.add_argument(
+        "--chaosnli",
+        nargs="+",
+        metavar=("JSONL", "PRED"),
+        help="ChaosNLI JSONL followed by one or more prediction files (joined on uid)",
+    )
+    src.add_argument(
+        "--npz",
+        metavar="FILE",
+        help="NumPy .npz with arrays logits (n, K) and counts (n, K); "
+        "optional classes, item_ids, reference",
+    )
     parser.add_argument("--out", required=True, help="output directory (report.html, summary.json)")
     parser.add_argument("--name", default=None, help="dataset name shown in the report")
-    parser.add_argument("--annotations", choices=("auto", "voted", "samples", "distribution"), default="auto",
-                        help="what your calibration data holds (default: read from the counts)")
-    parser.add_argument("--objective", choices=("overall", "ece"), default="overall",
-                        help="'ece' follows the guideline for minimising ECE alone (default: overall)")
-    parser.add_argument("--methods", nargs="+", metavar="NAME", choices=list(METHODS),
-                        help="methods in the comparison table (default: all; Uncalibrated, TS and the "
-                             "recommended one always run)")
+    parser.add_argument(
+        "--annotations",
+        choices=("auto", "voted", "samples", "distribution"),
+        default="auto",
+        help="what your calibration data holds (default: read from the counts)",
+    )
+    parser.add_argument(
+        "--objective",
+        choices=("overall", "ece"),
+        default="overall",
+        help="'ece' follows the guideline for minimising ECE alone (default: overall)",
+    )
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        metavar="NAME",
+        choices=list(METHODS),
+        help="methods in the comparison table (default: all; Uncalibrated, TS and the "
+        "recommended one always run)",
+    )
     parser.add_argument("--seed", type=int, default=42, help="the one seed (default 42)")
-    parser.add_argument("--cal-fraction", type=float, default=0.5, help="calibration share (default 0.5)")
+    parser.add_argument(
+        "--cal-fraction", type=float, default=0.5, help="calibration share (default 0.5)"
+    )
     parser.add_argument("--n-bins", type=int, default=15, help="ECE bins (default 15)")
-    parser.add_argument("--n-draws", type=int, default=100, help="label draws of the sampled ECEs (default 100)")
-    parser.add_argument("--cv-folds", type=int, default=5, help="folds of the recommendation check (default 5)")
-    parser.add_argument("--max-items", type=int, default=None,
-                        help="audit a seeded random subset of this many items (quick looks)")
+    parser.add_argument(
+        "--n-draws", type=int, default=100, help="label draws of the sampled ECEs (default 100)"
+    )
+    parser.add_argument(
+        "--cv-folds", type=int, default=5, help="folds of the recommendation check (default 5)"
+    )
+    parser.add_argument(
+        "--max-items",
+        type=int,
+        default=None,
+        help="audit a seeded random subset of this many items (quick looks)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
@@ -45,13 +78,16 @@ def _load(args):
         return load_cifar10h(args.cifar10h)
     if args.chaosnli:
         if len(args.chaosnli) < 2:
-            raise ConfigError("--chaosnli needs the ChaosNLI JSONL followed by at least one prediction file.")
+            raise ConfigError(
+                "--chaosnli needs the ChaosNLI JSONL followed by at least one prediction file."
+            )
         return load_chaosnli(args.chaosnli[0], args.chaosnli[1:])
     return load_npz(args.npz)
 
 
 def _command(args) -> str:
-    """The equivalent command line, rebuilt from the parsed arguments with every default spelled out.
+    """The equivalent command line, rebuilt from the parsed arguments with every default
+    spelled out.
 
     Rebuilt rather than read from ``sys.argv``, which is some other program's
     when :func:`bayescal.cli.main` is called from Python.
@@ -63,8 +99,17 @@ def _command(args) -> str:
         parts += ["--chaosnli", *args.chaosnli]
     else:
         parts += ["--npz", args.npz]
-    for flag in ("name", "annotations", "objective", "seed", "cal_fraction", "n_bins", "n_draws", "cv_folds",
-                 "max_items"):
+    for flag in (
+        "name",
+        "annotations",
+        "objective",
+        "seed",
+        "cal_fraction",
+        "n_bins",
+        "n_draws",
+        "cv_folds",
+        "max_items",
+    ):
         value = getattr(args, flag)
         if value is not None:
             parts += ["--" + flag.replace("_", "-"), str(value)]
@@ -98,19 +143,33 @@ def run(args) -> int:
         if args.max_items < 1:
             raise ConfigError(f"--max-items must be positive, got {args.max_items}.")
         if args.max_items < data.n_items:
-            idx = np.random.default_rng(args.seed).choice(data.n_items, args.max_items, replace=False)
+            idx = np.random.default_rng(args.seed).choice(
+                data.n_items, args.max_items, replace=False
+            )
             data = data.subset(np.sort(idx))
-    say(f"bayescal: {data.name}: {data.n_items} items x {data.n_classes} classes; fitting and scoring...")
+    say(
+        f"bayescal: {data.name}: {data.n_items} items x "
+        f"{data.n_classes} classes; fitting and scoring..."
+    )
     result = audit_ambiguity(
-        data, seed=args.seed, methods=args.methods, annotations=args.annotations, objective=args.objective,
-        cal_fraction=args.cal_fraction, n_bins=args.n_bins, n_draws=args.n_draws, cv_folds=args.cv_folds,
+        data,
+        seed=args.seed,
+        methods=args.methods,
+        annotations=args.annotations,
+        objective=args.objective,
+        cal_fraction=args.cal_fraction,
+        n_bins=args.n_bins,
+        n_draws=args.n_draws,
+        cv_folds=args.cv_folds,
         command=_command(args),
     )
     written = result.save(out)
     rec = result.recommendation
-    say(f"bayescal: annotations: {rec['annotations']['level']}; recommended {rec['method']}"
+    say(
+        f"bayescal: annotations: {rec['annotations']['level']}; recommended {rec['method']}"
         + "".join(f"; {n} ECE_true {r['ece_true']:.2f}%" for n, r in rec["test"].items())
-        + f"; {len(result.summary['warnings'])} warning(s)")
+        + f"; {len(result.summary['warnings'])} warning(s)"
+    )
     for path in written.values():
         say(f"bayescal: wrote {path}")
     say(f"bayescal: done in {time.perf_counter() - t0:.1f} s")

@@ -29,7 +29,8 @@ CHANNEL_CHOICES = ("bayes", "score-bin-em", "dawid-skene-em", "gmm", "hui-walter
 ASSUMPTIONS = [
     "Class-conditional noise: an annotator's chance of answering 1 depends only on the true class "
     "(a = P(1 | negative), b = P(1 | positive)), not on the item's difficulty or its score.",
-    "Conditional independence: given the true class (and score group), annotators err independently.",
+    "Conditional independence: given the true class "
+    "(and score group), annotators err independently.",
     "Orientation: the designated annotator is better than chance (a < b), which fixes which latent "
     "class is 'positive'.",
     "Missing answers are missing independently of the true class given the score.",
@@ -111,10 +112,11 @@ class AuditResult:
     def __repr__(self) -> str:
         nc = self.summary["ece"]["nc"]
         return (
-            f"<AuditResult {self.summary['n_items']} items x {self.summary['n_annotators']} annotators; "
-            f"NC-ECE {nc['point']:.4f}"
+            f"<AuditResult {self.summary['n_items']} items x "
+            f"{self.summary['n_annotators']} annotators; NC-ECE {nc['point']:.4f}"
             + (f" [{nc['lo']:.4f}, {nc['hi']:.4f}]" if nc.get("lo") is not None else "")
-            + f"; soft-vote ECE {self.summary['ece']['soft_vote']:.4f}; {len(self.summary['warnings'])} warning(s)>"
+            + f"; soft-vote ECE {self.summary['ece']['soft_vote']:.4f}; "
+            f"{len(self.summary['warnings'])} warning(s)>"
         )
 
 
@@ -176,14 +178,27 @@ def audit(
     from bayescal.summaries.summary import Summary
 
     if not isinstance(data, (Annotations, Summary)):
-        raise ConfigError(f"audit expects an Annotations container or a Summary; got {type(data).__name__}.")
+        raise ConfigError(
+            f"audit expects an Annotations container or a Summary; got {type(data).__name__}."
+        )
     if channels not in CHANNEL_CHOICES:
         raise ConfigError(f"channels must be one of {CHANNEL_CHOICES}; got {channels!r}.")
     if not 0 < prob < 1:
         raise ConfigError(f"prob must be in (0, 1); got {prob}.")
     t_start = time.perf_counter()
-    ctx = S.Context(data=data, channels_choice=channels, groups=groups, bins=bins, weights=weights,
-                    draws=draws, tune=tune, chains=chains, prob=prob, seed=seed, progress=progress)
+    ctx = S.Context(
+        data=data,
+        channels_choice=channels,
+        groups=groups,
+        bins=bins,
+        weights=weights,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        prob=prob,
+        seed=seed,
+        progress=progress,
+    )
     with _warnings.catch_warnings():
         # Every warning is collected into the report; none is lost on stderr.
         _warnings.simplefilter("ignore")
@@ -198,7 +213,11 @@ def audit(
     sections.append(S.warnings_section(ctx))
     import bayescal
 
-    versions = {"bayescal": bayescal.__version__, "python": sys.version.split()[0], "numpy": np.__version__}
+    versions = {
+        "bayescal": bayescal.__version__,
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+    }
     for mod in ("scipy", "xarray", "pymc", "arviz"):
         m = sys.modules.get(mod)
         if m is not None:
@@ -209,15 +228,28 @@ def audit(
         "versions": versions,
         "platform": platform.platform(),
         "data_hash": data.data_hash(),
-        "settings": {"channels": channels, "groups": _plain(groups), "bins": _plain(bins), "weights": weights,
-                     "draws": draws, "tune": tune, "chains": chains, "prob": prob},
+        "settings": {
+            "channels": channels,
+            "groups": _plain(groups),
+            "bins": _plain(bins),
+            "weights": weights,
+            "draws": draws,
+            "tune": tune,
+            "chains": chains,
+            "prob": prob,
+        },
         "seconds": time.perf_counter() - t_start,
     }
     sections.append(S.reproducibility_section(repro))
     summary = S.build_summary(ctx, repro)
     return AuditResult(
-        summary=summary, sections=sections, channels=ctx.channels, point_channels=ctx.point,
-        interval=ctx.interval, errors=ctx.errors, title=title or "bayescal calibration audit",
+        summary=summary,
+        sections=sections,
+        channels=ctx.channels,
+        point_channels=ctx.point,
+        interval=ctx.interval,
+        errors=ctx.errors,
+        title=title or "bayescal calibration audit",
     )
 
 
@@ -225,5 +257,3 @@ def _plain(x):
     if isinstance(x, (int, float, str)) or x is None:
         return x
     return [float(v) for v in np.asarray(x).ravel()]
-
-

@@ -14,20 +14,39 @@ def add_arguments(parser) -> None:
     from bayescal.report.audit import CHANNEL_CHOICES
 
     parser.add_argument("data", nargs="?", help="CSV or Parquet file (wide, or long with --long)")
-    parser.add_argument("--example", choices=sorted(EXAMPLES), help="run on an embedded example instead of DATA")
+    parser.add_argument(
+        "--example", choices=sorted(EXAMPLES), help="run on an embedded example instead of DATA"
+    )
     parser.add_argument("--score", default="score", help="score column (default: score)")
-    parser.add_argument("--annotators", default=None, help="comma-separated annotator columns (default: all others)")
+    parser.add_argument(
+        "--annotators", default=None, help="comma-separated annotator columns (default: all others)"
+    )
     parser.add_argument("--truth", default=None, help="reference-label column (optional)")
     parser.add_argument("--item", default=None, help="item-id column (optional)")
-    parser.add_argument("--long", default=None, metavar="ITEM,ANNOTATOR,LABEL",
-                        help="DATA is a long table with these three columns (score per item in --score)")
-    parser.add_argument("--groups", type=int, default=5, help="equal-width score groups for the channels (default 5)")
+    parser.add_argument(
+        "--long",
+        default=None,
+        metavar="ITEM,ANNOTATOR,LABEL",
+        help="DATA is a long table with these three columns (score per item in --score)",
+    )
+    parser.add_argument(
+        "--groups",
+        type=int,
+        default=5,
+        help="equal-width score groups for the channels (default 5)",
+    )
     parser.add_argument("--channels", choices=CHANNEL_CHOICES, default="bayes")
-    parser.add_argument("--bins", type=int, default=10, help="equal-width evaluation bins (default 10)")
-    parser.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (default 1000)")
+    parser.add_argument(
+        "--bins", type=int, default=10, help="equal-width evaluation bins (default 10)"
+    )
+    parser.add_argument(
+        "--draws", type=int, default=1000, help="posterior draws per chain (default 1000)"
+    )
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--chains", type=int, default=2)
-    parser.add_argument("--prob", type=float, default=0.9, help="interval probability (default 0.9)")
+    parser.add_argument(
+        "--prob", type=float, default=0.9, help="interval probability (default 0.9)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
@@ -48,12 +67,23 @@ def _load(args):
     if args.long:
         parts = [p.strip() for p in args.long.split(",")]
         if len(parts) != 3 or not all(parts):
-            raise ConfigError(f"--long needs three column names ITEM,ANNOTATOR,LABEL; got {args.long!r}.")
-        return load_long(args.data, item=parts[0], annotator=parts[1], label=parts[2], score=args.score, truth=args.truth)
+            raise ConfigError(
+                f"--long needs three column names ITEM,ANNOTATOR,LABEL; got {args.long!r}."
+            )
+        return load_long(
+            args.data,
+            item=parts[0],
+            annotator=parts[1],
+            label=parts[2],
+            score=args.score,
+            truth=args.truth,
+        )
     annotators = None
     if args.annotators:
         annotators = [a.strip() for a in args.annotators.split(",") if a.strip()]
-    return load_table(args.data, score=args.score, annotators=annotators, truth=args.truth, item=args.item)
+    return load_table(
+        args.data, score=args.score, annotators=annotators, truth=args.truth, item=args.item
+    )
 
 
 def _out_of_core(path: str) -> bool:
@@ -71,10 +101,25 @@ def _summarize_out_of_core(args):
         from bayescal.scale import summarize_long_dask
 
         item, annotator, label = [p.strip() for p in args.long.split(",")]
-        return summarize_long_dask(args.data, item=item, annotator=annotator, label=label, score=args.score,
-                                   truth=args.truth, annotators=annotators, groups=args.groups, bins=args.bins)
-    return summarize(args.data, groups=args.groups, bins=args.bins, score=args.score, annotators=annotators,
-                     truth=args.truth)
+        return summarize_long_dask(
+            args.data,
+            item=item,
+            annotator=annotator,
+            label=label,
+            score=args.score,
+            truth=args.truth,
+            annotators=annotators,
+            groups=args.groups,
+            bins=args.bins,
+        )
+    return summarize(
+        args.data,
+        groups=args.groups,
+        bins=args.bins,
+        score=args.score,
+        annotators=annotators,
+        truth=args.truth,
+    )
 
 
 def run(args) -> int:
@@ -89,17 +134,32 @@ def run(args) -> int:
 
     data = _load(args)
     say(f"bayescal: {data!r}")
-    say(f"bayescal: auditing with channels={args.channels} (groups={args.groups}, bins={args.bins})...")
+    say(
+        f"bayescal: auditing with channels={args.channels} "
+        f"(groups={args.groups}, bins={args.bins})..."
+    )
     result = audit(
-        data, channels=args.channels, groups=args.groups, bins=args.bins, draws=args.draws, tune=args.tune,
-        chains=args.chains, prob=args.prob, seed=args.seed, progress=not quiet,
-        command="bayescal " + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
+        data,
+        channels=args.channels,
+        groups=args.groups,
+        bins=args.bins,
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        prob=args.prob,
+        seed=args.seed,
+        progress=not quiet,
+        command="bayescal "
+        + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
     )
     written = result.save(args.out)
     nc = result.summary["ece"]["nc"]
-    say(f"bayescal: NC-ECE {nc['point']:.4f} ({int(nc['prob'] * 100)}% interval [{nc['lo']:.4f}, {nc['hi']:.4f}]), "
-        f"soft-vote ECE {result.summary['ece']['soft_vote']:.4f}, {len(result.summary['warnings'])} warning(s)")
-    for name, path in written.items():
+    say(
+        f"bayescal: NC-ECE {nc['point']:.4f} ({int(nc['prob'] * 100)}% interval "
+        f"[{nc['lo']:.4f}, {nc['hi']:.4f}]), soft-vote ECE "
+        f"{result.summary['ece']['soft_vote']:.4f}, {len(result.summary['warnings'])} warning(s)"
+    )
+    for _name, path in written.items():
         say(f"bayescal: wrote {path}")
     say(f"bayescal: done in {time.perf_counter() - t0:.1f} s")
     return 0

@@ -36,14 +36,31 @@ def forest_plot(rows: list[dict], prob: float) -> str:
     k = len(rows)
     fig, axes = plt.subplots(1, 2, figsize=(8, 0.45 * k + 1.4), sharey=True)
     y = np.arange(k)[::-1]
-    for ax, key, title in ((axes[0], "a", "a = P(answer 1 | Y = 0)"), (axes[1], "b", "b = P(answer 1 | Y = 1)")):
+    for ax, key, title in (
+        (axes[0], "a", "a = P(answer 1 | Y = 0)"),
+        (axes[1], "b", "b = P(answer 1 | Y = 1)"),
+    ):
         for yi, r in zip(y, rows):
             c = r[key]
             if c.get("lo") is not None:
                 ax.plot([c["lo"], c["hi"]], [yi, yi], color="C0", lw=2.5)
-                ax.plot(c["mean"], yi, "o", color="C0", ms=5, label="posterior mean, interval" if yi == y[0] else None)
+                ax.plot(
+                    c["mean"],
+                    yi,
+                    "o",
+                    color="C0",
+                    ms=5,
+                    label="posterior mean, interval" if yi == y[0] else None,
+                )
             if c.get("point") is not None:
-                ax.plot(c["point"], yi, "x", color="C3", ms=7, label="point estimate" if yi == y[0] else None)
+                ax.plot(
+                    c["point"],
+                    yi,
+                    "x",
+                    color="C3",
+                    ms=7,
+                    label="point estimate" if yi == y[0] else None,
+                )
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
     axes[0].set_yticks(y, [r["name"] for r in rows])
@@ -72,10 +89,18 @@ def reliability_plot(curve: dict, prob: float) -> str:
     axes[0].plot(x[ok], np.asarray(curve["majority_vote"])[ok], "s-", label="majority vote")
     axes[0].set_title("Naive: votes taken as truth", fontsize=10)
     axes[0].set_ylabel("positive rate in bin")
-    axes[1].plot(x[ok], np.asarray(curve["corrected_point"])[ok], "o-", color="C2", label="noise-corrected")
+    axes[1].plot(
+        x[ok], np.asarray(curve["corrected_point"])[ok], "o-", color="C2", label="noise-corrected"
+    )
     if curve.get("corrected_lo") is not None:
-        axes[1].fill_between(x[ok], np.asarray(curve["corrected_lo"])[ok], np.asarray(curve["corrected_hi"])[ok],
-                             color="C2", alpha=0.25, label=f"{int(prob * 100)}% credible band")
+        axes[1].fill_between(
+            x[ok],
+            np.asarray(curve["corrected_lo"])[ok],
+            np.asarray(curve["corrected_hi"])[ok],
+            color="C2",
+            alpha=0.25,
+            label=f"{int(prob * 100)}% credible band",
+        )
     axes[1].set_title("Noise-corrected (clean-label) estimate", fontsize=10)
     for ax in axes:
         if curve.get("oracle") is not None:
@@ -84,7 +109,9 @@ def reliability_plot(curve: dict, prob: float) -> str:
     return to_base64(fig)
 
 
-def ppc_plot(observed: np.ndarray, replicated_lo: np.ndarray, replicated_hi: np.ndarray, labels, group_names) -> str:
+def ppc_plot(
+    observed: np.ndarray, replicated_lo: np.ndarray, replicated_hi: np.ndarray, labels, group_names
+) -> str:
     """Observed pattern counts against posterior-predictive intervals, one panel per group."""
     plt = _plt()
     n_g = observed.shape[0]
@@ -97,7 +124,9 @@ def ppc_plot(observed: np.ndarray, replicated_lo: np.ndarray, replicated_hi: np.
         ax.set_ylabel(str(group_names[g]), fontsize=7, rotation=0, ha="right")
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xticks(x, labels, rotation=90, fontsize=7)
-    axes[0, 0].set_title("Response patterns: observed (dots) vs posterior predictive 90% (bars)", fontsize=10)
+    axes[0, 0].set_title(
+        "Response patterns: observed (dots) vs posterior predictive 90% (bars)", fontsize=10
+    )
     return to_base64(fig)
 
 

@@ -22,11 +22,15 @@ def _environment():
 
 
 def _load(name):
-    return resources.files("bayescal.report").joinpath("templates", name).read_text(encoding="utf-8")
+    return (
+        resources.files("bayescal.report").joinpath("templates", name).read_text(encoding="utf-8")
+    )
 
 
 def render(result, template: str = "report.html") -> str:
     """HTML text of an audit result (anything with ``title``, ``sections``, ``summary``)."""
-    return _environment().get_template(template).render(
-        title=result.title, sections=result.sections, summary=result.summary
+    return (
+        _environment()
+        .get_template(template)
+        .render(title=result.title, sections=result.sections, summary=result.summary)
     )

@@ -95,8 +95,12 @@ def wide_arrays(frame, spec: WideSpec, where):
 
 def summarize_batch(z, lab, y, spec: WideSpec):
     return summarize_arrays(
-        z, lab, annotators=spec.annotators, bin_edges=spec.bin_edges,
-        group_edges=spec.group_edges, truth=y,
+        z,
+        lab,
+        annotators=spec.annotators,
+        bin_edges=spec.bin_edges,
+        group_edges=spec.group_edges,
+        truth=y,
     )
 
 

@@ -40,7 +40,9 @@ TREE_FAN_IN = 8
 
 def is_dask_collection(obj) -> bool:
     """True for a dask DataFrame (checked without importing dask)."""
-    return type(obj).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(obj, "to_delayed")
+    return type(obj).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(
+        obj, "to_delayed"
+    )
 
 
 def is_out_of_core_source(obj) -> bool:
@@ -68,7 +70,8 @@ def resolve_edges(groups, bins, bin_strategy: str = "uniform"):
             "out-of-core summaries need score groups and bins fixed before the pass: pass an int "
             "(equal-width cells) or explicit edges. Equal-mass cells would need an extra quantile "
             "pass over every score; place them from a sample instead, for example "
-            "bayescal.summaries.partition.equal_mass_edges(sample_scores, 10), and pass those edges."
+            "bayescal.summaries.partition.equal_mass_edges(sample_scores, 10), "
+            "and pass those edges."
         )
     if groups is None:
         groups = 5
@@ -97,7 +100,7 @@ def tree_sum(parts, fan_in: int = TREE_FAN_IN):
         raise DataError("the source has no rows to summarise.")
     while len(parts) > 1:
         parts = [
-            delayed(add_all, pure=True)(parts[i:i + fan_in]) for i in range(0, len(parts), fan_in)
+            delayed(add_all, pure=True)(parts[i : i + fan_in]) for i in range(0, len(parts), fan_in)
         ]
     return parts[0]
 
@@ -115,10 +118,12 @@ def _summarize_file_chunk(chunk, spec: WideSpec, batch_rows: int):
 def _summarize_partition(frame, partition: int, spec: WideSpec, batch_rows: int):
     missing = [c for c in spec.columns if c not in frame.columns]
     if missing:
-        raise DataError(f"partition {partition} of the dask DataFrame has no column(s) {missing!r}.")
+        raise DataError(
+            f"partition {partition} of the dask DataFrame has no column(s) {missing!r}."
+        )
     total = None
     for start in range(0, len(frame), batch_rows):
-        part = frame.iloc[start:start + batch_rows]
+        part = frame.iloc[start : start + batch_rows]
         where = PartitionWhere(partition, start, part.index)
         s = summarize_batch(*wide_arrays(part, spec, where), spec)
         total = s if total is None else total + s
@@ -264,16 +269,17 @@ def summarize_dask(
         names = None
         for path in paths:
             header = read_header(fs, path, fmt)
-            found = _annotator_columns(header, score, truth, item, annotators if names is None else names,
-                                       f"file {path!r}")
+            found = _annotator_columns(
+                header, score, truth, item, annotators if names is None else names, f"file {path!r}"
+            )
             names = names or found
         spec = WideSpec(score, tuple(names), truth, bin_edges, group_edges)
         chunks = make_chunks(fs, paths, fmt, parse_blocksize(blocksize), batch_rows)
         parts = [delayed(_summarize_file_chunk, pure=True)(c, spec, batch_rows) for c in chunks]
     else:
         raise DataError(
-            f"summarize_dask expects a dask DataFrame or a path / glob of CSV or Parquet files; got "
-            f"{type(source).__name__}. In-memory data go through bayescal.summarize."
+            "summarize_dask expects a dask DataFrame or a path / glob of CSV or Parquet "
+            f"files; got {type(source).__name__}. In-memory data go through bayescal.summarize."
         )
     total = tree_sum(parts)
     if return_graph:

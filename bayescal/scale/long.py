@@ -59,7 +59,10 @@ class _Locator:
     def __call__(self, chunk_id: int, row: int) -> str:
         entry = self.entries[int(chunk_id)]
         if entry[0] == "partition":
-            return f"partition {entry[2]} of the {entry[1]} dask DataFrame, row {int(row) + 1} of that partition"
+            return (
+                f"partition {entry[2]} of the {entry[1]} dask "
+                f"DataFrame, row {int(row) + 1} of that partition"
+            )
         chunk = entry[1]
         if chunk.fmt == "csv":
             return CsvWhere(chunk, 0)(int(row))
@@ -91,7 +94,8 @@ class _SourceReader:
                 missing = [c for c in columns if c not in header]
                 if missing:
                     raise DataError(
-                        f"{what} file {path!r} has no column(s) {missing!r}; columns are {header!r}."
+                        f"{what} file {path!r} has no column(s) "
+                        f"{missing!r}; columns are {header!r}."
                     )
                 item_types.add(_file_item_kind(fs, path, fmt, columns[0]))
             self.kind = "files"
@@ -101,8 +105,8 @@ class _SourceReader:
             self.item_dtype = np.dtype(np.int64) if item_types == {"int"} else np.dtype(object)
         else:
             raise DataError(
-                f"the {what} must be a dask DataFrame or a path / glob of CSV or Parquet files; got "
-                f"{type(source).__name__}."
+                f"the {what} must be a dask DataFrame or a path / glob "
+                f"of CSV or Parquet files; got {type(source).__name__}."
             )
 
     def item_is_int(self) -> bool:
@@ -120,7 +124,9 @@ class _SourceReader:
                 for i, p in enumerate(self.frame.to_delayed())
             ]
         return [
-            delayed(_convert_chunk, pure=True)(c, self.columns, self.batch_rows, convert, offset + i)
+            delayed(_convert_chunk, pure=True)(
+                c, self.columns, self.batch_rows, convert, offset + i
+            )
             for i, c in enumerate(self.chunks)
         ]
 
@@ -140,8 +146,18 @@ def _file_item_kind(fs, path, fmt, item) -> str:
 class _Convert:
     """Validate one batch of answer or score rows and bring it to the shuffle layout."""
 
-    def __init__(self, *, kind, item, annotator=None, label=None, score=None, truth=None,
-                 annotators=None, item_int=False):
+    def __init__(
+        self,
+        *,
+        kind,
+        item,
+        annotator=None,
+        label=None,
+        score=None,
+        truth=None,
+        annotators=None,
+        item_int=False,
+    ):
         self.kind, self.item, self.annotator, self.label = kind, item, annotator, label
         self.score, self.truth, self.annotators, self.item_int = score, truth, annotators, item_int
 
@@ -152,7 +168,9 @@ class _Convert:
         ids = frame[self.item]
         bad = ids.isna().to_numpy()
         if bad.any():
-            raise DataError(f"{where(int(np.flatnonzero(bad)[0]))}: the item id {self.item!r} is missing.")
+            raise DataError(
+                f"{where(int(np.flatnonzero(bad)[0]))}: the item id {self.item!r} is missing."
+            )
         ids = ids.astype(np.int64) if self.item_int else ids.astype(str).astype(object)
         out = {"item": ids.to_numpy()}
         if self.kind == "answers":
@@ -163,14 +181,15 @@ class _Convert:
                 r = int(np.flatnonzero(bad)[0])
                 raise DataError(
                     f"{where(r)}: annotator {names.iloc[r]!r} is not among the annotators "
-                    f"{list(self.annotators)!r}; add it to annotators=[...] or leave annotators=None."
+                    f"{list(self.annotators)!r}; add it to "
+                    "annotators=[...] or leave annotators=None."
                 )
             lab = numeric_column(frame[self.label], f"label column {self.label!r}", where)
             miss = np.isnan(lab)
             if miss.any():
                 raise DataError(
-                    f"{where(int(np.flatnonzero(miss)[0]))}: label column {self.label!r} is blank; in "
-                    "a long table a missing answer is a missing row, not a blank label."
+                    f"{where(int(np.flatnonzero(miss)[0]))}: label column {self.label!r} is "
+                    "blank; in a long table a missing answer is a missing row, not a blank label."
                 )
             check_label_values(lab, self.label, where)
             out["ann"] = code.astype(np.int16)
@@ -218,15 +237,17 @@ def _convert_partition(frame, convert, chunk_id):
 def _empty_layout(item_int: bool):
     import pandas as pd
 
-    return pd.DataFrame({
-        "item": np.zeros(0, dtype=np.int64 if item_int else object),
-        "ann": np.zeros(0, dtype=np.int16),
-        "label": np.zeros(0, dtype=np.float32),
-        "score": np.zeros(0),
-        "truth": np.zeros(0, dtype=np.float32),
-        "_chunk": np.zeros(0, dtype=np.int32),
-        "_row": np.zeros(0, dtype=np.int64),
-    })
+    return pd.DataFrame(
+        {
+            "item": np.zeros(0, dtype=np.int64 if item_int else object),
+            "ann": np.zeros(0, dtype=np.int16),
+            "label": np.zeros(0, dtype=np.float32),
+            "score": np.zeros(0),
+            "truth": np.zeros(0, dtype=np.float32),
+            "_chunk": np.zeros(0, dtype=np.int32),
+            "_row": np.zeros(0, dtype=np.int64),
+        }
+    )
 
 
 # ------------------------------------------------------------------ per item (after the shuffle)
@@ -255,7 +276,11 @@ def _summarize_items(frame, spec, locate):
     rep = _first_repeat(ai * k + aa)
     if rep is not None:
         i, j = np.flatnonzero(answers)[list(rep)]
-        agree = "the same label" if lab[i] == lab[j] else f"different labels ({lab[i]:g} and {lab[j]:g})"
+        agree = (
+            "the same label"
+            if lab[i] == lab[j]
+            else f"different labels ({lab[i]:g} and {lab[j]:g})"
+        )
         raise DataError(
             f"item {ids[codes[i]]!r} has two answers from annotator {spec['annotators'][ann[i]]!r} "
             f"with {agree}: {locate(src[i], row[i])} and {locate(src[j], row[j])}. One annotator "
@@ -286,8 +311,8 @@ def _summarize_items(frame, spec, locate):
             item_code = int(np.flatnonzero(orphan)[0])
             r = int(np.flatnonzero(answers & (codes == item_code))[0])
             raise DataError(
-                f"item {ids[item_code]!r} has answers (for example {locate(src[r], row[r])}) but no "
-                "row in the score table; give every annotated item a score."
+                f"item {ids[item_code]!r} has answers (for example {locate(src[r], row[r])}) "
+                "but no row in the score table; give every annotated item a score."
             )
     else:
         # the score (and truth) is repeated on every answer row: it must agree within an item
@@ -296,8 +321,12 @@ def _summarize_items(frame, spec, locate):
         if spec["truth"] is not None:
             truth = _per_item_constant(codes, y, n_items, "truth", ids, src, row, locate)
     return summarize_arrays(
-        score, wide, annotators=spec["annotators"], bin_edges=spec["bin_edges"],
-        group_edges=spec["group_edges"], truth=truth if spec["truth"] is not None else None,
+        score,
+        wide,
+        annotators=spec["annotators"],
+        bin_edges=spec["bin_edges"],
+        group_edges=spec["group_edges"],
+        truth=truth if spec["truth"] is not None else None,
     )
 
 
@@ -414,12 +443,16 @@ def summarize_long_dask(
     if batch_rows < 1:
         raise ConfigError(f"batch_rows must be a positive number of rows; got {batch_rows!r}.")
     separate = scores is not None
-    answer_cols = [item, annotator, label] + ([] if separate else [score] + ([truth] if truth else []))
+    answer_cols = [item, annotator, label] + (
+        [] if separate else [score] + ([truth] if truth else [])
+    )
     answers = _SourceReader(source, "answers", answer_cols, format, blocksize, batch_rows)
     readers = [answers]
     if separate:
         score_cols = [item, score] + ([truth] if truth else [])
-        readers.append(_SourceReader(scores, "score table", score_cols, scores_format, blocksize, batch_rows))
+        readers.append(
+            _SourceReader(scores, "score table", score_cols, scores_format, blocksize, batch_rows)
+        )
     item_int = all(r.item_is_int() for r in readers)
 
     if annotators is None:
@@ -431,13 +464,22 @@ def summarize_long_dask(
     check_names(annotators, len(annotators))
     check_pattern_k(len(annotators))
 
-    conv_answers = _Convert(kind="answers", item=item, annotator=annotator, label=label,
-                            score=None if separate else score, truth=None if separate else truth,
-                            annotators=annotators, item_int=item_int)
+    conv_answers = _Convert(
+        kind="answers",
+        item=item,
+        annotator=annotator,
+        label=label,
+        score=None if separate else score,
+        truth=None if separate else truth,
+        annotators=annotators,
+        item_int=item_int,
+    )
     parts = answers.frames(conv_answers, 0)
     entries = list(answers.entries)
     if separate:
-        conv_scores = _Convert(kind="scores", item=item, score=score, truth=truth, item_int=item_int)
+        conv_scores = _Convert(
+            kind="scores", item=item, score=score, truth=truth, item_int=item_int
+        )
         parts += readers[1].frames(conv_scores, len(entries))
         entries += readers[1].entries
     meta = _empty_layout(item_int)
@@ -448,18 +490,23 @@ def summarize_long_dask(
     # The shuffle method is fixed here, where the graph is built: dask would otherwise pick
     # its P2P shuffle whenever a distributed client exists, which then fails on the local
     # scheduler. Tasks shuffle locally, P2P on a cluster.
-    by_item = rows.shuffle(on="item", npartitions=n_out, shuffle_method="tasks" if client is None else "p2p")
+    by_item = rows.shuffle(
+        on="item", npartitions=n_out, shuffle_method="tasks" if client is None else "p2p"
+    )
 
     from dask import delayed
 
     spec = {
-        "annotators": tuple(annotators), "bin_edges": bin_edges, "group_edges": group_edges,
-        "truth": truth, "separate_scores": separate,
+        "annotators": tuple(annotators),
+        "bin_edges": bin_edges,
+        "group_edges": group_edges,
+        "truth": truth,
+        "separate_scores": separate,
     }
     locate = delayed(_Locator(entries), pure=True)
-    total = tree_sum([
-        delayed(_summarize_items, pure=True)(p, spec, locate) for p in by_item.to_delayed()
-    ])
+    total = tree_sum(
+        [delayed(_summarize_items, pure=True)(p, spec, locate) for p in by_item.to_delayed()]
+    )
     if return_graph:
         return total
     summary = compute(total, client=client, scheduler=scheduler, workers=workers)
@@ -494,8 +541,10 @@ def _find_annotators(answers: _SourceReader, column, client, scheduler, workers)
     else:
         parts = [delayed(_names_of_chunk)(c, column, answers.batch_rows) for c in answers.chunks]
     while len(parts) > 1:
-        parts = [delayed(_union)(parts[i:i + 8]) for i in range(0, len(parts), 8)]
-    names = compute(parts[0], client=client, scheduler=scheduler, workers=workers) if parts else set()
+        parts = [delayed(_union)(parts[i : i + 8]) for i in range(0, len(parts), 8)]
+    names = (
+        compute(parts[0], client=client, scheduler=scheduler, workers=workers) if parts else set()
+    )
     if not names:
         raise DataError("the answer table has no rows: no item was annotated.")
     return sorted(names)

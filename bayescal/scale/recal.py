@@ -17,8 +17,14 @@ from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 __all__ = ["histogram_map_from_summary"]
 
 
-def histogram_map_from_summary(summary, channels, *, weights="shrunk_inverse_variance",
-                               lam: float = DEFAULT_SHRINKAGE, draw=None):
+def histogram_map_from_summary(
+    summary,
+    channels,
+    *,
+    weights="shrunk_inverse_variance",
+    lam: float = DEFAULT_SHRINKAGE,
+    draw=None,
+):
     """A fitted :class:`~bayescal.recal.HistogramMap` on the summary's bins, from counts only.
 
     Equal to ``HistogramMap(bins=summary.bin_edges, strategy="uniform").fit_corrected(data,
@@ -66,7 +72,9 @@ def histogram_map_from_summary(summary, channels, *, weights="shrunk_inverse_var
             f"{summary.annotators}; they must match in name and order."
         )
     w = annotator_weights(channels, weights, lam=lam)
-    table = corrected_pattern_targets(summary.states, channels.a.values, channels.b.values, w.values)
+    table = corrected_pattern_targets(
+        summary.states, channels.a.values, channels.b.values, w.values
+    )
     if draw is None:
         if table.shape[0] > 1:
             raise ConfigError(f"channels have {table.shape[0]} draws; pass draw= to choose one.")

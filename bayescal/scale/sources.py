@@ -98,12 +98,17 @@ def list_files(source, fmt: str | None = None):
             found = sorted(p for p in fs_s.glob(root) if fs_s.isfile(p))
         elif fs_s.isdir(root):
             found = sorted(
-                p for p in fs_s.find(root) if _suffix_format(p) is not None and not Path(p).name.startswith((".", "_"))
+                p
+                for p in fs_s.find(root)
+                if _suffix_format(p) is not None and not Path(p).name.startswith((".", "_"))
             )
         elif fs_s.exists(root):
             found = [root]
         else:
-            raise DataError(f"{s!r} does not exist; pass a file, a directory or a glob such as 'data/*.parquet'.")
+            raise DataError(
+                f"{s!r} does not exist; pass a file, a "
+                "directory or a glob such as 'data/*.parquet'."
+            )
         if not found:
             raise DataError(f"{s!r} matches no CSV or Parquet file.")
         paths.extend(found)
@@ -115,7 +120,10 @@ def list_files(source, fmt: str | None = None):
             "or pass format='csv' / format='parquet'."
         )
     if len(formats) > 1:
-        raise DataError("the source mixes CSV and Parquet files; summarise each format separately and add the summaries.")
+        raise DataError(
+            "the source mixes CSV and Parquet files; summarise "
+            "each format separately and add the summaries."
+        )
     return fs, paths, formats.pop()
 
 
@@ -142,7 +150,9 @@ def read_header(fs, path: str, fmt: str) -> list[str]:
     seen = set()
     for name in names:
         if name in seen:
-            raise DataError(f"CSV file {path!r} has the column {name!r} twice; column names must be unique.")
+            raise DataError(
+                f"CSV file {path!r} has the column {name!r} twice; column names must be unique."
+            )
         seen.add(name)
     return names
 
@@ -169,13 +179,26 @@ def make_chunks(fs, paths, fmt: str, blocksize: int | None, batch_rows: int) -> 
             for g in range(meta.num_row_groups):
                 n = meta.row_group(g).num_rows
                 if groups and rows_in + n > batch_rows:
-                    chunks.append(Chunk("parquet", fs, path, groups[0], row_groups=tuple(groups), row_offset=start))
+                    chunks.append(
+                        Chunk(
+                            "parquet",
+                            fs,
+                            path,
+                            groups[0],
+                            row_groups=tuple(groups),
+                            row_offset=start,
+                        )
+                    )
                     start, groups, rows_in = offset, [], 0
                 groups.append(g)
                 rows_in += n
                 offset += n
             if groups:
-                chunks.append(Chunk("parquet", fs, path, groups[0], row_groups=tuple(groups), row_offset=start))
+                chunks.append(
+                    Chunk(
+                        "parquet", fs, path, groups[0], row_groups=tuple(groups), row_offset=start
+                    )
+                )
     return chunks
 
 
@@ -217,8 +240,8 @@ class PartitionWhere:
 
     def __call__(self, r: int) -> str:
         return (
-            f"partition {self.partition} of the dask DataFrame, row {self.first_row + r + 1} of that "
-            f"partition (index {self.index[r]!r})"
+            f"partition {self.partition} of the dask DataFrame, row "
+            f"{self.first_row + r + 1} of that partition (index {self.index[r]!r})"
         )
 
 
@@ -232,7 +255,9 @@ def read_batches(chunk: Chunk, columns: list[str], batch_rows: int):
         with chunk.fs.open(chunk.path, "rb") as fh:
             pf = pq.ParquetFile(fh)
             first = chunk.row_offset
-            for batch in pf.iter_batches(batch_size=batch_rows, row_groups=list(chunk.row_groups), columns=columns):
+            for batch in pf.iter_batches(
+                batch_size=batch_rows, row_groups=list(chunk.row_groups), columns=columns
+            ):
                 frame = batch.to_pandas()
                 yield frame, ParquetWhere(chunk.path, first)
                 first += len(frame)
@@ -252,8 +277,12 @@ def read_batches(chunk: Chunk, columns: list[str], batch_rows: int):
     # is an error to report, not a silent missing answer. Blank lines are kept so that
     # row r of the block is line r of the file.
     reader = pd.read_csv(
-        io.BytesIO(data), usecols=columns, keep_default_na=False, na_values=[""],
-        skip_blank_lines=False, chunksize=batch_rows,
+        io.BytesIO(data),
+        usecols=columns,
+        keep_default_na=False,
+        na_values=[""],
+        skip_blank_lines=False,
+        chunksize=batch_rows,
     )
     first = 0
     with reader:

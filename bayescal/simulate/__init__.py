@@ -5,7 +5,12 @@ returns an :class:`~bayescal.data.container.Annotations` holding the clean ``tru
 """
 
 from bayescal.simulate.flips import simulate_annotations, simulate_flip_data
-from bayescal.simulate.gaussian import GAUSSIAN_FN, GAUSSIAN_FP, gaussian_true_curve, simulate_gaussian
+from bayescal.simulate.gaussian import (
+    GAUSSIAN_FN,
+    GAUSSIAN_FP,
+    gaussian_true_curve,
+    simulate_gaussian,
+)
 from bayescal.simulate.toy import (
     TOY_CONDITIONS,
     TOY_FN,

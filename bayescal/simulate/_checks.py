@@ -13,7 +13,9 @@ def check_truth(truth) -> np.ndarray:
     """Return ``truth`` as a boolean array of shape (n,), or raise :class:`DataError`."""
     arr = np.asarray(truth)
     if arr.ndim != 1:
-        raise DataError(f"truth must be one-dimensional of shape (n_items,), got shape {arr.shape}.")
+        raise DataError(
+            f"truth must be one-dimensional of shape (n_items,), got shape {arr.shape}."
+        )
     if arr.size == 0:
         raise DataError("truth is empty: need at least one item to annotate.")
     if arr.dtype == bool:
@@ -37,7 +39,9 @@ def check_rates(values, name: str, size: int | None = None) -> np.ndarray:
     except (TypeError, ValueError):
         raise ConfigError(f"{name} must be a sequence of probabilities, got {values!r}.") from None
     if arr.ndim != 1:
-        raise ConfigError(f"{name} must be one-dimensional of shape (n_annotators,), got shape {arr.shape}.")
+        raise ConfigError(
+            f"{name} must be one-dimensional of shape (n_annotators,), got shape {arr.shape}."
+        )
     if arr.size == 0:
         raise ConfigError(f"{name} is empty: need at least one annotator.")
     if size is not None and arr.size != size:
@@ -45,7 +49,9 @@ def check_rates(values, name: str, size: int | None = None) -> np.ndarray:
     bad = ~(np.isfinite(arr) & (arr >= 0.0) & (arr <= 1.0))
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
-        raise ConfigError(f"{name}[{first}] = {float(arr[first])!r} is not a probability in [0, 1].")
+        raise ConfigError(
+            f"{name}[{first}] = {float(arr[first])!r} is not a probability in [0, 1]."
+        )
     return arr
 
 

@@ -106,6 +106,10 @@ def simulate_flip_data(score, truth, a, b, *, random_state, missing=0.0, annotat
     y = check_truth(truth)
     score_arr = np.asarray(score)
     if score_arr.shape != y.shape:
-        raise DataError(f"score has shape {score_arr.shape} but truth has shape {y.shape}; they must match.")
+        raise DataError(
+            f"score has shape {score_arr.shape} but truth has shape {y.shape}; they must match."
+        )
     labels = simulate_annotations(y, a, b, random_state=random_state, missing=missing)
-    return Annotations.from_arrays(score_arr, labels, truth=y.astype(np.int8), annotators=annotators)
+    return Annotations.from_arrays(
+        score_arr, labels, truth=y.astype(np.int8), annotators=annotators
+    )

@@ -46,7 +46,9 @@ def gaussian_true_curve(z):
         return special.expit(2.0 * special.logit(z) - 0.6)
 
 
-def simulate_gaussian(n: int, *, random_state, fp=GAUSSIAN_FP, fn=GAUSSIAN_FN, missing=0.0, annotators=None):
+def simulate_gaussian(
+    n: int, *, random_state, fp=GAUSSIAN_FP, fn=GAUSSIAN_FN, missing=0.0, annotators=None
+):
     """Simulate the Gaussian recalibration setting of Appendix G.2.
 
     Parameters

@@ -18,8 +18,8 @@ piece. Results agree with the paper's values (Appendix G.2) to better than ``1e-
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy import integrate, optimize, special
@@ -75,7 +75,9 @@ def _nonlinear(z):
 def _nonlinear_kinks() -> tuple[float, ...]:
     # z + 0.12 sin(2 pi z) has derivative >= 1 - 0.24 pi > 0, so each clip level is hit once.
     return tuple(
-        optimize.brentq(lambda z, c=level: _nonlinear_unclipped(z) - c, 0.0, 1.0, xtol=1e-15, rtol=1e-15)
+        optimize.brentq(
+            lambda z, c=level: _nonlinear_unclipped(z) - c, 0.0, 1.0, xtol=1e-15, rtol=1e-15
+        )
         for level in (0.02, 0.98)
     )
 
@@ -95,7 +97,9 @@ _CURVES = {
 
 def _check_condition(condition) -> _Curve:
     if not isinstance(condition, str) or condition not in _CURVES:
-        raise ConfigError(f"unknown toy condition {condition!r}; choose one of {', '.join(TOY_CONDITIONS)}.")
+        raise ConfigError(
+            f"unknown toy condition {condition!r}; choose one of {', '.join(TOY_CONDITIONS)}."
+        )
     return _CURVES[condition]
 
 
@@ -149,7 +153,9 @@ def _score_to_x(z):
 
 
 def _mixture_pdf(x):
-    return 0.5 * sum(np.exp(-0.5 * (x - mean) ** 2) for mean in _MIXTURE_MEANS) / np.sqrt(2.0 * np.pi)
+    return (
+        0.5 * sum(np.exp(-0.5 * (x - mean) ** 2) for mean in _MIXTURE_MEANS) / np.sqrt(2.0 * np.pi)
+    )
 
 
 def _sign_changes(diff: Callable[[np.ndarray], np.ndarray]) -> list[float]:
@@ -181,13 +187,19 @@ def _x_breakpoints(curve: _Curve) -> np.ndarray:
 
 
 def _integral(func, lo: float, hi: float, breaks: np.ndarray) -> float:
-    """Integrate ``func(x) * pdf(x)`` over ``[lo, hi]`` (limits may be infinite), split at ``breaks``."""
+    """Integrate ``func(x) * pdf(x)`` over ``[lo, hi]`` (limits may be infinite), split at
+    ``breaks``."""
     inner = breaks[(breaks > lo) & (breaks < hi)]
     points = np.concatenate([[lo], inner, [hi]])
     total = 0.0
     for left, right in zip(points[:-1], points[1:]):
         value, _ = integrate.quad(
-            lambda x: func(x) * _mixture_pdf(x), left, right, epsabs=_EPSABS, epsrel=_EPSREL, limit=_LIMIT
+            lambda x: func(x) * _mixture_pdf(x),
+            left,
+            right,
+            epsabs=_EPSABS,
+            epsrel=_EPSREL,
+            limit=_LIMIT,
         )
         total += value
     return total
@@ -241,7 +253,9 @@ def _check_edges(edges) -> np.ndarray:
     except (TypeError, ValueError):
         raise ConfigError(f"{what}, got {edges!r}.") from None
     if arr.ndim != 1 or arr.size < 2:
-        raise ConfigError(f"edges must be a 1-D array with at least two entries, got shape {arr.shape}.")
+        raise ConfigError(
+            f"edges must be a 1-D array with at least two entries, got shape {arr.shape}."
+        )
     if not np.all(np.isfinite(arr)):
         raise ConfigError("edges contain NaN or infinite values.")
     if arr[0] != 0.0 or arr[-1] != 1.0:

@@ -4,4 +4,11 @@ from bayescal.summaries.partition import make_edges
 from bayescal.summaries.patterns import MAX_PATTERN_ANNOTATORS
 from bayescal.summaries.summary import DEFAULT_BINS, DEFAULT_GROUPS, Summary, summarize
 
-__all__ = ["Summary", "summarize", "make_edges", "MAX_PATTERN_ANNOTATORS", "DEFAULT_BINS", "DEFAULT_GROUPS"]
+__all__ = [
+    "Summary",
+    "summarize",
+    "make_edges",
+    "MAX_PATTERN_ANNOTATORS",
+    "DEFAULT_BINS",
+    "DEFAULT_GROUPS",
+]

@@ -39,7 +39,9 @@ def make_edges(spec, *, what: str = "bins", scores=None, strategy: str = "unifor
         raise ConfigError(f"unknown strategy {strategy!r}; use 'uniform' or 'quantile'.")
     edges = np.asarray(spec, dtype=np.float64)
     if edges.ndim != 1 or edges.size < 2:
-        raise ConfigError(f"{what} edges must be a 1-D sequence of at least two numbers; got {spec!r}.")
+        raise ConfigError(
+            f"{what} edges must be a 1-D sequence of at least two numbers; got {spec!r}."
+        )
     if not np.all(np.isfinite(edges)):
         raise ConfigError(f"{what} edges must be finite; got {edges.tolist()}.")
     if np.any(np.diff(edges) <= 0):

@@ -31,7 +31,7 @@ __all__ = [
 def check_pattern_k(k: int) -> None:
     if k > MAX_PATTERN_ANNOTATORS:
         raise DataError(
-            f"{k} annotators give 3**{k} = {3 ** k:,} response-pattern cells, above the limit of "
+            f"{k} annotators give 3**{k} = {3**k:,} response-pattern cells, above the limit of "
             f"{MAX_PATTERN_ANNOTATORS} annotators (bayescal.summaries.MAX_PATTERN_ANNOTATORS). "
             "Use the per-item path (bayescal.channels.em.dawid_skene_em_items) or keep the "
             "annotators with the most answers."

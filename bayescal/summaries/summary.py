@@ -124,7 +124,10 @@ class Summary:
 
     def _bin_total(self, var, name) -> xr.DataArray:
         return xr.DataArray(
-            self._ds[var].values.sum(axis=1), dims=(BIN,), coords={BIN: self._ds[BIN].values}, name=name
+            self._ds[var].values.sum(axis=1),
+            dims=(BIN,),
+            coords={BIN: self._ds[BIN].values},
+            name=name,
         )
 
     @property
@@ -150,7 +153,9 @@ class Summary:
     @property
     def bin_answered(self) -> xr.DataArray:
         """Number of answers of each annotator per bin."""
-        missing = xr.dot(self._ds["bin_pattern_counts"], self._state_matrix(MISSING_STATE), dim=PATTERN)
+        missing = xr.dot(
+            self._ds["bin_pattern_counts"], self._state_matrix(MISSING_STATE), dim=PATTERN
+        )
         return self.bin_count - missing
 
     @property
@@ -159,7 +164,7 @@ class Summary:
         return self.bin_answered.sum(BIN)
 
     # ---------------------------------------------------------------- merging
-    def _check_compatible(self, other: "Summary") -> None:
+    def _check_compatible(self, other: Summary) -> None:
         if not isinstance(other, Summary):
             raise TypeError(f"cannot combine a Summary with {type(other).__name__}")
         if self.annotators != other.annotators:
@@ -168,16 +173,20 @@ class Summary:
                 "chunks must share the annotator columns in the same order."
             )
         if not np.array_equal(self.bin_edges, other.bin_edges):
-            raise DataError("summaries use different bin edges; summarise every chunk with the same bins.")
+            raise DataError(
+                "summaries use different bin edges; summarise every chunk with the same bins."
+            )
         ge1, ge2 = self.group_edges, other.group_edges
         if (ge1 is None) != (ge2 is None) or (ge1 is not None and not np.array_equal(ge1, ge2)):
-            raise DataError("summaries use different score groups; summarise every chunk with the same groups.")
+            raise DataError(
+                "summaries use different score groups; summarise every chunk with the same groups."
+            )
         if list(self._ds[GROUP].values) != list(other._ds[GROUP].values):
             raise DataError("summaries have different group labels.")
         if self.has_truth != other.has_truth:
             raise DataError("one summary has truth and the other has not; they cannot be merged.")
 
-    def _combine(self, other: "Summary", sign: int) -> "Summary":
+    def _combine(self, other: Summary, sign: int) -> Summary:
         self._check_compatible(other)
         ds = self._ds.copy()
         # Compatibility is checked above, so add the raw arrays (no xarray alignment:
@@ -194,7 +203,7 @@ class Summary:
                     )
         return Summary(ds)
 
-    def __add__(self, other: "Summary") -> "Summary":
+    def __add__(self, other: Summary) -> Summary:
         return self._combine(other, +1)
 
     def __radd__(self, other):
@@ -203,11 +212,11 @@ class Summary:
             return self
         return self._combine(other, +1)
 
-    def __sub__(self, other: "Summary") -> "Summary":
+    def __sub__(self, other: Summary) -> Summary:
         """The summary of the items in ``self`` but not in ``other`` (a sub-chunk of it)."""
         return self._combine(other, -1)
 
-    def equals(self, other: "Summary", *, rtol: float = 1e-9) -> bool:
+    def equals(self, other: Summary, *, rtol: float = 1e-9) -> bool:
         """Integer arrays equal exactly, float sums to ``rtol``."""
         self._check_compatible(other)
         for var in _COUNT_VARS:
@@ -269,7 +278,7 @@ class Summary:
         self._ds.to_netcdf(path)
 
     @classmethod
-    def from_netcdf(cls, path) -> "Summary":
+    def from_netcdf(cls, path) -> Summary:
         return cls(xr.load_dataset(path))
 
 
@@ -324,8 +333,11 @@ def summarize(
         from bayescal.scale import summarize_dask
 
         return summarize_dask(
-            data, groups=DEFAULT_GROUPS if groups is None else groups, bins=bins,
-            bin_strategy=bin_strategy, **out_of_core,
+            data,
+            groups=DEFAULT_GROUPS if groups is None else groups,
+            bins=bins,
+            bin_strategy=bin_strategy,
+            **out_of_core,
         )
     if out_of_core:
         raise ConfigError(
@@ -408,10 +420,19 @@ def summarize_arrays(
         ANNOTATOR: np.array(list(annotators), dtype=object),
     }
     data_vars = {
-        "pattern_counts": ((GROUP, PATTERN), pattern_counts.reshape(n_groups, n_patterns).astype(np.int64)),
+        "pattern_counts": (
+            (GROUP, PATTERN),
+            pattern_counts.reshape(n_groups, n_patterns).astype(np.int64),
+        ),
         "n_unannotated": ((GROUP,), n_unannotated.astype(np.int64)),
-        "bin_pattern_counts": ((BIN, PATTERN), bin_pattern_counts.reshape(n_bins, n_patterns).astype(np.int64)),
-        "bin_pattern_score_sum": ((BIN, PATTERN), bin_pattern_score_sum.reshape(n_bins, n_patterns)),
+        "bin_pattern_counts": (
+            (BIN, PATTERN),
+            bin_pattern_counts.reshape(n_bins, n_patterns).astype(np.int64),
+        ),
+        "bin_pattern_score_sum": (
+            (BIN, PATTERN),
+            bin_pattern_score_sum.reshape(n_bins, n_patterns),
+        ),
         "bin_edges": (("bin_edge",), np.asarray(bin_edges, dtype=np.float64)),
     }
     if group_edges is not None:

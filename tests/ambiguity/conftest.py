@@ -14,7 +14,10 @@ DATA = (Path(__file__).parents[2] / ".." / "shared" / "data").resolve()
 
 def _need(path: Path) -> Path:
     if not path.exists():
-        pytest.skip(f"shared data not found at {path} (expected next to the repository clone, in ../shared/data)")
+        pytest.skip(
+            f"shared data not found at {path} (expected next "
+            "to the repository clone, in ../shared/data)"
+        )
     return path
 
 
@@ -33,7 +36,10 @@ def chaosnli_paths(data_dir):
     root = data_dir / "chaosnli"
     return (
         _need(root / "chaosNLI_snli.jsonl"),
-        [_need(root / "predictions" / "SNLI_dev_roberta-base_0.json"), _need(root / "predictions" / "SNLI_test_roberta-base_0.json")],
+        [
+            _need(root / "predictions" / "SNLI_dev_roberta-base_0.json"),
+            _need(root / "predictions" / "SNLI_test_roberta-base_0.json"),
+        ],
     )
 
 

@@ -14,10 +14,34 @@ def test_bench_layout_oracle_label_and_ablations(chaosnli_paths, tmp_path, capsy
     out = tmp_path / "res.json"
     fig = tmp_path / "rel.png"
     argv = [
-        "bench", "ambiguity", "--chaosnli", str(jsonl), *map(str, preds),
-        "--methods", "TS", "SLTS", "Dirichlet-Soft", "Oracle TS (oracle)",
-        "--n-draws", "10", "--seeds", "42", "43", "--json", str(out), "--figure", str(fig),
-        "--ablations", "--cal-fractions", "0.2", "1.0", "--annotation-counts", "1", "all", "--entropy-bins", "3",
+        "bench",
+        "ambiguity",
+        "--chaosnli",
+        str(jsonl),
+        *map(str, preds),
+        "--methods",
+        "TS",
+        "SLTS",
+        "Dirichlet-Soft",
+        "Oracle TS (oracle)",
+        "--n-draws",
+        "10",
+        "--seeds",
+        "42",
+        "43",
+        "--json",
+        str(out),
+        "--figure",
+        str(fig),
+        "--ablations",
+        "--cal-fractions",
+        "0.2",
+        "1.0",
+        "--annotation-counts",
+        "1",
+        "all",
+        "--entropy-bins",
+        "3",
     ]
     assert main(argv) == 0
     capsys.readouterr()
@@ -43,7 +67,9 @@ def test_bench_layout_oracle_label_and_ablations(chaosnli_paths, tmp_path, capsy
 
 def test_bench_rejects_unknown_method(chaosnli_paths, capsys):
     jsonl, preds = chaosnli_paths
-    code = main(["bench", "ambiguity", "--chaosnli", str(jsonl), *map(str, preds), "--methods", "Magic"])
+    code = main(
+        ["bench", "ambiguity", "--chaosnli", str(jsonl), *map(str, preds), "--methods", "Magic"]
+    )
     assert code == 2
     assert "unknown method" in capsys.readouterr().err
 
@@ -57,6 +83,20 @@ def test_bench_needs_a_prediction_file(chaosnli_paths, capsys):
 @pytest.mark.parametrize("bad", ["0", "x"])
 def test_bench_bad_annotation_count(chaosnli_paths, bad, capsys):
     jsonl, preds = chaosnli_paths
-    code = main(["bench", "ambiguity", "--chaosnli", str(jsonl), *map(str, preds), "--methods", "TS",
-                 "--n-draws", "2", "--ablate-annotations", "--annotation-counts", bad])
+    code = main(
+        [
+            "bench",
+            "ambiguity",
+            "--chaosnli",
+            str(jsonl),
+            *map(str, preds),
+            "--methods",
+            "TS",
+            "--n-draws",
+            "2",
+            "--ablate-annotations",
+            "--annotation-counts",
+            bad,
+        ]
+    )
     assert code == 2

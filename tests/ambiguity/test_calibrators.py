@@ -45,7 +45,9 @@ def test_ts_and_slts_match_direct_one_dimensional_optimisation(dataset, request)
     slts = SoftTemperatureScaling().fit(d.logits, d.counts)
     assert ts.converged_ and slts.converged_
     assert ts.temperature_ == pytest.approx(_direct_temperature(d.logits, onehot), rel=1e-6)
-    assert slts.temperature_ == pytest.approx(_direct_temperature(d.logits, d.distribution), rel=1e-6)
+    assert slts.temperature_ == pytest.approx(
+        _direct_temperature(d.logits, d.distribution), rel=1e-6
+    )
     # Proposition 1's direction holds on both real datasets.
     assert slts.temperature_ > ts.temperature_
 
@@ -151,7 +153,9 @@ def test_mcts_converges_to_slts_and_uses_recorded_annotations(cifar_small):
     ann = np.stack([d.voted, d.counts.argmin(axis=1), np.full(d.n_items, -1)], axis=1)
     rec = MonteCarloTemperatureScaling().fit(d.logits, annotations=ann)
     counts = np.eye(d.n_classes)[ann[:, 0]] + np.eye(d.n_classes)[ann[:, 1]]
-    assert rec.temperature_ == pytest.approx(SoftTemperatureScaling().fit(d.logits, counts).temperature_, rel=1e-9)
+    assert rec.temperature_ == pytest.approx(
+        SoftTemperatureScaling().fit(d.logits, counts).temperature_, rel=1e-9
+    )
     with pytest.raises(ConfigError, match="exactly one"):
         MonteCarloTemperatureScaling().fit(d.logits, d.counts, annotations=ann)
 
@@ -166,7 +170,9 @@ def test_label_smoothing_weights(cifar_small):
     assert cls.smoothing_[3] == pytest.approx(miss[d.voted == 3].mean())
     # Fixed-LS with e = 0 is TS.
     ts = TemperatureScaling().fit(d.logits, d.voted).temperature_
-    assert LabelSmoothingTemperatureScaling(smoothing=0.0).fit(d.logits, d.voted).temperature_ == pytest.approx(ts, rel=1e-8)
+    assert LabelSmoothingTemperatureScaling(smoothing=0.0).fit(
+        d.logits, d.voted
+    ).temperature_ == pytest.approx(ts, rel=1e-8)
     with pytest.raises(ConfigError):
         LabelSmoothingTemperatureScaling(smoothing="median").fit(d.logits, d.voted)
 

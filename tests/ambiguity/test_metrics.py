@@ -34,7 +34,9 @@ def _slow_ece(conf, hit, n_bins=15):
     total = 0.0
     for b in range(n_bins):
         lo, hi = b / n_bins, (b + 1) / n_bins
-        members = [i for i in range(n) if (lo <= conf[i] < hi) or (b == n_bins - 1 and conf[i] == 1.0)]
+        members = [
+            i for i in range(n) if (lo <= conf[i] < hi) or (b == n_bins - 1 and conf[i] == 1.0)
+        ]
         if members:
             acc = sum(hit[i] for i in members) / len(members)
             cf = sum(conf[i] for i in members) / len(members)
@@ -62,7 +64,9 @@ def test_ece_true_matches_per_item_loop_with_the_same_draws():
     c = p.argmax(axis=1)
     hits = u < pi[np.arange(300), c][:, None]
     expected = np.mean([_slow_ece(p.max(axis=1), hits[:, j].astype(float)) for j in range(s)])
-    assert float(ece_true(p, pi, n_draws=s, random_state=11).ece) == pytest.approx(expected, abs=1e-12)
+    assert float(ece_true(p, pi, n_draws=s, random_state=11).ece) == pytest.approx(
+        expected, abs=1e-12
+    )
 
 
 def test_cwece_matches_per_class_loop_with_the_same_draws():
@@ -129,7 +133,9 @@ def test_nll_of_hard_zero_is_finite_and_large():
 
 def test_evaluate_is_reproducible():
     p, pi = _random_problem(100, 3, 10)
-    assert evaluate(p, pi, n_draws=10, random_state=4) == evaluate(p, pi, n_draws=10, random_state=4)
+    assert evaluate(p, pi, n_draws=10, random_state=4) == evaluate(
+        p, pi, n_draws=10, random_state=4
+    )
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,11 @@ from bayescal.errors import DataError, NotFittedError
 
 def test_gaussian_example_moments():
     ex = gaussian_three_class(4000, random_state=0)
-    for c, mean, var in [(0, (-3.2, 1.1), (0.60, 0.45)), (1, (0.0, 0.0), (1.15, 0.75)), (2, (3.2, -1.1), (0.60, 0.45))]:
+    for c, mean, var in [
+        (0, (-3.2, 1.1), (0.60, 0.45)),
+        (1, (0.0, 0.0), (1.15, 0.75)),
+        (2, (3.2, -1.1), (0.60, 0.45)),
+    ]:
         x = ex.X[ex.cluster == c]
         # sd of a mean over 4000 points is <= sqrt(1.15 / 4000) = 0.017; allow 5 sd.
         np.testing.assert_allclose(x.mean(axis=0), mean, atol=0.085)
@@ -85,7 +89,9 @@ def test_dawid_skene_frequencies_match_the_confusion_rows():
 def test_motivating_example_voted_calibrators_miss_the_ambiguous_cluster():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = run_motivating_example(n_per_cluster=200, hidden=16, max_iter=150, n_draws=50, random_state=0)
+        out = run_motivating_example(
+            n_per_cluster=200, hidden=16, max_iter=150, n_draws=50, random_state=0
+        )
     m = out["methods"]
     for name in ("TS", "Platt", "HB-Hard"):
         # The ambiguous cluster has pi_1 = 0.7 while voted-label fits push p_1 towards 1:

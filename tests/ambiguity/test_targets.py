@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bayescal.ambiguity import annotation_entropy, sample_labels, subsample_annotations, voted_labels
+from bayescal.ambiguity import (
+    annotation_entropy,
+    sample_labels,
+    subsample_annotations,
+    voted_labels,
+)
 from bayescal.errors import DataError
 
 
@@ -27,7 +32,9 @@ def test_subsample_without_replacement():
     assert np.all(reps.sum(axis=2) == 5)
     assert np.all(reps <= counts[None])
     # Hypergeometric mean m * c_k / total; sd of the mean over 3000 reps < 0.02.
-    np.testing.assert_allclose(reps.mean(axis=0), 5 * counts / counts.sum(axis=1, keepdims=True), atol=0.08)
+    np.testing.assert_allclose(
+        reps.mean(axis=0), 5 * counts / counts.sum(axis=1, keepdims=True), atol=0.08
+    )
     full = subsample_annotations(counts[:2], 50, random_state=0)
     assert np.array_equal(full, counts[:2])
     with pytest.raises(DataError, match="fewer than m"):

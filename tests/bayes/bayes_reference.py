@@ -6,7 +6,6 @@ cards quote; ``test_model_cards.py`` checks the cards against fresh fits.
 
 import warnings
 
-
 from bayescal import summarize
 from bayescal.simulate import simulate_toy
 
@@ -21,7 +20,9 @@ REFERENCE = {
         "groups": 4,
     },
     "hui_walter": {
-        "data": dict(n=4000, condition="nonlinear", random_state=13, fp=(0.08, 0.13), fn=(0.16, 0.11)),
+        "data": dict(
+            n=4000, condition="nonlinear", random_state=13, fp=(0.08, 0.13), fn=(0.16, 0.11)
+        ),
         "groups": 3,
     },
 }
@@ -42,7 +43,6 @@ def reference_fit(model):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return fit_channels_bayes(reference_summary(model), model, **SAMPLER)
-
 
 
 def reference_table(fit) -> dict:

@@ -19,7 +19,11 @@ def _idata(shift=0.0, diverging=0, n=400):
     div = np.zeros((2, n), dtype=bool)
     div[0, :diverging] = True
     return az.from_dict(
-        posterior={"a": a, "b": rng.normal(0.9, 0.01, (2, n, 2)), "prevalence": rng.uniform(0.3, 0.4, (2, n, 1))},
+        posterior={
+            "a": a,
+            "b": rng.normal(0.9, 0.01, (2, n, 2)),
+            "prevalence": rng.uniform(0.3, 0.4, (2, n, 1)),
+        },
         sample_stats={"diverging": div, "energy": rng.normal(size=(2, n))},
         dims={"a": ["annotator"], "b": ["annotator"], "prevalence": ["group"]},
         coords={"annotator": ["x", "y"], "group": ["all"]},
@@ -43,14 +47,22 @@ def test_ppc_flags_conditionally_dependent_annotators():
     n = 4000
     z = rng.uniform(size=n)
     y = (rng.uniform(size=n) < z).astype(np.int8)
-    data = simulate_flip_data(z, y, a=[0.1, 0.15, 0.2, 0.15], b=[0.85, 0.9, 0.8, 0.9], random_state=rng,
-                              annotators=["a1", "b1", "c1", "copy"])
+    data = simulate_flip_data(
+        z,
+        y,
+        a=[0.1, 0.15, 0.2, 0.15],
+        b=[0.85, 0.9, 0.8, 0.9],
+        random_state=rng,
+        annotators=["a1", "b1", "c1", "copy"],
+    )
     labels = data.labels.copy()
     copy = rng.uniform(size=n) < 0.6
     labels[copy, 3] = labels[copy, 1]
     from bayescal import Annotations
 
-    dep = summarize(Annotations.from_arrays(z, labels, annotators=["a1", "b1", "c1", "copy"]), groups=3)
+    dep = summarize(
+        Annotations.from_arrays(z, labels, annotators=["a1", "b1", "c1", "copy"]), groups=3
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         with pytest.warns(DiagnosticWarning, match="conditionally dependent"):

@@ -4,8 +4,8 @@ import warnings
 
 import numpy as np
 import pytest
-
 from bayes_reference import reference_summary
+
 from bayescal import summarize
 from bayescal.bayes import fit_channels_bayes, prior_predictive
 from bayescal.channels import constrained_gmm, dawid_skene_em, score_bin_em
@@ -21,10 +21,19 @@ def test_result_shape_and_idata(grouped_fit):
     assert fit.method == "bayes_grouped" and fit.status == "ok"
     assert fit.a.dims == ("draw", "annotator") and fit.a.sizes["draw"] == 1000
     assert fit.prevalence.dims == ("draw", "group")
-    assert list(fit.prevalence["group"].values) == [str(g) for g in s.pattern_counts["group"].values]
+    assert list(fit.prevalence["group"].values) == [
+        str(g) for g in s.pattern_counts["group"].values
+    ]
     np.testing.assert_array_equal(fit.group_counts.values, s.group_counts.values)
     idata = fit.idata
-    for g in ("posterior", "sample_stats", "log_likelihood", "observed_data", "constant_data", "posterior_predictive"):
+    for g in (
+        "posterior",
+        "sample_stats",
+        "log_likelihood",
+        "observed_data",
+        "constant_data",
+        "posterior_predictive",
+    ):
         assert g in idata.groups()
     assert list(idata.posterior["a"]["annotator"].values) == s.annotators
     obs = idata.observed_data["counts"]
@@ -33,9 +42,13 @@ def test_result_shape_and_idata(grouped_fit):
     assert obs.sum() == s.n_items  # every annotated item is on a kept pattern
     assert idata.log_likelihood["counts"].dims == ("chain", "draw", "group")
     rep = idata.posterior_predictive["counts"]
-    np.testing.assert_array_equal(rep.sum("pattern").isel(chain=0, draw=0).values, obs.sum("pattern").values)
+    np.testing.assert_array_equal(
+        rep.sum("pattern").isel(chain=0, draw=0).values, obs.sum("pattern").values
+    )
     # chain-major stacking: draw index c * n_draws + d
-    np.testing.assert_array_equal(fit.a.values[500], idata.posterior["a"].isel(chain=1, draw=0).values)
+    np.testing.assert_array_equal(
+        fit.a.values[500], idata.posterior["a"].isel(chain=1, draw=0).values
+    )
     assert idata.attrs["model"] == "grouped" and "data_hash" in idata.attrs
 
 
@@ -63,7 +76,10 @@ def test_posterior_mean_near_point_estimate(request, model, em):
     point = em(reference_summary(model))
     for name in ("a", "b", "prevalence"):
         post = getattr(fit, name)
-        z = np.abs(post.mean("draw").values - getattr(point, name).values[0]) / post.std("draw").values
+        z = (
+            np.abs(post.mean("draw").values - getattr(point, name).values[0])
+            / post.std("draw").values
+        )
         assert z.max() < 4, (name, z)
 
 
@@ -76,7 +92,9 @@ def test_loo_and_compare(grouped_fit, marginal_fit):
         assert np.isfinite(loo.elpd_loo)
         # the marginal model's log-likelihood is on the same score groups, so models compare;
         # needs the same data: refit marginal on the grouped reference summary.
-        marg = fit_channels_bayes(reference_summary("grouped"), "marginal", random_seed=1, check=False, **FAST)
+        marg = fit_channels_bayes(
+            reference_summary("grouped"), "marginal", random_seed=1, check=False, **FAST
+        )
         cmp = az.compare({"grouped": grouped_fit.idata, "marginal": marg.idata})
     # prevalence differs strongly across score groups: the grouped model predicts better
     assert cmp.index[0] == "grouped"
@@ -110,11 +128,16 @@ def test_seed_reproducible_and_designated_orientation():
     s = summarize(simulate_toy(1500, random_state=3, missing=0.2), groups=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        f1 = fit_channels_bayes(s, orientation="designated", orient="a2", random_seed=7, check=False, **FAST)
-        f2 = fit_channels_bayes(s, orientation="designated", orient="a2", random_seed=7, check=False, **FAST)
+        f1 = fit_channels_bayes(
+            s, orientation="designated", orient="a2", random_seed=7, check=False, **FAST
+        )
+        f2 = fit_channels_bayes(
+            s, orientation="designated", orient="a2", random_seed=7, check=False, **FAST
+        )
     np.testing.assert_array_equal(f1.a.values, f2.a.values)
     np.testing.assert_array_equal(
-        f1.idata.posterior_predictive["counts"].values, f2.idata.posterior_predictive["counts"].values
+        f1.idata.posterior_predictive["counts"].values,
+        f2.idata.posterior_predictive["counts"].values,
     )
     assert "ab_free" in f1.idata.posterior and (f1.delta.sel(annotator="a2") > 0).all()
     # the other annotators are free, yet with informative data they agree with the orientation
@@ -126,7 +149,9 @@ def test_prior_predictive():
     idata = prior_predictive(s, draws=200, random_seed=0)
     assert (idata.prior["a"] < idata.prior["b"]).all()
     pp = idata.prior_predictive["counts"]
-    np.testing.assert_array_equal(pp.sum("pattern").isel(chain=0, draw=3).values, s.group_counts.values)
+    np.testing.assert_array_equal(
+        pp.sum("pattern").isel(chain=0, draw=3).values, s.group_counts.values
+    )
     again = prior_predictive(s, draws=200, random_seed=0)
     np.testing.assert_array_equal(pp.values, again.prior_predictive["counts"].values)
     wide = prior_predictive(s, draws=200, random_seed=0, priors={"prevalence": (0.5, 0.5)})

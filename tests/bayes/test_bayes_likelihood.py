@@ -23,13 +23,15 @@ from bayescal.simulate import simulate_toy
 
 @pytest.fixture(scope="module")
 def missing_summary():
-    return summarize(simulate_toy(3000, "shifted", random_state=5, missing=[0.1, 0.3, 0.5]), groups=3)
+    return summarize(
+        simulate_toy(3000, "shifted", random_state=5, missing=[0.1, 0.3, 0.5]), groups=3
+    )
 
 
 def brute_logp(a, b, mu, pattern):
     """One pattern, one group: sum over y of the product over answered annotators."""
     terms = []
-    for y, rates, w in ((0, a, 1 - mu), (1, b, mu)):
+    for _y, rates, w in ((0, a, 1 - mu), (1, b, mu)):
         logv = math.log(w)
         for s, r in zip(pattern, rates):
             if s == 2:
@@ -54,7 +56,9 @@ def test_pattern_logp_matches_brute_force():
 
 def test_probabilities_sum_to_one_within_each_mask(missing_summary):
     spec = make_spec(missing_summary)
-    lp = pattern_logp([0.1, 0.2, 0.3], [0.8, 0.7, 0.9], [0.2, 0.5, 0.7], spec.states, spec.prevalence_index)
+    lp = pattern_logp(
+        [0.1, 0.2, 0.3], [0.8, 0.7, 0.9], [0.2, 0.5, 0.7], spec.states, spec.prevalence_index
+    )
     for m in np.unique(spec.mask_id):
         np.testing.assert_allclose(np.exp(lp[:, spec.mask_id == m]).sum(axis=1), 1.0, rtol=1e-12)
 
@@ -89,7 +93,9 @@ def test_em_loglik_equals_model_loglik_at_em_optimum():
     s = summarize(simulate_toy(4000, "nonlinear", random_state=4, missing=0.2), groups=4)
     em = score_bin_em(s)
     spec = make_spec(s)
-    lp = pattern_logp(em.a.values[0], em.b.values[0], em.prevalence.values[0], spec.states, spec.prevalence_index)
+    lp = pattern_logp(
+        em.a.values[0], em.b.values[0], em.prevalence.values[0], spec.states, spec.prevalence_index
+    )
     assert (spec.counts * lp).sum() == pytest.approx(em.loglik, rel=1e-10)
 
 
@@ -100,13 +106,27 @@ def test_pymc_potential_equals_numpy(missing_summary):
     a, b, mu = np.array([0.12, 0.2, 0.7]), np.array([0.8, 0.9, 0.3]), np.array([0.3, 0.5, 0.6])
     point = {}
     for rv in model.free_RVs:
-        value = {"ab": np.stack([a, b], 1)[[1]], "ab_free": np.stack([a, b], 1)[[0, 2]], "prevalence": mu}[rv.name]
+        value = {
+            "ab": np.stack([a, b], 1)[[1]],
+            "ab_free": np.stack([a, b], 1)[[0, 2]],
+            "prevalence": mu,
+        }[rv.name]
         tr = model.rvs_to_transforms[rv]
         point[model.rvs_to_values[rv].name] = tr.forward(value, *rv.owner.inputs).eval()
-    f = model.compile_fn(model.logp(vars=model.potentials), inputs=model.value_vars, point_fn=True, on_unused_input="ignore")
+    f = model.compile_fn(
+        model.logp(vars=model.potentials),
+        inputs=model.value_vars,
+        point_fn=True,
+        on_unused_input="ignore",
+    )
     expect = (spec.counts * pattern_logp(a, b, mu, spec.states, spec.prevalence_index)).sum()
     assert float(f(point)) == pytest.approx(expect, rel=1e-10)
-    det = model.compile_fn(model.replace_rvs_by_values([model["a"], model["b"]]), inputs=model.value_vars, point_fn=True, on_unused_input="ignore")(point)
+    det = model.compile_fn(
+        model.replace_rvs_by_values([model["a"], model["b"]]),
+        inputs=model.value_vars,
+        point_fn=True,
+        on_unused_input="ignore",
+    )(point)
     np.testing.assert_allclose(det[0], a)
     np.testing.assert_allclose(det[1], b)
     # the new counts are used without rebuilding
@@ -133,10 +153,14 @@ def test_forward_sampling(missing_summary):
     # smaller of two Beta(2, 2) draws: mean 0.5 - E|X1 - X2| / 2 = 0.5 - 9 / 70 (exact integral)
     assert prior["a"].mean() == pytest.approx(0.5 - 9 / 70, abs=4 * 0.15 / np.sqrt(6000))
     a, b, mu = [0.1, 0.2, 0.15], [0.9, 0.8, 0.85], [0.3, 0.5, 0.7]
-    rep = sample_counts(spec, np.tile(a, (400, 1)), np.tile(b, (400, 1)), np.tile(mu, (400, 1)), rng)
+    rep = sample_counts(
+        spec, np.tile(a, (400, 1)), np.tile(b, (400, 1)), np.tile(mu, (400, 1)), rng
+    )
     np.testing.assert_array_equal(rep.sum(-1)[0], spec.counts.sum(-1))
     for m in np.unique(spec.mask_id):
-        np.testing.assert_array_equal(rep[:, :, spec.mask_id == m].sum(-1)[5], spec.mask_total[:, spec.mask_id == m][:, 0])
+        np.testing.assert_array_equal(
+            rep[:, :, spec.mask_id == m].sum(-1)[5], spec.mask_total[:, spec.mask_id == m][:, 0]
+        )
     expect = spec.mask_total * np.exp(pattern_logp(a, b, mu, spec.states, spec.prevalence_index))
     se = np.sqrt(expect / 400) + 1e-9
     assert np.all(np.abs(rep.mean(0) - expect) < 5 * se)

@@ -1,17 +1,19 @@
 import numpy as np
 import pytest
 
+from bayescal import summarize
 from bayescal.bayes import Beta, ChannelPriors, fit_channels_bayes, prior_predictive
 from bayescal.bayes.models import make_spec
 from bayescal.errors import ConfigError
 from bayescal.simulate import simulate_toy
-from bayescal import summarize
 
 
 def test_defaults_and_forms():
     p = ChannelPriors()
     assert (p.a.alpha, p.a.beta, p.prevalence.alpha) == (2.0, 2.0, 1.0)
-    q = ChannelPriors({"a": (1, 9)}, b=Beta(9, 1), prevalence={"alpha": 2, "beta": 3, "dist": "Beta"})
+    q = ChannelPriors(
+        {"a": (1, 9)}, b=Beta(9, 1), prevalence={"alpha": 2, "beta": 3, "dist": "Beta"}
+    )
     assert repr(q) == "ChannelPriors(a=Beta(1, 9), b=Beta(9, 1), prevalence=Beta(2, 3))"
     assert ChannelPriors.coerce(None) == ChannelPriors()
     assert ChannelPriors.coerce({"a": (1, 9)}) == ChannelPriors(a=(1, 9))
@@ -19,12 +21,21 @@ def test_defaults_and_forms():
 
 def test_every_problem_reported_together():
     with pytest.raises(ConfigError) as exc:
-        ChannelPriors(sensitivity=(2, 2), a=(0, 1), prevalence={"alpha": 1, "scale": 2},
-                      b={"dist": "Normal", "alpha": 1, "beta": 1})
+        ChannelPriors(
+            sensitivity=(2, 2),
+            a=(0, 1),
+            prevalence={"alpha": 1, "scale": 2},
+            b={"dist": "Normal", "alpha": 1, "beta": 1},
+        )
     msg = str(exc.value)
     assert msg.startswith("5 problems")
-    for part in ("'sensitivity'", "alpha must be finite and > 0", "unknown field 'scale'",
-                 "missing beta", "only Beta priors"):
+    for part in (
+        "'sensitivity'",
+        "alpha must be finite and > 0",
+        "unknown field 'scale'",
+        "missing beta",
+        "only Beta priors",
+    ):
         assert part in msg
 
 

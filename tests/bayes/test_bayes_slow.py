@@ -33,13 +33,18 @@ def _sbc_ranks(model, seed):
 
     cfg = SBC[model]
     kw = {} if cfg["fp"] is None else {"fp": cfg["fp"], "fn": (0.1, 0.2)}
-    template = summarize(simulate_toy(cfg["n"], random_state=seed, missing=cfg["missing"], **kw), groups=cfg["groups"])
+    template = summarize(
+        simulate_toy(cfg["n"], random_state=seed, missing=cfg["missing"], **kw),
+        groups=cfg["groups"],
+    )
     spec = make_spec(template, model)
     built = build_pymc_model(spec)
     rng = np.random.default_rng(seed)
-    names = [f"a[{a}]" for a in spec.annotators] + [f"b[{a}]" for a in spec.annotators] + [
-        f"prevalence[{g}]" for g in spec.prevalence_groups
-    ]
+    names = (
+        [f"a[{a}]" for a in spec.annotators]
+        + [f"b[{a}]" for a in spec.annotators]
+        + [f"prevalence[{g}]" for g in spec.prevalence_groups]
+    )
     ranks = np.zeros((N_REPS, len(names)), dtype=int)
     with built.model:
         # one compiled NUTS step reused across replications (counts swapped in a shared variable)
@@ -50,11 +55,19 @@ def _sbc_ranks(model, seed):
         with built.model, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             idata = pm.sample(
-                draws=N_DRAWS, tune=200, chains=1, cores=1, step=step, progressbar=False,
-                random_seed=int(rng.integers(2**31 - 1)), compute_convergence_checks=False,
+                draws=N_DRAWS,
+                tune=200,
+                chains=1,
+                cores=1,
+                step=step,
+                progressbar=False,
+                random_seed=int(rng.integers(2**31 - 1)),
+                compute_convergence_checks=False,
             )
         post = idata.posterior.isel(chain=0, draw=slice(THIN - 1, None, THIN))
-        draws = np.concatenate([post["a"].values, post["b"].values, post["prevalence"].values], axis=1)
+        draws = np.concatenate(
+            [post["a"].values, post["b"].values, post["prevalence"].values], axis=1
+        )
         true = np.concatenate([truth["a"][0], truth["b"][0], truth["prevalence"][0]])
         ranks[r] = (draws < true).sum(axis=0)
     return names, ranks, draws.shape[0]
@@ -72,7 +85,7 @@ def test_sbc_ranks_uniform(model):
     names, ranks, n_kept = _sbc_ranks(model, seed=2024)
     bins = ranks * N_BINS // (n_kept + 1)
     pvals = []
-    for j, name in enumerate(names):
+    for j, _name in enumerate(names):
         obs = np.bincount(bins[:, j], minlength=N_BINS)
         pvals.append(stats.chisquare(obs).pvalue)
     pvals = np.array(pvals)

@@ -5,13 +5,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from bayes_reference import REFERENCE, reference_table
 
 CARDS = Path(__file__).resolve().parents[2] / "models"
 ROW = re.compile(r"^\| `([^`]+)` \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) \|$")
-SECTIONS = ("Generative story", "Parameters and dims", "Priors", "Orientation", "Identification conditions",
-            "What breaks it", "Reference posterior")
+SECTIONS = (
+    "Generative story",
+    "Parameters and dims",
+    "Priors",
+    "Orientation",
+    "Identification conditions",
+    "What breaks it",
+    "Reference posterior",
+)
 
 
 def card_table(model):

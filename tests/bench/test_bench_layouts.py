@@ -15,8 +15,15 @@ def run(tmp_path, *argv):
 
 def test_channels_without_peer(tmp_path):
     r = run(tmp_path, "channels", "--n", "3000", "--k", "3", "--peer", "none")
-    assert {"n", "K", "bayescal_seconds", "crowdkit_seconds", "speedup", "max_abs_diff_vs_crowdkit",
-            "max_abs_error_vs_truth"} <= set(r)
+    assert {
+        "n",
+        "K",
+        "bayescal_seconds",
+        "crowdkit_seconds",
+        "speedup",
+        "max_abs_diff_vs_crowdkit",
+        "max_abs_error_vs_truth",
+    } <= set(r)
     assert r["crowdkit_seconds"] is None and r["speedup"] is None
     assert r["max_abs_error_vs_truth"] < 0.1
 
@@ -36,8 +43,24 @@ def test_ncece_layout(tmp_path):
 
 @pytest.mark.slow
 def test_coverage_layout(tmp_path):
-    r = run(tmp_path, "coverage", "--reps", "2", "--sizes", "600", "--conditions", "shifted", "--modes", "reuse",
-            "--draws", "60", "--tune", "60", "--sampler", "pymc")
+    r = run(
+        tmp_path,
+        "coverage",
+        "--reps",
+        "2",
+        "--sizes",
+        "600",
+        "--conditions",
+        "shifted",
+        "--modes",
+        "reuse",
+        "--draws",
+        "60",
+        "--tune",
+        "60",
+        "--sampler",
+        "pymc",
+    )
     row = r["results"][0]
     assert {"condition", "n", "mode", "interval", "coverage", "mean_width", "reps"} <= set(row)
     assert {x["interval"] for x in r["results"]} == {"full", "evaluation_only"}
@@ -45,8 +68,20 @@ def test_coverage_layout(tmp_path):
 
 @pytest.mark.slow
 def test_bayes_speed_layout(tmp_path):
-    r = run(tmp_path, "bayes-speed", "--sizes", "300", "--draws", "50", "--tune", "50", "--per-item-max", "300",
-            "--mode", "C")
+    r = run(
+        tmp_path,
+        "bayes-speed",
+        "--sizes",
+        "300",
+        "--draws",
+        "50",
+        "--tune",
+        "50",
+        "--per-item-max",
+        "300",
+        "--mode",
+        "C",
+    )
     row = r["results"][0]
     assert {"n", "pattern_seconds", "per_item_seconds", "speedup", "compile_seconds"} <= set(row)
     assert row["speedup"] > 0

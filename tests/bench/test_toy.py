@@ -21,7 +21,9 @@ def test_one_rep_matches_public_api(condition):
     assert rep[("clean", "reuse")] == pytest.approx(bc.oracle_ece(d).value, abs=1e-12)
     assert rep[("clean", "split")] == pytest.approx(bc.oracle_ece(second).value, abs=1e-12)
     assert rep[("soft_vote", "reuse")] == pytest.approx(bc.soft_vote_ece(d).value, abs=1e-12)
-    assert rep[("majority_vote", "reuse")] == pytest.approx(bc.majority_vote_ece(d).value, abs=1e-12)
+    assert rep[("majority_vote", "reuse")] == pytest.approx(
+        bc.majority_vote_ece(d).value, abs=1e-12
+    )
     assert rep[("nc_given", "reuse")] == pytest.approx(bc.nc_ece(d, known).value, abs=1e-12)
     opts = {"fallback": "fixed", "random_state": seed}
     for mode in ("split", "reuse", "crossfit"):
@@ -31,10 +33,37 @@ def test_one_rep_matches_public_api(condition):
 
 def test_cli_small_study_writes_json_and_figure(tmp_path):
     out = tmp_path / "toy.json"
-    assert main(["bench", "toy", "--reps", "3", "--sizes", "500", "1000", "--conditions", "shifted", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "toy",
+                "--reps",
+                "3",
+                "--sizes",
+                "500",
+                "1000",
+                "--conditions",
+                "shifted",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     res = json.loads(out.read_text())
     row = res["results"][0]
-    assert set(row) >= {"condition", "n", "method", "mode", "mae", "bias", "rmse", "mae_se", "failures"}
+    assert set(row) >= {
+        "condition",
+        "n",
+        "method",
+        "mode",
+        "mae",
+        "bias",
+        "rmse",
+        "mae_se",
+        "failures",
+    }
     assert len(res["results"]) == 2 * 5 * 3
     assert res["population_ece"]["shifted"] == pytest.approx(0.08962637465, abs=1e-9)
     assert (tmp_path / "toy.png").stat().st_size > 1000

@@ -68,7 +68,9 @@ def delta_method_se(estimator, summary, h=1e-5):
             up, dn = counts.copy(), counts.copy()
             up[g, p] += step
             dn[g, p] -= step
-            grads[:, g, p] = (estimator(replace_counts(summary, up)) - estimator(replace_counts(summary, dn))) / (2 * step)
+            grads[:, g, p] = (
+                estimator(replace_counts(summary, up)) - estimator(replace_counts(summary, dn))
+            ) / (2 * step)
     var = np.zeros(base.size)
     for g in range(counts.shape[0]):
         n_g = counts[g].sum()

@@ -1,14 +1,18 @@
-import warnings
-
 import numpy as np
 import pytest
-from conftest import delta_method_se, pattern_probs, population_summary
+from conftest import delta_method_se, population_summary
 from scipy.optimize import minimize
 from scipy.special import expit, logit
 
 import bayescal as bc
-from bayescal.channels import constrained_gmm, dawid_skene_em, hui_walter, moment_inverse, score_bin_em
-from bayescal.channels.em import dawid_skene_em_items, em_fit_counts
+from bayescal.channels import (
+    constrained_gmm,
+    dawid_skene_em,
+    hui_walter,
+    moment_inverse,
+    score_bin_em,
+)
+from bayescal.channels.em import dawid_skene_em_items
 from bayescal.channels.hui_walter import hui_walter_moments
 from bayescal.errors import ConfigError, FitError, IdentificationError, IdentificationWarning
 from bayescal.simulate import simulate_flip_data
@@ -63,9 +67,9 @@ def test_em_exact_on_population():
     np.testing.assert_allclose(params(fit), np.concatenate([A3, B3, [0.37]]), atol=1e-6)
 
 
-# ------------------------------------------------------------------ EM against other implementations
+# ----------------------------------------------------------------- EM against other implementations
 def _neg_loglik(theta, counts, k):
-    a, b, mu = expit(theta[:k]), expit(theta[k:2 * k]), expit(theta[2 * k:])
+    a, b, mu = expit(theta[:k]), expit(theta[k : 2 * k]), expit(theta[2 * k :])
     from bayescal.summaries.patterns import pattern_states
 
     st = pattern_states(k)
@@ -81,7 +85,13 @@ def test_em_fixed_point_is_the_maximum_likelihood():
     fit = score_bin_em(s, tol=1e-13, max_iter=20000)
     counts = s.pattern_counts.values
     theta0 = logit(params(fit))
-    res = minimize(_neg_loglik, theta0 + 0.05, args=(counts, 3), method="BFGS", options={"gtol": 1e-8, "maxiter": 5000})
+    res = minimize(
+        _neg_loglik,
+        theta0 + 0.05,
+        args=(counts, 3),
+        method="BFGS",
+        options={"gtol": 1e-8, "maxiter": 5000},
+    )
     np.testing.assert_allclose(expit(res.x), params(fit), atol=2e-5)
     assert fit.loglik == pytest.approx(-res.fun, rel=1e-9)
 
@@ -91,7 +101,9 @@ def test_pattern_em_equals_per_item_em_from_same_start():
     s = bc.summarize(d, groups=[0, 0.3, 0.6, 1])
     g = np.searchsorted([0, 0.3, 0.6, 1], d.score, side="right") - 1
     a0, b0, mu0 = np.array([0.2, 0.1, 0.25]), np.array([0.8, 0.75, 0.9]), np.array([0.3, 0.5, 0.6])
-    slow = dawid_skene_em_items(d.labels, group=np.minimum(g, 2), a0=a0, b0=b0, mu0=mu0, tol=1e-12, max_iter=5000)
+    slow = dawid_skene_em_items(
+        d.labels, group=np.minimum(g, 2), a0=a0, b0=b0, mu0=mu0, tol=1e-12, max_iter=5000
+    )
     from bayescal.channels.em import _indicators, em_run
 
     counts = s.pattern_counts.values.astype(float)
@@ -129,7 +141,9 @@ def test_score_bin_em_recovers_truth(missing):
     s = bc.summarize(d, groups=5)
     fit = score_bin_em(s)
     pop = population_summary(A3, B3, MUS5, s.group_counts.values, missing=[missing] * 3)
-    se = delta_method_se(lambda x: params(score_bin_em(x, n_starts=1, tol=1e-13, max_iter=20000)), pop)
+    se = delta_method_se(
+        lambda x: params(score_bin_em(x, n_starts=1, tol=1e-13, max_iter=20000)), pop
+    )
     _recovery(fit, np.concatenate([A3, B3, MUS5]), se)
 
 
@@ -139,7 +153,9 @@ def test_dawid_skene_and_moments_recover_truth():
     truth = np.concatenate([A3, B3, [0.4]])
     pop = population_summary(A3, B3, [0.4], [s.n_items], missing=[0.1] * 3)
     fit = dawid_skene_em(s)
-    se = delta_method_se(lambda x: params(dawid_skene_em(x, n_starts=1, tol=1e-13, max_iter=20000)), pop)
+    se = delta_method_se(
+        lambda x: params(dawid_skene_em(x, n_starts=1, tol=1e-13, max_iter=20000)), pop
+    )
     _recovery(fit, truth, se)
     fit_m = moment_inverse(s)
     se_m = delta_method_se(lambda x: params(moment_inverse(x)), pop)
@@ -155,11 +171,11 @@ def test_two_annotator_estimators_recover_truth():
     truth = np.concatenate([a, b, mus])
     pop = population_summary(a, b, mus, s.group_counts.values, missing=[0.1, 0.1])
     for est in (hui_walter, constrained_gmm, lambda x: score_bin_em(x)):
-        se = delta_method_se(lambda x: params(est(x)), pop, h=1e-4)
+        se = delta_method_se(lambda x, est=est: params(est(x)), pop, h=1e-4)
         _recovery(est(s), truth, se)
 
 
-# ------------------------------------------------------------------ orientation and degenerate cases
+# ----------------------------------------------------------------- orientation and degenerate cases
 def test_orientation_follows_designated_annotator():
     s = population_summary(A3, B3, MUS5, [2e4] * 5)
     fit = score_bin_em(s, orient="a2")
@@ -225,17 +241,20 @@ def _data(k, n=400, seed=8):
     return bc.Annotations.from_arrays(rng.random(n), rng.integers(0, 2, (n, k)))
 
 
-@pytest.mark.parametrize("k,method,groups,match", [
-    (1, "score_bin_em", 5, "one annotator"),
-    (1, "dawid_skene_em", None, "one annotator"),
-    (2, "dawid_skene_em", None, "two annotators without score groups"),
-    (2, "moments", None, "at least three"),
-    (2, "score_bin_em", 1, "at least two non-empty score groups"),
-    (2, "gmm", 1, "at least two non-empty"),
-    (2, "hui_walter", 5, "exactly two groups"),
-    (3, "hui_walter", 2, "exactly two annotators"),
-    (3, "gmm", 5, "exactly two annotators"),
-])
+@pytest.mark.parametrize(
+    "k,method,groups,match",
+    [
+        (1, "score_bin_em", 5, "one annotator"),
+        (1, "dawid_skene_em", None, "one annotator"),
+        (2, "dawid_skene_em", None, "two annotators without score groups"),
+        (2, "moments", None, "at least three"),
+        (2, "score_bin_em", 1, "at least two non-empty score groups"),
+        (2, "gmm", 1, "at least two non-empty"),
+        (2, "hui_walter", 5, "exactly two groups"),
+        (3, "hui_walter", 2, "exactly two annotators"),
+        (3, "gmm", 5, "exactly two annotators"),
+    ],
+)
 def test_refused_designs(k, method, groups, match):
     with pytest.raises(IdentificationError, match=match):
         bc.fit_channels(_data(k), method=method, groups=groups)
@@ -267,7 +286,10 @@ def test_fit_channels_argument_errors():
         bc.fit_channels(d, "score_bin_em", fallback="yes")
     with pytest.raises(ConfigError, match="orient"):
         bc.fit_channels(d, "score_bin_em", orient="nobody")
-    assert bc.fit_channels(d, "score-bin-em", groups=2, empty_groups="drop", fallback="fixed").method == "score_bin_em"
+    assert (
+        bc.fit_channels(d, "score-bin-em", groups=2, empty_groups="drop", fallback="fixed").method
+        == "score_bin_em"
+    )
 
 
 def test_hui_walter_failure_is_an_error_not_nan():

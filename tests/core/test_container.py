@@ -8,7 +8,12 @@ from bayescal.errors import DataError
 
 
 def test_from_arrays_roundtrip():
-    d = Annotations.from_arrays([0.1, 0.5, 1.0], [[0, 1], [np.nan, 1], [np.nan, np.nan]], truth=[0, 1, 1], annotators=["x", "y"])
+    d = Annotations.from_arrays(
+        [0.1, 0.5, 1.0],
+        [[0, 1], [np.nan, 1], [np.nan, np.nan]],
+        truth=[0, 1, 1],
+        annotators=["x", "y"],
+    )
     assert d.n_items == 3 and d.n_annotators == 2 and d.annotators == ["x", "y"]
     assert d.n_unannotated == 1
     assert d.dataset["label"].dims == ("item", "annotator")
@@ -20,7 +25,9 @@ def test_from_arrays_roundtrip():
 def test_mask_and_masked_array_are_missing():
     lab = np.array([[0, 1], [1, 1]])
     d1 = Annotations.from_arrays([0.2, 0.3], lab, mask=np.array([[False, True], [False, False]]))
-    d2 = Annotations.from_arrays([0.2, 0.3], np.ma.masked_array(lab, mask=[[False, True], [False, False]]))
+    d2 = Annotations.from_arrays(
+        [0.2, 0.3], np.ma.masked_array(lab, mask=[[False, True], [False, False]])
+    )
     np.testing.assert_array_equal(d1.answered, d2.answered)
     assert np.isnan(d1.labels[0, 1]) and np.isnan(d2.labels[0, 1])
 
@@ -31,15 +38,19 @@ def test_bool_labels_accepted():
 
 
 def test_from_long_matches_wide():
-    frame = pd.DataFrame({
-        "item": ["i1", "i1", "i2", "i3", "i3", "i3"],
-        "annotator": ["x", "y", "y", "x", "y", "z"],
-        "label": [1, 0, 1, 0, 0, 1],
-        "score": [0.9, 0.9, 0.4, 0.1, 0.1, 0.1],
-    })
+    frame = pd.DataFrame(
+        {
+            "item": ["i1", "i1", "i2", "i3", "i3", "i3"],
+            "annotator": ["x", "y", "y", "x", "y", "z"],
+            "label": [1, 0, 1, 0, 0, 1],
+            "score": [0.9, 0.9, 0.4, 0.1, 0.1, 0.1],
+        }
+    )
     d = Annotations.from_long(frame)
     assert d.annotators == ["x", "y", "z"]
-    np.testing.assert_array_equal(np.nan_to_num(d.labels, nan=-1), [[1, 0, -1], [-1, 1, -1], [0, 0, 1]])
+    np.testing.assert_array_equal(
+        np.nan_to_num(d.labels, nan=-1), [[1, 0, -1], [-1, 1, -1], [0, 0, 1]]
+    )
     np.testing.assert_allclose(d.score, [0.9, 0.4, 0.1])
 
 
@@ -123,12 +134,40 @@ def test_bad_arrays_raise_named_errors(name, kwargs, match):
 
 
 BAD_LONG = [
-    ("missing column", pd.DataFrame({"item": [1], "label": [1], "score": [0.2]}), "no column 'annotator'"),
+    (
+        "missing column",
+        pd.DataFrame({"item": [1], "label": [1], "score": [0.2]}),
+        "no column 'annotator'",
+    ),
     ("empty", pd.DataFrame({"item": [], "annotator": [], "label": [], "score": []}), "empty"),
-    ("contradicting rows", pd.DataFrame({"item": [1, 1], "annotator": ["x", "x"], "label": [1, 0], "score": [0.2, 0.2]}), "one label per item"),
-    ("score varies within item", pd.DataFrame({"item": [1, 1], "annotator": ["x", "y"], "label": [1, 0], "score": [0.2, 0.3]}), "differs"),
-    ("blank label", pd.DataFrame({"item": [1, 2], "annotator": ["x", "x"], "label": [1, np.nan], "score": [0.2, 0.3]}), "missing row"),
-    ("label 3", pd.DataFrame({"item": [1, 2], "annotator": ["x", "x"], "label": [1, 3], "score": [0.2, 0.3]}), "0, 1 or missing"),
+    (
+        "contradicting rows",
+        pd.DataFrame(
+            {"item": [1, 1], "annotator": ["x", "x"], "label": [1, 0], "score": [0.2, 0.2]}
+        ),
+        "one label per item",
+    ),
+    (
+        "score varies within item",
+        pd.DataFrame(
+            {"item": [1, 1], "annotator": ["x", "y"], "label": [1, 0], "score": [0.2, 0.3]}
+        ),
+        "differs",
+    ),
+    (
+        "blank label",
+        pd.DataFrame(
+            {"item": [1, 2], "annotator": ["x", "x"], "label": [1, np.nan], "score": [0.2, 0.3]}
+        ),
+        "missing row",
+    ),
+    (
+        "label 3",
+        pd.DataFrame(
+            {"item": [1, 2], "annotator": ["x", "x"], "label": [1, 3], "score": [0.2, 0.3]}
+        ),
+        "0, 1 or missing",
+    ),
 ]
 
 

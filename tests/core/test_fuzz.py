@@ -25,14 +25,20 @@ def datasets(draw):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(datasets(), st.sampled_from(["dawid_skene_em", "score_bin_em", "hui_walter", "gmm", "moments"]), st.integers(1, 5))
+@given(
+    datasets(),
+    st.sampled_from(["dawid_skene_em", "score_bin_em", "hui_walter", "gmm", "moments"]),
+    st.integers(1, 5),
+)
 def test_random_inputs_fit_or_raise_named_error(data, method, groups):
     z, lab = data
     d = bc.Annotations.from_arrays(z, lab)
     s = bc.summarize(d, groups=groups)
     assert s.n_items + int(s.n_unannotated.sum()) == d.n_items
     try:
-        fit = bc.fit_channels(s, method, n_starts=3) if "em" in method else bc.fit_channels(s, method)
+        fit = (
+            bc.fit_channels(s, method, n_starts=3) if "em" in method else bc.fit_channels(s, method)
+        )
     except BayescalError as exc:
         assert str(exc)
         return

@@ -112,12 +112,15 @@ def test_too_many_annotators_refused_with_pointer():
         bc.summarize(d)
 
 
-@pytest.mark.parametrize("edges,match", [
-    ([0.1, 0.5, 1.0], "cover"),
-    ([0, 0.5, 0.4, 1], "increasing"),
-    ([0, np.nan, 1], "finite"),
-    ([0.5], "at least two"),
-])
+@pytest.mark.parametrize(
+    "edges,match",
+    [
+        ([0.1, 0.5, 1.0], "cover"),
+        ([0, 0.5, 0.4, 1], "increasing"),
+        ([0, np.nan, 1], "finite"),
+        ([0.5], "at least two"),
+    ],
+)
 def test_bad_edges(edges, match):
     d = simulate_toy(50, random_state=6)
     with pytest.raises(ConfigError, match=match):

@@ -5,7 +5,13 @@ import bayescal as bc
 from bayescal import ChannelFit
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.weights import annotator_weights
-from bayescal.simulate import TOY_FN, TOY_FP, simulate_flip_data, simulate_toy, toy_population_bin_moments
+from bayescal.simulate import (
+    TOY_FN,
+    TOY_FP,
+    simulate_flip_data,
+    simulate_toy,
+    toy_population_bin_moments,
+)
 
 KNOWN = ChannelFit.known(TOY_FP, 1 - np.array(TOY_FN), mu=0.5)
 A, B = np.array(TOY_FP), 1 - np.array(TOY_FN)
@@ -28,15 +34,17 @@ def slow_binned_ece(z, t, edges):
     z, t = z[keep], t[keep]
     n = z.size
     total = 0.0
-    for l in range(len(edges) - 1):
-        hi_ok = z <= edges[l + 1] if l == len(edges) - 2 else z < edges[l + 1]
-        m = (z >= edges[l]) & hi_ok
+    for i_bin in range(len(edges) - 1):
+        hi_ok = z <= edges[i_bin + 1] if i_bin == len(edges) - 2 else z < edges[i_bin + 1]
+        m = (z >= edges[i_bin]) & hi_ok
         if m.any():
             total += m.sum() / n * abs(t[m].mean() - z[m].mean())  # C.5 plug-in form
     return total
 
 
-@pytest.mark.parametrize("rule", ["equal", "gap", "squared_gap", "inverse_variance", "shrunk_inverse_variance"])
+@pytest.mark.parametrize(
+    "rule", ["equal", "gap", "squared_gap", "inverse_variance", "shrunk_inverse_variance"]
+)
 def test_nc_ece_matches_slow_per_item_plugin_identity(rule):
     d = simulate_toy(3000, "nonlinear", random_state=0, missing=[0.2, 0.0, 0.4])
     w = annotator_weights(KNOWN, rule).values[0]
@@ -60,10 +68,14 @@ def test_bin_average_then_correct_equals_corrected_mean_for_complete_data():
 def test_known_channel_bin_moments_are_unbiased():
     reps, n = 300, 2000
     edges = np.linspace(0, 1, 11)
-    moments = np.array([
-        bc.nc_ece(simulate_toy(n, "shifted", random_state=100 + r, missing=0.2), KNOWN, bins=edges).bin_moments.values[0]
-        for r in range(reps)
-    ])
+    moments = np.array(
+        [
+            bc.nc_ece(
+                simulate_toy(n, "shifted", random_state=100 + r, missing=0.2), KNOWN, bins=edges
+            ).bin_moments.values[0]
+            for r in range(reps)
+        ]
+    )
     pop = toy_population_bin_moments("shifted", edges)
     se = moments.std(axis=0, ddof=1) / np.sqrt(reps)
     z = np.abs(moments.mean(axis=0) - pop) / se
@@ -72,7 +84,12 @@ def test_known_channel_bin_moments_are_unbiased():
 
 def test_calibrated_predictor_nc_ece_shrinks_with_n():
     def mean_ece(n):
-        return np.mean([bc.nc_ece(simulate_toy(n, "calibrated", random_state=s), KNOWN).value for s in range(40)])
+        return np.mean(
+            [
+                bc.nc_ece(simulate_toy(n, "calibrated", random_state=s), KNOWN).value
+                for s in range(40)
+            ]
+        )
 
     small, large = mean_ece(1000), mean_ece(16000)
     # the error is a sum of |N(0, v/n)|-like terms, so it shrinks like n^(-1/2): a factor 4 here
@@ -83,10 +100,20 @@ def test_per_draw_vectorisation_equals_loop():
     rng = np.random.default_rng(3)
     a = np.clip(A + rng.normal(0, 0.02, (50, 3)), 0.01, 0.4)
     b = np.clip(B + rng.normal(0, 0.02, (50, 3)), 0.6, 0.99)
-    post = ChannelFit.from_draws(a, b, np.full((50, 1), 0.5), annotators=KNOWN.annotators, groups=["all"], group_counts=[1], method="test")
+    post = ChannelFit.from_draws(
+        a,
+        b,
+        np.full((50, 1), 0.5),
+        annotators=KNOWN.annotators,
+        groups=["all"],
+        group_counts=[1],
+        method="test",
+    )
     d = simulate_toy(3000, "nonlinear", random_state=4, missing=0.1)
     r = bc.nc_ece(d, post, weights="inverse_variance")
-    loop = [bc.nc_ece(d, post.select_draws([s]), weights="inverse_variance").value for s in range(50)]
+    loop = [
+        bc.nc_ece(d, post.select_draws([s]), weights="inverse_variance").value for s in range(50)
+    ]
     np.testing.assert_allclose(r.ece.values, loop, atol=1e-13)
 
 
@@ -97,7 +124,9 @@ def test_weights_sum_to_one_and_iv_closed_form():
         assert w.sum() == pytest.approx(1.0, abs=1e-14) and (w > 0).all()
     a, b, mu = np.array([0.1, 0.2, 0.3]), np.array([0.9, 0.7, 0.95]), 0.3
     v = ((1 - mu) * a * (1 - a) + mu * b * (1 - b)) / (b - a) ** 2
-    np.testing.assert_allclose(annotator_weights(ch, "inverse_variance").values[0], (1 / v) / (1 / v).sum(), rtol=1e-12)
+    np.testing.assert_allclose(
+        annotator_weights(ch, "inverse_variance").values[0], (1 / v) / (1 / v).sum(), rtol=1e-12
+    )
     shr = annotator_weights(ch, "shrunk_inverse_variance", lam=0.25).values[0]
     np.testing.assert_allclose(shr, 0.75 * (1 / v) / (1 / v).sum() + 0.25 / 3, rtol=1e-12)
 
@@ -133,7 +162,9 @@ def test_vote_errors_and_tie_rule():
 def test_oracle_matches_direct_and_needs_truth():
     d = simulate_toy(5000, "shifted", random_state=6)
     edges = np.linspace(0, 1, 11)
-    assert bc.oracle_ece(d).value == pytest.approx(slow_binned_ece(d.score, d.truth.astype(float), edges), abs=1e-12)
+    assert bc.oracle_ece(d).value == pytest.approx(
+        slow_binned_ece(d.score, d.truth.astype(float), edges), abs=1e-12
+    )
     with pytest.raises(DataError, match="truth"):
         bc.oracle_ece(bc.Annotations.from_arrays(d.score, d.labels))
 
@@ -177,20 +208,28 @@ def test_evaluate_recalibrated_bins_on_g():
     assert float(r.bin_count.values[0]) == 0  # g(Z) >= 0.1: the first bin on g(Z) is empty
 
 
-@pytest.mark.parametrize("make,match", [
-    (lambda d: bc.nc_ece(d, KNOWN, bins=[0.1, 0.5, 1.0]), "cover"),
-    (lambda d: bc.nc_ece(d, ChannelFit.known([0.1, 0.5, 0.2], [0.9, 0.5, 0.8])), "gap"),
-    (lambda d: bc.nc_ece(d, ChannelFit.known([0.1, 0.6, 0.2], [0.9, 0.5, 0.8])), "gap"),
-    (lambda d: bc.nc_ece(d, KNOWN, weights=[0.5, 0.4, 0.2]), "sum to one"),
-    (lambda d: bc.nc_ece(d, KNOWN, weights=[0.5, 0.5]), "shape"),
-    (lambda d: bc.nc_ece(d, ChannelFit.known([0.1, 0.2], [0.9, 0.8])), "must match"),
-    (lambda d: bc.nc_ece(d, ChannelFit.known(TOY_FP, 1 - np.array(TOY_FN), annotators=["x", "y", "z"])), "must match"),
-    (lambda d: bc.nc_ece(d, KNOWN, weights="optimal"), "unknown weight rule"),
-    (lambda d: bc.nc_ece(d, KNOWN, weights="shrunk_inverse_variance", lam=1.5), "lam"),
-    (lambda d: bc.nc_ece(bc.summarize(d), KNOWN, bins=5), "bins are fixed"),
-    (lambda d: bc.nc_ece(d, "channels"), "ChannelFit"),
-    (lambda d: bc.nc_ece(d.score, KNOWN), "Annotations"),
-])
+@pytest.mark.parametrize(
+    "make,match",
+    [
+        (lambda d: bc.nc_ece(d, KNOWN, bins=[0.1, 0.5, 1.0]), "cover"),
+        (lambda d: bc.nc_ece(d, ChannelFit.known([0.1, 0.5, 0.2], [0.9, 0.5, 0.8])), "gap"),
+        (lambda d: bc.nc_ece(d, ChannelFit.known([0.1, 0.6, 0.2], [0.9, 0.5, 0.8])), "gap"),
+        (lambda d: bc.nc_ece(d, KNOWN, weights=[0.5, 0.4, 0.2]), "sum to one"),
+        (lambda d: bc.nc_ece(d, KNOWN, weights=[0.5, 0.5]), "shape"),
+        (lambda d: bc.nc_ece(d, ChannelFit.known([0.1, 0.2], [0.9, 0.8])), "must match"),
+        (
+            lambda d: bc.nc_ece(
+                d, ChannelFit.known(TOY_FP, 1 - np.array(TOY_FN), annotators=["x", "y", "z"])
+            ),
+            "must match",
+        ),
+        (lambda d: bc.nc_ece(d, KNOWN, weights="optimal"), "unknown weight rule"),
+        (lambda d: bc.nc_ece(d, KNOWN, weights="shrunk_inverse_variance", lam=1.5), "lam"),
+        (lambda d: bc.nc_ece(bc.summarize(d), KNOWN, bins=5), "bins are fixed"),
+        (lambda d: bc.nc_ece(d, "channels"), "ChannelFit"),
+        (lambda d: bc.nc_ece(d.score, KNOWN), "Annotations"),
+    ],
+)
 def test_bad_inputs(make, match):
     d = simulate_toy(300, random_state=10)
     with pytest.raises((DataError, ConfigError), match=match):

@@ -13,8 +13,15 @@ def posterior(sd, s=1000, seed=0, annotators=("a1", "a2", "a3")):
     rng = np.random.default_rng(seed)
     a = np.clip(A + rng.normal(0, sd, (s, 3)), 1e-4, 0.45)
     b = np.clip(B + rng.normal(0, sd, (s, 3)), 0.55, 1 - 1e-4)
-    return ChannelFit.from_draws(a, b, np.full((s, 1), 0.5), annotators=list(annotators), groups=["all"],
-                                 group_counts=[1], method="synthetic")
+    return ChannelFit.from_draws(
+        a,
+        b,
+        np.full((s, 1), 0.5),
+        annotators=list(annotators),
+        groups=["all"],
+        group_counts=[1],
+        method="synthetic",
+    )
 
 
 def test_tight_posterior_channel_interval_collapses_to_point():
@@ -36,11 +43,11 @@ def test_bootstrap_sd_matches_analytic_standard_error_of_bin_moments():
     u = np.mean((d.labels - A) / (B - A), axis=1)
     idx = np.minimum((d.score * 10).astype(int), 9)
     boot_sd = r.moments["evaluation"].std("draw").values
-    for l in range(10):
-        x = np.where(idx == l, u - d.score, 0.0)
+    for i_bin in range(10):
+        x = np.where(idx == i_bin, u - d.score, 0.0)
         analytic = x.std(ddof=1) / np.sqrt(n)
         # MC error of an sd from 3000 replicates ~1.3%; 10 bins: allow 6% (4.5 MC SEs)
-        assert boot_sd[l] == pytest.approx(analytic, rel=0.06), l
+        assert boot_sd[i_bin] == pytest.approx(analytic, rel=0.06), i_bin
     assert abs(float(r.ece["evaluation"].mean()) - r.point) < 0.01
 
 

@@ -17,4 +17,6 @@ def tight_posterior(n_draws=300, scale=1e-4, seed=0):
     a = TRUE_A + scale * rng.standard_normal((n_draws, 2))
     b = TRUE_B + scale * rng.standard_normal((n_draws, 2))
     prev = 0.5 + scale * rng.standard_normal((n_draws, 1))
-    return ChannelFit.from_draws(a, b, prev, annotators=["a1", "a2"], groups=["all"], group_counts=[1], method="synthetic")
+    return ChannelFit.from_draws(
+        a, b, prev, annotators=["a1", "a2"], groups=["all"], group_counts=[1], method="synthetic"
+    )

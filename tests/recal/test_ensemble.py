@@ -27,11 +27,25 @@ def wide_posterior(n_draws, seed=0, groups=False):
     b = np.clip(TRUE_B + 0.03 * rng.standard_normal((n_draws, 2)), 0.6, 0.999)
     if groups:
         prev = np.clip([0.2, 0.8] + 0.03 * rng.standard_normal((n_draws, 2)), 0.01, 0.99)
-        return ChannelFit.from_draws(a, b, prev, annotators=["a1", "a2"], groups=["[0, 0.5744)", "[0.5744, 1]"],
-                                     group_counts=[10, 10], method="synthetic",
-                                     group_edges=np.array([0, 0.5744, 1]))
-    return ChannelFit.from_draws(a, b, np.full((n_draws, 1), 0.5), annotators=["a1", "a2"], groups=["all"],
-                                 group_counts=[1], method="synthetic")
+        return ChannelFit.from_draws(
+            a,
+            b,
+            prev,
+            annotators=["a1", "a2"],
+            groups=["[0, 0.5744)", "[0.5744, 1]"],
+            group_counts=[10, 10],
+            method="synthetic",
+            group_edges=np.array([0, 0.5744, 1]),
+        )
+    return ChannelFit.from_draws(
+        a,
+        b,
+        np.full((n_draws, 1), 0.5),
+        annotators=["a1", "a2"],
+        groups=["all"],
+        group_counts=[1],
+        method="synthetic",
+    )
 
 
 def test_vectorised_histogram_equals_loop(gauss):
@@ -40,7 +54,9 @@ def test_vectorised_histogram_equals_loop(gauss):
     targets = corrected_targets(gauss, post)
     for d in range(post.n_draws):
         single = HistogramMap(bins=17).fit(targets.score, targets.values(d))
-        np.testing.assert_allclose(pm.params_["bin_value"].values[d], single.bin_values_, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(
+            pm.params_["bin_value"].values[d], single.bin_values_, rtol=0, atol=1e-13
+        )
         np.testing.assert_array_equal(pm.bin_edges_, single.bin_edges_)
     m = pm.draw_map(5)
     np.testing.assert_allclose(m.predict(gauss.score), pm.predict_draws(gauss.score)[5])
@@ -59,14 +75,22 @@ def test_parametric_per_draw_equals_single_fit(gauss, family, cls):
         want = single.inverse_temperature_ if family == "temperature" else single.slope_
         assert got == pytest.approx(want, abs=1e-7)
         assert pm.params_["loss"].values[d] == pytest.approx(single.loss_, abs=1e-12)
-    np.testing.assert_allclose(pm.draw_map(3).predict(gauss.score), pm.predict_draws(gauss.score)[3])
+    np.testing.assert_allclose(
+        pm.draw_map(3).predict(gauss.score), pm.predict_draws(gauss.score)[3]
+    )
 
 
 @pytest.mark.parametrize("family", ["temperature", "platt", "histogram"])
 def test_band_contains_point_map_when_posterior_is_tight(gauss, known, family):
     post = tight_posterior(300, scale=1e-4)
-    pm = fit_posterior_map(family, gauss, post, map_params={"bins": 15} if family == "histogram" else None)
-    point = {"temperature": TemperatureMap(), "platt": PlattMap(), "histogram": HistogramMap(bins=15)}[family]
+    pm = fit_posterior_map(
+        family, gauss, post, map_params={"bins": 15} if family == "histogram" else None
+    )
+    point = {
+        "temperature": TemperatureMap(),
+        "platt": PlattMap(),
+        "histogram": HistogramMap(bins=15),
+    }[family]
     point.fit_corrected(gauss, known)
     z = np.linspace(0, 1, 401)
     lo, hi = pm.predict_interval(z, prob=0.9)
@@ -86,8 +110,15 @@ def test_band_widens_with_channel_uncertainty(gauss):
         rng = np.random.default_rng(0)
         a = TRUE_A + scale * rng.random((200, 2))
         b = TRUE_B - scale * rng.random((200, 2))
-        post = ChannelFit.from_draws(a, b, np.full((200, 1), 0.5), annotators=["a1", "a2"], groups=["all"],
-                                     group_counts=[1], method="s")
+        post = ChannelFit.from_draws(
+            a,
+            b,
+            np.full((200, 1), 0.5),
+            annotators=["a1", "a2"],
+            groups=["all"],
+            group_counts=[1],
+            method="s",
+        )
         lo, hi = fit_posterior_map("platt", gauss, post).predict_interval(z)
         widths.append(np.mean(hi - lo))
     assert widths[1] > 5 * widths[0]
@@ -141,7 +172,9 @@ def test_evaluate_map_bins_on_recalibrated_score(gauss, known):
     assert out["oracle"].value == pytest.approx(ref.value)
     assert set(out) == {"nc", "oracle", "soft_vote"}
     # a separate channel sample for evaluation (App. E.5) changes only NC-ECE
-    other = fit_channels(simulate_gaussian(6000, random_state=7), "gmm", groups=[0, 0.5744, 1], n_starts=4)
+    other = fit_channels(
+        simulate_gaussian(6000, random_state=7), "gmm", groups=[0, 0.5744, 1], n_starts=4
+    )
     out2 = evaluate_map(g, test, channels=other, bins=16)
     assert out2["oracle"].value == out["oracle"].value and out2["nc"].value != out["nc"].value
 
@@ -158,9 +191,17 @@ def test_real_posterior_from_pymc(gauss):
     bayes = pytest.importorskip("bayescal.bayes")
     from bayescal.simulate import simulate_gaussian
 
-    post = bayes.fit_channels_bayes(simulate_gaussian(3000, random_state=3), "grouped", groups=[0, 0.5744, 1],
-                                    draws=300, tune=300, chains=2, cores=1, random_seed=1,
-                                    posterior_predictive=False)
+    post = bayes.fit_channels_bayes(
+        simulate_gaussian(3000, random_state=3),
+        "grouped",
+        groups=[0, 0.5744, 1],
+        draws=300,
+        tune=300,
+        chains=2,
+        cores=1,
+        random_seed=1,
+        posterior_predictive=False,
+    )
     assert post.n_draws == 600
     for family in ("histogram", "platt", "score_bin"):
         pm = fit_posterior_map(family, gauss, post, max_draws=50)

@@ -23,7 +23,6 @@ from bayescal.simulate import simulate_flip_data, simulate_gaussian
 from bayescal.summaries.partition import assign
 
 
-
 def _clean(gauss):
     return gauss.score, gauss.truth.astype(float)
 
@@ -36,7 +35,9 @@ def test_temperature_equals_scalar_optimisation(gauss):
     def loss(beta):
         return np.mean(np.logaddexp(0, beta * s) - y * beta * s)
 
-    ref = optimize.minimize_scalar(loss, bounds=(0.05, 20), method="bounded", options={"xatol": 1e-12})
+    ref = optimize.minimize_scalar(
+        loss, bounds=(0.05, 20), method="bounded", options={"xatol": 1e-12}
+    )
     m = TemperatureMap().fit(z, y)
     assert m.converged_ and not m.at_bound_
     assert m.inverse_temperature_ == pytest.approx(ref.x, abs=1e-6)
@@ -50,7 +51,9 @@ def test_platt_equals_unpenalised_logistic_regression(gauss):
     sklearn = pytest.importorskip("sklearn.linear_model")
     z, y = _clean(gauss)
     s = clipped_logit(z)
-    lr = sklearn.LogisticRegression(C=np.inf, solver="newton-cg", tol=1e-12, max_iter=10_000).fit(s[:, None], y)
+    lr = sklearn.LogisticRegression(C=np.inf, solver="newton-cg", tol=1e-12, max_iter=10_000).fit(
+        s[:, None], y
+    )
     m = PlattMap().fit(z, y)
     assert m.slope_ == pytest.approx(lr.coef_[0, 0], abs=1e-6)
     assert m.intercept_ == pytest.approx(lr.intercept_[0], abs=1e-6)
@@ -71,7 +74,13 @@ def test_platt_on_box_matches_lbfgsb():
         t = th[0] * s + th[1]
         return np.mean(np.logaddexp(0, t) - y * t)
 
-    ref = optimize.minimize(f, [1.0, 0.0], method="L-BFGS-B", bounds=[(0, 10), (-10, 10)], options={"ftol": 1e-15, "gtol": 1e-12})
+    ref = optimize.minimize(
+        f,
+        [1.0, 0.0],
+        method="L-BFGS-B",
+        bounds=[(0, 10), (-10, 10)],
+        options={"ftol": 1e-15, "gtol": 1e-12},
+    )
     assert m.intercept_ == pytest.approx(ref.x[1], abs=1e-5)
     wide = PlattMap(slope_bounds=(-10, 10)).fit(z, y)
     assert wide.slope_ < -0.5 and not wide.at_bound_
@@ -116,7 +125,9 @@ def test_corrected_loss_is_unbiased_for_clean_loss(known):
     v = naive_targets(data).values()
     d_naive = (-v * np.log(p) - (1 - v) * np.log1p(-p)) - (-y * np.log(p) - (1 - y) * np.log1p(-p))
     assert abs(d_naive.mean()) > 20 * d_naive.std(ddof=1) / np.sqrt(d_naive.size)
-    assert corrected_log_loss(p, u) == pytest.approx(np.mean(-u * np.log(p) - (1 - u) * np.log1p(-p)))
+    assert corrected_log_loss(p, u) == pytest.approx(
+        np.mean(-u * np.log(p) - (1 - u) * np.log1p(-p))
+    )
 
 
 def test_corrected_fit_recovers_clean_fit_at_large_n(known):
@@ -167,7 +178,9 @@ def test_histogram_nc_ece_on_fitting_data_is_projection_residual(known, n, seed)
     assert np.abs(moments).sum() == pytest.approx(m.projection_residual_, abs=1e-12)
     if np.unique(m.bin_values_).size == m.bin_values_.size:
         # bins on g(Z) that separate the distinct outputs group the items identically
-        r = nc_ece(data.with_score(g), known, weights="equal", bins=_separating_edges(m.bin_values_))
+        r = nc_ece(
+            data.with_score(g), known, weights="equal", bins=_separating_edges(m.bin_values_)
+        )
         assert r.value == pytest.approx(m.projection_residual_, abs=1e-12)
     if n == 6000:
         assert m.projection_residual_ == 0.0
@@ -178,18 +191,32 @@ def test_histogram_nc_ece_on_fitting_data_is_projection_residual(known, n, seed)
 # ---------------------------------------------------------------- score-bin map
 def test_score_bin_map_reads_prevalences_and_fills_dropped_groups():
     ch = ChannelFit.from_point(
-        [0.1, 0.1], [0.9, 0.9], [0.2, 0.7], annotators=["a1", "a2"],
-        groups=["[0, 0.3333)", "[0.6667, 1]"], group_counts=[10, 30], method="x",
+        [0.1, 0.1],
+        [0.9, 0.9],
+        [0.2, 0.7],
+        annotators=["a1", "a2"],
+        groups=["[0, 0.3333)", "[0.6667, 1]"],
+        group_counts=[10, 30],
+        method="x",
         group_edges=np.array([0, 1 / 3, 2 / 3, 1]),
     )
     m = ScoreBinMap().fit(ch)
     mu = (0.2 * 10 + 0.7 * 30) / 40
     np.testing.assert_allclose(m.predict([0.1, 0.5, 0.9]), [0.2, mu, 0.7])
-    user = ChannelFit.from_point([0.1, 0.1], [0.9, 0.9], [0.2, 0.7], annotators=["a1", "a2"],
-                                 groups=["siteA", "siteB"], group_counts=[1, 1], method="x")
+    user = ChannelFit.from_point(
+        [0.1, 0.1],
+        [0.9, 0.9],
+        [0.2, 0.7],
+        annotators=["a1", "a2"],
+        groups=["siteA", "siteB"],
+        group_counts=[1, 1],
+        method="x",
+    )
     with pytest.raises(ConfigError, match="score groups"):
         ScoreBinMap().fit(user)
-    np.testing.assert_allclose(ScoreBinMap().fit(ChannelFit.known([0.1], [0.9], mu=0.3)).predict([0.2]), [0.3])
+    np.testing.assert_allclose(
+        ScoreBinMap().fit(ChannelFit.known([0.1], [0.9], mu=0.3)).predict([0.2]), [0.3]
+    )
 
 
 # ---------------------------------------------------------------- interface and refusals
@@ -224,13 +251,24 @@ def test_not_fitted_and_bad_inputs():
 
 def test_params_roundtrip_and_fit_corrected_needs_one_draw(gauss):
     m = PlattMap(slope_bounds=(-10, 10))
-    assert m.get_params() == {"slope_bounds": (-10, 10), "intercept_bounds": (-10.0, 10.0), "clip": 1e-6}
+    assert m.get_params() == {
+        "slope_bounds": (-10, 10),
+        "intercept_bounds": (-10.0, 10.0),
+        "clip": 1e-6,
+    }
     m.set_params(clip=1e-4)
     assert m.clip == 1e-4 and "clip=0.0001" in repr(m)
     with pytest.raises(ConfigError, match="no parameter"):
         m.set_params(slope=1)
-    post = ChannelFit.from_draws(np.tile(TRUE_A, (3, 1)), np.tile(TRUE_B, (3, 1)), np.full((3, 1), 0.5),
-                                 annotators=["a1", "a2"], groups=["all"], group_counts=[1], method="x")
+    post = ChannelFit.from_draws(
+        np.tile(TRUE_A, (3, 1)),
+        np.tile(TRUE_B, (3, 1)),
+        np.full((3, 1), 0.5),
+        annotators=["a1", "a2"],
+        groups=["all"],
+        group_counts=[1],
+        method="x",
+    )
     with pytest.raises(ConfigError, match="draws"):
         HistogramMap().fit_corrected(gauss, post)
     a = HistogramMap().fit_corrected(gauss, post, draw=2)
@@ -244,7 +282,9 @@ def test_missing_answers_are_renormalised():
     data = simulate_flip_data(z, y, TRUE_A, TRUE_B, random_state=1, missing=[0.3, 0.5])
     ch = ChannelFit.known(TRUE_A, TRUE_B)
     m = HistogramMap(bins=5, strategy="uniform").fit_corrected(data, ch)
-    clean = HistogramMap(bins=5, strategy="uniform").fit(data.score[data.annotated], data.truth[data.annotated])
+    clean = HistogramMap(bins=5, strategy="uniform").fit(
+        data.score[data.annotated], data.truth[data.annotated]
+    )
     np.testing.assert_allclose(m.bin_values_, clean.bin_values_, atol=0.05)
     # an item nobody answered is left out of the fit
     lab = data.labels.copy()

@@ -23,10 +23,19 @@ def _run(module, argv):
 
 def test_gaussian_recal_reduced(tmp_path, capsys):
     path = tmp_path / "g.json"
-    assert _run("bayescal.bench.gaussian_recal", ["--sizes", "600", "--reps", "2", "--json", str(path)]) == 0
+    assert (
+        _run(
+            "bayescal.bench.gaussian_recal", ["--sizes", "600", "--reps", "2", "--json", str(path)]
+        )
+        == 0
+    )
     out = json.loads(path.read_text())
     rows = [r for r in out["results"] if "ece" in r]
-    assert {(r["family"], r["target"]) for r in rows} >= {("base", "none"), ("platt", "corrected"), ("histogram", "clean")}
+    assert {(r["family"], r["target"]) for r in rows} >= {
+        ("base", "none"),
+        ("platt", "corrected"),
+        ("histogram", "clean"),
+    }
     for r in rows:
         for k in ("n", "family", "target", "ece", "l1_m", "log_loss", "brier", "sd_ece", "sd_l1_m"):
             assert k in r
@@ -51,8 +60,22 @@ def test_tabular_one_seed(tmp_path):
     if not csv.exists():
         pytest.skip("shared data not found")
     path = tmp_path / "t.json"
-    assert _run("bayescal.bench.tabular", ["--data", str(csv), "--seeds", "0", "--predictors", "logistic_regression",
-                                           "--json", str(path)]) == 0
+    assert (
+        _run(
+            "bayescal.bench.tabular",
+            [
+                "--data",
+                str(csv),
+                "--seeds",
+                "0",
+                "--predictors",
+                "logistic_regression",
+                "--json",
+                str(path),
+            ],
+        )
+        == 0
+    )
     out = json.loads(path.read_text())
     keys = {(s["family"], s["target"]) for s in out["summary"]}
     assert ("histogram", "corrected") in keys and ("base", "none") in keys
@@ -65,7 +88,12 @@ def test_cifar_one_seed(tmp_path):
     if not csv.exists():
         pytest.skip("shared data not found")
     path = tmp_path / "c.json"
-    assert _run("bayescal.bench.cifar_recal", ["--data", str(csv), "--seeds", "0", "--json", str(path)]) == 0
+    assert (
+        _run(
+            "bayescal.bench.cifar_recal", ["--data", str(csv), "--seeds", "0", "--json", str(path)]
+        )
+        == 0
+    )
     out = json.loads(path.read_text())
     base = [s for s in out["summary"] if s["family"] == "base"][0]
     assert 0 < base["mean"] < 0.05 and not out["failures"]

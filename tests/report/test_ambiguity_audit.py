@@ -1,4 +1,5 @@
-"""``bayescal audit-ambiguity``: real-data subsets, simulated npz, JSON layout, escaping, bad inputs."""
+"""``bayescal audit-ambiguity``: real-data subsets, simulated npz, JSON layout, escaping,
+bad inputs."""
 
 import json
 import re
@@ -7,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bayescal.ambiguity import AmbiguityData, METHODS
+from bayescal.ambiguity import METHODS, AmbiguityData
 from bayescal.ambiguity.loaders import load_npz
 from bayescal.ambiguity.simulate import dawid_skene_annotations, isic2019_confusion
 from bayescal.cli import main
@@ -17,13 +18,29 @@ from bayescal.report.ambiguity_audit import audit_ambiguity, detect_annotation_l
 DATA = (Path(__file__).parents[2] / ".." / "shared" / "data").resolve()
 FAST_METHODS = ["Uncalibrated", "TS", "SLTS", "MCTS S=1", "LS-TS", "Oracle TS (oracle)"]
 QUICK = ["--n-draws", "20", "--quiet"]
-METRIC_KEYS = {"ece_true", "aece", "cwece", "brier", "nll", "ece_voted", "accuracy", "temperature", "seconds",
-               "oracle", "group", "usable", "status"}
+METRIC_KEYS = {
+    "ece_true",
+    "aece",
+    "cwece",
+    "brier",
+    "nll",
+    "ece_voted",
+    "accuracy",
+    "temperature",
+    "seconds",
+    "oracle",
+    "group",
+    "usable",
+    "status",
+}
 
 
 def _need(path: Path) -> Path:
     if not path.exists():
-        pytest.skip(f"shared data not found at {path} (expected next to the repository clone, in ../shared/data)")
+        pytest.skip(
+            f"shared data not found at {path} (expected next "
+            "to the repository clone, in ../shared/data)"
+        )
     return path
 
 
@@ -35,7 +52,11 @@ def _simulated(n=600, m=20, seed=0, classes=None):
     counts = dawid_skene_annotations(y, C, m, random_state=rng)
     p_model = np.array([rng.dirichlet(60 * C[k] + 0.05) for k in y])
     logits = 3.0 * np.log(p_model)  # sharpened: a temperature near 3 undoes it
-    return logits, counts, (tuple(classes) if classes else tuple(isic2019_confusion()["class"].values))
+    return (
+        logits,
+        counts,
+        (tuple(classes) if classes else tuple(isic2019_confusion()["class"].values)),
+    )
 
 
 def _write_npz(path, **arrays):
@@ -44,10 +65,24 @@ def _write_npz(path, **arrays):
 
 
 def _check_layout(s):
-    assert {"dataset", "n_items", "n_cal", "n_test", "n_classes", "classes", "annotations", "protocol", "methods",
-            "recommendation", "warnings", "reproducibility"} <= set(s)
+    assert {
+        "dataset",
+        "n_items",
+        "n_cal",
+        "n_test",
+        "n_classes",
+        "classes",
+        "annotations",
+        "protocol",
+        "methods",
+        "recommendation",
+        "warnings",
+        "reproducibility",
+    } <= set(s)
     assert s["n_cal"] + s["n_test"] == s["n_items"] and len(s["classes"]) == s["n_classes"]
-    assert {"level", "detected", "declared", "per_item", "entropy", "unanimous_fraction"} <= set(s["annotations"])
+    assert {"level", "detected", "declared", "per_item", "entropy", "unanimous_fraction"} <= set(
+        s["annotations"]
+    )
     for name, row in s["methods"].items():
         assert name in METHODS
         assert METRIC_KEYS <= set(row), (name, set(row))
@@ -55,7 +90,15 @@ def _check_layout(s):
         if row["oracle"]:
             assert "(oracle)" in name and row["usable"] is False
     rec = s["recommendation"]
-    assert {"method", "reason", "guideline", "guideline_default", "annotations", "check", "test"} <= set(rec)
+    assert {
+        "method",
+        "reason",
+        "guideline",
+        "guideline_default",
+        "annotations",
+        "check",
+        "test",
+    } <= set(rec)
     assert rec["method"] in s["methods"] and not s["methods"][rec["method"]]["oracle"]
     assert {"level", "available"} <= set(rec["annotations"])
     assert {"command", "seed", "versions", "data_hash", "settings"} <= set(s["reproducibility"])
@@ -64,8 +107,14 @@ def _check_layout(s):
 
 
 def _check_html(html):
-    for title in ("Data", "Recommendation", "Method comparison", "Reliability diagrams", "Warnings",
-                  "Reproducibility"):
+    for title in (
+        "Data",
+        "Recommendation",
+        "Method comparison",
+        "Reliability diagrams",
+        "Warnings",
+        "Reproducibility",
+    ):
         assert f"<h2>{title}</h2>" in html
     assert "data:image/png;base64," in html
     text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "", html)
@@ -77,15 +126,31 @@ def _check_html(html):
 def test_cli_cifar10h_subset(tmp_path):
     path = _need(DATA / "cifar10h" / "resnet-110.csv")
     out = tmp_path / "c10h"
-    code = main(["audit-ambiguity", "--cifar10h", str(path), "--max-items", "800", "--methods", *FAST_METHODS,
-                 "Dirichlet-Soft", "--out", str(out), *QUICK])
+    code = main(
+        [
+            "audit-ambiguity",
+            "--cifar10h",
+            str(path),
+            "--max-items",
+            "800",
+            "--methods",
+            *FAST_METHODS,
+            "Dirichlet-Soft",
+            "--out",
+            str(out),
+            *QUICK,
+        ]
+    )
     assert code == 0
     s = json.loads((out / "summary.json").read_text())
     _check_layout(s)
     assert s["dataset"] == "CIFAR-10H" and s["n_items"] == 800 and s["n_classes"] == 10
     assert s["annotations"]["level"] == "distribution"
     assert s["recommendation"]["guideline_default"] == "Dirichlet-Soft"
-    assert s["methods"]["TS"]["temperature"] > 1 and s["methods"]["Dirichlet-Soft"]["temperature"] is None
+    assert (
+        s["methods"]["TS"]["temperature"] > 1
+        and s["methods"]["Dirichlet-Soft"]["temperature"] is None
+    )
     assert s["reproducibility"]["command"].startswith("bayescal audit-ambiguity")
     html = (out / "report.html").read_text()
     _check_html(html)
@@ -97,13 +162,27 @@ def test_cli_chaosnli_subset(tmp_path):
     jsonl = _need(root / "chaosNLI_snli.jsonl")
     preds = [_need(root / "predictions" / f"SNLI_{s}_roberta-base_0.json") for s in ("dev", "test")]
     out = tmp_path / "chaos"
-    code = main(["audit-ambiguity", "--chaosnli", str(jsonl), *map(str, preds), "--max-items", "500",
-                 "--methods", *FAST_METHODS, "--out", str(out), *QUICK])
+    code = main(
+        [
+            "audit-ambiguity",
+            "--chaosnli",
+            str(jsonl),
+            *map(str, preds),
+            "--max-items",
+            "500",
+            "--methods",
+            *FAST_METHODS,
+            "--out",
+            str(out),
+            *QUICK,
+        ]
+    )
     assert code == 0
     s = json.loads((out / "summary.json").read_text())
     _check_layout(s)
     assert s["classes"] == ["entailment", "neutral", "contradiction"]
-    # ChaosNLI RoBERTa is badly overconfident: TS helps, and the soft choice helps more (paper; docs/ambiguity.md).
+    # ChaosNLI RoBERTa is badly overconfident: TS helps, and the soft choice helps more
+    # (paper; docs/ambiguity.md).
     m = s["methods"]
     assert m["TS"]["ece_true"] < m["Uncalibrated"]["ece_true"]
     assert m[s["recommendation"]["method"]]["ece_true"] < m["TS"]["ece_true"]
@@ -114,7 +193,9 @@ def test_cli_npz_simulated_samples_level(tmp_path):
     logits, counts, classes = _simulated(m=5, seed=1)
     f = _write_npz(tmp_path / "sim.npz", logits=logits, counts=counts, classes=np.array(classes))
     out = tmp_path / "out"
-    code = main(["audit-ambiguity", "--npz", str(f), "--methods", *FAST_METHODS, "--out", str(out), *QUICK])
+    code = main(
+        ["audit-ambiguity", "--npz", str(f), "--methods", *FAST_METHODS, "--out", str(out), *QUICK]
+    )
     assert code == 0
     s = json.loads((out / "summary.json").read_text())
     _check_layout(s)
@@ -130,28 +211,40 @@ def test_cli_npz_simulated_samples_level(tmp_path):
 
 def test_voted_labels_only_gives_ls_ts_with_caveat_and_no_check():
     logits, counts, classes = _simulated(m=1, seed=2)
-    d = AmbiguityData(logits=logits, counts=counts, classes=classes, item_ids=np.arange(len(counts)), name="v")
+    d = AmbiguityData(
+        logits=logits, counts=counts, classes=classes, item_ids=np.arange(len(counts)), name="v"
+    )
     r = audit_ambiguity(d, methods=FAST_METHODS, n_draws=10)
     rec = r.recommendation
     assert rec["annotations"]["level"] == "voted" and rec["method"] == "LS-TS"
     assert "skipped" in rec["check"] and "Caveat" in rec["reason"]
     assert any("single annotation" in w for w in r.summary["warnings"])
     assert not r.summary["methods"]["SLTS"]["usable"] and r.summary["methods"]["LS-TS"]["usable"]
-    # Declaring the single labels as random annotators' answers switches to MCTS and makes the check possible.
+    # Declaring the single labels as random annotators' answers switches to MCTS and makes the
+    # check possible.
     r2 = audit_ambiguity(d, methods=FAST_METHODS, n_draws=10, annotations="samples")
-    assert r2.recommendation["guideline_default"] == "MCTS S=1" and "skipped" not in r2.recommendation["check"]
+    assert (
+        r2.recommendation["guideline_default"] == "MCTS S=1"
+        and "skipped" not in r2.recommendation["check"]
+    )
 
 
 def test_recommendation_never_looks_at_the_test_half():
     logits, counts, classes = _simulated(m=20, seed=3)
-    d = AmbiguityData(logits=logits, counts=counts, classes=classes, item_ids=np.arange(len(counts)))
+    d = AmbiguityData(
+        logits=logits, counts=counts, classes=classes, item_ids=np.arange(len(counts))
+    )
     kw = dict(methods=["Uncalibrated", "TS", "SLTS"], n_draws=10, cv_folds=3, objective="ece")
     r1 = audit_ambiguity(d, **kw)
     cal, test = r1.split
     z = logits.copy()
-    z[test] = np.random.default_rng(0).normal(size=z[test].shape) * 5  # garbage on the test half only
-    r2 = audit_ambiguity(AmbiguityData(logits=z, counts=counts, classes=classes, item_ids=np.arange(len(counts))),
-                         **kw)
+    z[test] = (
+        np.random.default_rng(0).normal(size=z[test].shape) * 5
+    )  # garbage on the test half only
+    r2 = audit_ambiguity(
+        AmbiguityData(logits=z, counts=counts, classes=classes, item_ids=np.arange(len(counts))),
+        **kw,
+    )
     assert r1.recommendation["method"] == r2.recommendation["method"]
     assert r1.recommendation["check"] == r2.recommendation["check"]
     assert r1.summary["methods"]["TS"]["temperature"] == r2.summary["methods"]["TS"]["temperature"]
@@ -162,7 +255,9 @@ def test_recommendation_never_looks_at_the_test_half():
 
 def test_python_api_renders_and_saves(tmp_path):
     logits, counts, classes = _simulated(n=300, m=20, seed=4)
-    d = AmbiguityData(logits=logits, counts=counts, classes=classes, item_ids=np.arange(300), name="api")
+    d = AmbiguityData(
+        logits=logits, counts=counts, classes=classes, item_ids=np.arange(300), name="api"
+    )
     r = audit_ambiguity(d, methods=["Uncalibrated", "TS"], n_draws=10, cv_folds=3)
     assert "Method comparison" in r._repr_html_() and "AmbiguityAuditResult" in repr(r)
     written = r.save(tmp_path / "o")
@@ -176,11 +271,28 @@ def test_hostile_names_are_escaped(tmp_path):
     classes = ["<script>alert(1)</script>", "b&b", *[f"c{j}" for j in range(6)]]
     f = _write_npz(tmp_path / "h.npz", logits=logits, counts=counts, classes=np.array(classes))
     out = tmp_path / "out"
-    code = main(["audit-ambiguity", "--npz", str(f), "--name", "<img src=x onerror=alert(2)>", "--methods",
-                 "Uncalibrated", "TS", "--cv-folds", "3", "--out", str(out), *QUICK])
+    code = main(
+        [
+            "audit-ambiguity",
+            "--npz",
+            str(f),
+            "--name",
+            "<img src=x onerror=alert(2)>",
+            "--methods",
+            "Uncalibrated",
+            "TS",
+            "--cv-folds",
+            "3",
+            "--out",
+            str(out),
+            *QUICK,
+        ]
+    )
     assert code == 0
     html = (out / "report.html").read_text()
-    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert (
+        "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    )
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(2)&gt;" in html
     assert "b&amp;b" in html
     s = json.loads((out / "summary.json").read_text())
@@ -243,15 +355,22 @@ def test_out_that_is_a_file_is_refused(tmp_path, capsys):
 
 def test_load_npz_optional_arrays(tmp_path):
     logits, counts, _ = _simulated(n=50, m=3, seed=8)
-    f = _write_npz(tmp_path / "o.npz", logits=logits, counts=counts, item_ids=np.arange(50) + 100,
-                   reference=counts.argmax(1))
+    f = _write_npz(
+        tmp_path / "o.npz",
+        logits=logits,
+        counts=counts,
+        item_ids=np.arange(50) + 100,
+        reference=counts.argmax(1),
+    )
     d = load_npz(f)
     assert d.classes == tuple(str(j) for j in range(8)) and d.item_ids[0] == 100
     assert np.array_equal(d.reference, counts.argmax(1)) and d.counts.dtype == np.int64
     f = _write_npz(tmp_path / "badref.npz", logits=logits, counts=counts, reference=np.full(50, 9))
     with pytest.raises(DataError, match="out of range"):
         load_npz(f)
-    f = _write_npz(tmp_path / "badnames.npz", logits=logits, counts=counts, classes=np.array(["a", "b"]))
+    f = _write_npz(
+        tmp_path / "badnames.npz", logits=logits, counts=counts, classes=np.array(["a", "b"])
+    )
     with pytest.raises(DataError, match="class names"):
         load_npz(f)
 
@@ -260,4 +379,7 @@ def test_detect_annotation_level_thresholds():
     assert detect_annotation_level(np.eye(3, dtype=int)) == "voted"
     assert detect_annotation_level(np.array([[1, 1, 0], [3, 0, 0]])) == "samples"
     assert detect_annotation_level(np.array([[6, 4, 0], [10, 0, 0]])) == "distribution"
-    assert detect_annotation_level(np.array([[6, 4, 0], [10, 0, 0]]), distribution_threshold=20) == "samples"
+    assert (
+        detect_annotation_level(np.array([[6, 4, 0], [10, 0, 0]]), distribution_threshold=20)
+        == "samples"
+    )

@@ -66,7 +66,10 @@ def test_interval_contains_true_binned_ece_on_simulated_data():
     assert "NC-ECE" in r._repr_html_()
     sec = {s.title: s for s in r.sections}
     assert sec["Recalibration"].status == "ok"
-    assert "recalibration" in r.summary and r.summary["recalibration"]["recommended"]["target"] == "corrected"
+    assert (
+        "recalibration" in r.summary
+        and r.summary["recalibration"]["recommended"]["target"] == "corrected"
+    )
 
 
 def test_hostile_annotator_name_is_escaped(tmp_path):
@@ -78,7 +81,9 @@ def test_hostile_annotator_name_is_escaped(tmp_path):
     path = tmp_path / "hostile.csv"
     frame.to_csv(path, index=False, na_rep="")
     out = tmp_path / "out"
-    assert main(["audit", str(path), "--channels", "score-bin-em", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(["audit", str(path), "--channels", "score-bin-em", "--out", str(out), "--quiet"]) == 0
+    )
     html = (out / "report.html").read_text()
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -104,7 +109,9 @@ def test_bad_csv_one_line_error_exit_2_no_partial_report(tmp_path, capsys, name,
     path = tmp_path / "bad.csv"
     path.write_text(text)
     out = tmp_path / "out"
-    code = main(["audit", str(path), "--out", str(out), "--channels", "score-bin-em", "--quiet", *extra])
+    code = main(
+        ["audit", str(path), "--out", str(out), "--channels", "score-bin-em", "--quiet", *extra]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith("bayescal: error:") and err.count("\n") == 1, err
@@ -123,14 +130,34 @@ def test_long_table_and_parquet_inputs(tmp_path):
     long = tmp_path / "long.csv"
     pd.DataFrame(rows).to_csv(long, index=False)
     out = tmp_path / "o1"
-    assert main(["audit", str(long), "--long", "item,who,vote", "--score", "p", "--channels", "score-bin-em",
-                 "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                str(long),
+                "--long",
+                "item,who,vote",
+                "--score",
+                "p",
+                "--channels",
+                "score-bin-em",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     s_long = json.loads((out / "summary.json").read_text())
-    wide = pd.DataFrame({"score": d.score, **{n: d.labels[:, j] for j, n in enumerate(d.annotators)}})
+    wide = pd.DataFrame(
+        {"score": d.score, **{n: d.labels[:, j] for j, n in enumerate(d.annotators)}}
+    )
     pq = tmp_path / "wide.parquet"
     wide.to_parquet(pq)
     out2 = tmp_path / "o2"
-    assert main(["audit", str(pq), "--channels", "score-bin-em", "--out", str(out2), "--quiet"]) == 0
+    assert (
+        main(["audit", str(pq), "--channels", "score-bin-em", "--out", str(out2), "--quiet"]) == 0
+    )
     s_pq = json.loads((out2 / "summary.json").read_text())
     # items nobody answered have no rows in the long table, so compare the annotated items' results
     assert s_long["ece"]["nc"]["point"] == pytest.approx(s_pq["ece"]["nc"]["point"], abs=1e-12)
@@ -156,13 +183,20 @@ def test_cli_audits_a_folder_of_parquet_out_of_core(tmp_path):
     d = simulate_toy(3000, "nonlinear", random_state=8, missing=0.1)
     folder = tmp_path / "parts"
     folder.mkdir()
-    wide = pd.DataFrame({"score": d.score, **{n: d.labels[:, j] for j, n in enumerate(d.annotators)}})
+    wide = pd.DataFrame(
+        {"score": d.score, **{n: d.labels[:, j] for j, n in enumerate(d.annotators)}}
+    )
     for k, part in enumerate(np.array_split(np.arange(d.n_items), 4)):
         wide.iloc[part].to_parquet(folder / f"part-{k}.parquet")
     out = tmp_path / "out"
-    assert main(["audit", str(folder), "--channels", "score-bin-em", "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(["audit", str(folder), "--channels", "score-bin-em", "--out", str(out), "--quiet"])
+        == 0
+    )
     s = json.loads((out / "summary.json").read_text())
     in_memory = audit(bc.Annotations.from_arrays(d.score, d.labels), channels="score-bin-em")
-    assert s["ece"]["nc"]["point"] == pytest.approx(in_memory.summary["ece"]["nc"]["point"], abs=1e-9)
+    assert s["ece"]["nc"]["point"] == pytest.approx(
+        in_memory.summary["ece"]["nc"]["point"], abs=1e-9
+    )
     assert s["n_items"] == d.n_items
     assert "skipped" in (out / "report.html").read_text()

@@ -30,7 +30,10 @@ def toy_frame(toy):
 def local_cluster():
     """A small in-process dask.distributed cluster, closed after the module."""
     distributed = pytest.importorskip("dask.distributed")
-    with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client

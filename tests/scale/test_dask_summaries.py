@@ -6,13 +6,13 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
 
+from scale_helpers import without_truth, write_parts  # noqa: E402
+
 import bayescal  # noqa: E402
 from bayescal import Annotations, nc_ece, summarize  # noqa: E402
 from bayescal.channels.em import score_bin_em  # noqa: E402
 from bayescal.errors import ConfigError, DataError  # noqa: E402
 from bayescal.scale import DaskNotInstalledError, is_out_of_core_source, summarize_dask  # noqa: E402
-
-from scale_helpers import without_truth, write_parts  # noqa: E402
 
 ANN = ["a1", "a2", "a3"]
 
@@ -23,7 +23,9 @@ def assert_same(s, ref):
         np.testing.assert_array_equal(s.dataset[var].values, ref.dataset[var].values)
     for var in ("bin_pattern_score_sum", "bin_truth_sum"):
         if var in ref.dataset:
-            np.testing.assert_allclose(s.dataset[var].values, ref.dataset[var].values, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(
+                s.dataset[var].values, ref.dataset[var].values, rtol=1e-9, atol=1e-9
+            )
     assert s.equals(ref)
 
 
@@ -32,7 +34,9 @@ def test_files_equal_in_memory(toy, toy_frame, tmp_path, fmt):
     # 13 files, CSV cut into ~4 kB blocks, Parquet into 100-row row groups, 70-row batches:
     # hundreds of partial summaries must add up to the in-memory one exactly.
     write_parts(toy_frame, tmp_path, fmt, 13, row_group_size=100)
-    s = summarize_dask(str(tmp_path / f"*.{fmt}"), item="item", truth="truth", blocksize=4000, batch_rows=70)
+    s = summarize_dask(
+        str(tmp_path / f"*.{fmt}"), item="item", truth="truth", blocksize=4000, batch_rows=70
+    )
     assert_same(s, summarize(toy, groups=5, bins=10))
     assert s.n_unannotated.sum() > 0  # the data do exercise unannotated items
 
@@ -62,12 +66,16 @@ def test_downstream_fits_equal(toy, toy_frame, tmp_path):
     np.testing.assert_allclose(fit.prevalence.values, fit_ref.prevalence.values, rtol=1e-7)
     e, e_ref = nc_ece(s, fit), nc_ece(ref, fit_ref)
     assert e.value == pytest.approx(e_ref.value, rel=1e-9)
-    np.testing.assert_allclose(e.bin_moments.values, e_ref.bin_moments.values, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(
+        e.bin_moments.values, e_ref.bin_moments.values, rtol=1e-7, atol=1e-12
+    )
 
 
 def test_distributed_cluster_gives_same_result(toy, toy_frame, tmp_path, local_cluster):
     write_parts(toy_frame, tmp_path, "csv", 5)
-    s = summarize_dask(str(tmp_path / "*.csv"), item="item", truth="truth", blocksize=5000, client=local_cluster)
+    s = summarize_dask(
+        str(tmp_path / "*.csv"), item="item", truth="truth", blocksize=5000, client=local_cluster
+    )
     assert_same(s, summarize(toy, groups=5, bins=10))
 
 
@@ -92,13 +100,17 @@ def test_bad_label_in_csv_names_file_and_line(tmp_path):
 
 def test_non_numeric_and_out_of_range_scores_named(tmp_path):
     _csv(tmp_path / "x.csv", ["0.1,0,1,", "0.2,1,1,1", "abc,0,0,0"])
-    with pytest.raises(DataError, match=r"x\.csv', line 4: score column 'score' has the non-numeric value 'abc'"):
+    with pytest.raises(
+        DataError, match=r"x\.csv', line 4: score column 'score' has the non-numeric value 'abc'"
+    ):
         summarize_dask(str(tmp_path / "x.csv"))
     _csv(tmp_path / "x.csv", ["0.1,0,1,", "1.5,1,1,1"])
     with pytest.raises(DataError, match=r"line 3: score column 'score' is 1\.5"):
         summarize_dask(str(tmp_path / "x.csv"))
     _csv(tmp_path / "x.csv", ["0.1,0,NA,1"])  # only a blank cell is missing, as in load_csv
-    with pytest.raises(DataError, match=r"line 2: label column 'a2' has the non-numeric value 'NA'"):
+    with pytest.raises(
+        DataError, match=r"line 2: label column 'a2' has the non-numeric value 'NA'"
+    ):
         summarize_dask(str(tmp_path / "x.csv"))
 
 
@@ -106,9 +118,13 @@ def test_bad_rows_in_parquet_and_dask_partitions_named(toy_frame, tmp_path):
     frame = toy_frame.drop(columns=["item", "truth"]).copy()
     frame.loc[2345, "a1"] = 2.0
     write_parts(frame, tmp_path, "parquet", 3, row_group_size=128)  # rows 0-999 in part-000, ...
-    with pytest.raises(DataError, match=r"part-002\.parquet', row 346 .*label column 'a1' has the value 2"):
+    with pytest.raises(
+        DataError, match=r"part-002\.parquet', row 346 .*label column 'a1' has the value 2"
+    ):
         summarize_dask(str(tmp_path / "*.parquet"), batch_rows=100)
-    with pytest.raises(DataError, match=r"partition \d+ of the dask DataFrame, row \d+ .*index 2345"):
+    with pytest.raises(
+        DataError, match=r"partition \d+ of the dask DataFrame, row \d+ .*index 2345"
+    ):
         summarize_dask(dd.from_pandas(frame, npartitions=6))
     strings = frame.astype({"score": str})
     strings.loc[17, "score"] = "0.3?"
@@ -139,7 +155,9 @@ def test_missing_dask_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask", None)  # makes `import dask` fail
     with pytest.raises(DaskNotInstalledError, match=r'pip install "bayescal\[dask\]"'):
         summarize_dask("whatever/*.parquet")
-    assert issubclass(DaskNotInstalledError, ConfigError) and issubclass(DaskNotInstalledError, ImportError)
+    assert issubclass(DaskNotInstalledError, ConfigError) and issubclass(
+        DaskNotInstalledError, ImportError
+    )
 
 
 def test_routing_predicate(toy_frame):

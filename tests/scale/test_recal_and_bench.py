@@ -9,13 +9,13 @@ import pytest
 pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
 
-from bayescal import summarize  # noqa: E402
-from bayescal.channels.em import score_bin_em  # noqa: E402
-from bayescal.errors import DataError  # noqa: E402
-from bayescal.recal import HistogramMap  # noqa: E402
-from bayescal.scale import histogram_map_from_summary, summarize_dask  # noqa: E402
+from scale_helpers import write_parts
 
-from scale_helpers import write_parts  # noqa: E402
+from bayescal import summarize
+from bayescal.channels.em import score_bin_em
+from bayescal.errors import DataError
+from bayescal.recal import HistogramMap
+from bayescal.scale import histogram_map_from_summary, summarize_dask
 
 
 def test_histogram_map_from_dask_summary_equals_per_item_fit(toy, toy_frame, tmp_path):
@@ -24,7 +24,9 @@ def test_histogram_map_from_dask_summary_equals_per_item_fit(toy, toy_frame, tmp
     fit = score_bin_em(s)
     for weights in ("equal", "shrunk_inverse_variance"):
         g = histogram_map_from_summary(s, fit, weights=weights)
-        h = HistogramMap(bins=s.bin_edges, strategy="uniform").fit_corrected(toy, fit, weights=weights)
+        h = HistogramMap(bins=s.bin_edges, strategy="uniform").fit_corrected(
+            toy, fit, weights=weights
+        )
         np.testing.assert_allclose(g.bin_values_, h.bin_values_, rtol=1e-10, atol=1e-12)
         np.testing.assert_array_equal(g.bin_counts_, h.bin_counts_)
         assert g.fill_value_ == pytest.approx(h.fill_value_, rel=1e-10)
@@ -44,8 +46,18 @@ def test_bench_scale_json(tmp_path, capsys):
 
     out = tmp_path / "out" / "scale.json"
     args = types.SimpleNamespace(
-        items=30_000, k=3, workers=[1, 2], scheduler="threads", dir=str(tmp_path / "gen"), keep=False, reuse=False,
-        file_rows=7_000, row_group=2_000, missing=0.2, seed=3, json_path=str(out),
+        items=30_000,
+        k=3,
+        workers=[1, 2],
+        scheduler="threads",
+        dir=str(tmp_path / "gen"),
+        keep=False,
+        reuse=False,
+        file_rows=7_000,
+        row_group=2_000,
+        missing=0.2,
+        seed=3,
+        json_path=str(out),
     )
     assert scale.run(args) == 0
     res = json.loads(out.read_text())

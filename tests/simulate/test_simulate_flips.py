@@ -75,14 +75,22 @@ def test_perfect_and_inverted_annotators_are_exact():
 
 def test_truth_may_be_bool_int_or_float():
     base = simulate_annotations([0, 1, 1], [0.2], [0.8], random_state=4)
-    for truth in ([False, True, True], np.array([0.0, 1.0, 1.0]), np.array([0, 1, 1], dtype=np.int8)):
-        np.testing.assert_array_equal(simulate_annotations(truth, [0.2], [0.8], random_state=4), base)
+    for truth in (
+        [False, True, True],
+        np.array([0.0, 1.0, 1.0]),
+        np.array([0, 1, 1], dtype=np.int8),
+    ):
+        np.testing.assert_array_equal(
+            simulate_annotations(truth, [0.2], [0.8], random_state=4), base
+        )
 
 
 def test_seed_reproduces_and_generator_advances():
     truth = np.arange(5000) % 2
     first = simulate_annotations(truth, A, B, random_state=7, missing=0.2)
-    np.testing.assert_array_equal(first, simulate_annotations(truth, A, B, random_state=7, missing=0.2))
+    np.testing.assert_array_equal(
+        first, simulate_annotations(truth, A, B, random_state=7, missing=0.2)
+    )
     rng = np.random.default_rng(7)
     one = simulate_annotations(truth, A, B, random_state=rng)
     two = simulate_annotations(truth, A, B, random_state=rng)
@@ -92,7 +100,9 @@ def test_seed_reproduces_and_generator_advances():
 def test_flip_data_container():
     score = np.linspace(0, 1, 1000)
     truth = (score > 0.5).astype(int)
-    data = simulate_flip_data(score, truth, A, B, random_state=3, missing=MISSING, annotators=list("pqrs"))
+    data = simulate_flip_data(
+        score, truth, A, B, random_state=3, missing=MISSING, annotators=list("pqrs")
+    )
     assert isinstance(data, Annotations)
     assert data.annotators == ["p", "q", "r", "s"]
     np.testing.assert_array_equal(data.score, score)

@@ -42,7 +42,8 @@ def test_population_ece_matches_paper(condition):
 
 
 def direct_signed_mean(condition):
-    """E[m(Z) - Z] by one plain quad call on a truncated range (independent of the module's splits)."""
+    """E[m(Z) - Z] by one plain quad call on a truncated range (independent of the module's
+    splits)."""
     m = toy_curve(condition)
 
     def integrand(x):
@@ -88,7 +89,9 @@ def test_curves():
     nonlinear = toy_curve("nonlinear")(z)
     assert nonlinear.min() == 0.02 and nonlinear.max() == 0.98
     assert np.all(np.diff(nonlinear) >= 0)
-    np.testing.assert_allclose(nonlinear[1:-1] + nonlinear[-2:0:-1], 1.0, atol=1e-14)  # m(1-z) = 1 - m(z)
+    np.testing.assert_allclose(
+        nonlinear[1:-1] + nonlinear[-2:0:-1], 1.0, atol=1e-14
+    )  # m(1-z) = 1 - m(z)
 
 
 def test_scores_follow_the_mixture(toy):
@@ -157,8 +160,13 @@ def test_reproducible_and_seed_sensitive():
 
 def test_missingness_and_custom_channels():
     data = simulate_toy(
-        200_000, "shifted", random_state=3,
-        fp=(0.1, 0.2), fn=(0.3, 0.0), missing=(0.0, 0.25), annotators=["x", "y"],
+        200_000,
+        "shifted",
+        random_state=3,
+        fp=(0.1, 0.2),
+        fn=(0.3, 0.0),
+        missing=(0.0, 0.25),
+        annotators=["x", "y"],
     )
     assert data.annotators == ["x", "y"]
     missing = np.isnan(data.labels)

@@ -8,8 +8,8 @@ build each; its ``group`` says what annotation the method uses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from bayescal.ambiguity.calibrators.affine import (
     DirichletCalibration,
@@ -20,8 +20,11 @@ from bayescal.ambiguity.calibrators.affine import (
     dirichlet_map,
 )
 from bayescal.ambiguity.calibrators.base import Calibrator, Uncalibrated
-from bayescal.ambiguity.calibrators.binning import HistogramBinning, SoftHistogramBinning, SoftIsotonicRegression
-from bayescal.errors import ConfigError
+from bayescal.ambiguity.calibrators.binning import (
+    HistogramBinning,
+    SoftHistogramBinning,
+    SoftIsotonicRegression,
+)
 from bayescal.ambiguity.calibrators.temperature import (
     AdaptiveTemperatureScaling,
     LabelSmoothingTemperatureScaling,
@@ -31,6 +34,7 @@ from bayescal.ambiguity.calibrators.temperature import (
     TemperatureScaling,
     fit_temperature,
 )
+from bayescal.errors import ConfigError
 
 __all__ = [
     "Calibrator",
@@ -86,16 +90,28 @@ _SPECS = [
     MethodSpec("Dirichlet-Hard", "voted", lambda rs: DirichletCalibration()),
     MethodSpec("HB-Hard", "voted", lambda rs: HistogramBinning()),
     MethodSpec("SLTS", "soft", lambda rs: SoftTemperatureScaling()),
-    MethodSpec("MCTS S=1", "soft", lambda rs: MonteCarloTemperatureScaling(n_samples=1, random_state=rs)),
+    MethodSpec(
+        "MCTS S=1", "soft", lambda rs: MonteCarloTemperatureScaling(n_samples=1, random_state=rs)
+    ),
     MethodSpec("VS", "soft", lambda rs: VectorScaling()),
     MethodSpec("SoftPlatt", "soft", lambda rs: SoftPlattScaling()),
     MethodSpec("IR-Soft", "soft", lambda rs: SoftIsotonicRegression()),
     MethodSpec("HB-Soft", "soft", lambda rs: SoftHistogramBinning()),
     MethodSpec("Dirichlet-Soft", "soft", lambda rs: SoftDirichletCalibration()),
-    MethodSpec("LS-TS", "annotation-free", lambda rs: LabelSmoothingTemperatureScaling(smoothing="global")),
-    MethodSpec("C-LS", "annotation-free", lambda rs: LabelSmoothingTemperatureScaling(smoothing="class")),
-    MethodSpec("Ent-LS", "annotation-free", lambda rs: LabelSmoothingTemperatureScaling(smoothing="entropy")),
-    MethodSpec("Fixed-LS", "annotation-free", lambda rs: LabelSmoothingTemperatureScaling(smoothing=0.1)),
+    MethodSpec(
+        "LS-TS", "annotation-free", lambda rs: LabelSmoothingTemperatureScaling(smoothing="global")
+    ),
+    MethodSpec(
+        "C-LS", "annotation-free", lambda rs: LabelSmoothingTemperatureScaling(smoothing="class")
+    ),
+    MethodSpec(
+        "Ent-LS",
+        "annotation-free",
+        lambda rs: LabelSmoothingTemperatureScaling(smoothing="entropy"),
+    ),
+    MethodSpec(
+        "Fixed-LS", "annotation-free", lambda rs: LabelSmoothingTemperatureScaling(smoothing=0.1)
+    ),
     MethodSpec("Oracle TS (oracle)", "oracle", lambda rs: OracleTemperatureScaling()),
 ]
 

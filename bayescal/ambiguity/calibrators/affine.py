@@ -12,7 +12,13 @@ import numbers
 
 import numpy as np
 
-from bayescal.ambiguity.calibrators.base import Calibrator, cross_entropy, hard_targets, lbfgs, soft_targets
+from bayescal.ambiguity.calibrators.base import (
+    Calibrator,
+    cross_entropy,
+    hard_targets,
+    lbfgs,
+    soft_targets,
+)
 from bayescal.ambiguity.simplex import log_softmax
 from bayescal.ambiguity.validation import check_logits
 from bayescal.errors import ConfigError, DataError
@@ -80,7 +86,9 @@ class _Platt(Calibrator):
 
     def _targets(self, z, targets):
         # The hard and soft subclasses define the targets; this base is never fitted itself.
-        raise TypeError(f"{type(self).__name__} is an abstract base: use its Hard or Soft subclass.")
+        raise TypeError(
+            f"{type(self).__name__} is an abstract base: use its Hard or Soft subclass."
+        )
 
     def _fit(self, z, targets):
         lam = _check_reg("l2", self.l2)
@@ -92,7 +100,9 @@ class _Platt(Calibrator):
             loss, G = cross_entropy(z * w + b, t)
             dw = (G * z).sum(axis=0) + 2 * lam * (w - 1.0) / k
             db = G.sum(axis=0) + 2 * lam * b / k
-            return loss + lam * (((w - 1.0) ** 2).sum() + (b**2).sum()) / k, np.concatenate([dw, db])
+            return loss + lam * (((w - 1.0) ** 2).sum() + (b**2).sum()) / k, np.concatenate(
+                [dw, db]
+            )
 
         res, gmax = lbfgs(fun, np.concatenate([np.ones(k), np.zeros(k)]))
         self.coef_ = res.x[:k].copy()
@@ -133,7 +143,9 @@ class SoftPlattScaling(_Platt):
     Examples
     --------
     >>> import numpy as np
-    >>> SoftPlattScaling().fit(np.array([[2.0, 0.0], [0.0, 1.0]]), [[3, 1], [1, 3]]).intercept_.shape
+    >>> SoftPlattScaling().fit(
+    ...     np.array([[2.0, 0.0], [0.0, 1.0]]), [[3, 1], [1, 3]]
+    ... ).intercept_.shape
     (2,)
     """
 
@@ -168,7 +180,9 @@ def dirichlet_map(logits, W, b) -> np.ndarray:
     W = np.asarray(W, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if W.shape != (k, k) or b.shape != (k,):
-        raise DataError(f"W must have shape ({k}, {k}) and b shape ({k},); got {W.shape} and {b.shape}.")
+        raise DataError(
+            f"W must have shape ({k}, {k}) and b shape ({k},); got {W.shape} and {b.shape}."
+        )
     return np.exp(log_softmax(z @ W.T + b))
 
 
@@ -179,7 +193,9 @@ class _Dirichlet(Calibrator):
 
     def _targets(self, z, targets):
         # The hard and soft subclasses define the targets; this base is never fitted itself.
-        raise TypeError(f"{type(self).__name__} is an abstract base: use its Hard or Soft subclass.")
+        raise TypeError(
+            f"{type(self).__name__} is an abstract base: use its Hard or Soft subclass."
+        )
 
     def _fit(self, z, targets):
         lo = _check_reg("lambda_offdiag", self.lambda_offdiag)
@@ -209,7 +225,8 @@ class _Dirichlet(Calibrator):
 
 
 class DirichletCalibration(_Dirichlet):
-    """Dirichlet calibration ``softmax(W z + b)`` on voted labels (Dirichlet-Hard; Kull et al. 2019).
+    """Dirichlet calibration ``softmax(W z + b)`` on voted labels (Dirichlet-Hard;
+    Kull et al. 2019).
 
     ODIR penalty ``lambda_offdiag / (K (K - 1)) * sum_{i != j} W_ij^2 +
     lambda_bias / K * sum_j b_j^2`` added to the mean NLL; started at ``W = I, b = 0``.
@@ -218,7 +235,8 @@ class DirichletCalibration(_Dirichlet):
     ----------
     lambda_offdiag, lambda_bias : float, default 1e-3
 
-    Fitted attributes: ``coef_`` (K, K), ``intercept_`` (K,), ``converged_``, ``n_iter_``, ``loss_``.
+    Fitted attributes: ``coef_`` (K, K), ``intercept_`` (K,), ``converged_``, ``n_iter_``,
+    ``loss_``.
 
     Examples
     --------

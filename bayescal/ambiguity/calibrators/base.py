@@ -34,7 +34,8 @@ def soft_targets(targets, n_items: int, n_classes: int) -> np.ndarray:
 
 
 def hard_targets(targets, n_items: int, n_classes: int) -> np.ndarray:
-    """Voted labels (n_items,) from labels, or from counts / distributions by argmax (ties: lowest index)."""
+    """Voted labels (n_items,) from labels, or from counts / distributions by argmax
+    (ties: lowest index)."""
     t = np.asarray(targets)
     if t.ndim == 1:
         return check_labels(t, n_classes=n_classes, n_items=n_items)

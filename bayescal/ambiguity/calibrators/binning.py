@@ -160,7 +160,9 @@ class SoftIsotonicRegression(Calibrator):
     def predict_confidence(self, confidence) -> np.ndarray:
         """The fitted monotone map applied to top-label confidences, shape (n_items,)."""
         self._check_fitted()
-        return np.interp(np.asarray(confidence, dtype=np.float64), self.x_thresholds_, self.y_thresholds_)
+        return np.interp(
+            np.asarray(confidence, dtype=np.float64), self.x_thresholds_, self.y_thresholds_
+        )
 
     def _predict_proba(self, z):
         _, conf = _top_confidence(z)

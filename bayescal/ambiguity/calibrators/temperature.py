@@ -112,7 +112,8 @@ class TemperatureScaling(_GlobalTemperature):
 
 
 class SoftTemperatureScaling(_GlobalTemperature):
-    """Soft-label temperature scaling (SLTS): cross-entropy against the annotator distribution (Eq. 3).
+    """Soft-label temperature scaling (SLTS): cross-entropy against the annotator distribution
+    (Eq. 3).
 
     Examples
     --------
@@ -196,7 +197,9 @@ class MonteCarloTemperatureScaling(_GlobalTemperature):
             Recorded single annotations (``-1`` for missing).
         """
         if (targets is None) == (annotations is None):
-            raise ConfigError("pass exactly one of targets (to sample from) or annotations (recorded labels).")
+            raise ConfigError(
+                "pass exactly one of targets (to sample from) or annotations (recorded labels)."
+            )
         self._annotations = annotations
         try:
             return super().fit(logits, targets)
@@ -220,7 +223,9 @@ class MonteCarloTemperatureScaling(_GlobalTemperature):
             if not isinstance(s, numbers.Integral) or s < 1:
                 raise ConfigError(f"n_samples must be a positive integer, got {s!r}.")
             pi = soft_targets(targets, n, k)
-            counts = check_random_state(self.random_state).multinomial(int(s), pi).astype(np.float64)
+            counts = (
+                check_random_state(self.random_state).multinomial(int(s), pi).astype(np.float64)
+            )
         self.sample_counts_ = counts.astype(np.int64)
         self._fit_on(z, soft_targets(counts, n, k))
 
@@ -274,13 +279,16 @@ class LabelSmoothingTemperatureScaling(_GlobalTemperature):
                 e_i = e
             else:
                 raise ConfigError(
-                    f"smoothing must be 'global', 'class', 'entropy' or a float in [0, 1], got {s!r}."
+                    "smoothing must be 'global', 'class', "
+                    f"'entropy' or a float in [0, 1], got {s!r}."
                 )
         elif isinstance(s, numbers.Real) and not isinstance(s, bool) and 0.0 <= float(s) <= 1.0:
             e = float(s)
             e_i = np.full(n, e)
         else:
-            raise ConfigError(f"smoothing must be 'global', 'class', 'entropy' or a float in [0, 1], got {s!r}.")
+            raise ConfigError(
+                f"smoothing must be 'global', 'class', 'entropy' or a float in [0, 1], got {s!r}."
+            )
         t = np.repeat((e_i / k)[:, None], k, axis=1)
         t[np.arange(n), y] += 1.0 - e_i
         self.smoothing_ = e
@@ -291,7 +299,9 @@ def _ats_features(z: np.ndarray) -> np.ndarray:
     # [max logit, normalised entropy, top-1 minus top-2 probability, top-1 probability]
     p = np.exp(log_softmax(z))
     ps = np.sort(p, axis=1)
-    return np.column_stack([z.max(axis=1), entropy(p) / np.log(z.shape[1]), ps[:, -1] - ps[:, -2], ps[:, -1]])
+    return np.column_stack(
+        [z.max(axis=1), entropy(p) / np.log(z.shape[1]), ps[:, -1] - ps[:, -2], ps[:, -1]]
+    )
 
 
 def _softplus(a):
