@@ -431,6 +431,8 @@ def _check_n_bootstrap(n_bootstrap, n_draws: int) -> int:
 def _point_channels(channels, point_channels):
     from bayescal.channels.result import ChannelFit
 
+    if point_channels is None and channels.n_draws == 1:
+        return channels
     if point_channels is None:
         return ChannelFit.from_point(
             channels.a.values.mean(axis=0),
@@ -528,24 +530,21 @@ def nc_ece_interval(
     a, b = _channels_for(summary, channels)
     pa, pb = _channels_for(summary, point_channels)
     table = cell_table(summary.bin_pattern_counts.values, summary.bin_pattern_score_sum.values)
+    w = annotator_weights(channels, weights, lam=lam).values
+    pw = w if point_channels is channels else annotator_weights(point_channels, weights, lam=lam)
     reps = bootstrap_bin_moments(
-        table,
-        summary.n_annotators,
-        (a, b, annotator_weights(channels, weights, lam=lam).values),
-        (pa, pb, annotator_weights(point_channels, weights, lam=lam).values),
-        n_rep,
-        rng,
+        table, summary.n_annotators, (a, b, w), (pa, pb, np.asarray(pw)), n_rep, rng
     )
-    return _posterior(summary, reps, prob, channels, weights)
+    return _posterior(summary, table, reps, prob, channels, weights)
 
 
-def _posterior(summary, reps, prob, channels, weights) -> NCECEPosterior:
+def _posterior(summary, table, reps, prob, channels, weights) -> NCECEPosterior:
     """Wrap the kernel's arrays into the labelled result."""
     draws = np.arange(reps["full"].shape[0])
-    bins_coord = summary.bin_count[BIN].values
-    bin_count = summary.bin_count.values
+    bins_coord = summary.dataset[BIN].values
+    bin_count = table.bin_sums(table.count[None])[0]
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean_score = np.where(bin_count > 0, summary.bin_score_sum.values / bin_count, np.nan)
+        mean_score = np.where(bin_count > 0, table.bin_score_sum / bin_count, np.nan)
     message = check_bin_occupancy(bin_count, stacklevel=3)
     return NCECEPosterior(
         ece=xr.Dataset(
