@@ -6,6 +6,9 @@ all n), R repetitions per cell. Channels:
 
 - ``point``: joint score-bin EM (five equal-width score groups); the interval is then
   evaluation-only (conditional on the channels) and is reported as such;
+- ``bootstrap``: the same EM fit plus ``--channel-draws`` draws of
+  :func:`bayescal.channels.bootstrap.bootstrap_channels` (its sampling spread); the
+  ``full`` interval carries them;
 - ``bayes``: the grouped Bayesian model (2 chains x ``--draws`` after ``--tune``),
   compiled once, pattern counts swapped per repetition (nutpie when installed);
   the ``full`` interval carries the channel posterior.
@@ -46,7 +49,7 @@ import numpy as np
 DEFAULT_SIZES = (2000, 8000)
 CONDITIONS = ("calibrated", "shifted", "nonlinear")
 MODES = ("split", "reuse")
-CHANNELS = ("point", "bayes")
+CHANNELS = ("point", "bootstrap", "bayes")
 N_GROUPS, N_BINS = 5, 10
 
 
@@ -57,6 +60,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--channels", choices=CHANNELS, default="point")
     parser.add_argument("--n-bootstrap", type=int, default=2000)
+    parser.add_argument(
+        "--channel-draws", type=int, default=1000, help="bootstrap draws (--channels bootstrap)"
+    )
     parser.add_argument("--draws", type=int, default=500, help="per chain (--channels bayes)")
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--prob", type=float, default=0.9)
@@ -225,12 +231,19 @@ def _summaries(data, mode):
 
 
 def _channels(kind, channel_summary, samplers, args, seed, annotators):
-    """(ChannelFit, divergences, compile seconds) for one repetition."""
+    """(channels, point channels or None, divergences, compile seconds) for one repetition."""
+    from bayescal.channels.bootstrap import bootstrap_channels
     from bayescal.channels.fit import fit_channels
     from bayescal.channels.result import ChannelFit
 
-    if kind == "point":
-        return fit_channels(channel_summary, "score_bin_em", random_state=seed), 0, 0.0
+    if kind != "bayes":
+        fit = fit_channels(channel_summary, "score_bin_em", random_state=seed)
+        if kind == "point":
+            return fit, None, 0, 0.0
+        draws = bootstrap_channels(
+            channel_summary, fit, n_draws=args.channel_draws, random_state=seed
+        )
+        return draws, fit, 0, 0.0
     from bayescal.bayes.models import make_spec
 
     spec = make_spec(channel_summary, "grouped")
@@ -249,7 +262,7 @@ def _channels(kind, channel_summary, samplers, args, seed, annotators):
         group_counts=spec.prevalence_group_counts(),
         method="bayes_grouped",
     )
-    return post, div, compile_seconds
+    return post, None, div, compile_seconds
 
 
 def _sampler_kind(requested):
@@ -281,7 +294,7 @@ def _run_cell(args, cond, n, mode, pop, samplers):
     from bayescal.metrics.uncertainty import nc_ece_interval
     from bayescal.simulate import simulate_toy
 
-    sources = ("full", "evaluation") if args.channels == "bayes" else ("evaluation",)
+    sources = ("evaluation",) if args.channels == "point" else ("full", "evaluation")
     hits = {s: [] for s in sources}
     widths = {s: [] for s in sources}
     alt_hits, alt_widths, alt_est, alt_rej = {}, {}, {}, {}
@@ -292,11 +305,18 @@ def _run_cell(args, cond, n, mode, pop, samplers):
         seed = _rep_seed(args.seed, cond, n, mode, r)
         data = simulate_toy(n, cond, random_state=seed)
         ch_s, ev_s = _summaries(data, mode)
-        fit, div, comp = _channels(args.channels, ch_s, samplers, args, seed, data.annotators)
+        fit, point, div, comp = _channels(
+            args.channels, ch_s, samplers, args, seed, data.annotators
+        )
         divergences += div
         compile_seconds += comp
         iv = nc_ece_interval(
-            ev_s, fit, prob=args.prob, n_bootstrap=args.n_bootstrap, random_state=seed
+            ev_s,
+            fit,
+            prob=args.prob,
+            n_bootstrap=args.n_bootstrap,
+            point_channels=point,
+            random_state=seed,
         )
         for s in sources:
             lo, hi = iv.interval(s)
@@ -413,6 +433,8 @@ def run(args) -> int:
         protocol.update(chains=2, draws=args.draws, tune=args.tune, sampler=args.sampler_kind)
     else:
         protocol["channel_estimator"] = "score_bin_em"
+    if args.channels == "bootstrap":
+        protocol["channel_draws"] = args.channel_draws
     out = {
         "protocol": protocol,
         "results": results,
