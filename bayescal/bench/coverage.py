@@ -58,7 +58,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
     parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
-    parser.add_argument("--channels", choices=CHANNELS, default="point")
+    parser.add_argument("--channels", choices=CHANNELS, default="bayes")
     parser.add_argument("--n-bootstrap", type=int, default=2000)
     parser.add_argument(
         "--channel-draws", type=int, default=1000, help="bootstrap draws (--channels bootstrap)"
