@@ -228,9 +228,30 @@ def test_result_keys_labels_and_point_channel_wording():
         assert key in out
     assert out["point"] == r.estimate and out["plugin"] == r.plugin == r.point
     assert out["plugin"] == pytest.approx(bc.nc_ece(d, KNOWN).value, abs=1e-12)
-    assert not out["channel_uncertainty"] and "evaluation-sample" in out["interval_method"]
-    assert "evaluation-only" in repr(r)
-    assert out["warnings"] == []
+    assert not out["channel_uncertainty"] and "point channels" in out["interval_method"]
+    assert out["sample_use"] == "split" and out["source"] == "full"
+    assert "NCECEPosterior" in repr(r) and out["warnings"] == []
+
+
+def test_reuse_reports_the_item_bootstrap_with_channels_held_fixed():
+    d = simulate_toy(2000, "shifted", random_state=13)
+    rng = np.random.default_rng(1)
+    post = ChannelFit.from_draws(
+        A + rng.normal(0, 0.01, (500, 3)), np.minimum(B + rng.normal(0, 0.01, (500, 3)), 0.99),
+        np.full((500, 1), 0.5), annotators=d.annotators, groups=["all"], group_counts=[2000],
+        method="posterior",
+    )  # fmt: skip
+    split = nc_ece_interval(d, post, random_state=2)
+    reuse = nc_ece_interval(d, post, sample_use="reuse", random_state=2)
+    assert reuse.source == "evaluation" and split.source == "full"
+    assert reuse.interval() == reuse.interval("evaluation") == split.interval("evaluation")
+    assert reuse.p_value == calibration_p_value(
+        reuse.plugin_moments.values, reuse.moments["evaluation"].values
+    )
+    assert "fitted on these items" in reuse.interval_method
+    assert reuse.to_dict()["lo"] == reuse.interval()[0]
+    with pytest.raises(ConfigError, match="sample_use"):
+        nc_ece_interval(d, post, sample_use="crossfit")
 
 
 def test_channel_posterior_flows_into_interval_and_test():
