@@ -21,9 +21,11 @@ def test_coverage_layout_with_em_channels(tmp_path, channels):
         "--channel-draws", "50",
     )  # fmt: skip
     sources = {x["interval"] for x in r["results"]}
-    assert sources == ({"evaluation_only"} if channels == "point" else {"full", "evaluation_only"})
+    expected = {"evaluation_only", "reported"} | ({"full"} if channels == "bootstrap" else set())
+    assert sources == expected
     row = r["results"][0]
     assert {"coverage", "coverage_se", "mean_width", "test_rejection_rate"} <= set(row)
+    assert {"miss_above", "miss_below"} <= set(row)
     assert row["population_binned_ece"] == 0.0 and row["condition"] == "calibrated"
     cell = r["cells"][1]
     assert {"estimate_bias", "plugin_bias", "test_rejection_rate", "sparse_bin_warnings"} <= set(
