@@ -162,8 +162,9 @@ def check_bin_occupancy(bin_count, *, what: str = "bins", stacklevel: int = 2) -
     message = (
         f"too many {what} for the data: {counts.size} {what} over {n} items, {empty} empty and "
         f"{int(sparse.sum())} with fewer than {MIN_BIN_ITEMS} items (holding {share:.0%} of the "
-        f"items). A binned error over sparse {what} is inflated by noise; use about "
-        f"{suggest_bins(counts)} {what} (or equal-mass {what})."
+        f"items). A binned error over sparse {what} is inflated by noise; use at most about "
+        f"{suggest_bins(counts)} {what} (each then holds {MIN_BIN_ITEMS} items or more; 10 to "
+        f"20 suit most audits), or equal-mass {what}."
     )
     warnings.warn(message, IdentificationWarning, stacklevel=stacklevel + 1)
     return message

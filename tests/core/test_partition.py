@@ -64,7 +64,7 @@ def test_occupancy_warning_triggers_on_sparse_or_empty_bins_only():
         # a few sparse end bins (1% of the items) are normal
         assert check_bin_occupancy([8, 60, 90, 120, 90, 60, 40, 20, 12, 0]) is None
     # 100 bins of 3 items: merged 4 by 4 into runs of at least MIN_BIN_ITEMS = 10
-    with pytest.warns(IdentificationWarning, match="use about 25 bins"):
+    with pytest.warns(IdentificationWarning, match="use at most about 25 bins"):
         msg = check_bin_occupancy([3] * 100)
     assert "100 bins over 300 items" in msg
     with pytest.warns(IdentificationWarning, match="6 empty"):

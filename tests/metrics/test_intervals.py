@@ -341,7 +341,7 @@ def test_memory_does_not_grow_with_draws_times_patterns():
 
 def test_too_many_bins_warn_with_a_suggestion_and_absurd_bins_are_refused():
     d = simulate_toy(3000, "shifted", random_state=12)
-    with pytest.warns(IdentificationWarning, match="use about"):
+    with pytest.warns(IdentificationWarning, match="use at most about"):
         r = bc.nc_ece(d, KNOWN, bins=500)
     assert "too many bins" in r.info["warnings"][0]
     with pytest.warns(IdentificationWarning, match="too many bins"):
