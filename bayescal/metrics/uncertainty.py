@@ -591,7 +591,7 @@ def _posterior(summary, table, reps, prob, sample_use, channels, weights) -> NCE
     bin_count = table.bin_sums(table.count[None])[0]
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_score = np.where(bin_count > 0, table.bin_score_sum / bin_count, np.nan)
-    message = check_bin_occupancy(bin_count, stacklevel=3)
+    message = check_bin_occupancy(bin_count, stacklevel=4)
     return NCECEPosterior(
         ece=xr.Dataset(
             {s: ((DRAW,), np.abs(reps[s]).sum(axis=1)) for s in SOURCES}, coords={DRAW: draws}

@@ -144,6 +144,8 @@ def check_bin_occupancy(bin_count, *, what: str = "bins", stacklevel: int = 2) -
     ----------
     bin_count : array-like of int, shape (M,)
         Items per bin.
+    stacklevel : int, default 2
+        Passed to :func:`warnings.warn` (2: the caller of this function).
 
     Examples
     --------
@@ -166,7 +168,7 @@ def check_bin_occupancy(bin_count, *, what: str = "bins", stacklevel: int = 2) -
         f"{suggest_bins(counts)} {what} (each then holds {MIN_BIN_ITEMS} items or more; 10 to "
         f"20 suit most audits), or equal-mass {what}."
     )
-    warnings.warn(message, IdentificationWarning, stacklevel=stacklevel + 1)
+    warnings.warn(message, IdentificationWarning, stacklevel=stacklevel)
     return message
 
 

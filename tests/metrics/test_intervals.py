@@ -341,12 +341,13 @@ def test_memory_does_not_grow_with_draws_times_patterns():
 
 def test_too_many_bins_warn_with_a_suggestion_and_absurd_bins_are_refused():
     d = simulate_toy(3000, "shifted", random_state=12)
-    with pytest.warns(IdentificationWarning, match="use at most about"):
+    with pytest.warns(IdentificationWarning, match="use at most about") as caught:
         r = bc.nc_ece(d, KNOWN, bins=500)
     assert "too many bins" in r.info["warnings"][0]
-    with pytest.warns(IdentificationWarning, match="too many bins"):
+    assert caught[0].filename == __file__  # the warning points at the caller's line
+    with pytest.warns(IdentificationWarning, match="too many bins") as caught:
         iv = nc_ece_interval(d, KNOWN, bins=500, n_bootstrap=200)
-    assert iv.to_dict()["warnings"]
+    assert iv.to_dict()["warnings"] and caught[0].filename == __file__
     with warnings.catch_warnings():
         warnings.simplefilter("error", IdentificationWarning)
         assert bc.nc_ece(d, KNOWN).info["warnings"] == []
