@@ -124,6 +124,9 @@ INTERVAL_METHOD = (
 #: How the channels relate to the evaluation items (see the module docstring).
 SAMPLE_USES = ("split", "reuse")
 
+#: The source reported for each sample use.
+_REPORTED_SOURCE = {"split": "full", "reuse": "evaluation"}
+
 _SOURCE_NOTES = {
     ("split", True): "channel draws paired with a Bayesian bootstrap of the evaluation items",
     ("split", False): "point channels: evaluation-sample uncertainty only, conditional on the "
@@ -268,8 +271,9 @@ def bootstrap_bin_moments(
     -------
     dict
         ``point`` (M,): sample moments at the point channels; ``full``,
-        ``evaluation``, ``channel`` (R, M): replicate moments; ``rate`` (R, M):
-        corrected positive rate per bin (full source; NaN for empty bins).
+        ``evaluation``, ``channel`` (R, M): replicate moments; ``rate_full``,
+        ``rate_evaluation`` (R, M): corrected positive rate per bin under those
+        sources (NaN for empty bins).
         Work is done in chunks of replicates, so memory is O(chunk x cells).
     """
     a, b, w = draws
@@ -282,23 +286,27 @@ def bootstrap_bin_moments(
         "point": (table.bin_sums((u_point * table.count)[None])[0] - table.bin_score_sum) / table.n,
         "channel": corrected_cell_moments(table, k, a, b, w)[np.arange(n_rep) % s],
     }
-    for key in ("full", "evaluation", "rate"):
+    for key in ("full", "evaluation", "rate_full", "rate_evaluation"):
         out[key] = np.empty((n_rep, n_bins))
     empty = table.bin_sums(table.count[None])[0] == 0
     for rows in row_chunks(n_rep, max(table.n_cells, states.shape[0])):
         g = rng.standard_gamma(table.count, size=(rows.stop - rows.start, table.n_cells))
         g /= g.sum(axis=1, keepdims=True)
+        weight = table.bin_sums(g)
         out["evaluation"][rows] = table.bin_sums(g * (u_point - zbar))
-        if s == 1:
-            u = u_point[None, :]
-            out["full"][rows] = out["evaluation"][rows]
-        else:
-            d = np.arange(rows.start, rows.stop) % s
-            u = corrected_pattern_targets(states, a[d], b[d], w[d])[:, table.pattern]
-            out["full"][rows] = table.bin_sums(g * (u - zbar))
         with np.errstate(invalid="ignore", divide="ignore"):
-            out["rate"][rows] = table.bin_sums(g * u) / table.bin_sums(g)
-    out["rate"][:, empty] = np.nan
+            out["rate_evaluation"][rows] = table.bin_sums(g * u_point) / weight
+        if s == 1:
+            out["full"][rows] = out["evaluation"][rows]
+            out["rate_full"][rows] = out["rate_evaluation"][rows]
+            continue
+        d = np.arange(rows.start, rows.stop) % s
+        u = corrected_pattern_targets(states, a[d], b[d], w[d])[:, table.pattern]
+        out["full"][rows] = table.bin_sums(g * (u - zbar))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["rate_full"][rows] = table.bin_sums(g * u) / weight
+    out["rate_full"][:, empty] = np.nan
+    out["rate_evaluation"][:, empty] = np.nan
     return out
 
 
@@ -321,7 +329,7 @@ class NCECEPosterior:
         The raw plug-in NC-ECE ``sum_m |D_m|`` at the point channels (biased upward).
     curve : xarray.Dataset
         Per bin: ``count``, ``mean_score`` and ``corrected_rate[draw, bin]`` (the
-        corrected positive rate, full uncertainty), for a reliability diagram
+        corrected positive rate under the reported source), for a reliability diagram
         with credible bands. Empty bins are NaN (nothing to draw).
     bin_edges : ndarray
     prob : float
@@ -347,7 +355,7 @@ class NCECEPosterior:
     @property
     def source(self) -> str:
         """The reported source: ``"full"`` for split samples, ``"evaluation"`` for reuse."""
-        return "full" if self.sample_use == "split" else "evaluation"
+        return _REPORTED_SOURCE[self.sample_use]
 
     def _replicates(self, source: str | None) -> np.ndarray:
         source = self.source if source is None else source
@@ -587,6 +595,7 @@ def nc_ece_interval(
 def _posterior(summary, table, reps, prob, sample_use, channels, weights) -> NCECEPosterior:
     """Wrap the kernel's arrays into the labelled result."""
     draws = np.arange(reps["full"].shape[0])
+    source = _REPORTED_SOURCE[sample_use]
     bins_coord = summary.dataset[BIN].values
     bin_count = table.bin_sums(table.count[None])[0]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -606,7 +615,7 @@ def _posterior(summary, table, reps, prob, sample_use, channels, weights) -> NCE
         plugin=float(np.abs(reps["point"]).sum()),
         curve=xr.Dataset(
             {
-                "corrected_rate": ((DRAW, BIN), reps["rate"]),
+                "corrected_rate": ((DRAW, BIN), reps[f"rate_{source}"]),
                 "mean_score": ((BIN,), mean_score),
                 "count": ((BIN,), bin_count),
             },

@@ -173,7 +173,7 @@ def test_calibrated_interval_reaches_zero_and_miscalibrated_does_not():
 
 
 def test_interval_covers_zero_on_calibrated_samples_at_the_nominal_rate():
-    """Coverage of ECE = 0 equals 1 - the test's rejection rate; 200 samples of 1000."""
+    """Coverage of ECE = 0 equals 1 - the test's rejection rate; 120 samples of 1000."""
     covered = []
     for i, s in enumerate(block_summaries("calibrated", 1000, 120, 31)):
         lo, _ = nc_ece_interval(s, KNOWN, n_bootstrap=400, random_state=i).interval()
@@ -249,6 +249,10 @@ def test_reuse_reports_the_item_bootstrap_with_channels_held_fixed():
         reuse.plugin_moments.values, reuse.moments["evaluation"].values
     )
     assert "fitted on these items" in reuse.interval_method
+    # the reliability band follows the reported source: no channel draws in reuse
+    spread = {k: float(r.curve["corrected_rate"].std("draw").mean()) for k, r in (
+        ("split", split), ("reuse", reuse))}  # fmt: skip
+    assert spread["reuse"] < spread["split"]
     assert reuse.to_dict()["lo"] == reuse.interval()[0]
     with pytest.raises(ConfigError, match="sample_use"):
         nc_ece_interval(d, post, sample_use="crossfit")
