@@ -5,6 +5,14 @@ from pathlib import Path
 import pytest
 
 NOTEBOOK_DIR = Path(__file__).parents[1] / "notebooks"
+TEST_DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def test_data() -> Path:
+    """tests/data: small real-data subsets with provenance and licences (its README.md)."""
+    assert (TEST_DATA / "README.md").is_file(), f"test data folder missing: {TEST_DATA}"
+    return TEST_DATA
 
 
 @pytest.fixture
