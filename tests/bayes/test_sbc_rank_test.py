@@ -66,7 +66,7 @@ def test_false_alarm_rate_is_nominal():
 )
 def test_more_power_than_the_binned_chisquare_it_replaced(shift, scale):
     """The earlier SBC: N = 40 replications, 300 draws thinned to ranks 0..100, chi-square on
-    5 cells. Now: N = 40, 100 draws thinned to ranks 0..20, smooth test. Rejection rates at the
+    5 cells. Now: N = 40, 80 draws thinned to ranks 0..20, smooth test. Rejection rates at the
     per-parameter level over 20,000 simulated SBCs each (Monte-Carlo sd of a difference at
     most 0.005); the smallest margin, for a too-wide posterior, is about 0.01."""
     rng = np.random.default_rng(1)
