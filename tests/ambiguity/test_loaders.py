@@ -49,7 +49,7 @@ def test_chaosnli_missing_predictions_are_reported(chaosnli_paths):
 
 
 def test_bad_files_raise(tmp_path):
-    with pytest.raises(DataError, match="not found"):
+    with pytest.raises(DataError, match="does not exist"):
         load_cifar10h(tmp_path / "nope.csv")
     short = tmp_path / "short.csv"
     short.write_text("1,2,3\n")
