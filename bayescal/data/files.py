@@ -13,7 +13,8 @@ once, at the edge"):
   named as such instead of being parsed as text;
 - no line may exceed :data:`MAX_LINE_BYTES` and no CSV field
   :data:`MAX_FIELD_CHARS`, so a header is never read without a size limit;
-- CSV rows must have as many fields as the header; a blank line is skipped.
+- CSV rows must have as many fields as the header; an empty line is skipped (a
+  line of spaces is a row with one field).
 
 Cell values stay strings here, exactly as written (item id ``"05"`` is not
 ``"5"``); turning them into numbers is :func:`bayescal.data.validation.parse_numbers`.
@@ -314,8 +315,8 @@ def read_csv(path, *, what: str = "CSV file", header: bool = True, delimiter=Non
         try:
             for row in reader:
                 start, end = end + 1, reader.line_num
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    continue  # a blank line is not a row
+                if not row:
+                    continue  # an empty line is not a row (a line of spaces is one field)
                 if names is None:
                     if header:
                         names, header_line = row, start

@@ -126,7 +126,8 @@ def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> n
     where : callable
         ``where(i)`` names row ``i`` ("'run.csv', line 7").
     blank : {"error", "missing"}, default "error"
-        A blank (or whitespace-only) cell is an error, or a missing value (NaN).
+        An empty cell is an error, or a missing value (NaN). Spaces around a number
+        are allowed; a cell of spaces only is refused (as the out-of-core reader does).
 
     Returns
     -------
@@ -145,8 +146,9 @@ def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> n
     """
     import pandas as pd
 
-    text = pd.Series(np.asarray(values, dtype=object), dtype=object).str.strip()
-    empty = (text == "").to_numpy()
+    raw = pd.Series(np.asarray(values, dtype=object), dtype=object)
+    empty = (raw == "").to_numpy()  # only an empty cell is blank; "  " is refused
+    text = raw.str.strip()
     number = text.str.fullmatch(_NUMBER).to_numpy(dtype=bool, na_value=False)
     bad = ~number & ~empty
     if bad.any():

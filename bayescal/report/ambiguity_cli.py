@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from bayescal.report.inputs import load_ambiguity_data
+
 
 def add_arguments(parser) -> None:
     from bayescal.ambiguity import METHODS
@@ -26,6 +28,13 @@ def add_arguments(parser) -> None:
         metavar="FILE",
         help="NumPy .npz with arrays logits (n, K) and counts (n, K); "
         "optional classes, item_ids, reference",
+    )
+    parser.add_argument(
+        "--missing-predictions",
+        choices=("error", "drop"),
+        default="error",
+        help="ChaosNLI items without a prediction: refuse (default) or drop them and say how "
+        "many (recorded in summary.json)",
     )
     parser.add_argument("--out", required=True, help="output directory (report.html, summary.json)")
     parser.add_argument("--name", default=None, help="dataset name shown in the report")
@@ -69,22 +78,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
-def _load(args):
-    from bayescal.ambiguity import load_chaosnli, load_cifar10h
-    from bayescal.ambiguity.loaders import load_npz
-    from bayescal.errors import ConfigError
-
-    if args.cifar10h:
-        return load_cifar10h(args.cifar10h)
-    if args.chaosnli:
-        if len(args.chaosnli) < 2:
-            raise ConfigError(
-                "--chaosnli needs the ChaosNLI JSONL followed by at least one prediction file."
-            )
-        return load_chaosnli(args.chaosnli[0], args.chaosnli[1:])
-    return load_npz(args.npz)
-
-
 def _command(args) -> str:
     """The equivalent command line, rebuilt from the parsed arguments with every default
     spelled out.
@@ -100,6 +93,7 @@ def _command(args) -> str:
     else:
         parts += ["--npz", args.npz]
     for flag in (
+        "missing_predictions",
         "name",
         "annotations",
         "objective",
@@ -136,7 +130,7 @@ def run(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} exists and is not a directory.")
-    data = _load(args)
+    data = load_ambiguity_data(args)
     if args.name:
         data = dataclasses.replace(data, name=args.name)
     if args.max_items is not None:
