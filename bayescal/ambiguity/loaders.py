@@ -436,8 +436,8 @@ def load_npz(path, *, name: str | None = None) -> AmbiguityData:
 
     p = check_file(path, "npz file")
     with p.open("rb") as fh:
-        head = fh.read(4)
-    if head not in (b"PK\x03\x04", b"PK\x05\x06"):
+        head = fh.read(8)
+    if head[:4] not in (b"PK\x03\x04", b"PK\x05\x06"):
         found = binary_kind(head)
         raise DataError(
             f"npz file {str(p)!r} is {found[0] if found else 'not an .npz archive'}; save the "

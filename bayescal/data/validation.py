@@ -257,9 +257,9 @@ def check_scores(score, name: str = "score", ids=None, where: Where | None = Non
     ...
     bayescal.errors.DataError: score: 1.0000001 at item 'b' is outside [0, 1]. ...
     """
-    if np.asarray(score).dtype == bool:
-        raise DataError(f"{name} holds booleans; a score is a probability in [0, 1].")
     z = as_numeric(score, name)
+    if np.asarray(score).dtype == bool:  # safe now: as_numeric refused ragged input
+        raise DataError(f"{name} holds booleans; a score is a probability in [0, 1].")
     if z.ndim != 1:
         raise DataError(f"{name} must be 1-D of shape (n_items,); got shape {z.shape}.")
     if z.size == 0:
