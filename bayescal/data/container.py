@@ -655,7 +655,7 @@ def load_csv(
     >>> load_csv(p, annotators=["r1", "r2", "r3"]).n_items
     2
     """
-    table = read_csv(path, what="CSV file")
+    table = read_csv(path, what="CSV file", text_columns=[] if item is None else [item])
     names = _annotator_columns(
         table.header,
         score=score,
@@ -764,7 +764,7 @@ def load_long(
         available = list(pf.schema_arrow.names)
         source = f"Parquet file {str(path)!r}"
     else:
-        table = read_csv(path, what="CSV file")
+        table = read_csv(path, what="CSV file", text_columns=[item, annotator])
         available = table.header
         source = f"CSV file {str(table.path)!r}"
     for col in columns:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import io
 import json
 import os
 import stat
@@ -43,6 +44,9 @@ __all__ = [
     "check_file",
     "binary_kind",
     "text_lines",
+    "read_bounded",
+    "check_text",
+    "csv_row_lines",
     "read_csv",
     "read_jsonl",
     "parse_csv_header",
@@ -269,8 +273,164 @@ def check_header(names: list, path, what: str) -> None:
         seen.add(name)
 
 
-def read_csv(path, *, what: str = "CSV file", header: bool = True, delimiter=None) -> TextTable:
-    """Read a delimited text file into columns of strings, checking its structure.
+def read_bounded(fh, path, what: str, chunk: int = 8 << 20) -> bytes:
+    """All bytes of an open regular file, refusing a line longer than :data:`MAX_LINE_BYTES`
+    as soon as it is seen (a file without line ends is not read to its end)."""
+    parts, run, lines = [], 0, 0  # run: bytes since the last line end
+    while True:
+        block = fh.read(chunk)
+        if not block:
+            return b"".join(parts)
+        ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+        # lengths of the lines this block touches: the one continued from the last block,
+        # the complete ones inside it, the one it leaves open
+        edges = np.concatenate([[-1], ends, [len(block)]])
+        length = np.diff(edges) - 1
+        length[0] += run
+        too_long = np.flatnonzero(length > MAX_LINE_BYTES)
+        if too_long.size:
+            raise DataError(
+                f"{what} {_name(path)}, line {lines + int(too_long[0]) + 1} is longer than "
+                f"{MAX_LINE_BYTES:,} bytes (reading stopped there). This is not "
+                "line-structured text, or a line end is missing; check the file."
+            )
+        run = int(length[-1])
+        lines += int(ends.size)
+        parts.append(block)
+
+
+def check_text(data: bytes, path, what: str, line_of=None) -> None:
+    """Refuse a NUL byte or bytes that are not UTF-8, naming the line (``line_of`` maps a
+    line of ``data``, counted from 1, to the line of the file)."""
+    line_of = line_of or (lambda k: k)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = line_of(data.count(b"\n", 0, nul) + 1)
+        byte = nul - data.rfind(b"\n", 0, nul)
+        raise DataError(
+            f"{what} {_name(path)}, line {line}, byte {byte} is a NUL byte: this is binary "
+            "data, not text. Pass the UTF-8 text file."
+        )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        line = line_of(data.count(b"\n", 0, exc.start) + 1)
+        raise DataError(
+            f"{what} {_name(path)}, line {line}, byte {exc.start - start + 1} "
+            f"(0x{data[exc.start]:02x}) is not UTF-8 text. Re-save the file as UTF-8, for "
+            "example with `iconv -f latin1 -t utf-8`."
+        ) from None
+
+
+def csv_row_lines(
+    data: bytes, path, what: str = "CSV file", *, delimiter: str = ",", line_of=None, header=True
+) -> np.ndarray:
+    """Check the structure of CSV text whose first line is the header; return the line
+    (of ``data``, counted from 1) on which each data row starts.
+
+    Every non-empty line must have as many fields as the header and be at most
+    :data:`MAX_LINE_BYTES` long; an empty line is not a row. Text without quote
+    characters is checked with vectorised byte counts (fast: a field cannot contain the
+    delimiter or a line end there); text with quotes goes through the csv module, which
+    knows where a quoted field ends. ``line_of`` maps a line of ``data`` to the line of
+    the file in messages (the out-of-core reader checks one block at a time); with
+    ``header=False`` the first line of ``data`` is a made-up header and messages compare
+    with the file's first row.
+
+    Examples
+    --------
+    >>> csv_row_lines(b"a,b\\n1,2\\n\\n3,4\\n", "t.csv").tolist()
+    [2, 4]
+    """
+    line_of = line_of or (lambda k: k)
+    check_text(data, path, what, line_of)
+    if b'"' in data:
+        return _quoted_row_lines(data, path, what, delimiter, line_of, header)
+    b = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(b == 10)
+    if data and not data.endswith(b"\n"):
+        ends = np.append(ends, len(data))
+    starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
+    length = ends - starts
+    cr = np.zeros(ends.size, dtype=bool)
+    cr[length > 0] = b[ends[length > 0] - 1] == 13
+    length = length - cr
+    long = np.flatnonzero(length > MAX_LINE_BYTES)
+    if long.size:
+        raise DataError(
+            f"{what} {_name(path)}, line {line_of(int(long[0]) + 1)} is longer than "
+            f"{MAX_LINE_BYTES:,} bytes; this is not line-structured text."
+        )
+    bare = np.flatnonzero(b[:-1] == 13)
+    bare = bare[b[bare + 1] != 10]
+    if bare.size:
+        line = line_of(data.count(b"\n", 0, int(bare[0])) + 1)
+        raise DataError(
+            f"{what} {_name(path)}, line {line} has a carriage return inside it (line ends of "
+            "old Mac files?); use LF or CRLF line ends."
+        )
+    if ends.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    seps = np.flatnonzero(b == ord(delimiter))
+    fields = np.searchsorted(seps, ends) - np.searchsorted(seps, starts) + 1
+    empty = length == 0
+    n_cols = int(fields[0])
+    bad = np.flatnonzero(~empty[1:] & (fields[1:] != n_cols))
+    if bad.size:
+        k = int(bad[0]) + 1
+        _wrong_fields(data, path, what, line_of, k + 1, int(fields[k]), delimiter, header)
+    return np.flatnonzero(~empty[1:]) + 2
+
+
+def _wrong_fields(data, path, what, line_of, local, n, delimiter, header):
+    """Raise the error for line ``local`` of ``data`` having ``n`` fields."""
+    first = data.split(b"\n", 1)[0].rstrip(b"\r") + b"\n"
+    names = parse_csv_header(first, path, what, delimiter, line=line_of(1), check=False)
+    against = (
+        f"the header (line {line_of(1)}) has {len(names)}: {_short(names)}"
+        if header
+        else f"the first row (line {line_of(2)}) has {len(names)}"
+    )
+    raise DataError(
+        f"{what} {_name(path)}, line {line_of(local)} has {n} fields but {against}. Quote "
+        f"fields that contain {delimiter!r}, or fix the row."
+    )
+
+
+def _quoted_row_lines(data, path, what, delimiter, line_of, header) -> np.ndarray:
+    reader = csv.reader(text_lines(io.BytesIO(data), path, what), delimiter=delimiter, strict=True)
+    rows, end, n_cols = [], 0, None
+    try:
+        for row in reader:
+            start, end = end + 1, reader.line_num
+            if not row:
+                continue
+            if n_cols is None:
+                n_cols = len(row)
+            elif len(row) != n_cols:
+                _wrong_fields(data, path, what, line_of, start, len(row), delimiter, header)
+            else:
+                rows.append(start)
+    except csv.Error as exc:
+        line = line_of(reader.line_num)
+        if "field limit" in str(exc):
+            raise DataError(
+                f"{what} {_name(path)}, line {line} has a field longer than "
+                f'{MAX_FIELD_CHARS:,} characters; an unclosed quote (") often causes this. '
+                "Fix the quoting."
+            ) from None
+        raise DataError(
+            f"{what} {_name(path)}, line {line}: not valid CSV ({exc}). Check the quoting of "
+            "that line."
+        ) from None
+    return np.asarray(rows, dtype=np.int64)
+
+
+def read_csv(
+    path, *, what: str = "CSV file", header: bool = True, delimiter=None, text_columns=()
+) -> TextTable:
+    """Read a delimited text file into columns, checking its structure first.
 
     Parameters
     ----------
@@ -278,98 +438,108 @@ def read_csv(path, *, what: str = "CSV file", header: bool = True, delimiter=Non
     what : str, default "CSV file"
         How the file is named in messages.
     header : bool, default True
-        First non-blank line holds the column names; otherwise columns are named
-        ``"0"``, ``"1"``, ... and every row must have as many fields as the first.
+        First line holds the column names; otherwise columns are named ``"0"``,
+        ``"1"``, ... and every row must have as many fields as the first.
     delimiter : str, optional
         Default ``"\\t"`` for ``*.tsv`` and ``","`` otherwise.
+    text_columns : sequence of str, default ()
+        Columns kept as strings exactly as written (ids): ``"05"`` stays ``"05"``.
 
     Returns
     -------
     TextTable
+        Columns are numpy arrays: numeric where every cell is a number or empty (NaN),
+        strings (object) otherwise and for ``text_columns`` (empty cell = NaN); turn them
+        into numbers with :func:`bayescal.data.validation.parse_numbers`.
 
     Raises
     ------
     DataError
-        For everything :func:`check_file` and :func:`text_lines` refuse, an empty file,
-        a blank or repeated column name, a row with a different number of fields than the
-        header, broken quoting, a field longer than :data:`MAX_FIELD_CHARS`, no data rows.
+        For everything :func:`check_file` and :func:`csv_row_lines` refuse, an empty
+        file, a blank or repeated column name, no data rows.
 
     Examples
     --------
     >>> import os, tempfile
     >>> p = os.path.join(tempfile.mkdtemp(), "t.csv")
     >>> _ = open(p, "w").write("item,score\\n05,0.5\\n\\n5,0.25\\n")
-    >>> t = read_csv(p)
-    >>> t.columns["item"].tolist(), t.lines.tolist()
-    (['05', '5'], [2, 4])
+    >>> t = read_csv(p, text_columns=["item"])
+    >>> t.columns["item"].tolist(), t.columns["score"].tolist(), t.lines.tolist()
+    (['05', '5'], [0.5, 0.25], [2, 4])
     """
+    import pandas as pd
+
     p = check_file(path, what)
     if delimiter is None:
         delimiter = "\t" if p.suffix.lower() == ".tsv" else ","
-    names, rows, lines = None, [], []
     with p.open("rb") as fh:
-        _refuse_binary(fh.read(16), p, what)
-        fh.seek(0)
-        reader = csv.reader(text_lines(fh, p, what), delimiter=delimiter, strict=True)
-        end = 0
-        try:
-            for row in reader:
-                start, end = end + 1, reader.line_num
-                if not row:
-                    continue  # an empty line is not a row (a line of spaces is one field)
-                if names is None:
-                    if header:
-                        names, header_line = row, start
-                        check_header(names, p, what)
-                        continue
-                    names, header_line = [str(j) for j in range(len(row))], None
-                if len(row) != len(names):
-                    against = (
-                        f"the header (line {header_line}) has {len(names)}: {_short(names)}"
-                        if header_line is not None
-                        else f"the first row has {len(names)}"
-                    )
-                    raise DataError(
-                        f"{what} {_name(p)}, line {start} has {len(row)} fields but {against}. "
-                        f"Quote fields that contain {delimiter!r}, or fix the row."
-                    )
-                rows.append(row)
-                lines.append(start)
-        except csv.Error as exc:
-            if "field limit" in str(exc):
-                raise DataError(
-                    f"{what} {_name(p)}, line {reader.line_num} has a field longer than "
-                    f'{MAX_FIELD_CHARS:,} characters; an unclosed quote (") often causes this. '
-                    "Fix the quoting."
-                ) from None
-            raise DataError(
-                f"{what} {_name(p)}, line {reader.line_num}: not valid CSV ({exc}). Check the "
-                "quoting of that line."
-            ) from None
-    if names is None:
+        data = read_bounded(fh, p, what)
+    _refuse_binary(data[:16], p, what)
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    # The first non-empty line is the header; empty lines before it are not rows.
+    skipped = len(data) - len(data.lstrip(b"\r\n"))
+    lead = data[:skipped].count(b"\n")
+    data = data[skipped:]
+    if not data.strip():
         raise DataError(
             f"{what} {_name(p)} is empty: it needs "
             + ("a header row and data rows." if header else "data rows.")
         )
-    if not rows:
+    first_line = data.split(b"\n", 1)[0]
+    names = parse_csv_header(first_line + b"\n", p, what, delimiter, line=lead + 1, check=header)
+    if not header:
+        names = [str(j) for j in range(len(names))]
+        data = delimiter.join(names).encode() + b"\n" + data
+        lead -= 1
+    lines = csv_row_lines(
+        data, p, what, delimiter=delimiter, line_of=lambda k: k + lead, header=header
+    )
+    if lines.size == 0:
         raise DataError(f"{what} {_name(p)} has a header but no data rows.")
-    columns = {
-        name: np.array(col, dtype=object) for name, col in zip(names, zip(*rows, strict=True))
-    }
-    return TextTable(p, list(names), columns, np.asarray(lines, dtype=np.int64))
+    text = [c for c in text_columns if c in names]
+    frame = pd.read_csv(
+        io.BytesIO(data),
+        sep=delimiter,
+        dtype={c: object for c in text},
+        keep_default_na=False,
+        na_values=[""],
+        skip_blank_lines=True,
+        encoding="utf-8",
+        engine="c",
+    )
+    if len(frame) != lines.size or list(frame.columns) != names:
+        raise DataError(  # pragma: no cover - a disagreement of the two parsers is a bug
+            f"{what} {_name(p)}: the CSV parser found {len(frame)} rows but the structure "
+            f"check {lines.size}; please report this file."
+        )
+    columns = {c: frame[c].to_numpy() for c in names}
+    return TextTable(p, list(names), columns, lines + lead)
 
 
-def parse_csv_header(raw: bytes, path, what: str = "CSV file", delimiter: str = ",") -> list:
-    """Column names from the first line of a CSV file (bytes, at most one line)."""
+def parse_csv_header(
+    raw: bytes, path, what: str = "CSV file", delimiter: str = ",", line: int = 1, check=True
+) -> list:
+    """Column names from the first line of a CSV file (bytes, at most one line); with
+    ``check=False`` the fields of a first data row (their number is what matters)."""
     _refuse_binary(raw[:16], path, what)
-    lines = list(text_lines(_OneLine(raw), path, what))
+    lines = list(text_lines(_OneLine(raw), path, what, first_line=line))
     if not lines or not lines[0].strip():
         raise DataError(f"{what} {_name(path)} is empty: it needs a header row.")
     try:
         names = next(csv.reader(lines, delimiter=delimiter, strict=True))
     except csv.Error as exc:
-        raise DataError(f"{what} {_name(path)}, line 1: not a valid CSV header ({exc}).") from None
-    check_header(names, path, what)
+        if "field limit" in str(exc):
+            raise DataError(
+                f"{what} {_name(path)}, line {line} has a field longer than "
+                f'{MAX_FIELD_CHARS:,} characters; an unclosed quote (") often causes this. '
+                "Fix the quoting."
+            ) from None
+        raise DataError(
+            f"{what} {_name(path)}, line {line}: not a valid CSV header ({exc})."
+        ) from None
+    if check:
+        check_header(names, path, what)
     return names
 
 

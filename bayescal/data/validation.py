@@ -116,18 +116,21 @@ def _examples(mask: np.ndarray, values, where: Where) -> str:
 
 # ------------------------------------------------------------------ text to numbers
 def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> np.ndarray:
-    """Turn strings as written in a text file into float64, refusing anything else.
+    """Cells of a text file as float64, refusing anything that is not a decimal number.
 
     Parameters
     ----------
-    values : array-like of str, shape (n,)
+    values : array-like of shape (n,)
+        Cells as read by :func:`bayescal.data.files.read_csv`: strings as written, with
+        NaN (or ``""``) for an empty cell; or a numeric column the CSV parser already
+        converted (NaN = empty cell).
     what : str
         How the column is named in messages (``"score column 'p'"``).
     where : callable
         ``where(i)`` names row ``i`` ("'run.csv', line 7").
     blank : {"error", "missing"}, default "error"
-        An empty cell is an error, or a missing value (NaN). Spaces around a number
-        are allowed; a cell of spaces only is refused (as the out-of-core reader does).
+        An empty cell is an error, or a missing value (NaN). Spaces around a number are
+        allowed; a cell of spaces only is refused (as the out-of-core reader does).
 
     Returns
     -------
@@ -136,8 +139,8 @@ def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> n
     Raises
     ------
     DataError
-        A cell that is not a decimal number (``"abc"``, ``"nan"``, ``"inf"``), a number
-        too large for float64 (``1e400``), or a blank cell when ``blank="error"``.
+        A cell that is not a decimal number (``"abc"``, ``"nan"``, ``"inf"``, ``"True"``), a
+        number too large for float64 (``1e400``), or an empty cell when ``blank="error"``.
 
     Examples
     --------
@@ -146,30 +149,40 @@ def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> n
     """
     import pandas as pd
 
-    raw = pd.Series(np.asarray(values, dtype=object), dtype=object)
-    empty = (raw == "").to_numpy()  # only an empty cell is blank; "  " is refused
-    text = raw.str.strip()
-    number = text.str.fullmatch(_NUMBER).to_numpy(dtype=bool, na_value=False)
-    bad = ~number & ~empty
+    arr = np.asarray(values)
+    if arr.dtype.kind == "b":
+        raise DataError(
+            f"{what}: {show_value(bool(arr[0]))} at {where(0)} is not a number; use 0 and 1."
+        )
+    if arr.dtype.kind in "iuf":
+        out = arr.astype(np.float64)
+        empty = np.isnan(out)
+        bad = np.isinf(out)
+    else:
+        raw = pd.Series(arr.astype(object, copy=False), dtype=object)
+        empty = (raw.isna() | (raw == "")).to_numpy(dtype=bool)
+        text = raw.where(~empty, "0").astype(str).str.strip()
+        number = text.str.fullmatch(_NUMBER).to_numpy(dtype=bool, na_value=False)
+        wrong = ~number & ~empty
+        if wrong.any():
+            raise DataError(
+                f"{what}: {_examples(wrong, arr, where)} is not a number. Use decimal "
+                "numbers such as 0.25 or 1e-3"
+                + (" and an empty cell for a missing answer." if blank == "missing" else ".")
+            )
+        out = np.full(arr.shape[0], np.nan)
+        out[~empty] = text[~empty].astype(np.float64).to_numpy()
+        bad = ~empty & ~np.isfinite(out)
     if bad.any():
         raise DataError(
-            f"{what}: {_examples(bad, values, where)} is not a number. Use decimal "
-            "numbers such as 0.25 or 1e-3"
-            + (" and a blank cell for a missing answer." if blank == "missing" else ".")
+            f"{what}: {_examples(bad, out if arr.dtype.kind in 'iuf' else arr, where)} is not "
+            "a finite number (too large for a 64-bit float, or infinity); use finite numbers."
         )
     if empty.any() and blank != "missing":
         i = int(np.flatnonzero(empty)[0])
         raise DataError(
             f"{what} is blank at {where(i)} ({int(empty.sum())} blank cell(s)); it must be a "
             "number. Fill it in or remove the row."
-        )
-    out = np.full(text.size, np.nan)
-    out[number] = text[number].astype(np.float64).to_numpy()
-    huge = number & ~np.isfinite(out)
-    if huge.any():
-        raise DataError(
-            f"{what}: {_examples(huge, values, where)} is too large for a 64-bit float; "
-            "use finite numbers."
         )
     return out
 

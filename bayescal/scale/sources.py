@@ -33,8 +33,8 @@ from bayescal.data.files import (
     MAX_LINE_BYTES,
     check_file,
     check_parquet_types,
+    csv_row_lines,
     parse_csv_header,
-    text_lines,
 )
 from bayescal.errors import ConfigError, DataError
 
@@ -269,90 +269,15 @@ def _chunk_bytes(chunk: Chunk) -> bytes:
 
 
 def _block_rows(chunk: Chunk, data: bytes) -> np.ndarray:
-    """Check the structure of a CSV block and return the line (within ``data``, header =
-    line 1) on which each data row starts.
-
-    Raises :class:`DataError` naming the file and line for bytes that are not UTF-8, a
-    NUL byte, a line longer than ``MAX_LINE_BYTES``, or a non-blank row whose number of
-    fields differs from the header's. Blank lines are not rows (as in the in-memory
-    reader). A block without quote characters is checked with vectorised byte counts; a
-    block with quotes goes through the csv module, which knows where quoted fields end.
-    """
+    """Check a CSV block (header line first) with the in-memory reader's structure check
+    (:func:`bayescal.data.files.csv_row_lines`) and return the line of ``data`` on which
+    each data row starts; messages name lines of the file."""
 
     def line_of(local: int) -> int:
-        return _csv_lines_before(chunk) + local - 1
+        # only messages need it, and counting the lines before a block rereads the file
+        return local if local == 1 else _csv_lines_before(chunk) + local - 1
 
-    nul = data.find(b"\x00")
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        local = data.count(b"\n", 0, exc.start) + 1
-        raise DataError(
-            f"CSV file {chunk.path!r}, line {line_of(local)}: byte 0x{data[exc.start]:02x} is "
-            "not UTF-8 text. Re-save the file as UTF-8."
-        ) from None
-    if nul >= 0:
-        local = data.count(b"\n", 0, nul) + 1
-        raise DataError(
-            f"CSV file {chunk.path!r}, line {line_of(local)} has a NUL byte: this is binary "
-            "data, not text."
-        )
-    if b'"' in data:
-        return _block_rows_quoted(chunk, data, line_of)
-    b = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(b == ord("\n"))
-    if data and not data.endswith(b"\n"):
-        ends = np.append(ends, len(data))
-    starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
-    length = ends - starts
-    has_cr = np.zeros(ends.size, dtype=bool)
-    nonempty = length > 0
-    has_cr[nonempty] = b[ends[nonempty] - 1] == ord("\r")
-    length = length - has_cr
-    long = np.flatnonzero(length > MAX_LINE_BYTES)
-    if long.size:
-        raise DataError(
-            f"CSV file {chunk.path!r}, line {line_of(int(long[0]) + 1)} is longer than "
-            f"{MAX_LINE_BYTES:,} bytes; this is not line-structured text."
-        )
-    commas = np.flatnonzero(b == ord(","))
-    fields = np.searchsorted(commas, ends) - np.searchsorted(commas, starts) + 1
-    blank = length == 0
-    n_cols = int(fields[0])
-    bad = np.flatnonzero(~blank[1:] & (fields[1:] != n_cols))
-    if bad.size:
-        k = int(bad[0]) + 1
-        raise DataError(
-            f"CSV file {chunk.path!r}, line {line_of(k + 1)} has {int(fields[k])} fields but the "
-            f"header has {n_cols}. Quote fields that contain ',', or fix the row."
-        )
-    return np.flatnonzero(~blank[1:]) + 2
-
-
-def _block_rows_quoted(chunk: Chunk, data: bytes, line_of) -> np.ndarray:
-    import csv
-
-    reader = csv.reader(text_lines(io.BytesIO(data), chunk.path, "CSV file"), strict=True)
-    rows, end, n_cols = [], 0, None
-    try:
-        for row in reader:
-            start, end = end + 1, reader.line_num
-            if not row:
-                continue
-            if n_cols is None:
-                n_cols = len(row)
-                continue
-            if len(row) != n_cols:
-                raise DataError(
-                    f"CSV file {chunk.path!r}, line {line_of(start)} has {len(row)} fields but "
-                    f"the header has {n_cols}. Quote fields that contain ',', or fix the row."
-                )
-            rows.append(start)
-    except csv.Error as exc:
-        raise DataError(
-            f"CSV file {chunk.path!r}, line {line_of(reader.line_num)}: not valid CSV ({exc})."
-        ) from None
-    return np.asarray(rows, dtype=np.int64)
+    return csv_row_lines(data, chunk.path, "CSV file", line_of=line_of)
 
 
 class CsvWhere:

@@ -335,5 +335,7 @@ def test_cifar10h_cells_follow_the_csv_rules(tmp_path):
     with pytest.raises(DataError, match="out of range"):
         load_cifar10h(f)
     f.write_text(",".join(map(str, row)) + "\n" + ",".join(map(str, row)) + ",9\n")
-    with pytest.raises(DataError, match="line 2 has 22 fields but the first row has 21"):
+    with pytest.raises(
+        DataError, match="line 2 has 22 fields but the first row \\(line 1\\) has 21"
+    ):
         load_cifar10h(f)

@@ -183,7 +183,11 @@ def test_from_long_needs_dataframe():
 
 
 BAD_CSV = [
-    ("non-numeric score", "score,r1,r2\n0.1,0,1\nabc,1,1\n", "'abc' at '.*bad.csv', line 3 is not a number"),
+    (
+        "non-numeric score",
+        "score,r1,r2\n0.1,0,1\nabc,1,1\n",
+        "'abc' at '.*bad.csv', line 3 is not a number",
+    ),
     ("label 2", "score,r1,r2\n0.1,0,2\n0.4,1,1\n", "'r2' has 2.0 at '.*bad.csv', line 2"),
     ("blank score", "score,r1,r2\n,0,1\n0.4,1,1\n", "blank at '.*bad.csv', line 2"),
     ("score out of range", "score,r1,r2\n0.1,0,1\n1.4,1,1\n", "outside \\[0, 1\\]"),
