@@ -16,8 +16,12 @@ once, at the edge"):
 - CSV rows must have as many fields as the header; an empty line is skipped (a
   line of spaces is a row with one field).
 
-Cell values stay strings here, exactly as written (item id ``"05"`` is not
-``"5"``); turning them into numbers is :func:`bayescal.data.validation.parse_numbers`.
+The structure of CSV text is checked by :func:`csv_row_lines` (shared with the
+out-of-core reader) before pandas parses it, because pandas silently pads a short row
+with missing values and may take an extra field as an index. Id columns stay strings
+exactly as written (item id ``"05"`` is not ``"5"``); every other cell ends in
+:func:`bayescal.data.validation.parse_numbers`, which refuses anything that is not a
+decimal number.
 """
 
 from __future__ import annotations
@@ -225,14 +229,16 @@ class LineWhere:
 
 @dataclass(frozen=True)
 class TextTable:
-    """A CSV table as strings exactly as written.
+    """A CSV table whose structure has been checked.
 
     Attributes
     ----------
     path : Path
     header : list of str
         Column names (``"0"``, ``"1"``, ... for a file read without a header).
-    columns : dict of str to ndarray of object (str), each of shape (n_rows,)
+    columns : dict of str to ndarray, each of shape (n_rows,)
+        Numeric where every cell of the column is a number or empty (NaN); otherwise,
+        and for id columns, the strings as written (empty cell = NaN).
     lines : ndarray of int64, shape (n_rows,)
         Line of the file on which each row starts (counted from 1, header included).
     """
