@@ -337,10 +337,11 @@ def csv_row_lines(
 
     Every non-empty line must have as many fields as the header and be at most
     :data:`MAX_LINE_BYTES` long; an empty line is not a row. Text without quote
-    characters is checked with vectorised byte counts (fast: a field cannot contain the
-    delimiter or a line end there); text with quotes goes through the csv module, which
-    knows where a quoted field ends. ``line_of`` maps a line of ``data`` to the line of
-    the file in messages (the out-of-core reader checks one block at a time); with
+    characters below the header is checked with vectorised byte counts (fast: a field
+    cannot contain the delimiter or a line end there); text with quotes goes through the
+    csv module, which knows where a quoted field ends. ``line_of`` maps a line of
+    ``data`` to the line of the file in messages (the out-of-core reader checks one
+    block at a time); with
     ``header=False`` the first line of ``data`` is a made-up header and messages compare
     with the file's first row.
 
@@ -351,7 +352,8 @@ def csv_row_lines(
     """
     line_of = line_of or (lambda k: k)
     check_text(data, path, what, line_of)
-    if b'"' in data:
+    body = data.find(b"\n") + 1 or len(data)
+    if b'"' in data[body:]:
         return _quoted_row_lines(data, path, what, delimiter, line_of, header)
     b = np.frombuffer(data, dtype=np.uint8)
     ends = np.flatnonzero(b == 10)
@@ -382,6 +384,8 @@ def csv_row_lines(
     fields = np.searchsorted(seps, ends) - np.searchsorted(seps, starts) + 1
     empty = length == 0
     n_cols = int(fields[0])
+    if b'"' in data[:body]:  # a quoted header (quotes may hide delimiters): ask the csv module
+        n_cols = len(parse_csv_header(data[:body], path, what, delimiter, line_of(1), False))
     bad = np.flatnonzero(~empty[1:] & (fields[1:] != n_cols))
     if bad.size:
         k = int(bad[0]) + 1
