@@ -36,6 +36,7 @@ from bayescal.data.files import (
     csv_row_lines,
     parse_csv_header,
 )
+from bayescal.data.validation import parse_numbers
 from bayescal.errors import ConfigError, DataError
 
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
@@ -365,5 +366,14 @@ def read_batches(chunk: Chunk, columns: list[str], batch_rows: int, roles: dict 
     first = 0
     with reader:
         for frame in reader:
-            yield frame, CsvWhere(chunk, first)
+            where = CsvWhere(chunk, first)
+            for c in columns:
+                # A number column pandas could not parse as numbers (text such as "nan" or
+                # "True") gets the in-memory reader's strict rules and messages.
+                if roles.get(c) in ("number", "label") and frame[c].dtype.kind not in "iuf":
+                    values = frame[c].to_numpy(dtype=object)
+                    frame[c] = parse_numbers(
+                        values, what=f"column {c!r}", where=where, blank="missing"
+                    )
+            yield frame, where
             first += len(frame)

@@ -223,3 +223,18 @@ def test_cli_names_the_line_of_a_bad_long_value(tmp_path):
         ["audit", str(p), "--long", "item,annotator,label", "--out", str(tmp_path / "o")]
     )
     assert "long.csv', line 3" in msg and "2.0" in msg
+
+
+@pytest.mark.parametrize("text", ["True", "nan", "  ", "0x1"])
+def test_out_of_core_cells_follow_the_same_rules(tmp_path, text):
+    from bayescal import summarize
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "a.csv").write_text(f"score,r1,r2\n0.1,{text},1\n0.5,1,\n")
+    with pytest.raises(
+        DataError, match=r"column 'r1': .* at file .*a.csv', line 2 is not a number"
+    ):
+        summarize(str(folder))
+    with pytest.raises(DataError, match=r"annotator column 'r1': .* at .*line 2 is not a number"):
+        load_csv(folder / "a.csv")
