@@ -59,7 +59,7 @@ class ItemWhere:
         self.ids = ids
 
     def __call__(self, i: int) -> str:
-        if self.ids is None:
+        if self.ids is None or not 0 <= i < len(self.ids):  # ids of the wrong length
             return f"item {int(i)}"
         return f"item {show_value(self.ids[i])}"
 

@@ -144,6 +144,14 @@ def test_line_without_end_is_bounded(tmp_path):
     assert f"line 2 is longer than {MAX_LINE_BYTES:,} bytes" in msg
 
 
+def test_out_of_core_header_read_is_bounded(tmp_path):
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "a.csv").write_bytes(b"score," + b"x" * (MAX_LINE_BYTES + 10))
+    with pytest.raises(DataError, match=f"line 1 is longer than {MAX_LINE_BYTES:,} bytes"):
+        summarize(str(folder))
+
+
 def test_empty_and_header_only(tmp_path):
     p = tmp_path / "empty.csv"
     p.write_text("")

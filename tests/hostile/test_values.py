@@ -158,6 +158,13 @@ def test_mixed_or_missing_groups(group, match):
         Annotations.from_arrays([0.1, 0.2, 0.3], [[0], [1], [1]], group=group)
 
 
+def test_item_ids_of_the_wrong_length_with_a_bad_score():
+    with pytest.raises(DataError, match=r"2.0 at item 1 is outside"):
+        Annotations.from_arrays([0.1, 2.0], [[0], [1]], item=["a"])
+    with pytest.raises(DataError, match=r"item ids must have shape \(2,\)"):
+        Annotations.from_arrays([0.1, 0.2], [[0], [1]], item=["a"])
+
+
 def test_mixed_ids_in_a_long_frame():
     frame = pd.DataFrame(
         {"item": [1, "1"], "annotator": ["x", "y"], "label": [1, 0], "score": [0.2, 0.2]}
