@@ -12,8 +12,8 @@ Nothing is downloaded: the loaders take paths to the files a user already has.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -340,8 +340,12 @@ def load_chaosnli(
         )
     perm = [order.index(c) for c in CHAOSNLI_CLASSES]
     jp = check_file(jsonl, "ChaosNLI file")
-    if isinstance(predictions, (str, Path)):
+    if isinstance(predictions, (str, os.PathLike)):
         predictions = [predictions]
+    if not isinstance(predictions, (list, tuple)):
+        raise ConfigError(
+            f"predictions must be a path or a list of paths; got {type(predictions).__name__}."
+        )
     predictions = list(predictions)
     if not predictions:
         raise ConfigError("load_chaosnli needs at least one prediction file.")

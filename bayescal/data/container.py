@@ -36,7 +36,7 @@ from bayescal.data.validation import (
     show_value,
 )
 from bayescal.dims import ANNOTATOR, ITEM
-from bayescal.errors import DataError
+from bayescal.errors import ConfigError, DataError
 
 __all__ = ["Annotations", "load_csv", "load_table", "load_long"]
 
@@ -574,8 +574,21 @@ def _constant_per_item(items, values, what: str, where):
     return pd.Index(uniques, dtype=object), lo
 
 
+def _check_column_names(**names) -> None:
+    """Column-name parameters are strings (``None`` where a column is optional)."""
+    for param, value in names.items():
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(
+                f"{param}= must be a column name (a string); got {type(value).__name__} "
+                f"{show_value(value)}."
+            )
+
+
 def _annotator_columns(available, *, score, annotators, truth, item, source: str) -> list:
     """The annotator columns of a wide table, after checking every named column exists."""
+    _check_column_names(score=score, truth=truth, item=item)
+    if score is None:
+        raise ConfigError("score= must name the score column; got None.")
     reserved = [c for c in (score, truth, item) if c is not None]
     for col in reserved:
         if col not in available:
@@ -755,6 +768,9 @@ def load_long(
     >>> d.items.tolist(), d.annotators
     (['5', '05'], ['1', '1.0'])
     """
+    _check_column_names(item=item, annotator=annotator, label=label, score=score, truth=truth)
+    if None in (item, annotator, label, score):
+        raise ConfigError("item=, annotator=, label= and score= must name columns; got None.")
     columns = (item, annotator, label, score) + ((truth,) if truth is not None else ())
     if _is_parquet(path):
         pf = open_parquet(path)
