@@ -242,7 +242,7 @@ def run(args) -> int:
 
     from bayescal.bench._io import environment, write_json
     from bayescal.errors import ConfigError
-    from bayescal.scale._deps import require
+    from bayescal.scale import require
 
     require("dask", "bayescal bench scale")
     require("pyarrow", "bayescal bench scale")

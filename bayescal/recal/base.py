@@ -2,23 +2,25 @@
 
 Keyword-only ``__init__`` that only stores parameters; validation in ``fit``;
 fitted attributes end in ``_``; :class:`~bayescal.errors.NotFittedError` before
-``fit``; ``get_params`` / ``set_params``. Every map fits on ``(score, target)``
-arrays, on a :class:`~bayescal.recal.targets.RecalTargets` (one draw), or on
-data plus channels through :meth:`RecalibrationMap.fit_corrected`.
+``fit``; ``get_params`` / ``set_params`` from :class:`bayescal.base.BaseEstimator`.
+Every map fits on ``(score, target)`` arrays, on a
+:class:`~bayescal.recal.targets.RecalTargets` (one draw), or on data plus channels
+through :meth:`RecalibrationMap.fit_corrected`.
 """
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
+from bayescal.base import BaseEstimator, check_is_fitted
 from bayescal.data.validation import as_numeric, check_scores
-from bayescal.errors import ConfigError, DataError, NotFittedError
+from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 from bayescal.recal.targets import DEFAULT_WEIGHTS, RecalTargets, corrected_targets
 
 __all__ = ["RecalibrationMap", "check_target", "corrected_log_loss"]
+
+_FIT_HINT = "call fit(score, target) or fit_corrected(data, channels) first"
 
 
 def check_target(target, n: int) -> np.ndarray:
@@ -74,36 +76,15 @@ def corrected_log_loss(prob, target) -> float:
     return float(np.mean(-t * np.log(p) - (1 - t) * np.log1p(-p)))
 
 
-class RecalibrationMap:
+class RecalibrationMap(BaseEstimator):
     """Base class of a map ``g: [0, 1] -> [0, 1]`` applied to a predictor's scores.
 
     Subclasses implement ``_fit(z, t)`` on validated arrays and ``_predict(z)``,
-    and name one fitted attribute in ``_fitted_attr``.
+    and name one fitted attribute in ``_fitted_attr``; parameters, ``repr`` and
+    the fitted-state check come from :class:`bayescal.base.BaseEstimator`.
     """
 
     _fitted_attr = "n_items_"
-
-    # ------------------------------------------------------------ params
-    def get_params(self, deep: bool = True) -> dict:
-        """Constructor parameters (scikit-learn style)."""
-        sig = inspect.signature(type(self).__init__)
-        return {p: getattr(self, p) for p in sig.parameters if p != "self"}
-
-    def set_params(self, **params) -> RecalibrationMap:
-        """Set constructor parameters; unknown names raise ``ConfigError``."""
-        valid = self.get_params()
-        unknown = sorted(set(params) - set(valid))
-        if unknown:
-            raise ConfigError(
-                f"{type(self).__name__} has no parameter(s) {unknown}; valid are {sorted(valid)}."
-            )
-        for k, v in params.items():
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({params})"
 
     # ------------------------------------------------------------ fit
     def fit(self, score, target) -> RecalibrationMap:
@@ -169,18 +150,11 @@ class RecalibrationMap:
         score : array-like of shape (n_items,)
             Original scores in [0, 1].
         """
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         return self._predict(check_scores(score, name="score"))
 
     def __call__(self, score) -> np.ndarray:
         return self.predict(score)
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, self._fitted_attr):
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(score, target) or "
-                "fit_corrected(data, channels) first."
-            )
 
     def _validate_params(self) -> None:  # pragma: no cover - overridden
         pass

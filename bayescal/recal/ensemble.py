@@ -28,9 +28,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayescal.base import BaseEstimator, check_is_fitted
 from bayescal.data.validation import check_scores
 from bayescal.dims import BIN, DRAW, GROUP
-from bayescal.errors import ConfigError, NotFittedError
+from bayescal.errors import ConfigError
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 from bayescal.recal.histogram import HistogramMap, ScoreBinMap, histogram_values, score_bin_values
 from bayescal.recal.parametric import PlattMap, TemperatureMap, fit_many
@@ -48,6 +49,7 @@ _MAP_CLASSES = {
     "score_bin": ScoreBinMap,
 }
 _CHUNK = 20_000
+_FIT_HINT = "call fit(data, channels) first"
 
 
 def thin_draws(n_draws: int, max_draws) -> np.ndarray:
@@ -65,7 +67,7 @@ def thin_draws(n_draws: int, max_draws) -> np.ndarray:
     return np.unique(np.round(np.linspace(0, n_draws - 1, int(max_draws))).astype(np.int64))
 
 
-class PosteriorMap:
+class PosteriorMap(BaseEstimator):
     """A recalibration map fitted under every (or a thinned set of) channel draw(s).
 
     Parameters
@@ -132,22 +134,7 @@ class PosteriorMap:
         self.max_draws = max_draws
         self.map_params = map_params
 
-    def get_params(self, deep: bool = True) -> dict:
-        return {
-            k: getattr(self, k)
-            for k in ("family", "target", "weights", "lam", "max_draws", "map_params")
-        }
-
-    def set_params(self, **params) -> PosteriorMap:
-        unknown = sorted(set(params) - set(self.get_params()))
-        if unknown:
-            raise ConfigError(f"PosteriorMap has no parameter(s) {unknown}.")
-        for k, v in params.items():
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        return "PosteriorMap(" + ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()) + ")"
+    _fitted_attr = "params_"
 
     # ----------------------------------------------------------- fit
     def fit(self, data, channels=None) -> PosteriorMap:
@@ -244,12 +231,6 @@ class PosteriorMap:
             )
 
     # ----------------------------------------------------------- predict
-    def _check_fitted(self):
-        if not hasattr(self, "params_"):
-            raise NotFittedError(
-                "This PosteriorMap is not fitted yet; call fit(data, channels) first."
-            )
-
     def _table(self):
         """(S, J) values per cell for the binned families."""
         name = "bin_value" if self.family == "histogram" else "group_value"
@@ -257,7 +238,7 @@ class PosteriorMap:
 
     def predict_draws(self, score) -> np.ndarray:
         """Per-draw predictions of shape (n_draws, n_items)."""
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         z = check_scores(score, name="score")
         if self.bin_edges_ is not None:
             return self._table()[:, assign(z, self.bin_edges_)]
@@ -274,7 +255,7 @@ class PosteriorMap:
         return special.expit(t)
 
     def _reduce(self, score, fn):
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         z = check_scores(score, name="score")
         if self.bin_edges_ is not None:
             per_cell = fn(self._table())  # reduce over draws once per cell
@@ -302,7 +283,7 @@ class PosteriorMap:
 
     def draw_map(self, i: int):
         """The fitted single map of the i-th stored draw (position, not channel index)."""
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         m = _MAP_CLASSES[self.family](**dict(self.map_params or {}))
         p = self.params_.isel({DRAW: int(i)})
         if self.family == "temperature":

@@ -3,7 +3,8 @@
 Every calibrator follows the scikit-learn contract: keyword-only ``__init__``
 that stores parameters, validation in :meth:`Calibrator.fit`, fitted
 attributes ending in ``_``, :class:`~bayescal.errors.NotFittedError` before
-fit, and a convergence record (``converged_``, ``n_iter_``, ``loss_``).
+fit (all from :class:`bayescal.base.BaseEstimator`), and a convergence record
+(``converged_``, ``n_iter_``, ``loss_``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from scipy.optimize import minimize
 
 from bayescal.ambiguity.simplex import log_softmax
 from bayescal.ambiguity.validation import check_labels, check_logits, check_targets
-from bayescal.errors import ConvergenceWarning, NotFittedError
+from bayescal.base import BaseEstimator, check_is_fitted
+from bayescal.errors import ConvergenceWarning
 
 __all__ = ["Calibrator", "Uncalibrated", "hard_targets", "soft_targets"]
 
@@ -26,6 +28,7 @@ __all__ = ["Calibrator", "Uncalibrated", "hard_targets", "soft_targets"]
 GTOL = 1e-10
 ACCEPT_GTOL = 1e-6
 MAXITER = 2000
+_FIT_HINT = "call fit(logits, targets) first"
 
 
 def soft_targets(targets, n_items: int, n_classes: int) -> np.ndarray:
@@ -54,16 +57,19 @@ def cross_entropy(g: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:
     return loss, (np.exp(ls) - t) / n
 
 
-class Calibrator:
+class Calibrator(BaseEstimator):
     """Base class: a map from logits (n_items, n_classes) to calibrated probabilities.
 
     Subclasses set ``target`` (``"hard"``: voted labels; ``"soft"``: annotator
     distributions; ``"voted-only"``: voted labels turned into pseudo-soft
     targets) and implement ``_fit(z, targets)`` and ``_predict_proba(z)``.
+    Parameters, ``repr`` and the fitted-state check come from
+    :class:`bayescal.base.BaseEstimator`, so ``sklearn.base.clone`` works.
     """
 
     target = "soft"
     oracle = False
+    _fitted_attr = "n_classes_"
 
     def fit(self, logits, targets):
         """Fit the map.
@@ -88,27 +94,10 @@ class Calibrator:
 
     def predict_proba(self, logits) -> np.ndarray:
         """Calibrated probabilities of shape (n_items, n_classes); rows sum to one."""
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         z = check_logits(logits, n_classes=self.n_classes_)
         p = self._predict_proba(z)
         return p / p.sum(axis=1, keepdims=True)
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "n_classes_"):
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(logits, targets) first."
-            )
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({params})"
-
-    def get_params(self) -> dict:
-        """The constructor parameters (scikit-learn style)."""
-        import inspect
-
-        sig = inspect.signature(type(self).__init__)
-        return {p: getattr(self, p) for p in sig.parameters if p != "self"}
 
     def _record(self, res, grad_max: float) -> None:
         self.n_iter_ = int(res.nit)

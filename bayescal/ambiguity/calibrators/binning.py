@@ -13,8 +13,14 @@ import numbers
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from bayescal.ambiguity.calibrators.base import Calibrator, hard_targets, soft_targets
+from bayescal.ambiguity.calibrators.base import (
+    _FIT_HINT,
+    Calibrator,
+    hard_targets,
+    soft_targets,
+)
 from bayescal.ambiguity.simplex import log_softmax, set_top_confidence
+from bayescal.base import check_is_fitted
 from bayescal.errors import ConfigError
 
 __all__ = ["HistogramBinning", "SoftHistogramBinning", "SoftIsotonicRegression"]
@@ -159,7 +165,7 @@ class SoftIsotonicRegression(Calibrator):
 
     def predict_confidence(self, confidence) -> np.ndarray:
         """The fitted monotone map applied to top-label confidences, shape (n_items,)."""
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         return np.interp(
             np.asarray(confidence, dtype=np.float64), self.x_thresholds_, self.y_thresholds_
         )

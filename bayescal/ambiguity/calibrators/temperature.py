@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 
 from bayescal.ambiguity.calibrators.base import (
+    _FIT_HINT,
     Calibrator,
     cross_entropy,
     hard_targets,
@@ -27,6 +28,7 @@ from bayescal.ambiguity.calibrators.base import (
 )
 from bayescal.ambiguity.simplex import entropy, log_softmax
 from bayescal.ambiguity.validation import check_labels, check_logits, check_random_state
+from bayescal.base import check_is_fitted
 from bayescal.errors import ConfigError, DataError
 
 __all__ = [
@@ -377,7 +379,7 @@ class AdaptiveTemperatureScaling(Calibrator):
 
     def predict_temperature(self, logits) -> np.ndarray:
         """Per-item temperatures of shape (n_items,)."""
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         z = check_logits(logits, n_classes=self.n_classes_)
         return self._temperatures(z, self.coef_, self.intercept_)[0]
 
