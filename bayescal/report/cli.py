@@ -94,7 +94,7 @@ def _out_of_core(path: str) -> bool:
 
 
 def _summarize_out_of_core(args):
-    from bayescal.summaries.summary import summarize
+    from bayescal.scale import summarize
 
     annotators = [a.strip() for a in args.annotators.split(",")] if args.annotators else None
     if args.long:
