@@ -127,7 +127,7 @@ def constrained_gmm(
 ) -> ChannelFit:
     """Two-annotator channels from group moments by constrained GMM.
 
-    Hanada & Futami, App. D (the GMM estimator of two annotators' channels from
+    Hanada & Futami, Sec. 4.2 and App. D.4 (constrained GMM of two annotators' channels from
     score-group moments; SPEC §1 "Channel estimators"): minimise the weighted
     distance between the observed moments ``q1_g``, ``q2_g``, ``q12_g`` and the
     model's over the compact set described in the module docstring.
