@@ -22,6 +22,14 @@ import numpy as np
 import xarray as xr
 from scipy.optimize import minimize
 
+from bayescal.ambiguity.calibrators import (
+    HistogramBinning,
+    PlattScaling,
+    SoftTemperatureScaling,
+    TemperatureScaling,
+    Uncalibrated,
+)
+from bayescal.ambiguity.metrics import ece_true, ece_voted
 from bayescal.ambiguity.simplex import log_softmax
 from bayescal.ambiguity.validation import check_labels, check_random_state
 from bayescal.dims import CLASS
@@ -255,15 +263,6 @@ def run_motivating_example(
     >>> sorted(out["methods"])
     ['HB-Hard', 'Platt', 'SLTS', 'TS', 'Uncalibrated']
     """
-    from bayescal.ambiguity.calibrators import (
-        HistogramBinning,
-        PlattScaling,
-        SoftTemperatureScaling,
-        TemperatureScaling,
-        Uncalibrated,
-    )
-    from bayescal.ambiguity.metrics import ece_true, ece_voted
-
     rng = check_random_state(random_state)
     train, cal, test = (gaussian_three_class(n_per_cluster, random_state=rng) for _ in range(3))
     net = MLP(hidden=hidden, max_iter=max_iter, random_state=rng).fit(train.X, train.voted)

@@ -31,6 +31,8 @@ import subprocess
 import sys
 import time
 
+from bayescal.bench._io import environment, write_json
+
 SCHEDULERS = ("threads", "processes", "distributed")
 
 
@@ -240,7 +242,6 @@ def run(args) -> int:
     import tempfile
     from pathlib import Path
 
-    from bayescal.bench._io import environment, write_json
     from bayescal.errors import ConfigError
     from bayescal.scale import require
 

@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from bayescal.bench._io import environment, write_json
 from bayescal.metrics.toy_study import TOY_METHODS as METHODS
 from bayescal.metrics.toy_study import TOY_MODES as MODES
 from bayescal.metrics.toy_study import toy_replicate
@@ -54,7 +55,6 @@ def run(args) -> int:
     from concurrent.futures import ProcessPoolExecutor
     from pathlib import Path
 
-    from bayescal.bench._io import environment, write_json
     from bayescal.errors import ConfigError
     from bayescal.simulate import TOY_CONDITIONS, toy_population_binned_ece, toy_population_ece
 

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import time
 
 import numpy as np
 
+from bayescal._random import check_random_state
+from bayescal.ambiguity import METHODS
 from bayescal.display import display_name
+from bayescal.errors import ConfigError
+from bayescal.report.ambiguity_audit import audit_ambiguity
+from bayescal.report.cli_output import report_outcome, say
+from bayescal.report.core import check_out_dir, fmt
 
 
 def add_arguments(parser) -> None:
-    from bayescal.ambiguity import METHODS
-
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument(
         "--cifar10h", metavar="CSV", help="CIFAR-10H CSV (label, 10 counts, 10 probabilities)"
@@ -127,14 +132,6 @@ def _command(args) -> str:
 
 
 def run(args) -> int:
-    import dataclasses
-
-    from bayescal._random import check_random_state
-    from bayescal.errors import ConfigError
-    from bayescal.report.ambiguity_audit import audit_ambiguity
-    from bayescal.report.cli_output import report_outcome, say
-    from bayescal.report.core import check_out_dir, fmt
-
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     data = _load(args)

@@ -7,11 +7,12 @@ import sys
 import time
 
 from bayescal.examples import EXAMPLES, load_example
+from bayescal.report.audit import CHANNEL_CHOICES, audit
+from bayescal.report.cli_output import progress_wanted, report_outcome, say
+from bayescal.report.core import check_out_dir, fmt
 
 
 def add_arguments(parser) -> None:
-    from bayescal.report.audit import CHANNEL_CHOICES
-
     parser.add_argument("data", nargs="?", help="CSV or Parquet file (wide, or long with --long)")
     parser.add_argument(
         "--example", choices=sorted(EXAMPLES), help="run on an embedded example instead of DATA"
@@ -124,10 +125,6 @@ def _summarize_out_of_core(args):
 
 
 def run(args) -> int:
-    from bayescal.report.audit import audit
-    from bayescal.report.cli_output import progress_wanted, report_outcome, say
-    from bayescal.report.core import check_out_dir, fmt
-
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     data = _load(args)

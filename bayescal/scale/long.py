@@ -34,6 +34,7 @@ from bayescal.scale.sources import (
     DEFAULT_BLOCKSIZE,
     CsvWhere,
     ParquetWhere,
+    PartitionWhere,
     is_path_source,
     list_files,
     make_chunks,
@@ -227,8 +228,6 @@ def _convert_chunk(chunk, columns, batch_rows, convert, chunk_id):
 
 
 def _convert_partition(frame, convert, chunk_id):
-    from bayescal.scale.sources import PartitionWhere
-
     frame = frame.reset_index(drop=True)
     where = PartitionWhere(chunk_id, 0, frame.index)
     return convert(frame, where, chunk_id, 0)
