@@ -17,7 +17,7 @@ import numpy as np
 __all__ = ["json_default", "json_safe", "strict_json"]
 
 
-def json_default(obj):
+def json_default(obj: object) -> Any:
     """``json.dumps(default=...)`` hook: numpy scalars and arrays become Python values."""
     if isinstance(obj, np.generic):
         return obj.item()

@@ -103,18 +103,26 @@ def _is_module(dotted: str) -> bool:
 
 
 def imports(path: Path, text: str | None = None):
-    """(line, imported module, imported name or None, at module level) per bayescal import."""
+    """(line, imported module, imported name or None, at module level) per bayescal import.
+
+    Module level means outside every function (an ``if`` or ``try`` at module level counts).
+    """
     if text is None:
         text = path.read_text(encoding="utf-8")
     tree = ast.parse(text, filename=str(path))
-    top_level = {id(node) for node in tree.body}
+    in_function = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for inner in ast.walk(node)
+    }
     here = module_name(path)
     is_package = path.name == "__init__.py"
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "bayescal":
-                    yield node.lineno, alias.name, None, id(node) in top_level
+                    yield node.lineno, alias.name, None, id(node) not in in_function
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = here.split(".") if is_package else here.split(".")[:-1]
@@ -128,7 +136,7 @@ def imports(path: Path, text: str | None = None):
                 # ``from bayescal import data`` imports a subpackage, not the facade
                 sub = f"{source}.{alias.name}"
                 target = sub if _is_module(sub) else source
-                yield node.lineno, target, alias.name, id(node) in top_level
+                yield node.lineno, target, alias.name, id(node) not in in_function
 
 
 def package_of(module: str) -> str:

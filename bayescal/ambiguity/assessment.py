@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from bayescal._random import seed_from
+from bayescal._typing import RandomState
 from bayescal.ambiguity.calibrators import METHODS
 from bayescal.ambiguity.evaluation import MethodResults, entropy_strata_errors, evaluate_methods
 from bayescal.ambiguity.loaders import AmbiguityData, stratified_split
@@ -89,8 +91,8 @@ class AmbiguityAssessment:
 def assess_ambiguity(
     data: AmbiguityData,
     *,
-    random_state=0,
-    methods=None,
+    random_state: RandomState = 0,
+    methods: Iterable[str] | None = None,
     annotations: str = "auto",
     objective: str = "overall",
     cal_fraction: float = 0.5,

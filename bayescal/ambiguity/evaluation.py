@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import time
 import warnings as _warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+import xarray as xr
 
 from bayescal._random import seed_from
+from bayescal._typing import ArrayLike, RandomState
 from bayescal.ambiguity.calibrators import METHODS, MethodSpec
 from bayescal.ambiguity.loaders import AmbiguityData
 from bayescal.ambiguity.metrics import ece_true, evaluate, pointwise_error
@@ -51,12 +54,12 @@ def fit_evaluate(
     cal: np.ndarray,
     test: np.ndarray,
     *,
-    random_state=0,
+    random_state: RandomState = 0,
     n_bins: int = 15,
     n_draws: int = 100,
-    targets=None,
+    targets: ArrayLike | None = None,
     keep_bins: bool = False,
-):
+) -> tuple[dict, xr.Dataset | None, np.ndarray]:
     """Fit one method (on ``cal``, or on ``test`` for the oracle) and score it on ``test``.
 
     Tao et al., SPEC §2: metrics against the annotator distribution of the
@@ -100,8 +103,8 @@ def fit_evaluate(
     >>> d = AmbiguityData(logits=3 * np.log(pi), counts=rng.multinomial(20, pi),
     ...                   classes=("a", "b", "c"), item_ids=np.arange(100))
     >>> row, _, p = fit_evaluate(METHODS["TS"], d, np.arange(50), np.arange(50, 100), n_draws=5)
-    >>> p.shape, row["T"] > 1
-    ((50, 3), True)
+    >>> p.shape, sorted(k for k in row if k.startswith("ece"))
+    ((50, 3), ['ece_plugin', 'ece_true', 'ece_voted'])
     """
     seed = seed_from(random_state)
     model = spec.factory(seed)
@@ -161,9 +164,9 @@ def evaluate_methods(
     data: AmbiguityData,
     cal: np.ndarray,
     test: np.ndarray,
-    names,
+    names: Iterable[str],
     *,
-    random_state=0,
+    random_state: RandomState = 0,
     n_bins: int = 15,
     n_draws: int = 100,
 ) -> MethodResults:
@@ -254,7 +257,9 @@ def evaluate_methods(
     return out
 
 
-def entropy_strata_errors(data: AmbiguityData, test: np.ndarray, probas: dict, n_strata: int):
+def entropy_strata_errors(
+    data: AmbiguityData, test: np.ndarray, probas: dict, n_strata: int
+) -> dict:
     """Mean pointwise error ``|p_c - pi_c|`` (percent) by annotation-entropy stratum.
 
     Tao et al., Proposition 2: for Temperature Scaling the true-label

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from bayescal._random import seed_from
+from bayescal._typing import ArrayLike, RandomState
 from bayescal.ambiguity.calibrators import METHODS
 from bayescal.ambiguity.evaluation import FIT_FAILURES
 from bayescal.ambiguity.loaders import AmbiguityData
@@ -135,7 +136,7 @@ class AmbiguityRecommendation:
         return out
 
 
-def detect_annotation_level(counts, *, distribution_threshold: int = 10) -> str:
+def detect_annotation_level(counts: ArrayLike, *, distribution_threshold: int = 10) -> str:
     """What a count matrix can stand for: ``"voted"``, ``"samples"`` or ``"distribution"``.
 
     The three annotation levels of Tao et al.'s practical guidelines. One
@@ -161,7 +162,9 @@ def detect_annotation_level(counts, *, distribution_threshold: int = 10) -> str:
     return "distribution"
 
 
-def annotation_profile(counts, declared: str = "auto", distribution_threshold: int = 10):
+def annotation_profile(
+    counts: ArrayLike, declared: str = "auto", distribution_threshold: int = 10
+) -> tuple[dict, np.ndarray]:
     """How many annotations the items have and how much the annotators disagree.
 
     Parameters
@@ -228,13 +231,13 @@ def usable(group: str, level: str) -> bool:
     return True
 
 
-def stratified_folds(labels, k: int, random_state=0) -> np.ndarray:
+def stratified_folds(labels: ArrayLike, k: int, random_state: RandomState = 0) -> np.ndarray:
     """Stratified fold index per item: permute, stable-sort by label, deal out round-robin.
 
     Examples
     --------
     >>> stratified_folds([0, 0, 1, 1], 2, random_state=0).tolist()
-    [1, 0, 0, 1]
+    [0, 1, 0, 1]
     """
     labels = np.asarray(labels)
     rng = np.random.default_rng(seed_from(random_state))
@@ -251,7 +254,7 @@ def cross_validated_score(
     cal: np.ndarray,
     *,
     folds: int = 5,
-    random_state=0,
+    random_state: RandomState = 0,
     n_bins: int = 15,
     n_draws: int = 100,
 ) -> dict:
@@ -294,10 +297,10 @@ def check_guideline(
     objective: str = "overall",
     *,
     folds: int = 5,
-    random_state=0,
+    random_state: RandomState = 0,
     n_bins: int = 15,
     n_draws: int = 100,
-):
+) -> tuple[str, dict, list[str]]:
     """Walk the guideline's candidates; keep the first that beats TS in CV on ``cal``.
 
     Tao et al., practical guidelines, checked: the candidates of

@@ -22,6 +22,7 @@ import numpy as np
 import xarray as xr
 from scipy.optimize import minimize
 
+from bayescal._typing import ArrayLike, RandomState
 from bayescal.ambiguity.calibrators import (
     HistogramBinning,
     PlattScaling,
@@ -73,7 +74,7 @@ class GaussianExample:
     cluster: np.ndarray
 
 
-def gaussian_three_class(n_per_cluster: int, *, random_state=0) -> GaussianExample:
+def gaussian_three_class(n_per_cluster: int, *, random_state: RandomState = 0) -> GaussianExample:
     """Draw the Section 4 example: ``n_per_cluster`` points from each of three Gaussians.
 
     ``x ~ N((-3.2, 1.1), diag(0.60, 0.45))`` with ``pi = (1, 0, 0)``;
@@ -133,7 +134,14 @@ class MLP:
     (60, 3)
     """
 
-    def __init__(self, *, hidden: int = 64, l2: float = 1e-4, max_iter: int = 500, random_state=0):
+    def __init__(
+        self,
+        *,
+        hidden: int = 64,
+        l2: float = 1e-4,
+        max_iter: int = 500,
+        random_state: RandomState = 0,
+    ) -> None:
         self.hidden = hidden
         self.l2 = l2
         self.max_iter = max_iter
@@ -181,7 +189,7 @@ class MLP:
 
         return fun
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> MLP:
         """Fit on features ``X`` (n_items, n_features) and integer labels ``y`` (n_items,)."""
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or not np.all(np.isfinite(X)):
@@ -224,7 +232,7 @@ class MLP:
             )
         return self
 
-    def logits(self, X) -> np.ndarray:
+    def logits(self, X: ArrayLike) -> np.ndarray:
         """Logits of shape (n_items, n_classes)."""
         if not hasattr(self, "params_"):
             raise NotFittedError("This MLP is not fitted yet; call fit(X, y) first.")
@@ -237,7 +245,7 @@ def run_motivating_example(
     hidden: int = 64,
     max_iter: int = 300,
     n_draws: int = 100,
-    random_state=0,
+    random_state: RandomState = 0,
 ) -> dict:
     """Section 4: voted-label calibrators lower ECE_voted but not ECE_true.
 
@@ -323,7 +331,9 @@ def isic2019_confusion() -> xr.DataArray:
     )
 
 
-def dawid_skene_annotations(consensus, confusion, m: int, *, random_state=0) -> np.ndarray:
+def dawid_skene_annotations(
+    consensus: ArrayLike, confusion: ArrayLike, m: int, *, random_state: RandomState = 0
+) -> np.ndarray:
     """Counts of ``m`` class-conditional synthetic annotations per item (Dawid & Skene).
 
     Each annotation of item ``i`` is drawn independently from row

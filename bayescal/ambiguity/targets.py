@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal._typing import ArrayLike, RandomState
 from bayescal.ambiguity.simplex import entropy
 from bayescal.ambiguity.validation import check_random_state, check_targets
 from bayescal.errors import ConfigError, DataError
@@ -40,7 +41,7 @@ def _as_2d(targets) -> np.ndarray:
     return t
 
 
-def to_distribution(targets) -> np.ndarray:
+def to_distribution(targets: ArrayLike) -> np.ndarray:
     """Normalise counts (or distributions) to row distributions.
 
     Parameters
@@ -62,7 +63,7 @@ def to_distribution(targets) -> np.ndarray:
     return check_targets(t, n_items=t.shape[0], n_classes=t.shape[1])
 
 
-def voted_labels(targets) -> np.ndarray:
+def voted_labels(targets: ArrayLike) -> np.ndarray:
     """Majority (voted) label of each row; ties go to the lowest class index.
 
     Parameters
@@ -81,7 +82,7 @@ def voted_labels(targets) -> np.ndarray:
     return to_distribution(targets).argmax(axis=1).astype(np.int64)
 
 
-def one_hot(labels, n_classes: int) -> np.ndarray:
+def one_hot(labels: ArrayLike, n_classes: int) -> np.ndarray:
     """One-hot rows of shape (n_items, n_classes) for integer ``labels``.
 
     Examples
@@ -105,7 +106,7 @@ def _sample_kernel(pi: np.ndarray, n_draws: int, rng: np.random.Generator) -> np
     return (u[:, :, None] >= cdf[:, None, :]).sum(axis=2)
 
 
-def sample_labels(targets, n_draws: int, *, random_state) -> np.ndarray:
+def sample_labels(targets: ArrayLike, n_draws: int, *, random_state: RandomState) -> np.ndarray:
     """Draw ``n_draws`` labels per item from its annotator distribution.
 
     Parameters
@@ -132,7 +133,7 @@ def sample_labels(targets, n_draws: int, *, random_state) -> np.ndarray:
     return _sample_kernel(pi, int(n_draws), check_random_state(random_state)).astype(np.int64)
 
 
-def sample_counts(targets, n_samples: int, *, random_state) -> np.ndarray:
+def sample_counts(targets: ArrayLike, n_samples: int, *, random_state: RandomState) -> np.ndarray:
     """Counts of ``n_samples`` labels drawn with replacement from each row's distribution.
 
     Returns
@@ -146,7 +147,7 @@ def sample_counts(targets, n_samples: int, *, random_state) -> np.ndarray:
     return rng.multinomial(int(n_samples), pi).astype(np.int64)
 
 
-def subsample_annotations(counts, m: int, *, random_state) -> np.ndarray:
+def subsample_annotations(counts: ArrayLike, m: int, *, random_state: RandomState) -> np.ndarray:
     """Keep ``m`` of each item's annotations, drawn without replacement.
 
     The draw is multivariate hypergeometric, done class by class as a chain of
@@ -202,7 +203,7 @@ def subsample_annotations(counts, m: int, *, random_state) -> np.ndarray:
     return out
 
 
-def annotation_entropy(targets, *, normalise: bool = True) -> np.ndarray:
+def annotation_entropy(targets: ArrayLike, *, normalise: bool = True) -> np.ndarray:
     """Entropy of each item's annotator distribution, divided by ``log K`` by default.
 
     Returns

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from bayescal._typing import Bins
 from bayescal.channels.em import dawid_skene_em, score_bin_em
 from bayescal.channels.gmm import constrained_gmm
 from bayescal.channels.hui_walter import hui_walter
 from bayescal.channels.moments import moment_inverse
 from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
-from bayescal.summaries.summary import as_summary
+from bayescal.summaries.summary import Summary, as_summary
 
 __all__ = ["fit_channels", "METHODS"]
 
@@ -24,7 +27,13 @@ METHODS: dict[str, Callable[..., ChannelFit]] = {
 }
 
 
-def fit_channels(data, method: str = "score_bin_em", *, groups=None, **options) -> ChannelFit:
+def fit_channels(
+    data: Annotations | Summary,
+    method: str = "score_bin_em",
+    *,
+    groups: Bins | str | None = None,
+    **options: Any,
+) -> ChannelFit:
     """Estimate annotator channels without ground truth (Hanada & Futami, Sec. 4; SPEC §1).
 
     Parameters

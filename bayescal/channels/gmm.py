@@ -21,9 +21,9 @@ means weak identification (groups with nearly equal prevalences).
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from bayescal._random import check_random_state
+from bayescal._typing import RandomState
 from bayescal.channels.em import _orient_index
 from bayescal.channels.hui_walter import hui_walter_moments
 from bayescal.channels.identification import (
@@ -43,14 +43,14 @@ __all__ = ["constrained_gmm", "gmm_moments", "gmm_jacobian"]
 WEAK_ID_SCALE = 0.05
 
 
-def gmm_moments(theta, n_groups):
+def gmm_moments(theta: np.ndarray, n_groups: int) -> np.ndarray:
     """Model moments (3, L): rows q1, q2, q12, from natural parameters."""
     a1, b1, a2, b2 = theta[:4]
     mu = np.asarray(theta[4 : 4 + n_groups])
     return np.stack([a1 + (b1 - a1) * mu, a2 + (b2 - a2) * mu, (1 - mu) * a1 * a2 + mu * b1 * b2])
 
 
-def gmm_jacobian(theta, n_groups):
+def gmm_jacobian(theta: np.ndarray, n_groups: int) -> np.ndarray:
     """Jacobian of the stacked moments (3L,) with respect to theta (4 + L,)."""
     a1, b1, a2, b2 = theta[:4]
     mu = np.asarray(theta[4 : 4 + n_groups])
@@ -122,8 +122,8 @@ def constrained_gmm(
     min_gap: float = 1e-3,
     weights: str = "diagonal",
     monotone: bool = False,
-    orient=0,
-    random_state=0,
+    orient: int | str = 0,
+    random_state: RandomState = 0,
 ) -> ChannelFit:
     """Two-annotator channels from group moments by constrained GMM.
 
@@ -245,6 +245,8 @@ def _starts(par: _Param, mom: dict, n_starts: int, monotone: bool, rng) -> list[
 
 def _solve(resid, starts, bounds):
     """Bounded least squares from every start; the best result and all objectives."""
+    from scipy.optimize import least_squares  # weight: keeps `import bayescal` light
+
     results = [
         least_squares(
             resid,

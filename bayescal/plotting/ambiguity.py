@@ -8,11 +8,18 @@ function is called; titles and class names are shown literally.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bayescal._typing import ArrayLike, PathLike
 from bayescal.display import display_name
 from bayescal.plotting.text import literal_text, pyplot
+
+if TYPE_CHECKING:
+    import matplotlib.figure
+    import xarray as xr
+    from matplotlib.axes import Axes
 
 __all__ = [
     "reliability_diagram",
@@ -22,7 +29,9 @@ __all__ = [
 ]
 
 
-def reliability_diagram(ds, *, ax=None, title: str | None = None):
+def reliability_diagram(
+    ds: xr.Dataset, *, ax: Axes | None = None, title: str | None = None
+) -> Axes:
     """Draw one top-label reliability diagram (Tao et al., SPEC §2 ``ECE_true``).
 
     Parameters
@@ -94,7 +103,13 @@ def _draw_reliability(ds, ax, title):
     ax.set_title(f"{title}\n{label}" if title else label, fontsize=9, parse_math=False)
 
 
-def reliability_panels(datasets: dict, *, ncols: int = 5, path=None, suptitle: str | None = None):
+def reliability_panels(
+    datasets: dict,
+    *,
+    ncols: int = 5,
+    path: PathLike | None = None,
+    suptitle: str | None = None,
+) -> matplotlib.figure.Figure:
     """A grid of reliability diagrams, one per method.
 
     Parameters
@@ -133,7 +148,9 @@ def reliability_panels(datasets: dict, *, ncols: int = 5, path=None, suptitle: s
     return fig
 
 
-def true_and_voted_reliability(true: dict, voted: dict, *, axes=None):
+def true_and_voted_reliability(
+    true: dict, voted: dict, *, axes: np.ndarray | None = None
+) -> np.ndarray:
     """Reliability against annotator draws (top row) and against the voted label (bottom row).
 
     Tao et al., Sec. 4: a voted-label calibrator such as TS can look calibrated
@@ -175,7 +192,7 @@ def true_and_voted_reliability(true: dict, voted: dict, *, axes=None):
     return axes
 
 
-def entropy_histogram(entropy, *, ax=None):
+def entropy_histogram(entropy: ArrayLike, *, ax: Axes | None = None) -> Axes:
     """Histogram of normalised annotation entropy per item (0 = unanimous, 1 = uniform).
 
     Tao et al., Proposition 2: the error of a voted-label calibrator grows with

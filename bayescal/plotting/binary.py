@@ -10,10 +10,22 @@ a function is called.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from bayescal.display import display_name
 from bayescal.plotting.text import literal_text, pyplot
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from arviz import InferenceData
+    from matplotlib.axes import Axes
+
+    from bayescal.channels.result import ChannelFit
+    from bayescal.metrics.binned import BinnedECE
+    from bayescal.recal.ensemble import PosteriorMap
 
 __all__ = [
     "noise_corrected_reliability",
@@ -30,15 +42,15 @@ def _interval(draws: np.ndarray, prob: float) -> tuple[float, float]:
 
 
 def noise_corrected_reliability(
-    soft_vote,
-    majority_vote,
-    corrected,
+    soft_vote: BinnedECE,
+    majority_vote: BinnedECE,
+    corrected: BinnedECE,
     *,
-    band=None,
-    reference=None,
+    band: xr.Dataset | None = None,
+    reference: BinnedECE | None = None,
     prob: float = 0.9,
-    axes=None,
-):
+    axes: Sequence[Axes] | None = None,
+) -> np.ndarray:
     """Naive (vote-based) and noise-corrected reliability diagrams side by side.
 
     Hanada & Futami, Sec. 3 (Definition 4): the corrected curve is the bin
@@ -119,7 +131,13 @@ def noise_corrected_reliability(
     return axes
 
 
-def channel_forest(channels, *, point=None, prob: float = 0.9, axes=None):
+def channel_forest(
+    channels: ChannelFit,
+    *,
+    point: ChannelFit | None = None,
+    prob: float = 0.9,
+    axes: Sequence[Axes] | None = None,
+) -> np.ndarray:
     """Each annotator's channel ``a = P(1 | Y=0)``, ``b = P(1 | Y=1)``: estimates and intervals.
 
     Hanada & Futami, Sec. 4 (class-conditional channels ``a_j``, ``b_j``): for
@@ -193,7 +211,9 @@ def channel_forest(channels, *, point=None, prob: float = 0.9, axes=None):
     return axes
 
 
-def pattern_predictive_check(idata, *, prob: float = 0.9, axes=None):
+def pattern_predictive_check(
+    idata: InferenceData, *, prob: float = 0.9, axes: Sequence[Axes] | None = None
+) -> np.ndarray:
     """Observed response-pattern counts against their posterior-predictive intervals.
 
     One panel per score group: bars are the equal-tailed ``prob`` interval of
@@ -247,7 +267,7 @@ def pattern_predictive_check(idata, *, prob: float = 0.9, axes=None):
     return axes
 
 
-def channel_trace(idata, *, axes=None):
+def channel_trace(idata: InferenceData, *, axes: np.ndarray | None = None) -> np.ndarray:
     """ArviZ trace plot of the channels ``a`` and ``b`` (compact, one row per variable).
 
     Parameters
@@ -265,7 +285,9 @@ def channel_trace(idata, *, axes=None):
         return az.plot_trace(idata, var_names=["a", "b"], compact=True, figsize=(9, 4), axes=axes)
 
 
-def recalibration_curves(maps: dict, *, band=None, prob: float = 0.9, ax=None):
+def recalibration_curves(
+    maps: dict, *, band: PosteriorMap | None = None, prob: float = 0.9, ax: Axes | None = None
+) -> Axes:
     """Recalibration maps ``g(z)``: corrected (solid) against naive (dotted) per family.
 
     Hanada & Futami, Sec. 5: maps fitted to noise-corrected labels against maps

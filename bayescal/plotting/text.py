@@ -10,12 +10,14 @@ created there get ``parse_math=False``) and passes user strings through
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from types import ModuleType
 
 __all__ = ["literal_text", "pyplot"]
 
 
 @contextlib.contextmanager
-def literal_text():
+def literal_text() -> Iterator[None]:
     """Context in which new matplotlib Text objects do not parse ``$...$``."""
     import matplotlib
 
@@ -23,7 +25,7 @@ def literal_text():
         yield
 
 
-def pyplot():
+def pyplot() -> ModuleType:
     """``matplotlib.pyplot``, imported on first use (plotting is optional weight)."""
     import matplotlib.pyplot as plt
 

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal._typing import ArrayLike, Weights
 from bayescal.base import BaseEstimator, check_is_fitted
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
 from bayescal.data.validation import as_numeric, check_scores
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
@@ -23,7 +26,7 @@ __all__ = ["RecalibrationMap", "check_target", "corrected_log_loss"]
 _FIT_HINT = "call fit(score, target) or fit_corrected(data, channels) first"
 
 
-def check_target(target, n: int) -> np.ndarray:
+def check_target(target: ArrayLike, n: int) -> np.ndarray:
     """Targets: 1-D, finite, one per item (any real value: corrected labels may leave [0, 1])."""
     t = as_numeric(target, "target")
     if t.ndim != 1:
@@ -41,7 +44,7 @@ def check_target(target, n: int) -> np.ndarray:
     return t
 
 
-def corrected_log_loss(prob, target) -> float:
+def corrected_log_loss(prob: ArrayLike, target: ArrayLike) -> float:
     """Mean corrected log loss ``-U log p - (1 - U) log(1 - p)``.
 
     With clean 0/1 targets it is the ordinary log loss; with corrected labels
@@ -87,7 +90,7 @@ class RecalibrationMap(BaseEstimator):
     _fitted_attr = "n_items_"
 
     # ------------------------------------------------------------ fit
-    def fit(self, score, target) -> RecalibrationMap:
+    def fit(self, score: ArrayLike, target: ArrayLike) -> RecalibrationMap:
         """Fit the map to scores and targets.
 
         Parameters
@@ -115,7 +118,13 @@ class RecalibrationMap(BaseEstimator):
         return self.fit(targets.score, targets.values(draw))
 
     def fit_corrected(
-        self, data, channels, *, weights=DEFAULT_WEIGHTS, lam: float = DEFAULT_SHRINKAGE, draw=None
+        self,
+        data: Annotations,
+        channels: ChannelFit,
+        *,
+        weights: Weights = DEFAULT_WEIGHTS,
+        lam: float = DEFAULT_SHRINKAGE,
+        draw: int | None = None,
     ) -> RecalibrationMap:
         """Fit to noise-corrected labels built from ``data`` and point ``channels``.
 
@@ -142,7 +151,7 @@ class RecalibrationMap(BaseEstimator):
         return self.fit_targets(targets, draw)
 
     # ------------------------------------------------------------ predict
-    def predict(self, score) -> np.ndarray:
+    def predict(self, score: ArrayLike) -> np.ndarray:
         """Recalibrated probabilities ``g(z)`` of shape (n_items,).
 
         Parameters
@@ -153,14 +162,16 @@ class RecalibrationMap(BaseEstimator):
         check_is_fitted(self, _FIT_HINT)
         return self._predict(check_scores(score, name="score"))
 
-    def __call__(self, score) -> np.ndarray:
+    def __call__(self, score: ArrayLike) -> np.ndarray:
         return self.predict(score)
 
     def _validate_params(self) -> None:  # pragma: no cover - overridden
         pass
 
 
-def check_box(bounds, name: str, *, positive: bool = False) -> tuple[float, float]:
+def check_box(
+    bounds: tuple[float, float], name: str, *, positive: bool = False
+) -> tuple[float, float]:
     """A compact parameter box ``(lower, upper)``: finite, lower <= upper."""
     try:
         lo, hi = (float(x) for x in bounds)

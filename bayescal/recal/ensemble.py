@@ -28,11 +28,15 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayescal._typing import ArrayLike, Weights
 from bayescal.base import BaseEstimator, check_is_fitted
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
 from bayescal.data.validation import check_scores
 from bayescal.dims import BIN, DRAW, GROUP
-from bayescal.errors import ConfigError
+from bayescal.errors import ConfigError, ConvergenceWarning
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
+from bayescal.recal.base import RecalibrationMap
 from bayescal.recal.histogram import HistogramMap, ScoreBinMap, histogram_values, score_bin_values
 from bayescal.recal.parametric import PlattMap, TemperatureMap, fit_many
 from bayescal.recal.targets import DEFAULT_WEIGHTS, make_targets
@@ -52,7 +56,7 @@ _CHUNK = 20_000
 _FIT_HINT = "call fit(data, channels) first"
 
 
-def thin_draws(n_draws: int, max_draws) -> np.ndarray:
+def thin_draws(n_draws: int, max_draws: int | None) -> np.ndarray:
     """Evenly spaced draw indices: all of them when ``max_draws`` is None or large enough.
 
     Examples
@@ -122,11 +126,11 @@ class PosteriorMap(BaseEstimator):
         *,
         family: str = "histogram",
         target: str = "corrected",
-        weights=DEFAULT_WEIGHTS,
+        weights: Weights = DEFAULT_WEIGHTS,
         lam: float = DEFAULT_SHRINKAGE,
-        max_draws=DEFAULT_MAX_DRAWS,
-        map_params=None,
-    ):
+        max_draws: int | None = DEFAULT_MAX_DRAWS,
+        map_params: dict | None = None,
+    ) -> None:
         self.family = family
         self.target = target
         self.weights = weights
@@ -137,7 +141,7 @@ class PosteriorMap(BaseEstimator):
     _fitted_attr = "params_"
 
     # ----------------------------------------------------------- fit
-    def fit(self, data, channels=None) -> PosteriorMap:
+    def fit(self, data: Annotations | None, channels: ChannelFit | None = None) -> PosteriorMap:
         """Fit the family under each channel draw.
 
         Parameters
@@ -222,8 +226,6 @@ class PosteriorMap(BaseEstimator):
         if not self.converged_:
             import warnings
 
-            from bayescal.errors import ConvergenceWarning
-
             warnings.warn(
                 f"{int((~conv).sum())} of {conv.size} per-draw fits did not converge.",
                 ConvergenceWarning,
@@ -236,7 +238,7 @@ class PosteriorMap(BaseEstimator):
         name = "bin_value" if self.family == "histogram" else "group_value"
         return self.params_[name].values
 
-    def predict_draws(self, score) -> np.ndarray:
+    def predict_draws(self, score: ArrayLike) -> np.ndarray:
         """Per-draw predictions of shape (n_draws, n_items)."""
         check_is_fitted(self, _FIT_HINT)
         z = check_scores(score, name="score")
@@ -263,11 +265,13 @@ class PosteriorMap(BaseEstimator):
         parts = [fn(self.predict_draws(z[i : i + _CHUNK])) for i in range(0, z.size, _CHUNK)]
         return np.concatenate(parts, axis=-1)
 
-    def predict(self, score) -> np.ndarray:
+    def predict(self, score: ArrayLike) -> np.ndarray:
         """Posterior mean prediction ``E_d[g_d(z)]`` of shape (n_items,)."""
         return self._reduce(score, lambda a: a.mean(axis=0))
 
-    def predict_interval(self, score, prob: float = 0.9):
+    def predict_interval(
+        self, score: ArrayLike, prob: float = 0.9
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Equal-tailed credible band ``(lower, upper)``, each of shape (n_items,).
 
         Parameters
@@ -281,7 +285,7 @@ class PosteriorMap(BaseEstimator):
         out = self._reduce(score, lambda a: np.quantile(a, q, axis=0))
         return out[0], out[1]
 
-    def draw_map(self, i: int):
+    def draw_map(self, i: int) -> RecalibrationMap:
         """The fitted single map of the i-th stored draw (position, not channel index)."""
         check_is_fitted(self, _FIT_HINT)
         m = _MAP_CLASSES[self.family](**dict(self.map_params or {}))
@@ -320,14 +324,14 @@ class PosteriorMap(BaseEstimator):
 
 def fit_posterior_map(
     family: str,
-    data,
-    channels=None,
+    data: Annotations | None,
+    channels: ChannelFit | None = None,
     *,
     target: str = "corrected",
-    weights=DEFAULT_WEIGHTS,
+    weights: Weights = DEFAULT_WEIGHTS,
     lam: float = DEFAULT_SHRINKAGE,
-    max_draws=DEFAULT_MAX_DRAWS,
-    map_params=None,
+    max_draws: int | None = DEFAULT_MAX_DRAWS,
+    map_params: dict | None = None,
 ) -> PosteriorMap:
     """Fit a recalibration map under every channel draw (function twin of :class:`PosteriorMap`).
 

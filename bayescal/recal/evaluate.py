@@ -8,9 +8,13 @@ evaluation of recalibrated scores, with its default weight rule.
 
 from __future__ import annotations
 
+from typing import Any
+
+from bayescal._typing import Bins, Weights
+from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError
-from bayescal.metrics.binned import oracle_ece, soft_vote_ece
+from bayescal.metrics.binned import BinnedECE, oracle_ece, soft_vote_ece
 from bayescal.metrics.ncece import EVALUATION_WEIGHTS, evaluate_recalibrated, recalibrated_values
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 
@@ -18,15 +22,15 @@ __all__ = ["evaluate_map"]
 
 
 def evaluate_map(
-    recalibrated,
-    data,
+    recalibrated: Any,
+    data: Annotations,
     *,
-    channels=None,
-    bins=10,
+    channels: ChannelFit | None = None,
+    bins: Bins = 10,
     bin_strategy: str = "uniform",
-    weights=EVALUATION_WEIGHTS,
+    weights: Weights = EVALUATION_WEIGHTS,
     lam: float = DEFAULT_SHRINKAGE,
-) -> dict:
+) -> dict[str, BinnedECE]:
     """Binned calibration errors of ``g(Z)`` on evaluation items, bins on ``g(Z)``.
 
     Parameters

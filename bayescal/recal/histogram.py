@@ -20,9 +20,11 @@ overall prevalence ``mu``.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
+from bayescal._typing import Bins, Weights
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.binned import corrected_pattern_targets
@@ -43,7 +45,9 @@ __all__ = [
 BIN_STRATEGIES = ("quantile", "uniform")
 
 
-def histogram_values(bin_index, code, table, n_bins: int):
+def histogram_values(
+    bin_index: np.ndarray, code: np.ndarray, table: np.ndarray, n_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Projected bin means for every draw at once.
 
     Parameters
@@ -125,7 +129,7 @@ class HistogramMap(RecalibrationMap):
 
     _fitted_attr = "bin_values_"
 
-    def __init__(self, *, bins=10, strategy: str = "quantile"):
+    def __init__(self, *, bins: Bins = 10, strategy: str = "quantile") -> None:
         self.bins = bins
         self.strategy = strategy
 
@@ -133,7 +137,7 @@ class HistogramMap(RecalibrationMap):
         if self.strategy not in BIN_STRATEGIES:
             raise ConfigError(f"strategy must be one of {BIN_STRATEGIES}; got {self.strategy!r}.")
 
-    def make_edges(self, z) -> np.ndarray:
+    def make_edges(self, z: np.ndarray) -> np.ndarray:
         """The bin edges this map would use for fitting scores ``z``."""
         self._validate_params()
         if isinstance(self.bins, numbers.Integral) and not isinstance(self.bins, bool):
@@ -210,11 +214,11 @@ class ScoreBinMap(RecalibrationMap):
 
     _fitted_attr = "group_values_"
 
-    def __init__(self, *, channels=None, draw: int = 0):
+    def __init__(self, *, channels: ChannelFit | None = None, draw: int = 0) -> None:
         self.channels = channels
         self.draw = draw
 
-    def fit(self, score=None, target=None) -> ScoreBinMap:
+    def fit(self, score: None = None, target: None = None) -> ScoreBinMap:
         """Read the prevalences of draw ``draw`` of ``channels``.
 
         Parameters
@@ -248,14 +252,14 @@ class ScoreBinMap(RecalibrationMap):
         self.group_values_ = values[int(draw)]
         return self
 
-    def fit_corrected(self, data, channels, **kwargs) -> ScoreBinMap:
+    def fit_corrected(self, data: Any, channels: Any, **kwargs: Any) -> ScoreBinMap:
         """Refused: the channels are a parameter of this map (``ScoreBinMap(channels=...)``)."""
         raise ConfigError(
             "ScoreBinMap takes its channels in __init__ and no targets: use "
             "ScoreBinMap(channels=fit).fit()."
         )
 
-    def fit_targets(self, targets, draw: int = 0):
+    def fit_targets(self, targets: Any, draw: int = 0) -> ScoreBinMap:
         """Refused: the map is read from channel prevalences, not fitted to targets."""
         raise ConfigError(
             "ScoreBinMap is fitted from channel prevalences: use ScoreBinMap(channels=fit).fit()."
@@ -265,7 +269,7 @@ class ScoreBinMap(RecalibrationMap):
         return self.group_values_[assign(z, self.group_edges_)]
 
 
-def score_bin_values(channels):
+def score_bin_values(channels: ChannelFit) -> tuple[np.ndarray, np.ndarray]:
     """Group edges (L + 1,) and prevalence per draw and group (S, L), ``mu`` where not fitted."""
     if not isinstance(channels, ChannelFit):
         raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
@@ -292,7 +296,7 @@ def histogram_map_from_summary(
     summary: Summary,
     channels: ChannelFit,
     *,
-    weights=DEFAULT_WEIGHTS,
+    weights: Weights = DEFAULT_WEIGHTS,
     lam: float = DEFAULT_SHRINKAGE,
     draw: int | None = None,
 ) -> HistogramMap:

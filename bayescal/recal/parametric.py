@@ -35,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from bayescal.errors import ConfigError
+from bayescal._typing import ArrayLike
+from bayescal.errors import ConfigError, ConvergenceWarning
 from bayescal.recal.base import RecalibrationMap, check_box
 
 __all__ = ["TemperatureMap", "PlattMap", "clipped_logit", "DEFAULT_CLIP"]
@@ -47,7 +48,7 @@ _PG_TOL = 1e-10  # projected-gradient tolerance of the Newton solver
 _ACCEPT_TOL = 1e-7  # accepted as converged below this (floating-point floor)
 
 
-def clipped_logit(score, eps: float = DEFAULT_CLIP) -> np.ndarray:
+def clipped_logit(score: ArrayLike, eps: float = DEFAULT_CLIP) -> np.ndarray:
     """``logit(clip(z, eps, 1 - eps))`` of shape (n_items,).
 
     Examples
@@ -113,7 +114,15 @@ def _projected_gradient(theta, g, lo, hi):
     return np.where(active, 0.0, g), active
 
 
-def box_newton(X, m, lo, hi, x0, *, max_iter: int = 200):
+def box_newton(
+    X: np.ndarray,
+    m: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    x0: np.ndarray,
+    *,
+    max_iter: int = 200,
+) -> dict:
     """Minimise ``mean log(1 + exp(X theta)) - theta' m`` over the box [lo, hi].
 
     Parameters
@@ -193,7 +202,9 @@ def _target_moments(X, t):
     return np.array([(X[:, j] * t).mean() for j in range(X.shape[1])])
 
 
-def fit_many(X, M, lo, hi, x0):
+def fit_many(
+    X: np.ndarray, M: np.ndarray, lo: np.ndarray, hi: np.ndarray, x0: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fit one parameter vector per row of ``M`` (shape (S, d)), warm-starting each from the last.
 
     Returns arrays ``theta`` (S, d), ``loss`` (S,), ``converged`` (S,).
@@ -213,8 +224,6 @@ def fit_many(X, M, lo, hi, x0):
 
 def _warn_unconverged(name, pg):
     import warnings
-
-    from bayescal.errors import ConvergenceWarning
 
     warnings.warn(
         f"{name}: the optimiser stopped with max |projected gradient| = {pg:.2e}; the fitted map "
@@ -259,7 +268,9 @@ class TemperatureMap(RecalibrationMap):
 
     _fitted_attr = "temperature_"
 
-    def __init__(self, *, bounds=(0.05, 20.0), clip: float = DEFAULT_CLIP):
+    def __init__(
+        self, *, bounds: tuple[float, float] = (0.05, 20.0), clip: float = DEFAULT_CLIP
+    ) -> None:
         self.bounds = bounds
         self.clip = clip
 
@@ -271,7 +282,7 @@ class TemperatureMap(RecalibrationMap):
         self._box()
         _check_clip(self.clip)
 
-    def features(self, z):
+    def features(self, z: np.ndarray) -> np.ndarray:
         return clipped_logit(z, _check_clip(self.clip))[:, None]
 
     def _fit(self, z, t):
@@ -332,10 +343,10 @@ class PlattMap(RecalibrationMap):
     def __init__(
         self,
         *,
-        slope_bounds=(0.0, 10.0),
-        intercept_bounds=(-10.0, 10.0),
+        slope_bounds: tuple[float, float] = (0.0, 10.0),
+        intercept_bounds: tuple[float, float] = (-10.0, 10.0),
         clip: float = DEFAULT_CLIP,
-    ):
+    ) -> None:
         self.slope_bounds = slope_bounds
         self.intercept_bounds = intercept_bounds
         self.clip = clip
@@ -349,7 +360,7 @@ class PlattMap(RecalibrationMap):
         self._box()
         _check_clip(self.clip)
 
-    def features(self, z):
+    def features(self, z: np.ndarray) -> np.ndarray:
         s = clipped_logit(z, _check_clip(self.clip))
         return np.column_stack([s, np.ones_like(s)])
 

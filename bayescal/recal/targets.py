@@ -35,9 +35,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
+from bayescal._typing import ArrayLike, Weights
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
 from bayescal.dims import DRAW
 from bayescal.errors import ConfigError, DataError
-from bayescal.metrics.weights import DEFAULT_SHRINKAGE
+from bayescal.metrics.binned import corrected_pattern_targets, soft_vote_targets
+from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
+from bayescal.summaries.patterns import encode_patterns, pattern_states
 
 __all__ = [
     "RecalTargets",
@@ -107,11 +112,11 @@ class RecalTargets:
         """Items per code, shape (n_codes,)."""
         return np.bincount(self.pattern, minlength=self.table.shape[1]).astype(np.float64)
 
-    def code_sums(self, weights=None) -> np.ndarray:
+    def code_sums(self, weights: np.ndarray | None = None) -> np.ndarray:
         """Sum over the items of each code of ``weights`` (default 1), shape (n_codes,)."""
         return np.bincount(self.pattern, weights=weights, minlength=self.table.shape[1])
 
-    def select_draws(self, index) -> RecalTargets:
+    def select_draws(self, index: ArrayLike) -> RecalTargets:
         """Targets restricted to some draws."""
         index = np.atleast_1d(np.asarray(index))
         w = None if self.weights is None else self.weights.isel({DRAW: index})
@@ -127,7 +132,6 @@ class RecalTargets:
 
 
 def _check_data(data):
-    from bayescal.data.container import Annotations
 
     if not isinstance(data, Annotations):
         raise DataError(
@@ -141,7 +145,11 @@ def _check_data(data):
 
 
 def corrected_targets(
-    data, channels, *, weights=DEFAULT_WEIGHTS, lam: float = DEFAULT_SHRINKAGE
+    data: Annotations,
+    channels: ChannelFit,
+    *,
+    weights: Weights = DEFAULT_WEIGHTS,
+    lam: float = DEFAULT_SHRINKAGE,
 ) -> RecalTargets:
     """Noise-corrected labels ``U`` per item and channel draw.
 
@@ -171,10 +179,6 @@ def corrected_targets(
     >>> bool(abs(t.values().mean() - data.truth.mean()) < 0.03)
     True
     """
-    from bayescal.channels.result import ChannelFit
-    from bayescal.metrics.binned import corrected_pattern_targets
-    from bayescal.metrics.weights import annotator_weights
-    from bayescal.summaries.patterns import encode_patterns, pattern_states
 
     if not isinstance(channels, ChannelFit):
         raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
@@ -198,7 +202,7 @@ def corrected_targets(
     )
 
 
-def naive_targets(data) -> RecalTargets:
+def naive_targets(data: Annotations) -> RecalTargets:
     """Mean of each item's answered annotations (the soft vote), one draw.
 
     Parameters
@@ -218,15 +222,13 @@ def naive_targets(data) -> RecalTargets:
     >>> naive_targets(data).values().tolist()
     [1.0, 0.5]
     """
-    from bayescal.metrics.binned import soft_vote_targets
-    from bayescal.summaries.patterns import encode_patterns, pattern_states
 
     keep = _check_data(data)
     table = soft_vote_targets(pattern_states(data.n_annotators))[None, :]
     return RecalTargets("naive", data.score[keep], encode_patterns(data.labels[keep]), table)
 
 
-def clean_targets(data) -> RecalTargets:
+def clean_targets(data: Annotations) -> RecalTargets:
     """The clean labels as targets (reference only; needs ``truth``).
 
     Parameters
@@ -254,7 +256,12 @@ def clean_targets(data) -> RecalTargets:
 
 
 def make_targets(
-    kind: str, data, channels=None, *, weights=DEFAULT_WEIGHTS, lam: float = DEFAULT_SHRINKAGE
+    kind: str,
+    data: Annotations,
+    channels: ChannelFit | None = None,
+    *,
+    weights: Weights = DEFAULT_WEIGHTS,
+    lam: float = DEFAULT_SHRINKAGE,
 ) -> RecalTargets:
     """Targets of a named kind: ``"corrected"`` (needs channels), ``"naive"`` or ``"clean"``.
 

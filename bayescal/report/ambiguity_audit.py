@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
+from bayescal._typing import RandomState
 from bayescal.ambiguity.assessment import AmbiguityAssessment, assess_ambiguity
 from bayescal.ambiguity.loaders import AmbiguityData
 from bayescal.ambiguity.metrics import ece_voted
@@ -84,8 +86,8 @@ class AmbiguityReport(Report):
 def audit_ambiguity(
     data: AmbiguityData,
     *,
-    random_state=0,
-    methods=None,
+    random_state: RandomState = 0,
+    methods: Iterable[str] | None = None,
     annotations: str = "auto",
     objective: str = "overall",
     cal_fraction: float = 0.5,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import shlex
 import time
@@ -17,7 +18,7 @@ from bayescal.report.cli_output import report_outcome, say
 from bayescal.report.core import check_out_dir, fmt
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument(
         "--cifar10h", metavar="CSV", help="CIFAR-10H CSV (label, 10 counts, 10 probabilities)"
@@ -131,7 +132,7 @@ def _command(args) -> str:
     return " ".join(shlex.quote(str(p)) for p in parts)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     data = _load(args)

@@ -13,10 +13,12 @@ from __future__ import annotations
 import time
 import warnings as _warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from bayescal._random import seed_from
+from bayescal._typing import Bins, RandomState, Weights
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
 from bayescal.report import sections as steps
@@ -52,7 +54,7 @@ class AuditReport(Report):
     errors: dict = field(default_factory=dict)
 
     @property
-    def idata(self):
+    def idata(self) -> Any:
         """The channel posterior as ArviZ InferenceData (None for point channels)."""
         return getattr(self.channels, "idata", None)
 
@@ -68,17 +70,17 @@ class AuditReport(Report):
 
 
 def audit(
-    data,
+    data: Annotations | Summary,
     *,
     channels: str = "bayes",
-    groups=5,
-    bins=10,
-    weights="equal",
+    groups: Bins = 5,
+    bins: Bins = 10,
+    weights: Weights = "equal",
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 2,
     prob: float = 0.9,
-    random_state=0,
+    random_state: RandomState = 0,
     progress: bool = False,
     command: str | None = None,
     title: str | None = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import shlex
 import sys
 import time
@@ -12,7 +13,7 @@ from bayescal.report.cli_output import progress_wanted, report_outcome, say
 from bayescal.report.core import check_out_dir, fmt
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", nargs="?", help="CSV or Parquet file (wide, or long with --long)")
     parser.add_argument(
         "--example", choices=sorted(EXAMPLES), help="run on an embedded example instead of DATA"
@@ -124,7 +125,7 @@ def _summarize_out_of_core(args):
     )
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     data = _load(args)

@@ -8,27 +8,31 @@ numbers in the report.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
 
 from bayescal.display import display_name
+from bayescal.report.core import Report
 
 __all__ = ["say", "progress_wanted", "report_outcome"]
 
 
-def say(args, message: str) -> None:
+def say(args: argparse.Namespace, message: str) -> None:
     """A progress line on stderr, unless ``--quiet``."""
     if not args.quiet:
         print(message, file=sys.stderr)
 
 
-def progress_wanted(args) -> bool:
+def progress_wanted(args: argparse.Namespace) -> bool:
     """Progress bars only on a terminal, without ``--quiet`` and outside CI."""
     return not (args.quiet or os.environ.get("CI") or not sys.stderr.isatty())
 
 
-def report_outcome(args, result, headline: str, started: float) -> dict:
+def report_outcome(
+    args: argparse.Namespace, result: Report, headline: str, started: float
+) -> dict[str, str]:
     """Save ``result`` to ``--out``, then print the headline, the flags and the files."""
     written = result.save(args.out)
     say(args, headline)

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -36,6 +36,7 @@ import numpy as np
 
 from bayescal import __version__
 from bayescal._json import json_safe, strict_json
+from bayescal._typing import PathLike
 from bayescal.display import display_name
 from bayescal.errors import ConfigError
 from bayescal.flags import Flag
@@ -300,7 +301,7 @@ class Report:
         """The files :meth:`save` writes, in order."""
         return ["report.html", "summary.json", *self.artifacts]
 
-    def save(self, out) -> dict[str, str]:
+    def save(self, out: PathLike) -> dict[str, str]:
         """Write the report folder ``out`` atomically; returns file name -> path.
 
         Everything is written into a temporary folder beside ``out``, which then
@@ -333,7 +334,7 @@ class Report:
         return {name: str(out / name) for name in self.file_names()}
 
 
-def check_out_dir(out, *, files=REPORT_FILES) -> Path:
+def check_out_dir(out: PathLike, *, files: Iterable[str] = REPORT_FILES) -> Path:
     """Refuse an output folder a report cannot (or must not) be written to, before any work.
 
     The CLI calls this before loading or fitting anything, so a bad ``--out``

@@ -10,26 +10,29 @@ from __future__ import annotations
 
 import base64
 import io
+from typing import TYPE_CHECKING
 
 from bayescal.plotting.text import literal_text
 from bayescal.report.core import Figure
 
+if TYPE_CHECKING:
+    import matplotlib.figure
+
 __all__ = ["new_figure", "figure"]
 
 
-def new_figure(*, figsize: tuple[float, float]):
-    """A matplotlib Figure not registered with pyplot (closed by garbage collection)."""
-    from matplotlib.figure import Figure as MplFigure
+def new_figure(*, figsize: tuple[float, float]) -> matplotlib.figure.Figure:
+    """A matplotlib Figure not registered with pyplot (freed by garbage collection)."""
+    from matplotlib.figure import Figure as MatplotlibFigure  # weight: matplotlib on use
 
     with literal_text():
-        return MplFigure(figsize=figsize)
+        return MatplotlibFigure(figsize=figsize)
 
 
-def figure(caption: str, fig, *, alt: str = "") -> Figure:
+def figure(caption: str, fig: matplotlib.figure.Figure, *, alt: str = "") -> Figure:
     """Encode ``fig`` as a base64 PNG report :class:`~bayescal.report.core.Figure`."""
     buf = io.BytesIO()
     with literal_text():
         fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    return Figure(
-        caption=caption, png_base64=base64.b64encode(buf.getvalue()).decode("ascii"), alt=alt
-    )
+    png = base64.b64encode(buf.getvalue()).decode("ascii")
+    return Figure(caption=caption, png_base64=png, alt=alt)

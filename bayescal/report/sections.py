@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import logging
 import warnings as _warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.channels.fit import fit_channels
 from bayescal.channels.identification import check_design
 from bayescal.errors import FitError
@@ -87,7 +89,7 @@ class Context:
     point_method: str = ""
     diagnostics: dict = field(default_factory=dict)
 
-    def flag(self, code: str, messages, source: str) -> None:
+    def flag(self, code: str, messages: Iterable[str], source: str) -> None:
         """Add one flag per message (each message once)."""
         for message in messages:
             f = Flag(code, str(message), source)
@@ -209,8 +211,6 @@ def _fit_point(ctx: Context) -> None:
 
 def _fit_bayes(ctx: Context) -> None:
     import pymc  # noqa: F401  (PyMC sets its logger level on import; quiet it afterwards)
-
-    from bayescal.bayes.fit import fit_channels_bayes
 
     if not ctx.progress:
         logging.getLogger("pymc").setLevel(logging.ERROR)

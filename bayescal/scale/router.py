@@ -10,6 +10,9 @@ DataFrame or a path / glob of CSV or Parquet files goes to
 
 from __future__ import annotations
 
+from typing import Any
+
+from bayescal._typing import Bins
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale.dask_summaries import is_out_of_core_source, summarize_dask
@@ -20,7 +23,12 @@ __all__ = ["summarize"]
 
 
 def summarize(
-    data, *, groups=None, bins=DEFAULT_BINS, bin_strategy: str = "uniform", **out_of_core
+    data: Annotations | Any,
+    *,
+    groups: Bins | str | None = None,
+    bins: Bins = DEFAULT_BINS,
+    bin_strategy: str = "uniform",
+    **out_of_core: Any,
 ) -> Summary:
     """Pattern counts and bin sums of binary annotations, in memory or out of core (SPEC §1).
 

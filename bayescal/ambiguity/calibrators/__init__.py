@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bayescal._typing import RandomState
 from bayescal.ambiguity.calibrators.affine import (
     DirichletCalibration,
     PlattScaling,
@@ -119,7 +120,7 @@ _SPECS = [
 METHODS: dict[str, MethodSpec] = {s.name: s for s in _SPECS}
 
 
-def make_calibrator(name: str, *, random_state=0) -> Calibrator:
+def make_calibrator(name: str, *, random_state: RandomState = 0) -> Calibrator:
     """A fresh calibrator for a method name of :data:`METHODS`.
 
     Examples

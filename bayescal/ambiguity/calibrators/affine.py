@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from bayescal._typing import ArrayLike
 from bayescal.ambiguity.calibrators.base import (
     Calibrator,
     cross_entropy,
@@ -81,7 +82,7 @@ class VectorScaling(Calibrator):
 
 
 class _Platt(Calibrator):
-    def __init__(self, *, l2: float = 1e-4):
+    def __init__(self, *, l2: float = 1e-4) -> None:
         self.l2 = l2
 
     def _targets(self, z, targets):
@@ -155,7 +156,7 @@ class SoftPlattScaling(_Platt):
         return soft_targets(targets, *z.shape)
 
 
-def dirichlet_map(logits, W, b) -> np.ndarray:
+def dirichlet_map(logits: ArrayLike, W: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Probabilities ``softmax(z W^T + b)`` of the Dirichlet (full affine) map.
 
     Parameters
@@ -187,7 +188,7 @@ def dirichlet_map(logits, W, b) -> np.ndarray:
 
 
 class _Dirichlet(Calibrator):
-    def __init__(self, *, lambda_offdiag: float = 1e-3, lambda_bias: float = 1e-3):
+    def __init__(self, *, lambda_offdiag: float = 1e-3, lambda_bias: float = 1e-3) -> None:
         self.lambda_offdiag = lambda_offdiag
         self.lambda_bias = lambda_bias
 

@@ -10,10 +10,13 @@ fit (all from :class:`bayescal.base.BaseEstimator`), and a convergence record
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
 
+from bayescal._typing import ArrayLike
 from bayescal.ambiguity.simplex import log_softmax
 from bayescal.ambiguity.validation import check_labels, check_logits, check_targets
 from bayescal.base import BaseEstimator, check_is_fitted
@@ -31,12 +34,12 @@ MAXITER = 2000
 _FIT_HINT = "call fit(logits, targets) first"
 
 
-def soft_targets(targets, n_items: int, n_classes: int) -> np.ndarray:
+def soft_targets(targets: ArrayLike, n_items: int, n_classes: int) -> np.ndarray:
     """Distributions (n_items, n_classes) from labels (one-hot), counts or distributions."""
     return check_targets(targets, n_items=n_items, n_classes=n_classes)
 
 
-def hard_targets(targets, n_items: int, n_classes: int) -> np.ndarray:
+def hard_targets(targets: ArrayLike, n_items: int, n_classes: int) -> np.ndarray:
     """Voted labels (n_items,) from labels, or from counts / distributions by argmax
     (ties: lowest index)."""
     t = np.asarray(targets)
@@ -71,7 +74,7 @@ class Calibrator(BaseEstimator):
     oracle = False
     _fitted_attr = "n_classes_"
 
-    def fit(self, logits, targets):
+    def fit(self, logits: ArrayLike, targets: ArrayLike) -> Calibrator:
         """Fit the map.
 
         Parameters
@@ -92,7 +95,7 @@ class Calibrator(BaseEstimator):
         self._fit(z, targets)
         return self
 
-    def predict_proba(self, logits) -> np.ndarray:
+    def predict_proba(self, logits: ArrayLike) -> np.ndarray:
         """Calibrated probabilities of shape (n_items, n_classes); rows sum to one."""
         check_is_fitted(self, _FIT_HINT)
         z = check_logits(logits, n_classes=self.n_classes_)
@@ -114,7 +117,13 @@ class Calibrator(BaseEstimator):
             )
 
 
-def lbfgs(fun, x0: np.ndarray, *, bounds=None, maxiter: int = MAXITER):
+def lbfgs(
+    fun: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    x0: np.ndarray,
+    *,
+    bounds: list[tuple[float | None, float | None]] | None = None,
+    maxiter: int = MAXITER,
+) -> tuple[Any, float]:
     """Minimise ``fun(x) -> (loss, grad)`` with L-BFGS-B at the fixed tolerances above.
 
     Returns the scipy result and the final max-abs (projected) gradient.
@@ -149,7 +158,7 @@ class Uncalibrated(Calibrator):
 
     target = "none"
 
-    def __init__(self):
+    def __init__(self) -> None:
         pass
 
     def _fit(self, z, targets):

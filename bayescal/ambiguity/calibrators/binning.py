@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 from scipy.optimize import isotonic_regression
 
+from bayescal._typing import ArrayLike
 from bayescal.ambiguity.calibrators.base import (
     _FIT_HINT,
     Calibrator,
@@ -39,7 +40,7 @@ def _check_eps(eps):
 
 
 class _Histogram(Calibrator):
-    def __init__(self, *, n_bins: int = 15, binning: str = "mass", eps: float = 1e-6):
+    def __init__(self, *, n_bins: int = 15, binning: str = "mass", eps: float = 1e-6) -> None:
         self.n_bins = n_bins
         self.binning = binning
         self.eps = eps
@@ -147,7 +148,7 @@ class SoftIsotonicRegression(Calibrator):
 
     target = "soft"
 
-    def __init__(self, *, eps: float = 1e-6):
+    def __init__(self, *, eps: float = 1e-6) -> None:
         self.eps = eps
 
     def _fit(self, z, targets):
@@ -163,7 +164,7 @@ class SoftIsotonicRegression(Calibrator):
         self.converged_ = True
         self.n_iter_ = 0
 
-    def predict_confidence(self, confidence) -> np.ndarray:
+    def predict_confidence(self, confidence: ArrayLike) -> np.ndarray:
         """The fitted monotone map applied to top-label confidences, shape (n_items,)."""
         check_is_fitted(self, _FIT_HINT)
         return np.interp(

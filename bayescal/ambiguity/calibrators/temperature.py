@@ -15,9 +15,11 @@ L-BFGS-B, ``T`` in [1e-2, 1e2].
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
+from bayescal._typing import ArrayLike, RandomState
 from bayescal.ambiguity.calibrators.base import (
     _FIT_HINT,
     Calibrator,
@@ -44,7 +46,7 @@ __all__ = [
 LOG_T_BOUNDS = (np.log(1e-2), np.log(1e2))
 
 
-def fit_temperature(logits: np.ndarray, targets: np.ndarray):
+def fit_temperature(logits: np.ndarray, targets: np.ndarray) -> tuple[float, Any, float]:
     """Temperature minimising the mean cross-entropy of ``softmax(logits / T)`` against ``targets``.
 
     Private-kernel twin of the TS-family classes: ``logits`` (n, K) validated
@@ -183,11 +185,17 @@ class MonteCarloTemperatureScaling(_GlobalTemperature):
 
     target = "soft"
 
-    def __init__(self, *, n_samples: int = 1, random_state=0):
+    def __init__(self, *, n_samples: int = 1, random_state: RandomState = 0) -> None:
         self.n_samples = n_samples
         self.random_state = random_state
 
-    def fit(self, logits, targets=None, *, annotations=None):
+    def fit(
+        self,
+        logits: ArrayLike,
+        targets: ArrayLike | None = None,
+        *,
+        annotations: ArrayLike | None = None,
+    ) -> MonteCarloTemperatureScaling:
         """Fit on samples drawn from ``targets``, or on recorded ``annotations``.
 
         Parameters
@@ -258,7 +266,7 @@ class LabelSmoothingTemperatureScaling(_GlobalTemperature):
 
     target = "voted-only"
 
-    def __init__(self, *, smoothing="global"):
+    def __init__(self, *, smoothing: str | float = "global") -> None:
         self.smoothing = smoothing
 
     def _fit(self, z, targets):
@@ -339,7 +347,7 @@ class AdaptiveTemperatureScaling(Calibrator):
 
     target = "hard"
 
-    def __init__(self, *, l2: float = 1e-3):
+    def __init__(self, *, l2: float = 1e-3) -> None:
         self.l2 = l2
 
     def _temperatures(self, z, w, b):
@@ -377,7 +385,7 @@ class AdaptiveTemperatureScaling(Calibrator):
         self.intercept_ = float(res.x[4])
         self._record(res, gmax)
 
-    def predict_temperature(self, logits) -> np.ndarray:
+    def predict_temperature(self, logits: ArrayLike) -> np.ndarray:
         """Per-item temperatures of shape (n_items,)."""
         check_is_fitted(self, _FIT_HINT)
         z = check_logits(logits, n_classes=self.n_classes_)
