@@ -69,7 +69,7 @@ QUICKSTART = [
     (
         "code",
         "result = bc.audit(data, draws=200 if QUICK else 1000, tune=200 if QUICK else 1000, "
-        "seed=0)\nresult",
+        "random_state=0)\nresult",
     ),
     ("code", "result.summary['ece']['nc']"),
 ]

@@ -135,6 +135,8 @@ def fit_evaluate(
 class MethodResults:
     """Every method fitted on the calibration half and scored on the test half.
 
+    Tao et al., Sec. 7 protocol (SPEC §2).
+
     Attributes
     ----------
     rows : dict of str -> dict

@@ -219,6 +219,8 @@ def annotation_profile(
 def usable(group: str, level: str) -> bool:
     """Whether a method of ``group`` can be fitted with annotations of ``level``.
 
+    Tao et al., practical guidelines: which annotations each method needs.
+
     Examples
     --------
     >>> usable("soft", "voted"), usable("soft", "samples"), usable("oracle", "distribution")
@@ -233,6 +235,8 @@ def usable(group: str, level: str) -> bool:
 
 def stratified_folds(labels: ArrayLike, k: int, random_state: RandomState = 0) -> np.ndarray:
     """Stratified fold index per item: permute, stable-sort by label, deal out round-robin.
+
+    SPEC §2 / Tao et al., App. M: splits stratified by voted label.
 
     Examples
     --------
@@ -529,6 +533,8 @@ def _alternatives(method: str, level: str, rows: dict) -> list[dict]:
 def input_flags(data: AmbiguityData, n_cal: int, profile: dict) -> list[Flag]:
     """Warnings about the inputs, before anything is fitted.
 
+    Checks of the inputs Tao et al.'s protocol assumes (SPEC §2: logits, annotator counts).
+
     A declaration above what the counts hold, single annotations per item, a
     small calibration half, and logits that look like probabilities.
 
@@ -587,7 +593,10 @@ def input_flags(data: AmbiguityData, n_cal: int, profile: dict) -> list[Flag]:
 
 
 def outcome_flags(rec: AmbiguityRecommendation, rows: dict, level: str) -> list[Flag]:
-    """Warnings about the outcome: the choice lost to TS on the test half, or fell back."""
+    """Warnings about the outcome: the choice lost to TS on the test half, or fell back.
+
+    Tao et al., practical guidelines, checked against the held-out test half.
+    """
     flags = []
     method, default = rec.method, rec.guideline_default
     mine, ts = rows.get(method, {}), rows.get("TS", {})

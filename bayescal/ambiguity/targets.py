@@ -44,6 +44,8 @@ def _as_2d(targets) -> np.ndarray:
 def to_distribution(targets: ArrayLike) -> np.ndarray:
     """Normalise counts (or distributions) to row distributions.
 
+    Tao et al., Sec. 3: ``pi(x)`` estimated by vote frequencies (SPEC §2).
+
     Parameters
     ----------
     targets : array-like of shape (n_items, n_classes)
@@ -66,6 +68,8 @@ def to_distribution(targets: ArrayLike) -> np.ndarray:
 def voted_labels(targets: ArrayLike) -> np.ndarray:
     """Majority (voted) label of each row; ties go to the lowest class index.
 
+    Tao et al., Sec. 3: ``y* = argmax pi`` (SPEC §2).
+
     Parameters
     ----------
     targets : array-like of shape (n_items, n_classes)
@@ -84,6 +88,8 @@ def voted_labels(targets: ArrayLike) -> np.ndarray:
 
 def one_hot(labels: ArrayLike, n_classes: int) -> np.ndarray:
     """One-hot rows of shape (n_items, n_classes) for integer ``labels``.
+
+    Tao et al., Sec. 3, Eq. 2 targets.
 
     Examples
     --------
@@ -108,6 +114,8 @@ def _sample_kernel(pi: np.ndarray, n_draws: int, rng: np.random.Generator) -> np
 
 def sample_labels(targets: ArrayLike, n_draws: int, *, random_state: RandomState) -> np.ndarray:
     """Draw ``n_draws`` labels per item from its annotator distribution.
+
+    Tao et al., Sec. 4: ``ECE_true`` draws ``y~ ~ pi(x)`` (S = 100; SPEC §2).
 
     Parameters
     ----------
@@ -136,6 +144,8 @@ def sample_labels(targets: ArrayLike, n_draws: int, *, random_state: RandomState
 def sample_counts(targets: ArrayLike, n_samples: int, *, random_state: RandomState) -> np.ndarray:
     """Counts of ``n_samples`` labels drawn with replacement from each row's distribution.
 
+    Tao et al., Sec. 6.1 (MCTS draws S annotations per item).
+
     Returns
     -------
     ndarray of int64, shape (n_items, n_classes)
@@ -149,6 +159,8 @@ def sample_counts(targets: ArrayLike, n_samples: int, *, random_state: RandomSta
 
 def subsample_annotations(counts: ArrayLike, m: int, *, random_state: RandomState) -> np.ndarray:
     """Keep ``m`` of each item's annotations, drawn without replacement.
+
+    Tao et al., Sec. 7 annotation-count ablation.
 
     The draw is multivariate hypergeometric, done class by class as a chain of
     univariate hypergeometric draws (vectorised over items).
@@ -205,6 +217,8 @@ def subsample_annotations(counts: ArrayLike, m: int, *, random_state: RandomStat
 
 def annotation_entropy(targets: ArrayLike, *, normalise: bool = True) -> np.ndarray:
     """Entropy of each item's annotator distribution, divided by ``log K`` by default.
+
+    Tao et al., Proposition 2 (error grows with annotation entropy).
 
     Returns
     -------

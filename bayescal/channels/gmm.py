@@ -44,14 +44,21 @@ WEAK_ID_SCALE = 0.05
 
 
 def gmm_moments(theta: np.ndarray, n_groups: int) -> np.ndarray:
-    """Model moments (3, L): rows q1, q2, q12, from natural parameters."""
+    """Model moments (3, L): rows q1, q2, q12, from natural parameters.
+
+    Hanada & Futami, Sec. 4.2, Eq. (13), for each score group (App. D.4).
+    """
     a1, b1, a2, b2 = theta[:4]
     mu = np.asarray(theta[4 : 4 + n_groups])
     return np.stack([a1 + (b1 - a1) * mu, a2 + (b2 - a2) * mu, (1 - mu) * a1 * a2 + mu * b1 * b2])
 
 
 def gmm_jacobian(theta: np.ndarray, n_groups: int) -> np.ndarray:
-    """Jacobian of the stacked moments (3L,) with respect to theta (4 + L,)."""
+    """Jacobian of the stacked moments (3L,) with respect to theta (4 + L,).
+
+    Hanada & Futami, App. D.4 (the Jacobian whose smallest singular value diagnoses
+    weak identification).
+    """
     a1, b1, a2, b2 = theta[:4]
     mu = np.asarray(theta[4 : 4 + n_groups])
     L = n_groups

@@ -299,6 +299,8 @@ def recalibrated_values(recalibrated, data: Annotations) -> np.ndarray:
     """``g(Z)`` for the items of ``data``: ``recalibrated`` is a fitted map (``predict``),
     a callable, or the values themselves; shape-checked against the items.
 
+    Hanada & Futami, App. E.4 (the evaluated score is ``g(Z)``).
+
     Examples
     --------
     >>> from bayescal.simulate import simulate_toy

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal._random import seed_from
+from bayescal._typing import RandomState
 from bayescal.channels.em import FALLBACK, em_fit_counts
 from bayescal.errors import FitError
 from bayescal.metrics.binned import (
@@ -29,7 +31,7 @@ TOY_METHODS = ("clean", "soft_vote", "majority_vote", "nc_given", "nc_em")
 TOY_MODES = ("split", "reuse", "crossfit")
 
 
-def toy_replicate(condition: str, n: int, seed: int, folds: int = 5) -> dict:
+def toy_replicate(condition: str, n: int, random_state: RandomState, folds: int = 5) -> dict:
     """Every ECE estimator and sample-use mode on one simulated toy dataset.
 
     Hanada & Futami, Sec. 6.1 (toy data; App. G.2): clean-label, soft-vote,
@@ -47,8 +49,8 @@ def toy_replicate(condition: str, n: int, seed: int, folds: int = 5) -> dict:
     condition : {"calibrated", "shifted", "nonlinear"}
     n : int
         Items.
-    seed : int
-        Seeds the simulation and the EM starts.
+    random_state : None, int or Generator
+        Seeds the simulation and the EM starts (the benchmark passes consecutive ints).
     folds : int, default 5
         Cross-fitting folds.
 
@@ -57,7 +59,7 @@ def toy_replicate(condition: str, n: int, seed: int, folds: int = 5) -> dict:
     dict
         ``"ece"``: ``{(method, mode): value}`` for methods
         :data:`TOY_METHODS` and modes :data:`TOY_MODES`; ``"failures"``: EM
-        failures (replaced by the paper's fixed fallback) per mode.
+        failures (replaced by Hanada & Futami's fixed fallback) per mode.
 
     Examples
     --------
@@ -65,6 +67,7 @@ def toy_replicate(condition: str, n: int, seed: int, folds: int = 5) -> dict:
     >>> sorted(r["failures"]), len(r["ece"])
     (['crossfit', 'reuse', 'split'], 15)
     """
+    seed = seed_from(random_state)
     data = simulate_toy(n, condition, random_state=seed)
     z, y = data.score, data.truth.astype(np.float64)
     k, n_groups, n_bins = 3, 5, 10

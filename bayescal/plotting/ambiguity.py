@@ -112,6 +112,8 @@ def reliability_panels(
 ) -> matplotlib.figure.Figure:
     """A grid of reliability diagrams, one per method.
 
+    Tao et al., App. figures (reliability diagrams of every method, ``ECE_true``).
+
     Parameters
     ----------
     datasets : dict of str -> xarray.Dataset

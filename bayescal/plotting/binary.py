@@ -216,6 +216,8 @@ def pattern_predictive_check(
 ) -> np.ndarray:
     """Observed response-pattern counts against their posterior-predictive intervals.
 
+    Hanada & Futami, App. D.7 (model checks of the channel model; SPEC §1).
+
     One panel per score group: bars are the equal-tailed ``prob`` interval of
     the replicated counts, dots the observed counts (the pattern-count check of
     :mod:`bayescal.bayes.diagnostics`). Dots outside their bars flag dependent
@@ -269,6 +271,8 @@ def pattern_predictive_check(
 
 def channel_trace(idata: InferenceData, *, axes: np.ndarray | None = None) -> np.ndarray:
     """ArviZ trace plot of the channels ``a`` and ``b`` (compact, one row per variable).
+
+    Sampler check of the channel posterior (Hanada & Futami's channels, Sec. 4).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Binary recalibration from noisy annotations (paper Sec. 5, App. E).
+"""Binary recalibration from noisy annotations (Hanada & Futami, Sec. 5, App. E).
 
 Maps (scikit-learn style, fitted to corrected, naive or clean targets):
 :class:`TemperatureMap`, :class:`PlattMap` (corrected log loss on clipped

@@ -27,7 +27,10 @@ _FIT_HINT = "call fit(score, target) or fit_corrected(data, channels) first"
 
 
 def check_target(target: ArrayLike, n: int) -> np.ndarray:
-    """Targets: 1-D, finite, one per item (any real value: corrected labels may leave [0, 1])."""
+    """Targets: 1-D, finite, one per item (any real value: corrected labels may leave [0, 1]).
+
+    Hanada & Futami, Sec. 5: corrected targets may leave [0, 1] (SPEC §1: do not clip).
+    """
     t = as_numeric(target, "target")
     if t.ndim != 1:
         raise DataError(f"target must be 1-D of shape (n_items,); got shape {t.shape}.")
@@ -47,9 +50,11 @@ def check_target(target: ArrayLike, n: int) -> np.ndarray:
 def corrected_log_loss(prob: ArrayLike, target: ArrayLike) -> float:
     """Mean corrected log loss ``-U log p - (1 - U) log(1 - p)``.
 
+    Hanada & Futami, App. E.1, Eq. (E.2) (corrected binary loss).
+
     With clean 0/1 targets it is the ordinary log loss; with corrected labels
     ``U`` (``E[U | Y, Z] = Y``) it is an unbiased estimate of the clean log loss
-    of the fixed predictions ``p`` (paper Eq. (E.2)).
+    of the fixed predictions ``p`` (Hanada & Futami, Eq. (E.2)).
 
     Parameters
     ----------
@@ -74,13 +79,15 @@ def corrected_log_loss(prob: ArrayLike, target: ArrayLike) -> float:
     if not np.all((p > 0) & (p < 1)):
         raise DataError(
             "prob must lie strictly inside (0, 1) for the log loss; clip predictions away from 0 "
-            "and 1 first (the paper's evaluation clips to [1e-8, 1 - 1e-8])."
+            "and 1 first (Hanada & Futami's evaluation clips to [1e-8, 1 - 1e-8])."
         )
     return float(np.mean(-t * np.log(p) - (1 - t) * np.log1p(-p)))
 
 
 class RecalibrationMap(BaseEstimator):
     """Base class of a map ``g: [0, 1] -> [0, 1]`` applied to a predictor's scores.
+
+    Hanada & Futami, Sec. 5 (recalibration from noisy annotations).
 
     Subclasses implement ``_fit(z, t)`` on validated arrays and ``_predict(z)``,
     and name one fitted attribute in ``_fitted_attr``; parameters, ``repr`` and
@@ -172,7 +179,10 @@ class RecalibrationMap(BaseEstimator):
 def check_box(
     bounds: tuple[float, float], name: str, *, positive: bool = False
 ) -> tuple[float, float]:
-    """A compact parameter box ``(lower, upper)``: finite, lower <= upper."""
+    """A compact parameter box ``(lower, upper)``: finite, lower <= upper.
+
+    Hanada & Futami, App. E.2: the parameters live in compact boxes (SPEC §1).
+    """
     try:
         lo, hi = (float(x) for x in bounds)
     except (TypeError, ValueError):

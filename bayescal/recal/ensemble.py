@@ -59,6 +59,8 @@ _FIT_HINT = "call fit(data, channels) first"
 def thin_draws(n_draws: int, max_draws: int | None) -> np.ndarray:
     """Evenly spaced draw indices: all of them when ``max_draws`` is None or large enough.
 
+    Used by the posterior maps (Hanada & Futami's Sec. 5 maps, one per channel draw).
+
     Examples
     --------
     >>> thin_draws(10, 4).tolist()
@@ -73,6 +75,9 @@ def thin_draws(n_draws: int, max_draws: int | None) -> np.ndarray:
 
 class PosteriorMap(BaseEstimator):
     """A recalibration map fitted under every (or a thinned set of) channel draw(s).
+
+    Hanada & Futami, Sec. 5 maps (App. E.2-E.3) refitted under each posterior draw of
+    the channels (SPEC §1 "Recalibration"), so the map carries channel uncertainty.
 
     Parameters
     ----------
@@ -334,6 +339,8 @@ def fit_posterior_map(
     map_params: dict | None = None,
 ) -> PosteriorMap:
     """Fit a recalibration map under every channel draw (function twin of :class:`PosteriorMap`).
+
+    Hanada & Futami, Sec. 5 maps under each channel draw (SPEC §1).
 
     Parameters
     ----------

@@ -33,6 +33,9 @@ def evaluate_map(
 ) -> dict[str, BinnedECE]:
     """Binned calibration errors of ``g(Z)`` on evaluation items, bins on ``g(Z)``.
 
+    Hanada & Futami, App. E.4-E.5: a fitted map is judged on fresh items with bins on
+    ``g(Z)``; NC-ECE is Definition 4 (Sec. 3).
+
     Parameters
     ----------
     recalibrated : object with ``predict``, callable, or array-like of shape (n_items,)

@@ -1,11 +1,11 @@
-"""Fixed-bin (histogram) recalibration and the auxiliary score-bin map (paper Sec. 5.2, App. E.3).
+"""Fixed-bin (histogram) and score-bin recalibration maps (Hanada & Futami, Sec. 5.2, App. E.3).
 
 :class:`HistogramMap`: bins ``H_1..H_J`` of the *original* score (equal-width or
 equal-mass, or explicit edges); bin value = mean target in the bin, projected
 to [0, 1]; an empty bin gets the projected mean of all targets. On its own
 fitting data the binned corrected calibration error of the fitted map is the
 projection residual ``sum_h (n_h / n) |m~_h - Pi(m~_h)|``, zero when every
-bin mean is already in [0, 1] (paper Prop. 2's empirical identity).
+bin mean is already in [0, 1] (Hanada & Futami, Prop. 2's empirical identity).
 
 Bin means are linear in the targets, so for a channel posterior they come from
 one ``(draw, code) x (code, bin)`` product: :func:`histogram_values` fits every
@@ -49,6 +49,8 @@ def histogram_values(
     bin_index: np.ndarray, code: np.ndarray, table: np.ndarray, n_bins: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Projected bin means for every draw at once.
+
+    Hanada & Futami, Sec. 5.2 and App. E.3 (fixed-bin map), for every draw at once.
 
     Parameters
     ----------
@@ -94,6 +96,9 @@ def histogram_values(
 
 class HistogramMap(RecalibrationMap):
     """Fixed-bin recalibration with projected bin means of the targets.
+
+    Hanada & Futami, Sec. 5.2 and App. E.3 (fixed-bin recalibration; Proposition 2's
+    projection residual).
 
     Parameters
     ----------
@@ -144,7 +149,8 @@ class HistogramMap(RecalibrationMap):
             if self.bins > z.shape[0]:
                 raise DataError(
                     f"{self.bins} bins for {z.shape[0]} fitting items: some bins would be empty by "
-                    "construction. Use at most as many bins as items (the paper uses J = n^(1/3))."
+                    "construction. Use at most as many bins as items (Hanada & Futami use "
+                    "J = n^(1/3))."
                 )
         return make_edges(self.bins, what="histogram bins", scores=z, strategy=self.strategy)
 
@@ -270,7 +276,10 @@ class ScoreBinMap(RecalibrationMap):
 
 
 def score_bin_values(channels: ChannelFit) -> tuple[np.ndarray, np.ndarray]:
-    """Group edges (L + 1,) and prevalence per draw and group (S, L), ``mu`` where not fitted."""
+    """Group edges (L + 1,) and prevalence per draw and group (S, L), ``mu`` where not fitted.
+
+    Hanada & Futami, App. E.3 (score-bin map from fitted group prevalences).
+    """
     if not isinstance(channels, ChannelFit):
         raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
     prev = channels.prevalence

@@ -13,7 +13,7 @@ A posterior with 4000 draws over 10**5 items thus costs a (4000, 3**K) table,
 never a (4000, 10**5) matrix; the histogram map works on it directly and the
 parametric maps only need two weighted sums per draw.
 
-Kinds (paper Sec. 5, SPEC §1 "Recalibration"):
+Kinds (Hanada & Futami, Sec. 5, SPEC §1 "Recalibration"):
 
 ``"corrected"``
     ``U = sum_j alpha'_j (A_j - a_j) / delta_j``, the noise-corrected label with
@@ -56,13 +56,15 @@ __all__ = [
 TARGET_KINDS = ("corrected", "naive", "clean")
 
 #: Default weight rule for corrected targets: the shrunk plug-in inverse-variance
-#: rule the paper uses for recalibration (App. G.2).
+#: rule Hanada & Futami use for recalibration (App. G.2).
 DEFAULT_WEIGHTS = "shrunk_inverse_variance"
 
 
 @dataclass(eq=False)
 class RecalTargets:
     """Fitting targets of one kind, for one or many channel draws.
+
+    Hanada & Futami, Sec. 5 (targets of the recalibration fit; SPEC §1 "Targets").
 
     Attributes
     ----------
@@ -153,6 +155,9 @@ def corrected_targets(
 ) -> RecalTargets:
     """Noise-corrected labels ``U`` per item and channel draw.
 
+    Hanada & Futami, Sec. 3, Lemma 1: ``U = sum_j w_j (A_j - a_j) / (b_j - a_j)`` with
+    ``E[U | Y, Z] = Y`` (SPEC §1 "Corrected labels and weights").
+
     Parameters
     ----------
     data : Annotations
@@ -205,6 +210,8 @@ def corrected_targets(
 def naive_targets(data: Annotations) -> RecalTargets:
     """Mean of each item's answered annotations (the soft vote), one draw.
 
+    Hanada & Futami, Sec. 6 baselines (the soft vote taken as truth).
+
     Parameters
     ----------
     data : Annotations
@@ -230,6 +237,8 @@ def naive_targets(data: Annotations) -> RecalTargets:
 
 def clean_targets(data: Annotations) -> RecalTargets:
     """The clean labels as targets (reference only; needs ``truth``).
+
+    Hanada & Futami, Sec. 6: the oracle reference, never available in practice.
 
     Parameters
     ----------
@@ -264,6 +273,8 @@ def make_targets(
     lam: float = DEFAULT_SHRINKAGE,
 ) -> RecalTargets:
     """Targets of a named kind: ``"corrected"`` (needs channels), ``"naive"`` or ``"clean"``.
+
+    Hanada & Futami, Sec. 5 / SPEC §1 "Targets".
 
     Examples
     --------

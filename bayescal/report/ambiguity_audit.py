@@ -481,7 +481,7 @@ def _entropy_section(strata: dict | None) -> Section:
         )
     notes = [
         "|p − π|: the gap between the top-class confidence and the share of annotators choosing "
-        "that class, per item. The paper's Proposition 2: for TS it grows with annotation entropy."
+        "that class, per item. Tao et al.'s Proposition 2: for TS it grows with annotation entropy."
     ]
     for m in methods:
         notes.append(

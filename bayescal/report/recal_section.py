@@ -40,7 +40,7 @@ MIN_ITEMS = 40
 
 
 def _maps(n_fit: int):
-    j = max(2, int(round(n_fit ** (1 / 3))))  # the paper's J = round(n^(1/3))
+    j = max(2, int(round(n_fit ** (1 / 3))))  # Hanada & Futami's J = round(n^(1/3))
     return {
         "temperature": TemperatureMap,
         "platt": PlattMap,

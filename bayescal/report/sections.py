@@ -254,7 +254,7 @@ def channel_section(ctx: Context) -> Section:
         note = (
             f"Posterior from {ctx.chains} chains x {ctx.draws} draws (tune "
             f"{ctx.tune}); intervals are equal-tailed {ctx.percent}%. "
-            f"Point estimates: {ctx.point_method} (paper protocol)."
+            f"Point estimates: {ctx.point_method} (Hanada & Futami's protocol)."
         )
     else:
         ctx.channels = ctx.point

@@ -188,6 +188,9 @@ def summarize_dask(
 ) -> Summary | Any:
     """Summarise wide data larger than memory (one row per item, one column per annotator).
 
+    SPEC §1 (every statistic of Hanada & Futami's binary track is a function of the
+    response pattern, so chunk summaries add up to the summary of the whole).
+
     Parameters
     ----------
     source : dask.dataframe.DataFrame, str, Path or list of them

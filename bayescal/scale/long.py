@@ -378,6 +378,8 @@ def summarize_long_dask(
 ) -> Summary | Any:
     """Summarise long data larger than memory: one row per (item, annotator, label) answer.
 
+    SPEC §1 (pattern counts and bin sums, as for Hanada & Futami's binary track).
+
     Parameters
     ----------
     source : dask.dataframe.DataFrame, str, Path or list of them

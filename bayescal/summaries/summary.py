@@ -366,6 +366,8 @@ def as_summary(
 ) -> Summary:
     """The one "Annotations or Summary -> Summary" step of every estimator and metric.
 
+    SPEC §1: every statistic of Hanada & Futami's binary track reads the summary.
+
     A container is summarised with ``groups`` and ``bins`` (defaults as in
     :func:`summarize`); a summary is used as it is, since its groups and bins
     were fixed when it was built, so passing ``groups`` or ``bins`` with it is

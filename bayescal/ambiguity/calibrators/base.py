@@ -35,12 +35,17 @@ _FIT_HINT = "call fit(logits, targets) first"
 
 
 def soft_targets(targets: ArrayLike, n_items: int, n_classes: int) -> np.ndarray:
-    """Distributions (n_items, n_classes) from labels (one-hot), counts or distributions."""
+    """Distributions (n_items, n_classes) from labels (one-hot), counts or distributions.
+
+    Tao et al., Sec. 6.1: the annotator distribution is the target of Eq. 3.
+    """
     return check_targets(targets, n_items=n_items, n_classes=n_classes)
 
 
 def hard_targets(targets: ArrayLike, n_items: int, n_classes: int) -> np.ndarray:
     """Voted labels (n_items,) from labels, or from counts / distributions by argmax
+
+    Tao et al., Sec. 3: the voted label ``y* = argmax pi`` of Eq. 2.
     (ties: lowest index)."""
     t = np.asarray(targets)
     if t.ndim == 1:
@@ -50,6 +55,8 @@ def hard_targets(targets: ArrayLike, n_items: int, n_classes: int) -> np.ndarray
 
 def cross_entropy(g: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:
     """Mean soft-target cross-entropy of logits ``g`` and its gradient with respect to ``g``.
+
+    Tao et al., Sec. 6.1, Eq. 3 (soft-label objective).
 
     ``L = mean_i -sum_k t_ik log softmax(g_i)_k``; rows of ``t`` sum to one, so
     ``dL/dg = (softmax(g) - t) / n``.
@@ -62,6 +69,8 @@ def cross_entropy(g: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:
 
 class Calibrator(BaseEstimator):
     """Base class: a map from logits (n_items, n_classes) to calibrated probabilities.
+
+    Tao et al., Sec. 6 (post-hoc calibrators on cached logits).
 
     Subclasses set ``target`` (``"hard"``: voted labels; ``"soft"``: annotator
     distributions; ``"voted-only"``: voted labels turned into pseudo-soft
@@ -126,6 +135,8 @@ def lbfgs(
 ) -> tuple[Any, float]:
     """Minimise ``fun(x) -> (loss, grad)`` with L-BFGS-B at the fixed tolerances above.
 
+    The optimiser of Tao et al.'s parametric calibrators (Sec. 6.1; App. M tolerances).
+
     Returns the scipy result and the final max-abs (projected) gradient.
     """
     res = minimize(
@@ -148,6 +159,8 @@ def lbfgs(
 
 class Uncalibrated(Calibrator):
     """The identity map: ``softmax(logits)``. A reference, fits nothing.
+
+    Tao et al., Sec. 7 tables: the uncalibrated reference.
 
     Examples
     --------

@@ -77,6 +77,8 @@ class _Histogram(Calibrator):
 class HistogramBinning(_Histogram):
     """HB-Hard: top-label confidence replaced by the voted-label accuracy of its bin.
 
+    Tao et al., Sec. 6 baselines (HB-Hard).
+
     Parameters
     ----------
     n_bins : int, default 15
@@ -106,6 +108,8 @@ class HistogramBinning(_Histogram):
 class SoftHistogramBinning(_Histogram):
     """HB-Soft: top-label confidence replaced by the bin mean of ``pi_c``.
 
+    Tao et al., Sec. 6.1 (HB-Soft).
+
     Same parameters as :class:`HistogramBinning`.
 
     Examples
@@ -124,6 +128,8 @@ class SoftHistogramBinning(_Histogram):
 
 class SoftIsotonicRegression(Calibrator):
     """IR-Soft: isotonic (non-decreasing) map from top-label confidence to ``pi_c``.
+
+    Tao et al., Sec. 6.1 (IR-Soft: PAVA from confidence to ``pi_c``).
 
     Fitted by the pool-adjacent-violators algorithm (:func:`scipy.optimize.isotonic_regression`)
     on the distinct confidences (ties pooled with their counts as weights);

@@ -49,6 +49,8 @@ LOG_T_BOUNDS = (np.log(1e-2), np.log(1e2))
 def fit_temperature(logits: np.ndarray, targets: np.ndarray) -> tuple[float, Any, float]:
     """Temperature minimising the mean cross-entropy of ``softmax(logits / T)`` against ``targets``.
 
+    Tao et al., Sec. 6.1, Eq. 3 (and Eq. 2 with one-hot targets).
+
     Private-kernel twin of the TS-family classes: ``logits`` (n, K) validated
     floats, ``targets`` (n, K) rows summing to one.
 
@@ -92,6 +94,8 @@ class _GlobalTemperature(Calibrator):
 class TemperatureScaling(_GlobalTemperature):
     """Temperature scaling on voted labels (TS; Guo et al. 2017, Eq. 2).
 
+    Tao et al., Sec. 3, Eq. 2 (the voted-label loss).
+
     Fitted attributes: ``temperature_``, ``converged_``, ``n_iter_``, ``loss_``.
 
     Examples
@@ -119,6 +123,8 @@ class SoftTemperatureScaling(_GlobalTemperature):
     """Soft-label temperature scaling (SLTS): cross-entropy against the annotator distribution
     (Eq. 3).
 
+    Tao et al., Sec. 6.1, Eq. 3.
+
     Examples
     --------
     >>> import numpy as np
@@ -139,6 +145,8 @@ class SoftTemperatureScaling(_GlobalTemperature):
 class OracleTemperatureScaling(SoftTemperatureScaling):
     """ORACLE: SLTS fitted on the evaluation (test) split itself.
 
+    Tao et al., Sec. 7 tables (Oracle TS: an upper reference).
+
     An upper reference for what a single temperature can reach on the test
     annotator distributions; it looks at the test labels and is never a
     method to recommend or to compare as an equal. ``oracle = True`` marks it
@@ -155,6 +163,8 @@ class OracleTemperatureScaling(SoftTemperatureScaling):
 
 class MonteCarloTemperatureScaling(_GlobalTemperature):
     """MCTS: temperature fitted on ``n_samples`` single annotations per item.
+
+    Tao et al., Sec. 6.1 (MCTS: Eq. 3 estimated by sampled annotations).
 
     The loss ``-(1/nS) sum_{i,s} log softmax(z_i / T)_{a_is}`` equals SLTS on the
     empirical distribution of each item's samples, which is how it is computed.
@@ -243,6 +253,8 @@ class MonteCarloTemperatureScaling(_GlobalTemperature):
 class LabelSmoothingTemperatureScaling(_GlobalTemperature):
     """Temperature scaling on pseudo-soft targets built from voted labels only (LS-TS family).
 
+    Tao et al., Sec. 6.1 (LS-TS and the C-LS / Ent-LS / Fixed-LS variants, App. L).
+
     Targets ``(1 - e_i) onehot(y*_i) + e_i / K``, then SLTS. With ``p`` the
     uncalibrated softmax on the calibration set:
 
@@ -324,6 +336,8 @@ def _sigmoid(a):
 
 class AdaptiveTemperatureScaling(Calibrator):
     """ATS: per-item temperature ``T_i = softplus(w . phi_i + b) + 0.1`` on voted labels.
+
+    Tao et al., App. L (ATS, annotation-free per-instance temperature).
 
     ``phi_i`` = (max logit, normalised prediction entropy, top-1 minus top-2
     probability, top-1 probability), standardised with the calibration mean and
