@@ -85,6 +85,19 @@ def test_clone_ambiguity_calibrators(name):
     np.testing.assert_allclose(p1, p2)
 
 
+def test_clone_simulation_mlp():
+    from bayescal.ambiguity.simulate import MLP, gaussian_three_class
+
+    ex = gaussian_three_class(15, random_state=1)
+    est = MLP(hidden=3, l2=1e-2, max_iter=50, random_state=2)
+    copy = sklearn_base.clone(est)
+    with pytest.raises(NotFittedError):
+        copy.logits(ex.X)
+    np.testing.assert_allclose(
+        est.fit(ex.X, ex.voted).logits(ex.X), copy.fit(ex.X, ex.voted).logits(ex.X)
+    )
+
+
 def test_set_params_unknown_key_and_nested():
     with pytest.raises(ConfigError, match="no parameter 'bogus'"):
         TemperatureMap().set_params(bogus=1)

@@ -33,8 +33,9 @@ from bayescal.ambiguity.calibrators import (
 from bayescal.ambiguity.metrics import ece_true, ece_voted
 from bayescal.ambiguity.simplex import log_softmax
 from bayescal.ambiguity.validation import check_labels, check_random_state
+from bayescal.base import BaseEstimator, check_is_fitted
 from bayescal.dims import CLASS
-from bayescal.errors import ConfigError, ConvergenceWarning, DataError, NotFittedError
+from bayescal.errors import ConfigError, ConvergenceWarning, DataError
 
 __all__ = [
     "GaussianExample",
@@ -105,7 +106,7 @@ def gaussian_three_class(n_per_cluster: int, *, random_state: RandomState = 0) -
     )
 
 
-class MLP:
+class MLP(BaseEstimator):
     """Two-hidden-layer tanh network for multinomial classification, trained by L-BFGS.
 
     Loss: mean cross-entropy on integer labels + ``l2 * ||weights||^2`` (biases
@@ -146,6 +147,8 @@ class MLP:
         self.l2 = l2
         self.max_iter = max_iter
         self.random_state = random_state
+
+    _fitted_attr = "params_"
 
     def _shapes(self, d, k):
         h = int(self.hidden)
@@ -234,8 +237,7 @@ class MLP:
 
     def logits(self, X: ArrayLike) -> np.ndarray:
         """Logits of shape (n_items, n_classes)."""
-        if not hasattr(self, "params_"):
-            raise NotFittedError("This MLP is not fitted yet; call fit(X, y) first.")
+        check_is_fitted(self, "call fit(X, y) first")
         return self._forward(np.asarray(X, dtype=np.float64), self.params_)[2]
 
 
