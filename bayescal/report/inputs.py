@@ -119,8 +119,7 @@ def load_audit_data(args):
 
 def summarize_out_of_core(args):
     """Summarise a folder or glob of CSV/Parquet files with dask (wide, or long with --long)."""
-    from bayescal.scale import summarize_long_dask
-    from bayescal.summaries.summary import summarize
+    from bayescal.scale import summarize, summarize_long_dask
 
     annotators = parse_names(args.annotators, "--annotators") if args.annotators else None
     if args.long:

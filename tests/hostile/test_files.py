@@ -21,9 +21,10 @@ import pandas as pd
 import pytest
 from hostile_helpers import GOOD_LONG, GOOD_WIDE, one_line_error, run_cli, wide_rows
 
-from bayescal import load_csv, load_long, load_table, summarize
+from bayescal import load_csv, load_long, load_table
 from bayescal.data.files import MAX_FIELD_CHARS, MAX_LINE_BYTES
 from bayescal.errors import DataError
+from bayescal.scale import summarize
 
 AUDIT = ["audit", "--channels", "score-bin-em", "--quiet"]
 

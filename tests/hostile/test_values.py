@@ -14,7 +14,7 @@ from hostile_helpers import one_line_error
 
 from bayescal import Annotations, load_csv, load_long
 from bayescal.errors import BayescalError, DataError
-from bayescal.scale import summarize_long_dask
+from bayescal.scale import summarize, summarize_long_dask
 
 LONG_IDS = "item,annotator,label,score\n5,1,1,0.9\n05,1.0,0,0.2\n5,01,1,0.9\n05,1,0,0.2\n"
 
@@ -234,8 +234,6 @@ def test_cli_names_the_line_of_a_bad_long_value(tmp_path):
 
 @pytest.mark.parametrize("text", ["True", "nan", "  ", "0x1"])
 def test_out_of_core_cells_follow_the_same_rules(tmp_path, text):
-    from bayescal import summarize
-
     folder = tmp_path / "parts"
     folder.mkdir()
     (folder / "a.csv").write_text(f"score,r1,r2\n0.1,{text},1\n0.5,1,\n")
