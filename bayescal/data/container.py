@@ -226,7 +226,11 @@ class Annotations:
 
         if not isinstance(frame, pd.DataFrame):
             raise DataError(f"from_long expects a pandas DataFrame; got {type(frame).__name__}.")
-        for col in (item, annotator, label):
+        for param, col in (("item", item), ("annotator", annotator), ("label", label)):
+            if isinstance(col, (list, dict, set, pd.Series, np.ndarray)):
+                raise ConfigError(
+                    f"{param}= must be one column name; got {type(col).__name__} {show_value(col)}."
+                )
             if col not in frame.columns:
                 raise DataError(
                     f"long table has no column {col!r}; columns are {list(frame.columns)!r}."

@@ -371,10 +371,8 @@ def check_names(names, k: int, what: str = "annotator") -> list[str]:
     """Unique, non-empty string names of length ``k`` (integers become strings)."""
     if names is None:
         return [f"a{j + 1}" for j in range(k)]
-    if isinstance(names, str):
-        raise DataError(
-            f"{what} names must be a list of strings; got the single string {show_value(names)}."
-        )
+    if isinstance(names, (str, bytes, dict)) or not hasattr(names, "__iter__"):
+        raise DataError(f"{what} names must be a list of strings; got {show_value(names)}.")
     names = list(names)
     if len(names) != k:
         raise DataError(f"got {len(names)} {what} names for {k} {what} columns.")
@@ -399,17 +397,16 @@ def check_names(names, k: int, what: str = "annotator") -> list[str]:
     return out
 
 
-def _object_array(values) -> np.ndarray:
+def _object_array(values, what: str) -> np.ndarray:
     """A 1-D object array of the values exactly as given (no string coercion)."""
+    import pandas as pd
+
     if isinstance(values, np.ndarray):
         return values
-    try:
-        import pandas as pd
-
-        if isinstance(values, (pd.Series, pd.Index)):
-            return values.to_numpy(dtype=object)
-    except ImportError:  # pragma: no cover - pandas comes with xarray
-        pass
+    if isinstance(values, (pd.Series, pd.Index)):
+        return values.to_numpy(dtype=object)
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+        raise DataError(f"{what} must be a sequence (one per item); got {type(values).__name__}.")
     out = np.empty(len(values), dtype=object)
     for i, v in enumerate(values):
         out[i] = v
@@ -436,7 +433,7 @@ def check_ids(values, *, what: str, where: Where, allow_float: bool = False) -> 
     import pandas as pd
     from pandas.api.types import infer_dtype
 
-    arr = _object_array(values)
+    arr = _object_array(values, what)
     if arr.ndim != 1:
         raise DataError(f"{what} must be 1-D; got shape {arr.shape}.")
     if arr.size == 0:

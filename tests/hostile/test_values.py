@@ -211,7 +211,16 @@ def test_from_dataset_roundtrip_keeps_values():
 
 
 def test_every_api_error_is_a_bayescal_error():
+    frame = pd.DataFrame(
+        {"item": [1, 2], "annotator": ["a", "b"], "label": [1, 0], "score": [0.1, 0.2]}
+    )
     bad_calls = [
+        lambda: Annotations.from_arrays([0.1, 0.2], [[0], [1]], item=5),
+        lambda: Annotations.from_arrays([0.1, 0.2], [[0], [1]], annotators=5),
+        lambda: Annotations.from_arrays([0.1, 0.2], [[0], [1]], group=object()),
+        lambda: Annotations.from_long(frame, item=["item"]),
+        lambda: Annotations.from_long(frame, score=5),
+        lambda: load_csv("x.csv", score=None),
         lambda: Annotations.from_arrays("abc", [[0]]),
         lambda: Annotations.from_arrays([0.5], {"a": 1}),
         lambda: Annotations.from_arrays([0.5], [[0]], annotators="r1"),
