@@ -144,9 +144,9 @@ def constrained_gmm(
     """
     from scipy.optimize import least_squares
 
-    from bayescal.channels.em import _orient_index
     from bayescal.channels.hui_walter import hui_walter_moments
     from bayescal.channels.identification import check_design, check_fitted, pair_group_moments
+    from bayescal.channels.orientation import orient_index
 
     if weights not in ("diagonal", "identity"):
         raise ConfigError(f"weights must be 'diagonal' or 'identity'; got {weights!r}.")
@@ -155,7 +155,7 @@ def constrained_gmm(
             f"need 0 < eps < 0.1 and 0 <= min_gap < 0.5; got eps={eps}, min_gap={min_gap}."
         )
     warnings = check_design(summary, "gmm")
-    j = _orient_index(summary, orient)
+    j = orient_index(summary.annotators, orient)
     other = 1 - j
     mom = pair_group_moments(summary, j, other)
     empty = (mom["n1"] == 0) | (mom["n2"] == 0) | (mom["n12"] == 0)
