@@ -155,6 +155,14 @@ def check_class_truth(truth, n_items: int, n_classes: int, *, ids=None) -> np.nd
     return y.astype(np.int32)
 
 
+def _require_columns(frame, columns, source: str, what: str = "column") -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"{source} has no {what}(s) {missing!r}; columns are {list(frame.columns)!r}."
+        )
+
+
 def _check_group(group, n):
     g = np.asarray(group)
     if g.shape != (n,):
@@ -330,11 +338,7 @@ class MulticlassAnnotations:
 
         if not isinstance(frame, pd.DataFrame):
             raise DataError(f"from_long expects a pandas DataFrame; got {type(frame).__name__}.")
-        for col in (item, annotator, label):
-            if col not in frame.columns:
-                raise DataError(
-                    f"long table has no column {col!r}; columns are {list(frame.columns)!r}."
-                )
+        _require_columns(frame, (item, annotator, label), "long table")
         if len(frame) == 0:
             raise DataError("long table is empty: no annotations.")
         frame = frame.assign(
@@ -356,12 +360,7 @@ class MulticlassAnnotations:
             prob_cols = list(table.columns)
         else:
             prob_cols = list(probs)
-            missing = [c for c in prob_cols if c not in frame.columns]
-            if missing:
-                raise DataError(
-                    f"long table has no probability column(s) {missing!r}; columns are "
-                    f"{list(frame.columns)!r}."
-                )
+            _require_columns(frame, prob_cols, "long table", "probability column")
             grouped = frame.groupby(item, sort=False)[prob_cols]
             varying = grouped.nunique(dropna=False).max(axis=1) > 1
             if varying.any():
@@ -716,21 +715,12 @@ def load_multiclass_csv(
         )
     probs = list(probs)
     reserved = [*probs] + [c for c in (truth, item) if c is not None]
-    missing = [c for c in reserved if c not in frame.columns]
-    if missing:
-        raise DataError(
-            f"{path.name} has no column(s) {missing!r}; columns are {list(frame.columns)!r}."
-        )
+    _require_columns(frame, reserved, path.name)
     if annotators is None:
         annotators = [c for c in frame.columns if c not in reserved]
     else:
         annotators = list(annotators)
-        absent = [c for c in annotators if c not in frame.columns]
-        if absent:
-            raise DataError(
-                f"{path.name} has no annotator column(s) {absent!r}; columns are "
-                f"{list(frame.columns)!r}."
-            )
+        _require_columns(frame, annotators, path.name, "annotator column")
     if not annotators:
         raise DataError(f"{path.name} has no annotator columns.")
     names = check_names(probs if classes is None else classes, len(probs), "class")
