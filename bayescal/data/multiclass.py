@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from bayescal.data.labelled import DimNames, DimSize
 from bayescal.data.validation import _positions, as_numeric, check_item_ids, check_names
 from bayescal.dims import ANNOTATOR, CLASS, ITEM
 from bayescal.errors import DataError
@@ -412,25 +413,11 @@ class MulticlassAnnotations:
         """The underlying :class:`xarray.Dataset` (read it; do not mutate it)."""
         return self._ds
 
-    @property
-    def n_items(self) -> int:
-        return int(self._ds.sizes[ITEM])
-
-    @property
-    def n_annotators(self) -> int:
-        return int(self._ds.sizes[ANNOTATOR])
-
-    @property
-    def n_classes(self) -> int:
-        return int(self._ds.sizes[CLASS])
-
-    @property
-    def annotators(self) -> list[str]:
-        return [str(a) for a in self._ds[ANNOTATOR].values]
-
-    @property
-    def classes(self) -> list[str]:
-        return [str(c) for c in self._ds[CLASS].values]
+    n_items = DimSize(ITEM)
+    n_annotators = DimSize(ANNOTATOR)
+    n_classes = DimSize(CLASS)
+    annotators = DimNames(ANNOTATOR)
+    classes = DimNames(CLASS)
 
     @property
     def probs(self) -> np.ndarray:

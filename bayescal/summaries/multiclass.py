@@ -37,6 +37,7 @@ import numbers
 import numpy as np
 import xarray as xr
 
+from bayescal.data.labelled import DimNames, DimSize
 from bayescal.dims import ANNOTATOR, BIN, CLASS, GROUP, PATTERN
 from bayescal.errors import ConfigError, DataError
 from bayescal.summaries.partition import assign, cell_labels, make_edges
@@ -202,38 +203,15 @@ class MulticlassSummary:
             return ds[name]
         raise AttributeError(f"MulticlassSummary has no attribute {name!r}")
 
-    @property
-    def annotators(self) -> list[str]:
-        return [str(a) for a in self._ds[ANNOTATOR].values]
-
-    @property
-    def classes(self) -> list[str]:
-        return [str(c) for c in self._ds[CLASS].values]
-
-    @property
-    def groups(self) -> list[str]:
-        return [str(g) for g in self._ds[GROUP].values]
-
-    @property
-    def n_annotators(self) -> int:
-        return int(self._ds.sizes[ANNOTATOR])
-
-    @property
-    def n_classes(self) -> int:
-        return int(self._ds.sizes[CLASS])
-
-    @property
-    def n_patterns(self) -> int:
-        """Observed patterns (the sparse pattern axis)."""
-        return int(self._ds.sizes[PATTERN])
-
-    @property
-    def n_groups(self) -> int:
-        return int(self._ds.sizes[GROUP])
-
-    @property
-    def n_bins(self) -> int:
-        return int(self._ds.sizes[BIN])
+    annotators = DimNames(ANNOTATOR)
+    classes = DimNames(CLASS)
+    groups = DimNames(GROUP)
+    n_annotators = DimSize(ANNOTATOR)
+    n_classes = DimSize(CLASS)
+    #: Observed patterns (the sparse pattern axis).
+    n_patterns = DimSize(PATTERN)
+    n_groups = DimSize(GROUP)
+    n_bins = DimSize(BIN)
 
     @property
     def n_cells(self) -> int:
