@@ -242,7 +242,7 @@ class MulticlassAnnotations:
         n, c = p.shape
         ids = check_item_ids(item, n)
         shown = ids.tolist()
-        names = check_names(classes, c, what="class")
+        names = [str(y) for y in range(c)] if classes is None else check_names(classes, c, "class")
         lab_cols = np.shape(labels)[1] if np.ndim(labels) == 2 else None
         ann = check_names(annotators, lab_cols) if lab_cols is not None else None
         lab = check_class_labels(labels, n, c, mask=mask, ids=shown, annotators=ann)

@@ -193,3 +193,8 @@ def test_parquet_reader_matches_csv(tmp_path):
     frame.assign(r1=["0", "x"]).to_parquet(tmp_path / "bad.parquet")
     with pytest.raises(DataError, match="'x' at row 1"):
         load_multiclass_csv(tmp_path / "bad.parquet", probs=["p0", "p1", "p2"])
+
+
+def test_default_class_names_are_indices():
+    d = MulticlassAnnotations.from_arrays(P, L)
+    assert d.classes == ["0", "1", "2"] and d.annotators == ["a1", "a2", "a3"]
