@@ -47,6 +47,7 @@ __all__ = [
     "summarize_multiclass",
     "summarize_multiclass_arrays",
     "item_states",
+    "resolve_groups",
     "unique_patterns",
     "pattern_labels",
     "MAX_DENSE_CELLS",
@@ -286,6 +287,8 @@ class MulticlassSummary:
         out = np.bincount(
             flat, weights=ds[f"{prefix}_{value}"].values, minlength=int(np.prod(shape))
         )
+        if value == "count":
+            out = out.round().astype(np.int64)
         return xr.DataArray(out.reshape(shape), dims=dims, coords=coords, name=name)
 
     @property
@@ -571,8 +574,14 @@ def _assemble(
     return MulticlassSummary(ds)
 
 
-def _resolve_groups(groups, data):
-    """(grouping kind, edges or None, per-item values or None)."""
+def resolve_groups(groups, data=None):
+    """Resolve a ``groups`` argument to ``(grouping, edges or None, per-item values or None)``.
+
+    Examples
+    --------
+    >>> resolve_groups("predicted"), resolve_groups(2)[1].tolist()
+    (('predicted', None, None), [0.0, 0.5, 1.0])
+    """
     if groups is None or (isinstance(groups, str) and groups == "predicted"):
         return "predicted", None, None
     if isinstance(groups, str):
@@ -617,7 +626,7 @@ def summarize_multiclass(data, *, groups="predicted", bins=DEFAULT_BINS) -> Mult
             f"{type(data).__name__}. Build one with MulticlassAnnotations.from_arrays, "
             "from_long or load_multiclass_csv."
         )
-    kind, group_edges, group_values = _resolve_groups(groups, data)
+    kind, group_edges, group_values = resolve_groups(groups, data)
     return summarize_multiclass_arrays(
         data.probs,
         data.labels,
