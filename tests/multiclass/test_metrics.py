@@ -19,7 +19,7 @@ from bayescal.metrics.multiclass import (
     multiclass_weights,
 )
 from bayescal.metrics.weights import annotator_weights
-from bayescal.simulate import MulticlassPopulation, multiclass_population, simulate_multiclass
+from bayescal.simulate import multiclass_population, simulate_multiclass
 from bayescal.summaries.multiclass import summarize_multiclass
 
 RULES = ["equal", "inverse_variance", "shrunk_inverse_variance", [0.5, 0.3, 0.2]]
@@ -39,55 +39,9 @@ def test_corrected_targets_are_unbiased_over_all_patterns(rule, classes, missing
     np.testing.assert_allclose(u.sum(axis=1), 1.0, atol=1e-12)
 
 
-def _rational_population():
-    """Probabilities in tenths and halves, so a dataset of 2e4 items per profile holds every
-    (profile, Y, pattern) with its exact expected multiplicity (each probability is a multiple
-    of 0.1 * 0.1 * 0.1 * 0.05 = 5e-5)."""
-    t = np.array(
-        [
-            [[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.1, 0.2, 0.7]],
-            [[0.6, 0.3, 0.1], [0.1, 0.9, 0.0], [0.2, 0.1, 0.7]],
-            [[0.7, 0.2, 0.1], [0.3, 0.6, 0.1], [0.0, 0.1, 0.9]],
-        ]
-    )
-    return MulticlassPopulation(
-        profile_probs=np.array(
-            [[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.15, 0.15, 0.7], [0.45, 0.45, 0.1]]
-        ),
-        profile_truth=np.array(
-            [[0.5, 0.3, 0.2], [0.1, 0.8, 0.1], [0.2, 0.1, 0.7], [0.4, 0.4, 0.2]]
-        ),
-        profile_weights=np.full(4, 0.25),
-        confusion=t,
-        missing=np.array([0.0, 0.0, 0.5]),
-        classes=["0", "1", "2"],
-        annotators=["a1", "a2", "a3"],
-    )
-
-
-def _exact_dataset(pop, per_profile=20_000):
-    """Every (profile, Y, pattern) with multiplicity per_profile * P(Y, pattern | profile)."""
-    states, p_s_given_y = pop.pattern_probabilities()
-    probs, labels, truth = [], [], []
-    for t in range(pop.profile_probs.shape[0]):
-        mult = per_profile * pop.profile_truth[t][:, None] * p_s_given_y  # (C, cells)
-        counts = np.rint(mult).astype(int)
-        assert np.allclose(counts, mult, atol=1e-9)
-        for y, s in zip(*np.nonzero(counts)):
-            reps = counts[y, s]
-            row = np.where(states[s] == 3, np.nan, states[s]).astype(float)
-            labels.append(np.repeat(row[None], reps, axis=0))
-            probs.append(np.repeat(pop.profile_probs[t][None], reps, axis=0))
-            truth.append(np.full(reps, y))
-    return MulticlassAnnotations.from_arrays(
-        np.vstack(probs), np.vstack(labels), truth=np.concatenate(truth)
-    )
-
-
 @pytest.mark.parametrize("rule", RULES)
-def test_nc_moments_equal_population_moments_on_an_exact_dataset(rule):
-    pop = _rational_population()
-    data = _exact_dataset(pop)
+def test_nc_moments_equal_population_moments_on_an_exact_dataset(rule, exact_pair):
+    pop, data = exact_pair
     top, cw = pop.binned_moments(bins=10)
     ch = ChannelFit.known_confusion(pop.confusion, prevalence=pop.prevalence)
     r = multiclass_nc_ece(data, ch, weights=rule)
@@ -100,10 +54,9 @@ def test_nc_moments_equal_population_moments_on_an_exact_dataset(rule):
     assert r.classwise.value == pytest.approx(exact["classwise"], abs=1e-12)
 
 
-def test_votes_are_biased_on_the_same_exact_dataset():
+def test_votes_are_biased_on_the_same_exact_dataset(exact_pair):
     # NC-ECE is exact to 1e-12 on this dataset; the votes miss by orders of magnitude more.
-    pop = _rational_population()
-    data = _exact_dataset(pop)
+    pop, data = exact_pair
     exact = pop.binned_ece(10)
     for kind in ("majority_vote", "soft_vote"):
         r = multiclass_vote_ece(data, kind)
