@@ -47,6 +47,7 @@ __all__ = [
     "summarize_multiclass",
     "summarize_multiclass_arrays",
     "item_states",
+    "bin_index",
     "resolve_groups",
     "unique_patterns",
     "pattern_labels",
@@ -148,6 +149,28 @@ def pattern_labels(states, n_classes: int) -> np.ndarray:
         [sep.join("." if s == n_classes else str(int(s)) for s in row) for row in states],
         dtype=object,
     )
+
+
+def bin_index(x, edges) -> np.ndarray:
+    """Cell of each value, ``[e_l, e_{l+1})`` with the last cell closed: the same as
+    :func:`bayescal.summaries.partition.assign`, with a faster path for equal-width edges.
+
+    The equal-width path guesses ``floor(x * M)`` and corrects it against the
+    actual edges, so values on an edge land exactly where ``assign`` puts them.
+
+    Examples
+    --------
+    >>> bin_index(np.array([0.0, 0.3, 0.95, 1.0]), np.linspace(0, 1, 11)).tolist()
+    [0, 2, 9, 9]
+    """
+    m = edges.size - 1
+    if m < 2 or not np.array_equal(edges, np.linspace(0.0, 1.0, m + 1)):
+        return assign(x, edges)
+    b = (x * m).astype(np.intp)
+    np.clip(b, 0, m - 1, out=b)
+    b -= x < edges[b]
+    b += (x >= edges[b + 1]) & (b < m - 1)
+    return b
 
 
 def _cell_table(key, n_keys: int, *weights):
@@ -701,30 +724,34 @@ def summarize_multiclass_arrays(
     n_groups = group_coord.size
     n_bins = bin_edges.size - 1
 
-    keep = np.flatnonzero(annotated)
+    every = bool(annotated.all())
+    keep = slice(None) if every else np.flatnonzero(annotated)
     uniq, pat = unique_patterns(states_items[keep], c)
     n_pat = uniq.shape[0]
-    gk, predk, confk, pk = g[keep], pred[keep], conf[keep], p[keep]
+    gk, predk, confk = g[keep], pred[keep], conf[keep]
+    y = None if truth is None else np.asarray(truth)[keep]
     pattern_counts = np.bincount(gk * n_pat + pat, minlength=n_groups * n_pat).reshape(
         n_groups, n_pat
     )
     n_unannotated = np.bincount(g[~annotated], minlength=n_groups)
 
-    top_bin = assign(confk, bin_edges)
+    top_bin = bin_index(confk, bin_edges)
     shape_top = (n_bins, c, n_pat)
     key = np.ravel_multi_index((top_bin, predk, pat), shape_top)
     uk, cnt, (csum,) = _cell_table(key, int(np.prod(shape_top)), confk)
     top = {"index": np.unravel_index(uk, shape_top), "count": cnt, "conf_sum": csum}
 
-    cw_keys, cw_cnt, cw_sum, cw_bins = [], [], [], []
+    cw_keys, cw_cnt, cw_sum, cw_truth = [], [], [], []
     for cls in range(c):
-        col = np.ascontiguousarray(pk[:, cls])
-        b = assign(col, bin_edges)
-        cw_bins.append(b)
+        # one column at a time: no (n, C) temporaries beyond the probabilities themselves
+        col = np.ascontiguousarray(p[:, cls] if every else p[keep, cls])
+        b = bin_index(col, bin_edges)
         uk, cnt, (psum,) = _cell_table(b * n_pat + pat, n_bins * n_pat, col)
         cw_keys.append(uk + cls * n_bins * n_pat)
         cw_cnt.append(cnt)
         cw_sum.append(psum)
+        if y is not None:
+            cw_truth.append(np.bincount(b[y == cls], minlength=n_bins))
     shape_cw = (c, n_bins, n_pat)
     classwise = {
         "index": np.unravel_index(np.concatenate(cw_keys), shape_cw),
@@ -732,19 +759,8 @@ def summarize_multiclass_arrays(
         "prob_sum": np.concatenate(cw_sum),
     }
     truth_sums = None
-    if truth is not None:
-        y = np.asarray(truth)[keep]
-        truth_sums = (
-            np.bincount(top_bin, weights=(y == predk).astype(np.float64), minlength=n_bins),
-            np.stack(
-                [
-                    np.bincount(
-                        cw_bins[cls], weights=(y == cls).astype(np.float64), minlength=n_bins
-                    )
-                    for cls in range(c)
-                ]
-            ),
-        )
+    if y is not None:
+        truth_sums = (np.bincount(top_bin[y == predk], minlength=n_bins), np.stack(cw_truth))
     return _assemble(
         states=uniq,
         pattern_counts=pattern_counts,

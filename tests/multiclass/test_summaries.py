@@ -146,3 +146,17 @@ def test_refuses_the_binary_container():
 
     with pytest.raises(DataError, match="MulticlassAnnotations"):
         summarize_multiclass(simulate_toy(10, random_state=0))
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 7, 10, 15, 100])
+def test_fast_equal_width_bins_match_assign_on_edges_and_between(m):
+    from bayescal.summaries.multiclass import bin_index
+    from bayescal.summaries.partition import assign
+
+    edges = np.linspace(0, 1, m + 1)
+    rng = np.random.default_rng(m)
+    x = np.concatenate(
+        [rng.random(10_000), edges, np.nextafter(edges, 0), np.nextafter(edges, 1), [0.3, 0.7]]
+    )
+    x = x[(x >= 0) & (x <= 1)]
+    np.testing.assert_array_equal(bin_index(x, edges), assign(x, edges))
