@@ -128,6 +128,7 @@ def run(args) -> int:
         raise ConfigError(f"--n must be at least 10; got {args.n}.")
     if args.repeats < 0 or args.crowdkit_iter < 1:
         raise ConfigError("--repeats must be >= 0 and --crowdkit-iter >= 1.")
+    load_at_start = list(os.getloadavg())
     t0 = time.perf_counter()
     pop = multiclass_population(
         args.classes, n_annotators=args.k, missing=args.missing, random_state=args.seed
@@ -166,7 +167,7 @@ def run(args) -> int:
         "crowdkit_settings": None,
         "crowdkit_default_settings": None,
         "speedup_vs_crowdkit_default": None,
-        "load_average_at_start": list(os.getloadavg()),
+        "load_average_at_start": load_at_start,
         "environment": environment(),
     }
     if args.peer == "crowdkit":
