@@ -56,6 +56,7 @@ from bayescal.errors import (
     IdentificationError,
     IdentificationWarning,
 )
+from bayescal.summaries.multiclass import MulticlassSummary
 
 __all__ = [
     "multiclass_dawid_skene_em",
@@ -505,8 +506,6 @@ def multiclass_dawid_skene_em(
     >>> fit.confusion.shape, fit.prevalence.dims
     ((1, 3, 3, 3), ('draw', 'group', 'class'))
     """
-    from bayescal.summaries.multiclass import MulticlassSummary
-
     if not isinstance(summary, MulticlassSummary):
         raise ConfigError(
             f"multiclass_dawid_skene_em expects a MulticlassSummary; got "

@@ -42,10 +42,20 @@ import numpy as np
 import xarray as xr
 
 from bayescal._random import check_random_state
+from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.result import ChannelFit
+from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import ANNOTATOR, BIN, CLASS, DRAW
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.binned import BinnedECE
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, check_weights
+from bayescal.summaries.multiclass import (
+    MulticlassSummary,
+    resolve_groups,
+    summarize_multiclass,
+    summarize_multiclass_arrays,
+)
+from bayescal.summaries.partition import make_edges
 
 __all__ = [
     "ClasswiseECE",
@@ -379,8 +389,6 @@ def _results(summary, top, cw, kind, *, mode="given", info=None, weights=None) -
 
 
 def _as_summary(data, bins):
-    from bayescal.data.multiclass import MulticlassAnnotations
-    from bayescal.summaries.multiclass import MulticlassSummary, summarize_multiclass
 
     if isinstance(data, MulticlassSummary):
         if bins is not None:
@@ -394,7 +402,6 @@ def _as_summary(data, bins):
 
 
 def _check_match(summary, channels):
-    from bayescal.channels.result import ChannelFit
 
     if not isinstance(channels, ChannelFit):
         raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
@@ -570,10 +577,6 @@ def estimate_multiclass_nc_ece(
     >>> r.mode, r.top_label.info["folds"]
     ('crossfit', 3)
     """
-    from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
-    from bayescal.data.multiclass import MulticlassAnnotations
-    from bayescal.summaries.multiclass import resolve_groups, summarize_multiclass_arrays
-    from bayescal.summaries.partition import make_edges
 
     if not isinstance(data, MulticlassAnnotations):
         raise DataError(

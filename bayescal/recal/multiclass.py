@@ -35,12 +35,14 @@ import inspect
 import numpy as np
 from scipy.special import log_softmax, logsumexp
 
+from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.data.validation import as_numeric
 from bayescal.errors import ConfigError, DataError, NotFittedError
 from bayescal.metrics.multiclass import corrected_onehot_targets
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 from bayescal.recal.base import check_box
 from bayescal.recal.targets import DEFAULT_WEIGHTS
+from bayescal.summaries.multiclass import item_states, unique_patterns
 
 __all__ = [
     "MulticlassRecalibrator",
@@ -165,8 +167,6 @@ def corrected_target_stats(
     logits : ndarray of shape (n_annotated, C)
     M, N : ndarrays of shape (S, C)
     """
-    from bayescal.data.multiclass import MulticlassAnnotations
-    from bayescal.summaries.multiclass import item_states, unique_patterns
 
     if not isinstance(data, MulticlassAnnotations):
         raise DataError(f"expected MulticlassAnnotations; got {type(data).__name__}.")

@@ -31,8 +31,10 @@ from bayescal._random import check_random_state
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
 from bayescal.simulate._checks import check_missing, check_n_items
-from bayescal.summaries.multiclass import MAX_DENSE_CELLS
-from bayescal.summaries.partition import assign, make_edges
+from bayescal.simulate.toy import _check_edges
+
+#: Largest pattern table enumerated exactly (as summaries.multiclass.MAX_DENSE_CELLS).
+MAX_EXACT_CELLS = 2**20
 
 __all__ = [
     "MulticlassPopulation",
@@ -40,6 +42,11 @@ __all__ = [
     "simulate_multiclass",
     "default_confusions",
 ]
+
+
+def _cell(x, edges):
+    """Cell ``[e_l, e_{l+1})`` of each value, the last closed (the summaries' convention)."""
+    return np.clip(np.searchsorted(edges, x, side="right") - 1, 0, edges.size - 2)
 
 
 def default_confusions(n_annotators: int, n_classes: int, *, random_state=0) -> np.ndarray:
@@ -160,8 +167,8 @@ class MulticlassPopulation:
             raise ConfigError(
                 f"groups must be 'predicted', 'all', an int or edges; got {groups!r}."
             )
-        edges = make_edges(groups, what="groups")
-        return assign(p.max(axis=1), edges), edges.size - 1
+        edges = _check_edges(groups)
+        return _cell(p.max(axis=1), edges), edges.size - 1
 
     def class_prevalence(self, groups="predicted"):
         """Exact ``rho[g, y] = P(Y = y | group g)`` and group probabilities ``W_g``.
@@ -193,9 +200,9 @@ class MulticlassPopulation:
         """
         c, k = self.n_classes, self.n_annotators
         cells = (c + 1) ** k
-        if cells > MAX_DENSE_CELLS:
+        if cells > MAX_EXACT_CELLS:
             raise ConfigError(
-                f"{cells:,} pattern cells exceed MAX_DENSE_CELLS = {MAX_DENSE_CELLS:,}; exact "
+                f"{cells:,} pattern cells exceed MAX_EXACT_CELLS = {MAX_EXACT_CELLS:,}; exact "
                 "pattern probabilities are for small C and K."
             )
         code = np.arange(cells)
@@ -240,17 +247,17 @@ class MulticlassPopulation:
         classwise : ndarray of shape (C, M)
             ``sum_t w_t (m_t[k] - p_t[k]) 1(p_t[k] in B_m)``, bins on ``p_k``.
         """
-        edges = make_edges(bins, what="bins")
+        edges = _check_edges(bins)
         m = edges.size - 1
         p, q, w = self.profile_probs, self.profile_truth, self.profile_weights
         c_t = p.argmax(axis=1)
         rows = np.arange(p.shape[0])
         top = np.bincount(
-            assign(p[rows, c_t], edges), weights=w * (q[rows, c_t] - p[rows, c_t]), minlength=m
+            _cell(p[rows, c_t], edges), weights=w * (q[rows, c_t] - p[rows, c_t]), minlength=m
         )
         cw = np.stack(
             [
-                np.bincount(assign(p[:, k], edges), weights=w * (q[:, k] - p[:, k]), minlength=m)
+                np.bincount(_cell(p[:, k], edges), weights=w * (q[:, k] - p[:, k]), minlength=m)
                 for k in range(self.n_classes)
             ]
         )

@@ -38,6 +38,7 @@ import numpy as np
 import xarray as xr
 
 from bayescal.data.labelled import DimNames, DimSize
+from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import ANNOTATOR, BIN, CLASS, GROUP, PATTERN
 from bayescal.errors import ConfigError, DataError
 from bayescal.summaries.partition import assign, cell_labels, make_edges
@@ -641,7 +642,6 @@ def summarize_multiclass(data, *, groups="predicted", bins=DEFAULT_BINS) -> Mult
     -------
     MulticlassSummary
     """
-    from bayescal.data.multiclass import MulticlassAnnotations
 
     if not isinstance(data, MulticlassAnnotations):
         raise DataError(
