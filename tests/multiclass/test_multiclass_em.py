@@ -314,3 +314,21 @@ def test_item_states_are_the_pattern_rows(small):
     d, s = small
     rows = {tuple(r) for r in item_states(d.labels, 3).tolist() if min(r) < 3}
     assert rows == {tuple(r) for r in s.states.tolist()}
+
+
+def test_c2_two_annotators_with_groups_reproduce_binary_score_bin_em(binary_pair):
+    binary, multi = binary_pair
+    b2 = Annotations.from_arrays(binary.score, binary.labels[:, :2], group=binary.group)
+    m2 = MulticlassAnnotations.from_arrays(multi.probs, multi.labels[:, :2], group=multi.group)
+    ref = score_bin_em(summarize(b2, groups="data"), tol=1e-13, max_iter=20_000)
+    fit = multiclass_dawid_skene_em(
+        summarize_multiclass(m2, groups="data"), tol=1e-13, max_iter=20_000
+    ).as_binary()
+    # Two annotators identify the channels only through the group differences, so the
+    # likelihood is flat along one direction: both EMs stop (relative change 1e-13) with
+    # log-likelihoods equal to 1e-12 but parameters up to ~1e-5 apart (measured 2e-6).
+    assert fit.loglik == pytest.approx(ref.loglik, rel=1e-12)
+    np.testing.assert_allclose(fit.a.values, ref.a.values, atol=2e-5)
+    np.testing.assert_allclose(fit.b.values, ref.b.values, atol=2e-5)
+    with pytest.raises(IdentificationError, match="K >= 3"):
+        multiclass_dawid_skene_em(summarize_multiclass(m2, groups="all"))

@@ -160,3 +160,24 @@ def test_fast_equal_width_bins_match_assign_on_edges_and_between(m):
     )
     x = x[(x >= 0) & (x <= 1)]
     np.testing.assert_array_equal(bin_index(x, edges), assign(x, edges))
+
+
+def test_netcdf_round_trip_and_an_unannotated_chunk(mc_small, mc_small_summary, tmp_path):
+    from bayescal.summaries.multiclass import MulticlassSummary, summarize_multiclass_arrays
+
+    path = tmp_path / "s.nc"
+    mc_small_summary.to_netcdf(path)
+    back = MulticlassSummary.from_netcdf(path)
+    assert back.equals(mc_small_summary) and back.grouping == "predicted"
+    empty = summarize_multiclass_arrays(
+        mc_small.probs[:4],
+        np.full((4, 3), np.nan),
+        annotators=mc_small.annotators,
+        classes=mc_small.classes,
+        bin_edges=mc_small_summary.bin_edges,
+        truth=mc_small.truth[:4],
+    )
+    assert empty.n_items == 0 and empty.n_unannotated.values.sum() == 4
+    merged = mc_small_summary + empty
+    assert merged.n_items == mc_small_summary.n_items
+    assert merged.n_unannotated.values.sum() == mc_small_summary.n_unannotated.values.sum() + 4
