@@ -28,12 +28,22 @@ from bayescal.data.validation import _positions, as_numeric, check_item_ids, che
 from bayescal.dims import ANNOTATOR, CLASS, ITEM
 from bayescal.errors import DataError
 
-__all__ = ["MulticlassAnnotations", "load_multiclass_csv", "PROB_SUM_TOL"]
+__all__ = [
+    "MulticlassAnnotations",
+    "load_multiclass_csv",
+    "check_probs",
+    "check_class_labels",
+    "check_class_truth",
+    "parse_column",
+    "PROB_SUM_TOL",
+]
 
 #: Rows of ``probs`` must sum to one within this absolute tolerance. A float32
-#: softmax over 1,000 classes sums to one within about 1e-5 (1,000 roundings of
-#: 6e-8 each), so 1e-5 admits real model outputs while still catching
-#: unnormalised scores or a missing class column. Pass ``sum_tol`` to change it.
+#: softmax divides by a float32 sum whose relative rounding error grows with the
+#: number of terms (up to about 1,000 x 6e-8 = 6e-5 for sequential accumulation
+#: over 1,000 classes, far less for ten), so its rows sum to one only within about
+#: 1e-5; the tolerance admits such outputs while still catching unnormalised scores
+#: or a missing class column. Pass ``sum_tol`` to change it.
 PROB_SUM_TOL = 1e-5
 
 _MAX_SHOWN = 5
@@ -51,6 +61,11 @@ def check_probs(probs, *, sum_tol: float = PROB_SUM_TOL, ids=None, name="probs")
     """Class probabilities: (n_items, C >= 2), finite, in [0, 1], rows summing to one.
 
     Returns a float64 array (unchanged values) or raises :class:`DataError`.
+
+    Examples
+    --------
+    >>> check_probs([[0.25, 0.75]]).tolist()
+    [[0.25, 0.75]]
     """
     p = as_numeric(probs, name)
     if p.ndim != 2:
@@ -557,6 +572,12 @@ def parse_column(series, *, what, classes=None, allow_blank=True, place=None) ->
     Returns
     -------
     ndarray of float64
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> parse_column(pd.Series(["1", "", "dog"]), what="r1", classes=["cat", "dog"]).tolist()
+    [1.0, nan, 1.0]
     """
     import pandas as pd
 
