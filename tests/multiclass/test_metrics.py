@@ -27,7 +27,7 @@ RULES = ["equal", "inverse_variance", "shrunk_inverse_variance", [0.5, 0.3, 0.2]
 
 # ------------------------------------------------------------------ exact unbiasedness
 @pytest.mark.parametrize("rule", RULES)
-@pytest.mark.parametrize("classes, missing", [(3, [0.0, 0.3, 0.1]), (4, 0.25)])
+@pytest.mark.parametrize("classes, missing", [(3, [0.0, 0.3, 0.1]), (4, 0.25), (10, 0.3)])
 def test_corrected_targets_are_unbiased_over_all_patterns(rule, classes, missing):
     pop = multiclass_population(classes, missing=missing, random_state=classes + 10)
     states, p_s_given_y = pop.pattern_probabilities()
