@@ -187,6 +187,17 @@ def corrected_target_stats(
     return z, m, n_k
 
 
+def _check_draws(draws, channels) -> np.ndarray:
+    idx = np.asarray(draws)
+    if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu":
+        raise ConfigError(f"draws must be a non-empty list of integers; got {draws!r}.")
+    if idx.min() < 0 or idx.max() >= channels.n_draws:
+        raise ConfigError(
+            f"draw index out of range: the channels have {channels.n_draws} draw(s); got {draws!r}."
+        )
+    return idx.astype(np.int64)
+
+
 class MulticlassRecalibrator:
     """Base class: a map from logits (n_items, C) to probabilities, fitted on targets.
 
@@ -272,7 +283,11 @@ class MulticlassRecalibrator:
                 )
             draw = 0
         z, m, n_k = corrected_target_stats(
-            data, channels.select_draws([draw]), weights=weights, lam=lam, eps=eps
+            data,
+            channels.select_draws(_check_draws([draw], channels)),
+            weights=weights,
+            lam=lam,
+            eps=eps,
         )
         return self._fit_stats(z, m[0], n_k[0], eps=eps)
 
@@ -513,7 +528,7 @@ def fit_multiclass_posterior_map(
         raise ConfigError(
             f"estimator must be a MulticlassRecalibrator; got {type(estimator).__name__}."
         )
-    idx = np.arange(channels.n_draws) if draws is None else np.asarray(draws, dtype=np.int64)
+    idx = np.arange(channels.n_draws) if draws is None else _check_draws(draws, channels)
     z, m, n_k = corrected_target_stats(
         data, channels.select_draws(idx), weights=weights, lam=lam, eps=eps
     )

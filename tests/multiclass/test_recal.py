@@ -164,3 +164,11 @@ def test_estimator_conventions_and_refusals(mc_small):
     out = fitted.recalibrate(mc_small)
     np.testing.assert_allclose(out.probs.sum(axis=1), 1.0)
     assert out.annotators == mc_small.annotators
+
+
+def test_draw_indices_are_checked(mc_small):
+    ch = ChannelFit.known_confusion(multiclass_population(4, random_state=11).confusion)
+    with pytest.raises(ConfigError, match="out of range"):
+        CorrectedTemperatureScaling().fit_corrected(mc_small, ch, draw=1)
+    with pytest.raises(ConfigError, match="integers"):
+        fit_multiclass_posterior_map(CorrectedTemperatureScaling(), mc_small, ch, draws=[0.5])
