@@ -14,7 +14,6 @@ from bayescal.simulate.gaussian import (
     simulate_gaussian,
 )
 from bayescal.simulate.multiclass import (
-    MulticlassPopulation,
     default_confusions,
     multiclass_population,
     simulate_multiclass,
@@ -49,7 +48,6 @@ __all__ = [
     "simulate_gaussian",
     "simulate_annotations",
     "simulate_flip_data",
-    "MulticlassPopulation",
     "multiclass_population",
     "simulate_multiclass",
     "default_confusions",

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from bayescal.data.multiclass import MulticlassAnnotations
-from bayescal.simulate import MulticlassPopulation, simulate_multiclass
+from bayescal.simulate import simulate_multiclass
+from bayescal.simulate.multiclass import MulticlassPopulation
 from bayescal.summaries.multiclass import summarize_multiclass
 
 
