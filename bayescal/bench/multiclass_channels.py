@@ -32,6 +32,14 @@ import warnings
 
 import numpy as np
 
+from bayescal.bench._io import environment, write_json
+from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.orientation import dominant_diagonal_permutation, relabel_classes
+from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.errors import ConfigError
+from bayescal.simulate import multiclass_population, simulate_multiclass
+from bayescal.summaries.multiclass import summarize_multiclass
+
 
 def add_arguments(parser) -> None:
     parser.add_argument("--n", type=int, default=100_000, help="number of items (default 100000)")
@@ -52,9 +60,6 @@ def add_arguments(parser) -> None:
 
 
 def _ours(probs, labels, seed):
-    from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
-    from bayescal.data.multiclass import MulticlassAnnotations
-    from bayescal.summaries.multiclass import summarize_multiclass
 
     t0 = time.perf_counter()
     data = MulticlassAnnotations.from_arrays(probs, labels)
@@ -80,8 +85,6 @@ def _long_frame(labels):
 
 def _crowdkit(frame, k, c, *, tol, n_iter):
     from crowdkit.aggregation import DawidSkene
-
-    from bayescal.channels.orientation import dominant_diagonal_permutation, relabel_classes
 
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -116,9 +119,6 @@ def _timed(run, repeats):
 
 
 def run(args) -> int:
-    from bayescal.bench._io import environment, write_json
-    from bayescal.errors import ConfigError
-    from bayescal.simulate import multiclass_population, simulate_multiclass
 
     if args.k < 3:
         raise ConfigError(f"--k must be at least 3 (identification, SPEC §3); got {args.k}.")

@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from bayescal._random import check_random_state
+from bayescal.channels.identification import check_design, check_fitted
+from bayescal.channels.moments import moment_inverse_arrays
 from bayescal.channels.options import check_em_options
 from bayescal.channels.orientation import exchange_binary_labels, orient_index
 from bayescal.channels.result import ChannelFit
@@ -254,8 +256,6 @@ def score_bin_em(
         raise ConfigError(f"fallback must be None or 'fixed'; got {fallback!r}.")
     if empty_groups not in ("error", "drop"):
         raise ConfigError(f"empty_groups must be 'error' or 'drop'; got {empty_groups!r}.")
-    from bayescal.channels.identification import check_design
-
     warnings = check_design(summary, "score_bin_em")
     j = orient_index(summary.annotators, orient)
     counts = summary.pattern_counts.values
@@ -310,8 +310,6 @@ def score_bin_em(
         warnings=warnings,
         group_edges=summary.group_edges,
     )
-    from bayescal.channels.identification import check_fitted
-
     fit.warnings.extend(check_fitted(fit))
     return fit
 
@@ -341,8 +339,6 @@ def dawid_skene_em(
     >>> list(fit.prevalence["group"].values)
     ['all']
     """
-    from bayescal.channels.identification import check_design, check_fitted
-
     check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap)
     if not isinstance(use_moment_start, bool):
         raise ConfigError(f"use_moment_start must be True or False; got {use_moment_start!r}.")
@@ -351,8 +347,6 @@ def dawid_skene_em(
     counts = summary.pattern_counts.values.sum(axis=0, keepdims=True)
     extra = None
     if use_moment_start:
-        from bayescal.channels.moments import moment_inverse_arrays
-
         try:
             m = moment_inverse_arrays(counts[0], summary.n_annotators, orient=j)
             extra = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal.channels.identification import check_design, check_fitted
 from bayescal.channels.orientation import orient_index
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import FitError
@@ -112,8 +113,6 @@ def moment_inverse(summary, *, orient=0) -> ChannelFit:
     >>> bool(abs(fit.a.values[0, 0] - 0.08) < 0.03)
     True
     """
-    from bayescal.channels.identification import check_design, check_fitted
-
     j = orient_index(summary.annotators, orient)
     warnings = check_design(summary, "moments")
     counts = summary.pattern_counts.values.sum(axis=0)
