@@ -30,14 +30,13 @@ per draw (:func:`fit_multiclass_posterior_map`).
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 from scipy.special import log_softmax, logsumexp
 
+from bayescal.base import BaseEstimator, check_is_fitted
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.data.validation import as_numeric
-from bayescal.errors import ConfigError, DataError, NotFittedError
+from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.multiclass import corrected_onehot_targets
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 from bayescal.recal.base import check_box
@@ -198,36 +197,18 @@ def _check_draws(draws, channels) -> np.ndarray:
     return idx.astype(np.int64)
 
 
-class MulticlassRecalibrator:
+class MulticlassRecalibrator(BaseEstimator):
     """Base class: a map from logits (n_items, C) to probabilities, fitted on targets.
 
-    scikit-learn conventions: keyword-only ``__init__`` that only stores
-    parameters, validation in ``fit``, fitted attributes ending in ``_``,
-    :class:`~bayescal.errors.NotFittedError` before ``fit``. Subclasses implement
+    scikit-learn conventions through :class:`bayescal.base.BaseEstimator`:
+    keyword-only ``__init__`` that only stores parameters, validation in ``fit``,
+    fitted attributes ending in ``_``, :class:`~bayescal.errors.NotFittedError`
+    before ``fit``, ``sklearn.base.clone`` works. Subclasses implement
     ``_n_params(C)``, ``_bounds(C)``, ``_start(C)``, ``_apply(theta, z)`` and
     ``_grad(theta, z, probs, M, N)`` and store ``_store(theta)``.
     """
 
-    def get_params(self, deep: bool = True) -> dict:
-        """Constructor parameters (scikit-learn style)."""
-        sig = inspect.signature(type(self).__init__)
-        return {p: getattr(self, p) for p in sig.parameters if p != "self"}
-
-    def set_params(self, **params):
-        """Set constructor parameters; unknown names raise ``ConfigError``."""
-        unknown = sorted(set(params) - set(self.get_params()))
-        if unknown:
-            raise ConfigError(
-                f"{type(self).__name__} has no parameter(s) {unknown}; valid are "
-                f"{sorted(self.get_params())}."
-            )
-        for key, value in params.items():
-            setattr(self, key, value)
-        return self
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({params})"
+    _fitted_attr = "n_classes_"
 
     # ------------------------------------------------------------ fit
     def fit(self, logits, targets):
@@ -337,11 +318,7 @@ class MulticlassRecalibrator:
         return data.with_probs(self.predict_proba(probs_to_logits(data.probs, self.eps_)))
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "n_classes_"):
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(logits, targets) or "
-                "fit_corrected(data, channels) first."
-            )
+        check_is_fitted(self, "call fit(logits, targets) or fit_corrected(data, channels) first")
 
 
 class CorrectedTemperatureScaling(MulticlassRecalibrator):

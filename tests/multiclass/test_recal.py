@@ -172,3 +172,13 @@ def test_draw_indices_are_checked(mc_small):
         CorrectedTemperatureScaling().fit_corrected(mc_small, ch, draw=1)
     with pytest.raises(ConfigError, match="integers"):
         fit_multiclass_posterior_map(CorrectedTemperatureScaling(), mc_small, ch, draws=[0.5])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_sklearn_clone_and_refit(mc_small, family):
+    sklearn_base = pytest.importorskip("sklearn.base")
+    est = family()
+    z, t = probs_to_logits(mc_small.probs), np.eye(4)[mc_small.truth]
+    copy = sklearn_base.clone(est.fit(z, t))
+    assert not hasattr(copy, "n_classes_") and copy.get_params() == est.get_params()
+    np.testing.assert_allclose(copy.fit(z, t).predict_proba(z), est.predict_proba(z))
