@@ -38,6 +38,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bayescal.bench.channels",
         "Marginal Dawid-Skene EM: bayescal vs crowd-kit on simulated flip annotators.",
     ),
+    "multiclass-channels": (
+        "bayescal.bench.multiclass_channels",
+        "Multiclass Dawid-Skene EM: bayescal vs crowd-kit on simulated confusion matrices.",
+    ),
     "ncece": (
         "bayescal.bench.ncece",
         "NC-ECE cost for one channel fit and for many posterior draws (vs per-item numpy).",

@@ -51,12 +51,6 @@ SAME_NAME |= {"plotting", "bench"}
 LAZY_SIBLING_EXCEPTIONS = {
     ("bayes/diagnostics.py", "bayescal.bayes.models"): "speed (bayes/)",
     ("bayes/fit.py", "bayescal.bayes.diagnostics"): "speed (bayes/)",
-    ("channels/em.py", "bayescal.channels.identification"): "multiclass (channels/orientation)",
-    ("channels/em.py", "bayescal.channels.moments"): "multiclass (channels/orientation)",
-    ("channels/hui_walter.py", "bayescal.channels.em"): "multiclass (channels/orientation)",
-    ("channels/hui_walter.py", "bayescal.channels.identification"): "multiclass",
-    ("channels/moments.py", "bayescal.channels.em"): "multiclass (channels/orientation)",
-    ("channels/moments.py", "bayescal.channels.identification"): "multiclass",
     ("bench/coverage.py", "bayescal.bench._io"): "intervals (bench/coverage.py)",
 }
 

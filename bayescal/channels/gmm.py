@@ -24,7 +24,6 @@ import numpy as np
 
 from bayescal._random import check_random_state
 from bayescal._typing import RandomState
-from bayescal.channels.em import _orient_index
 from bayescal.channels.hui_walter import hui_walter_moments
 from bayescal.channels.identification import (
     _warn,
@@ -32,6 +31,7 @@ from bayescal.channels.identification import (
     check_fitted,
     pair_group_moments,
 )
+from bayescal.channels.orientation import orient_index
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError, FitError
 from bayescal.summaries.summary import Summary
@@ -179,7 +179,7 @@ def constrained_gmm(
             f"need 0 < eps < 0.1 and 0 <= min_gap < 0.5; got eps={eps}, min_gap={min_gap}."
         )
     warnings = check_design(summary, "gmm")
-    j = _orient_index(summary, orient)
+    j = orient_index(summary.annotators, orient)
     mom = _group_moments(summary, j)
     L = summary.n_groups
     qhat = np.stack([mom["q1"], mom["q2"], mom["q12"]])

@@ -103,6 +103,16 @@ def show_value(value, limit: int = 40) -> str:
     return repr(text) if isinstance(value, str) else text
 
 
+def _positions(mask: np.ndarray, ids=None) -> str:
+    """The first positions (or ids) where ``mask`` is True, and how many more there are
+    (used by the multiclass container's messages)."""
+    idx = np.flatnonzero(mask)
+    shown = idx[:5]
+    shown_txt = ", ".join(repr(ids[i]) if ids is not None else str(i) for i in shown)
+    more = f" and {idx.size - shown.size} more" if idx.size > shown.size else ""
+    return f"{shown_txt}{more}"
+
+
 def _examples(mask: np.ndarray, values, where: Where) -> str:
     """ "``v`` at ``where``" for the first bad positions, plus how many there are."""
     idx = np.flatnonzero(mask)
