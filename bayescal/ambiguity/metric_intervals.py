@@ -48,7 +48,14 @@ from bayescal.ambiguity.validation import check_proba, check_targets
 from bayescal.dims import DRAW
 from bayescal.errors import ConfigError, DataError
 
-__all__ = ["INTERVAL_METRICS", "INTERVAL_METHOD", "metric_intervals", "paired_differences"]
+__all__ = [
+    "INTERVAL_METRICS",
+    "INTERVAL_METHOD",
+    "PERCENT_METRICS",
+    "metric_intervals",
+    "paired_differences",
+    "intervals_to_dict",
+]
 
 #: Metrics given an interval, in table order (fractions, like the metric functions).
 INTERVAL_METRICS = (
@@ -67,6 +74,9 @@ INTERVAL_METHOD = (
     "basic (bias-correcting) bootstrap over test items, each resampled with its own label "
     "draws; bins fixed on the full test half"
 )
+
+#: Metrics that reports and benchmarks show in percent (as the method rows do).
+PERCENT_METRICS = ("ece_true", "aece", "cwece", "ece_voted", "accuracy")
 
 #: Range of each metric (intervals are limited to it).
 _UPPER = {"accuracy": 1.0}
@@ -266,6 +276,35 @@ def _basic_interval(estimate: np.ndarray, reps: np.ndarray, prob: float):
     """Basic bootstrap interval ``[2 t - q_hi, 2 t - q_lo]`` (replicates on axis 0)."""
     q_lo, q_hi = np.quantile(reps, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
     return 2 * estimate - q_hi, 2 * estimate - q_lo
+
+
+def intervals_to_dict(ds: xr.Dataset) -> dict:
+    """``{calibrator: {metric: {estimate, lo, hi}}}`` with :data:`PERCENT_METRICS` in percent.
+
+    The JSON form used by the ambiguity report and benchmarks, for a result of
+    :func:`metric_intervals` (``estimate``/``lo``/``hi``) or of
+    :func:`paired_differences` (plus ``distinguishable``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pi = np.random.default_rng(2).dirichlet([1, 1], 50)
+    >>> d = intervals_to_dict(metric_intervals({"m": pi}, pi, n_boot=5, n_draws=2))
+    >>> d["m"]["brier"]["estimate"], sorted(d["m"]["accuracy"])
+    (0.0, ['estimate', 'hi', 'lo'])
+    """
+    keys = [k for k in ("estimate", "lo", "hi") if k in ds]
+    out = {}
+    for name in ds[METHOD].values:
+        row = {}
+        for metric in ds[METRIC].values:
+            scale = 100.0 if metric in PERCENT_METRICS else 1.0
+            cell = ds.sel({METHOD: name, METRIC: metric})
+            row[str(metric)] = {k: scale * float(cell[k]) for k in keys}
+            if "distinguishable" in ds:
+                row[str(metric)]["distinguishable"] = bool(cell["distinguishable"])
+        out[str(name)] = row
+    return out
 
 
 def _binned(weights: np.ndarray, dev: np.ndarray, bins: np.ndarray) -> np.ndarray:

@@ -307,8 +307,11 @@ def pattern_predictive_check(
             parse_math=False,
         )
         axes[0].set_title(
-            "Response patterns: observed (dots) vs posterior predictive "
-            f"{int(round(prob * 100))}% (bars)",
+            textwrap.fill(
+                "Response patterns: observed (dots) vs posterior predictive "
+                f"{int(round(prob * 100))}% (bars)",
+                max(30, int(axes[0].figure.get_figwidth() * 12)),
+            ),
             fontsize=10,
         )
     return axes

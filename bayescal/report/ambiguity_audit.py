@@ -20,9 +20,8 @@ import numpy as np
 
 from bayescal._typing import RandomState
 from bayescal.ambiguity.assessment import AmbiguityAssessment, assess_ambiguity
-from bayescal.ambiguity.evaluation import ECE_KEYS
 from bayescal.ambiguity.loaders import AmbiguityData
-from bayescal.ambiguity.metric_intervals import paired_differences
+from bayescal.ambiguity.metric_intervals import intervals_to_dict, paired_differences
 from bayescal.ambiguity.metrics import ece_voted
 from bayescal.ambiguity.recommend import AmbiguityRecommendation
 from bayescal.display import display_name
@@ -266,11 +265,6 @@ _INTERVAL_TEXT = {
 }
 
 
-def _scale(metric: str) -> float:
-    """Report units: ECE-type metrics and accuracy in percent, the scores as fractions."""
-    return 100.0 if metric in ECE_KEYS or metric == "accuracy" else 1.0
-
-
 def _interval_summary(a: AmbiguityAssessment) -> dict | None:
     """Estimates, intervals and paired differences against the recommended method (JSON)."""
     ds = a.intervals
@@ -282,39 +276,22 @@ def _interval_summary(a: AmbiguityAssessment) -> dict | None:
         "n_boot": ds.attrs["n_boot"],
         "interval_method": ds.attrs["interval_method"],
         "units": "as in 'methods' (ECE-type metrics and accuracy in percent)",
-        "methods": {},
+        "methods": intervals_to_dict(ds),
     }
-    for name in ds.calibrator.values:
-        out["methods"][str(name)] = {
-            str(m): {
-                key: _scale(str(m)) * float(ds[key].sel(calibrator=name, metric=m))
-                for key in ("estimate", "lo", "hi")
-            }
-            for m in ds.metric.values
-        }
     if rec in ds.calibrator.values:
-        diff = paired_differences(ds, rec)
-        out["versus_recommended"] = {"reference": rec, "methods": {}}
-        for name in diff.calibrator.values:
-            if name == rec:
-                continue
-            out["versus_recommended"]["methods"][str(name)] = {
-                str(m): {
-                    "difference": _scale(str(m))
-                    * float(diff.estimate.sel(calibrator=name, metric=m)),
-                    "lo": _scale(str(m)) * float(diff.lo.sel(calibrator=name, metric=m)),
-                    "hi": _scale(str(m)) * float(diff.hi.sel(calibrator=name, metric=m)),
-                    "distinguishable": bool(diff.distinguishable.sel(calibrator=name, metric=m)),
-                }
-                for m in diff.metric.values
-            }
-        out["versus_recommended"]["not_distinguishable"] = {
-            str(m): [
-                name
-                for name, metrics in out["versus_recommended"]["methods"].items()
-                if not metrics[str(m)]["distinguishable"] and not a.methods.rows[name]["oracle"]
-            ]
-            for m in diff.metric.values
+        versus = intervals_to_dict(paired_differences(ds, rec))
+        versus.pop(rec)
+        out["versus_recommended"] = {
+            "reference": rec,
+            "methods": versus,
+            "not_distinguishable": {
+                str(m): [
+                    name
+                    for name, metrics in versus.items()
+                    if not metrics[str(m)]["distinguishable"] and not a.methods.rows[name]["oracle"]
+                ]
+                for m in ds.metric.values
+            },
         }
     return out
 
@@ -537,7 +514,7 @@ def _interval_tables(summary: dict) -> list[Table]:
                 v, digits = metrics[key], _INTERVAL_TEXT[key][1]
                 mark = "" if v["distinguishable"] else " (n.d.)"
                 cells.append(
-                    f"{v['difference']:+.{digits}f} [{fmt(v['lo'], digits)}, "
+                    f"{v['estimate']:+.{digits}f} [{fmt(v['lo'], digits)}, "
                     f"{fmt(v['hi'], digits)}]{mark}"
                 )
             rows.append((name, *cells))
