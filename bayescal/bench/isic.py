@@ -4,24 +4,13 @@ Tao et al. (Sec. 7.3, Appendix I) draw m = 9 synthetic dermatologist labels
 per image from an 8x8 inter-reader confusion matrix (Dawid & Skene: each
 label of an image with consensus class ``y`` is drawn from row ``y``); the
 matrix ships with the package (``bayescal/ambiguity/data/isic2019_confusion.csv``).
-Their classifiers are trained CNN/ViT models we do not have, so this
-benchmark simulates one:
-
-- consensus classes ``y_i`` drawn with the ISIC 2019 training-set class
-  frequencies (:data:`ISIC2019_CLASS_COUNTS`);
-- annotations: ``m`` Dawid-Skene labels per item from row ``y_i`` of the matrix;
-  the targets are the empirical distributions ``pi_i = counts / m``;
-- the classifier's logits ``z_i = sharpness * log(C[y_i] + 0.01) + noise * eps_i``,
-  ``eps_i ~ N(0, I_8)``: it knows the consensus class's confusion row, is
-  over-confident (``sharpness`` > 1 sharpens it) and errs on some items (the
-  noise). The defaults (sharpness 4, noise 3) were chosen so that the
-  uncalibrated ECE_true (about 25 %) and TS's temperature (about 1.6) resemble
-  the paper's EfficientNet-B4 row; they are settings, not estimates;
-- Tao et al.'s protocol otherwise (SPEC §2): stratified 50/50
-  calibration/test split by voted label, every method fitted on the
-  calibration half (Oracle TS on the test half), ECE_true / aECE / cwECE with
-  100 label draws, both Brier forms, NLL; plus bootstrap intervals for the
-  first seed (:func:`bayescal.ambiguity.metric_intervals`).
+Their classifiers are trained CNN/ViT models we do not have; the data come
+from :func:`bayescal.ambiguity.isic.simulate_isic` (ISIC 2019 class
+frequencies, a simulated over-confident classifier). Tao et al.'s protocol
+otherwise (SPEC §2): stratified 50/50 calibration/test split by voted label,
+every method fitted on the calibration half (Oracle TS on the test half),
+ECE_true / aECE / cwECE with 100 label draws, both Brier forms, NLL; plus
+bootstrap intervals for the first seed (:func:`bayescal.ambiguity.metric_intervals`).
 
 The JSON holds the paper's Table 3 (ISIC 2019, EfficientNet-B4 and ViT-S/16)
 beside our rows; the model is simulated, so the comparison is about the
@@ -34,20 +23,7 @@ import time
 
 from bayescal.bench._io import environment, write_json
 
-__all__ = ["add_arguments", "run", "ISIC2019_CLASS_COUNTS", "PAPER_TABLE3"]
-
-#: ISIC 2019 training images per diagnosis (the challenge's ground-truth file):
-#: MEL, NV, BCC, AK, BKL, DF, VL, SCC; 25,331 images.
-ISIC2019_CLASS_COUNTS = {
-    "MEL": 4522,
-    "NV": 12875,
-    "BCC": 3323,
-    "AK": 867,
-    "BKL": 2624,
-    "DF": 239,
-    "VL": 253,
-    "SCC": 628,
-}
+__all__ = ["add_arguments", "run", "PAPER_TABLE3"]
 
 _COLUMNS = ("T", "ece_true", "aece", "cwece", "brier_as_published", "nll")
 _ROWS = {
@@ -113,33 +89,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--methods", nargs="+", metavar="NAME", help="Subset of Table 3's methods.")
 
 
-def simulate_isic(n_items: int, m: int, sharpness: float, noise: float, seed: int):
-    """Consensus classes, Dawid-Skene annotations and simulated logits (see module docstring)."""
-    import numpy as np
-
-    from bayescal.ambiguity import AmbiguityData
-    from bayescal.ambiguity.simulate import dawid_skene_annotations, isic2019_confusion
-
-    confusion = isic2019_confusion()
-    classes = tuple(str(c) for c in confusion["class"].values)
-    freq = np.array([ISIC2019_CLASS_COUNTS[c] for c in classes], dtype=float)
-    rng = np.random.default_rng(seed)
-    y = rng.choice(len(classes), size=n_items, p=freq / freq.sum())
-    counts = dawid_skene_annotations(y, confusion, m, random_state=rng)
-    logits = sharpness * np.log(confusion.values[y] + 0.01) + noise * rng.standard_normal(
-        (n_items, len(classes))
-    )
-    data = AmbiguityData(
-        logits=logits,
-        counts=counts,
-        classes=classes,
-        item_ids=np.arange(n_items),
-        reference=y,
-        name="ISIC 2019 (simulated classifier, Dawid-Skene annotators)",
-    )
-    return data
-
-
 def run(args) -> int:
     import os
 
@@ -147,6 +96,7 @@ def run(args) -> int:
 
     from bayescal.ambiguity import METHODS, metric_intervals, stratified_split
     from bayescal.ambiguity.evaluation import fit_evaluate
+    from bayescal.ambiguity.isic import ISIC2019_CLASS_COUNTS, simulate_isic
     from bayescal.ambiguity.metric_intervals import intervals_to_dict
     from bayescal.ambiguity.targets import annotation_entropy
     from bayescal.errors import ConfigError
@@ -160,7 +110,9 @@ def run(args) -> int:
     started = time.perf_counter()
     per_seed, describe, intervals = {}, {}, None
     for i, seed in enumerate(args.seeds):
-        data = simulate_isic(args.n_items, args.m, args.sharpness, args.noise, seed)
+        data = simulate_isic(
+            args.n_items, m=args.m, sharpness=args.sharpness, noise=args.noise, random_state=seed
+        )
         cal, test = stratified_split(data.voted, fraction=0.5, random_state=seed)
         rows, probas = {}, {}
         for name in names:

@@ -5,8 +5,9 @@ import json
 import numpy as np
 import pytest
 
+from bayescal.ambiguity.isic import ISIC2019_CLASS_COUNTS, simulate_isic
 from bayescal.ambiguity.simulate import isic2019_confusion
-from bayescal.bench.isic import ISIC2019_CLASS_COUNTS, PAPER_TABLE3, simulate_isic
+from bayescal.bench.isic import PAPER_TABLE3
 from bayescal.cli import main
 
 
@@ -37,7 +38,7 @@ def test_motivating_example_sweep_layout(tmp_path):
 
 
 def test_isic_simulation_follows_the_confusion_matrix():
-    data = simulate_isic(20_000, 9, 4.0, 3.0, seed=0)
+    data = simulate_isic(20_000, m=9, sharpness=4.0, noise=3.0, random_state=0)
     C = isic2019_confusion().values
     freq = np.array(list(ISIC2019_CLASS_COUNTS.values()), dtype=float)
     # Consensus classes follow the ISIC 2019 frequencies (3 binomial sd).
