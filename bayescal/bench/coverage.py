@@ -51,6 +51,8 @@ import warnings
 
 import numpy as np
 
+from bayescal.bench._io import environment, write_json
+
 DEFAULT_SIZES = (2000, 8000)
 CONDITIONS = ("calibrated", "shifted", "nonlinear")
 MODES = ("split", "reuse")
@@ -403,7 +405,6 @@ def _run_cell(args, cond, n, mode, pop, samplers):
 
 
 def run(args) -> int:
-    from bayescal.bench._io import environment, write_json
     from bayescal.errors import IdentificationWarning
     from bayescal.simulate import toy_population_binned_ece
 

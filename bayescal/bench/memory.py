@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+from bayescal.bench._io import environment, write_json
+
 CASES = (
     {"k": 6, "n": 500, "bins": 10},
     {"k": 9, "n": 500, "bins": 10},
@@ -103,7 +105,6 @@ def _cases(spec):
 
 
 def run(args) -> int:
-    from bayescal.bench._io import environment, write_json
     from bayescal.errors import ConfigError
 
     if args.draws < 2 or args.replicates < 100:

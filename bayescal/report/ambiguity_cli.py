@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import shlex
-import sys
 import time
-from pathlib import Path
+
+import numpy as np
+
+from bayescal._random import check_random_state
+from bayescal.ambiguity import METHODS
+from bayescal.display import display_name
+from bayescal.errors import ConfigError
+from bayescal.report.ambiguity_audit import audit_ambiguity
+from bayescal.report.cli_output import report_outcome, say
+from bayescal.report.core import check_out_dir, fmt
+from bayescal.report.inputs import load_ambiguity_data
 
 
-def add_arguments(parser) -> None:
-    from bayescal.ambiguity import METHODS
-
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument(
         "--cifar10h", metavar="CSV", help="CIFAR-10H CSV (label, 10 counts, 10 probabilities)"
@@ -26,6 +35,13 @@ def add_arguments(parser) -> None:
         metavar="FILE",
         help="NumPy .npz with arrays logits (n, K) and counts (n, K); "
         "optional classes, item_ids, reference",
+    )
+    parser.add_argument(
+        "--missing-predictions",
+        choices=("error", "drop"),
+        default="error",
+        help="ChaosNLI items without a prediction: refuse (default) or drop them and say how "
+        "many (recorded in summary.json)",
     )
     parser.add_argument("--out", required=True, help="output directory (report.html, summary.json)")
     parser.add_argument("--name", default=None, help="dataset name shown in the report")
@@ -49,7 +65,12 @@ def add_arguments(parser) -> None:
         help="methods in the comparison table (default: all; Uncalibrated, TS and the "
         "recommended one always run)",
     )
-    parser.add_argument("--seed", type=int, default=42, help="the one seed (default 42)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="the one seed of every random step (default 0; the benchmark uses 42)",
+    )
     parser.add_argument(
         "--cal-fraction", type=float, default=0.5, help="calibration share (default 0.5)"
     )
@@ -69,22 +90,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
-def _load(args):
-    from bayescal.ambiguity import load_chaosnli, load_cifar10h
-    from bayescal.ambiguity.loaders import load_npz
-    from bayescal.errors import ConfigError
-
-    if args.cifar10h:
-        return load_cifar10h(args.cifar10h)
-    if args.chaosnli:
-        if len(args.chaosnli) < 2:
-            raise ConfigError(
-                "--chaosnli needs the ChaosNLI JSONL followed by at least one prediction file."
-            )
-        return load_chaosnli(args.chaosnli[0], args.chaosnli[1:])
-    return load_npz(args.npz)
-
-
 def _command(args) -> str:
     """The equivalent command line, rebuilt from the parsed arguments with every default
     spelled out.
@@ -100,6 +105,7 @@ def _command(args) -> str:
     else:
         parts += ["--npz", args.npz]
     for flag in (
+        "missing_predictions",
         "name",
         "annotations",
         "objective",
@@ -119,41 +125,26 @@ def _command(args) -> str:
     return " ".join(shlex.quote(str(p)) for p in parts)
 
 
-def run(args) -> int:
-    import dataclasses
-
-    import numpy as np
-
-    from bayescal.errors import ConfigError
-    from bayescal.report.ambiguity_audit import audit_ambiguity
-
+def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
-
-    def say(msg):
-        if not args.quiet:
-            print(msg, file=sys.stderr)
-
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} exists and is not a directory.")
-    data = _load(args)
+    check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
+    data = load_ambiguity_data(args)
     if args.name:
         data = dataclasses.replace(data, name=args.name)
     if args.max_items is not None:
         if args.max_items < 1:
             raise ConfigError(f"--max-items must be positive, got {args.max_items}.")
         if args.max_items < data.n_items:
-            idx = np.random.default_rng(args.seed).choice(
-                data.n_items, args.max_items, replace=False
-            )
+            idx = check_random_state(args.seed).choice(data.n_items, args.max_items, replace=False)
             data = data.subset(np.sort(idx))
     say(
-        f"bayescal: {data.name}: {data.n_items} items x "
-        f"{data.n_classes} classes; fitting and scoring..."
+        args,
+        f"bayescal: {display_name(data.name)}: {data.n_items} items x "
+        f"{data.n_classes} classes; fitting and scoring...",
     )
     result = audit_ambiguity(
         data,
-        seed=args.seed,
+        random_state=args.seed,
         methods=args.methods,
         annotations=args.annotations,
         objective=args.objective,
@@ -163,14 +154,10 @@ def run(args) -> int:
         cv_folds=args.cv_folds,
         command=_command(args),
     )
-    written = result.save(out)
     rec = result.recommendation
-    say(
-        f"bayescal: annotations: {rec['annotations']['level']}; recommended {rec['method']}"
-        + "".join(f"; {n} ECE_true {r['ece_true']:.2f}%" for n, r in rec["test"].items())
-        + f"; {len(result.summary['warnings'])} warning(s)"
+    headline = (
+        f"bayescal: annotations: {rec.annotations['level']}; recommended {rec.method}"
+        + "".join(f"; {n} ECE_true {fmt(r['ece_true'], 2)}%" for n, r in rec.test.items())
     )
-    for path in written.values():
-        say(f"bayescal: wrote {path}")
-    say(f"bayescal: done in {time.perf_counter() - t0:.1f} s")
+    report_outcome(args, result, headline, t0)
     return 0

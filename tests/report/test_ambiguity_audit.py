@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bayescal.ambiguity import METHODS, AmbiguityData
+from bayescal.ambiguity import METHODS, AmbiguityData, detect_annotation_level
 from bayescal.ambiguity.loaders import load_npz
 from bayescal.ambiguity.simulate import dawid_skene_annotations, isic2019_confusion
 from bayescal.cli import main
 from bayescal.errors import DataError
-from bayescal.report.ambiguity_audit import audit_ambiguity, detect_annotation_level
+from bayescal.report.ambiguity_audit import audit_ambiguity
 
-DATA = (Path(__file__).parents[2] / ".." / "shared" / "data").resolve()
+DATA = Path(__file__).parents[1] / "data"  # real-data subsets, see tests/data/README.md
 FAST_METHODS = ["Uncalibrated", "TS", "SLTS", "MCTS S=1", "LS-TS", "Oracle TS (oracle)"]
 QUICK = ["--n-draws", "20", "--quiet"]
 METRIC_KEYS = {
@@ -33,15 +33,6 @@ METRIC_KEYS = {
     "usable",
     "status",
 }
-
-
-def _need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(
-            f"shared data not found at {path} (expected next "
-            "to the repository clone, in ../shared/data)"
-        )
-    return path
 
 
 def _simulated(n=600, m=20, seed=0, classes=None):
@@ -124,7 +115,7 @@ def _check_html(html):
 
 
 def test_cli_cifar10h_subset(tmp_path):
-    path = _need(DATA / "cifar10h" / "resnet-110.csv")
+    path = DATA / "cifar10h" / "resnet-110.csv"
     out = tmp_path / "c10h"
     code = main(
         [
@@ -159,8 +150,8 @@ def test_cli_cifar10h_subset(tmp_path):
 
 def test_cli_chaosnli_subset(tmp_path):
     root = DATA / "chaosnli"
-    jsonl = _need(root / "chaosNLI_snli.jsonl")
-    preds = [_need(root / "predictions" / f"SNLI_{s}_roberta-base_0.json") for s in ("dev", "test")]
+    jsonl = root / "chaosNLI_snli.jsonl"
+    preds = [root / "predictions" / f"SNLI_{s}_roberta-base_0.json" for s in ("dev", "test")]
     out = tmp_path / "chaos"
     code = main(
         [
@@ -216,16 +207,17 @@ def test_voted_labels_only_gives_ls_ts_with_caveat_and_no_check():
     )
     r = audit_ambiguity(d, methods=FAST_METHODS, n_draws=10)
     rec = r.recommendation
-    assert rec["annotations"]["level"] == "voted" and rec["method"] == "LS-TS"
-    assert "skipped" in rec["check"] and "Caveat" in rec["reason"]
-    assert any("single annotation" in w for w in r.summary["warnings"])
+    assert rec.annotations["level"] == "voted" and rec.method == "LS-TS"
+    assert "skipped" in rec.check and "Caveat" in rec.reason
+    assert any("single annotation" in w["message"] for w in r.summary["warnings"])
+    assert "annotations.single" in {w["code"] for w in r.summary["warnings"]}
     assert not r.summary["methods"]["SLTS"]["usable"] and r.summary["methods"]["LS-TS"]["usable"]
     # Declaring the single labels as random annotators' answers switches to MCTS and makes the
     # check possible.
     r2 = audit_ambiguity(d, methods=FAST_METHODS, n_draws=10, annotations="samples")
     assert (
-        r2.recommendation["guideline_default"] == "MCTS S=1"
-        and "skipped" not in r2.recommendation["check"]
+        r2.recommendation.guideline_default == "MCTS S=1"
+        and "skipped" not in r2.recommendation.check
     )
 
 
@@ -245,11 +237,11 @@ def test_recommendation_never_looks_at_the_test_half():
         AmbiguityData(logits=z, counts=counts, classes=classes, item_ids=np.arange(len(counts))),
         **kw,
     )
-    assert r1.recommendation["method"] == r2.recommendation["method"]
-    assert r1.recommendation["check"] == r2.recommendation["check"]
+    assert r1.recommendation.method == r2.recommendation.method
+    assert r1.recommendation.check == r2.recommendation.check
     assert r1.summary["methods"]["TS"]["temperature"] == r2.summary["methods"]["TS"]["temperature"]
     assert r1.summary["methods"]["SLTS"]["ece_true"] != r2.summary["methods"]["SLTS"]["ece_true"]
-    assert r1.recommendation["guideline_default"] == "IR-Soft"
+    assert r1.recommendation.guideline_default == "IR-Soft"
     assert "IR-Soft" in r1.summary["methods"]  # the recommended candidate always runs
 
 
@@ -259,7 +251,7 @@ def test_python_api_renders_and_saves(tmp_path):
         logits=logits, counts=counts, classes=classes, item_ids=np.arange(300), name="api"
     )
     r = audit_ambiguity(d, methods=["Uncalibrated", "TS"], n_draws=10, cv_folds=3)
-    assert "Method comparison" in r._repr_html_() and "AmbiguityAuditResult" in repr(r)
+    assert "Method comparison" in r._repr_html_() and "AmbiguityReport" in repr(r)
     written = r.save(tmp_path / "o")
     assert sorted(written) == ["report.html", "summary.json"]
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["report.html", "summary.json"]
