@@ -185,8 +185,8 @@ def channel_section(ctx: Context) -> Section:
                 tune=ctx.tune,
                 chains=ctx.chains,
                 cores=1,
-                random_seed=ctx.seed,
-                progressbar=ctx.progress,
+                random_state=ctx.seed,
+                progress=ctx.progress,
             )
         ctx.warn(ctx.channels.warnings, "Bayesian fit")
         notes.append(
