@@ -247,15 +247,17 @@ class ChannelLogDensity:
         return logp_grad
 
     def initial_point(self) -> np.ndarray:
-        """PyMC's initial point: every pair at ``(a, b) = (0.25, 0.75)``, prevalences 0.5."""
+        """PyMC's initial point: every pair at ``(a, b) = (0.25, 0.75)``, each prevalence at its
+        prior mean."""
         lo, hi = logit(np.asarray(_INIT_PAIR))
         pair_ord = np.array([lo, np.log(hi - lo)])
         pair_free = np.array([lo, hi])
+        p_al, p_be = self._args[7], self._args[8]
         return np.concatenate(
             [
                 np.tile(pair_ord, self.ord_idx.size),
                 np.tile(pair_free, self.free_idx.size),
-                np.zeros(self.n_prevalence),
+                logit(p_al / (p_al + p_be)),
             ]
         )
 
