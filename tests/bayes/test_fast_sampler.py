@@ -275,3 +275,36 @@ def test_short_trace_is_a_fit_error():
     with pytest.raises(FitError, match="2 chain\\(s\\) x 917 draw\\(s\\) but 2 x 1000"):
         check_complete(post, draws=1000, chains=2)
     check_complete(post, draws=917, chains=2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("orientation", ["all", "designated"])
+def test_posterior_moments_match_pymc_nuts(orientation):
+    """Same data and model, both samplers: every mean within 4 combined MCSE, every sd
+    within 20% (the sd of a posterior sd estimate from ~1000 effective draws is ~2-3%)."""
+    import arviz as az
+
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for sampler in ("nutpie", "pymc"):
+            fits[sampler] = fit_channels_bayes(
+                _summary(3, seed=5),
+                orientation=orientation,
+                orient=1,
+                draws=600,
+                tune=600,
+                chains=2,
+                cores=1,
+                sampler=sampler,
+                random_state=2,
+            )
+    names = ["a", "b", "prevalence"]
+    post = {k: f.idata.posterior[names] for k, f in fits.items()}
+    mcse = {k: az.mcse(p, method="mean") for k, p in post.items()}
+    for name in names:
+        m1, m2 = (post[k][name].mean(("chain", "draw")).values for k in post)
+        s1, s2 = (post[k][name].std(("chain", "draw")).values for k in post)
+        tol = 4 * np.hypot(mcse["nutpie"][name].values, mcse["pymc"][name].values)
+        assert np.all(np.abs(m1 - m2) < tol), (name, m1, m2, tol)
+        assert np.all(np.abs(s1 - s2) < 0.2 * s2), (name, s1, s2)
