@@ -1,0 +1,340 @@
+"""``bayescal bench audit-speed``: how long the Bayesian step of ``bayescal audit`` takes.
+
+The example is ``bayescal audit --example snli-entailment`` (1514 items, three
+annotators, five score groups) with the audit's sampler settings (2 chains x 1000
+draws, 1000 tuning steps, one core). Every measurement runs in a **fresh Python
+process** started by this command, so a cold start is really cold:
+
+- ``bayes``: in-process stages, timed with ``perf_counter``: ``import bayescal``,
+  loading the example, summarising, importing the sampler's libraries (nutpie,
+  numba and ArviZ; or PyMC), then ``fit_channels_bayes`` twice with the same model
+  shape (the *cold* fit, which loads or compiles the kernel, and a *warm* one).
+  ``audit_step_cold`` = sampler imports + cold fit: what the audit's Bayesian step
+  adds to a fresh process (target 5 s); ``audit_step_warm`` = the warm fit (target
+  2 s). Each fit is split into ``load`` (numba kernel compile or cache load; PyMC
+  compiles inside its sampling time), ``sampling`` and ``post`` (posterior
+  predictive, log-likelihood, R-hat / ESS / E-BFMI, predictive check). The
+  diagnostics pass when R-hat <= 1.01 and bulk ESS >= 400 for every channel
+  (``a``, ``b``) and prevalence. The NC-ECE interval ends' Monte Carlo standard
+  errors (ArviZ's quantile MCSE over the chain structure of the draws) say whether
+  the number of draws is enough for the digits the report prints.
+- ``first_run`` (nutpie only, once): the cold fit with an empty numba cache in a
+  temporary folder (``NUMBA_CACHE_DIR``), i.e. the first audit after installing.
+- ``audit``: ``bayescal.report.audit.audit`` on the example, cold then warm, in a
+  fresh process, and the wall time of the CLI command itself.
+- ``imports``: ``import bayescal``, the first and second ``Annotations.from_arrays``
+  of a process, and which heavy libraries ``import bayescal`` loaded.
+
+Timings on a shared machine are noisy: each mode runs ``--repeats`` times and the
+JSON keeps every run, the best (minimum: the least disturbed run) and the median,
+with the load average before each run and ``uptime`` at the start and end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+#: Sampler settings of ``bayescal audit`` (its defaults) on the example.
+AUDIT = {"draws": 1000, "tune": 1000, "chains": 2, "groups": 5, "bins": 10, "prob": 0.9}
+EXAMPLE = "snli-entailment"
+HEAVY = ("pymc", "pytensor", "arviz", "matplotlib", "nutpie", "numba", "dask", "pyarrow")
+HEAVY += ("jinja2", "yaml", "pandas", "scipy", "xarray")
+TARGETS = {"cold_seconds": 5.0, "warm_seconds": 2.0, "rhat_max": 1.01, "ess_bulk_min": 400.0}
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--json", metavar="PATH", help="write the results here as JSON")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="fresh processes per measurement (default 3)"
+    )
+    parser.add_argument(
+        "--samplers",
+        nargs="+",
+        choices=["nutpie", "pymc"],
+        default=["nutpie", "pymc"],
+        help="samplers to time (default both: nutpie is the default, PyMC the reference)",
+    )
+    parser.add_argument(
+        "--skip",
+        nargs="*",
+        choices=["first_run", "audit", "imports"],
+        default=[],
+        help="measurements to leave out",
+    )
+
+
+# --------------------------------------------------------------------------- children
+def _timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def _interval_mcse(summary, fit) -> dict:
+    """NC-ECE interval ends and their Monte Carlo standard errors (chain structure kept)."""
+    import arviz as az
+    import numpy as np
+
+    from bayescal.metrics.uncertainty import nc_ece_interval
+
+    post = nc_ece_interval(summary, fit, prob=AUDIT["prob"], random_state=0)
+    ece = post.ece["full"].values.reshape(AUDIT["chains"], -1)  # draws stack chain-major
+    out = {}
+    for end, q in (("lo", (1 - AUDIT["prob"]) / 2), ("hi", 1 - (1 - AUDIT["prob"]) / 2)):
+        out[end] = float(np.quantile(ece, q))
+        out[f"{end}_mcse"] = float(az.mcse(ece, method="quantile", prob=q))
+        out[f"{end}_ess"] = float(az.ess(ece, method="quantile", prob=q))
+    return out
+
+
+def _fit_record(fit, seconds) -> dict:
+    import numpy as np
+
+    d = fit.diagnostics
+    post = fit.idata.posterior
+    import arviz as az
+
+    ess = az.ess(post, var_names=["a", "b", "prevalence"], method="bulk")
+    channel_ess = float(min(ess["a"].min(), ess["b"].min()))
+    sampling = d["sampling_seconds"]
+    load = d.get("load_seconds", 0.0)
+    return {
+        "seconds": seconds,
+        "load_seconds": load,
+        "sampling_seconds": sampling,
+        "post_seconds": seconds - sampling - load,
+        "rhat_max": d["rhat_max"],
+        "ess_bulk_min": d["ess_bulk_min"],
+        "ess_bulk_min_channels": channel_ess,
+        "ess_tail_min": d["ess_tail_min"],
+        "divergences": d["divergences"],
+        "bfmi_min": d["bfmi_min"],
+        "mean_tree_size": float(np.mean(fit.idata.sample_stats["n_steps"].values)),
+        "diagnostics_pass": bool(
+            d["rhat_max"] <= TARGETS["rhat_max"]
+            and d["ess_bulk_min"] >= TARGETS["ess_bulk_min"]
+            and d["divergences"] == 0
+        ),
+    }
+
+
+def _child_bayes(sampler: str) -> dict:
+    import warnings
+
+    warnings.simplefilter("ignore")
+    t = {}
+    from bayescal import load_example, summarize
+
+    data, t["load_example"] = _timed(lambda: load_example(EXAMPLE))
+    summary, t["summarize"] = _timed(
+        lambda: summarize(data, groups=AUDIT["groups"], bins=AUDIT["bins"])
+    )
+
+    def imports():
+        import arviz  # noqa: F401
+
+        if sampler == "nutpie":
+            import numba  # noqa: F401
+            import nutpie  # noqa: F401
+
+            import bayescal.bayes.logdensity  # noqa: F401
+        else:
+            import pymc  # noqa: F401
+
+    _, t["import_sampler"] = _timed(imports)
+    from bayescal.bayes import fit_channels_bayes
+
+    settings = {k: AUDIT[k] for k in ("draws", "tune", "chains")}
+
+    def fit(seed):
+        return fit_channels_bayes(
+            summary, "grouped", cores=1, sampler=sampler, random_state=seed, **settings
+        )
+
+    cold, cold_s = _timed(lambda: fit(0))
+    warm, warm_s = _timed(lambda: fit(1))
+    return {
+        "stages": t,
+        "cold_fit": _fit_record(cold, cold_s),
+        "warm_fit": _fit_record(warm, warm_s),
+        "audit_step_cold": t["import_sampler"] + cold_s,
+        "audit_step_warm": warm_s,
+        "interval": _interval_mcse(summary, cold),
+    }
+
+
+def _child_audit() -> dict:
+    import warnings
+
+    warnings.simplefilter("ignore")
+    t0 = time.perf_counter()  # after ``import bayescal`` (timed separately)
+    from bayescal import load_example
+    from bayescal.report.audit import audit
+
+    data = load_example(EXAMPLE)
+    first = audit(data, seed=0)
+    cold = time.perf_counter() - t0
+    second, warm = _timed(lambda: audit(data, seed=1))
+    return {
+        "audit_cold": cold,
+        "audit_warm": warm,
+        "bayes_fit_cold": first.channels.diagnostics,
+        "bayes_fit_warm": second.channels.diagnostics,
+    }
+
+
+def _child_imports() -> dict:
+    import bayescal
+
+    loaded = sorted(m for m in HEAVY if m in sys.modules)
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    score = rng.random(1000)
+    labels = (rng.random((1000, 3)) < score[:, None]).astype(float)
+    _, first = _timed(lambda: bayescal.Annotations.from_arrays(score, labels))
+    _, second = _timed(lambda: bayescal.Annotations.from_arrays(score, labels))
+    return {
+        "heavy_modules_after_import": loaded,
+        "from_arrays_first": first,
+        "from_arrays_second": second,
+        "heavy_modules_after_from_arrays": sorted(m for m in HEAVY if m in sys.modules),
+    }
+
+
+def child_main(argv, import_seconds: float) -> None:
+    """Entry point of the measuring subprocesses (``python -c``); prints one JSON line.
+
+    ``import_seconds`` is the time ``import bayescal`` took in this process, measured
+    by the caller before anything else was imported.
+    """
+    mode = argv[0]
+    if mode == "bayes":
+        out = _child_bayes(argv[1])
+    elif mode == "audit":
+        out = _child_audit()
+    else:
+        out = _child_imports()
+    out["import_bayescal"] = import_seconds
+    from bayescal._json import json_default
+
+    print("RESULT " + json.dumps(out, default=json_default), flush=True)
+
+
+# --------------------------------------------------------------------------- parent
+def _uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _spawn(args, env=None) -> tuple[dict, float, list[float]]:
+    load = list(os.getloadavg())
+    # ``import bayescal`` is timed first, before the bench module itself imports the package.
+    code = (
+        "import sys, time; t0 = time.perf_counter(); import bayescal; "
+        "t = time.perf_counter() - t0; from bayescal.bench.audit_speed import child_main; "
+        "child_main(sys.argv[1:], t)"
+    )
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    wall = time.perf_counter() - t0
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"measurement {args} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}"
+        )
+    return json.loads(lines[-1][len("RESULT ") :]), wall, load
+
+
+def _flatten(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, val in d.items():
+        name = f"{prefix}{key}"
+        if isinstance(val, dict):
+            out.update(_flatten(val, name + "."))
+        elif isinstance(val, (int, float)) and not isinstance(val, bool):
+            out[name] = float(val)
+    return out
+
+
+def _summarise(runs: list[dict]) -> dict:
+    """Best (minimum) and median of every numeric leaf over the runs."""
+    import numpy as np
+
+    flat = [_flatten(r) for r in runs]
+    keys = [k for k in flat[0] if all(k in f for f in flat)]
+    return {
+        "best": {k: float(min(f[k] for f in flat)) for k in keys},
+        "median": {k: float(np.median([f[k] for f in flat])) for k in keys},
+    }
+
+
+def _repeat(args, repeats, env=None) -> dict:
+    runs = []
+    for _ in range(repeats):
+        out, wall, load = _spawn(args, env)
+        out["process_wall_seconds"] = wall
+        out["loadavg_before"] = load
+        runs.append(out)
+        print(json.dumps({"mode": args, "process_wall_seconds": wall}), flush=True)
+    return {"runs": runs, **_summarise(runs)}
+
+
+def _cli_wall(repeats) -> dict:
+    walls, loads = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(repeats):
+            loads.append(list(os.getloadavg()))
+            t0 = time.perf_counter()
+            proc = subprocess.run(
+                [sys.executable, "-m", "bayescal", "audit", "--example", EXAMPLE, "--out", tmp],
+                capture_output=True,
+                text=True,
+            )
+            walls.append(time.perf_counter() - t0)
+            if proc.returncode != 0:
+                raise RuntimeError(f"bayescal audit failed:\n{proc.stderr[-2000:]}")
+    return {"seconds": walls, "best": min(walls), "loadavg_before": loads}
+
+
+def run(args) -> int:
+    from bayescal.bench._io import environment, write_json
+    from bayescal.errors import ConfigError
+
+    if args.repeats < 1:
+        raise ConfigError(f"--repeats must be at least 1; got {args.repeats}.")
+    result = {
+        "benchmark": "audit-speed",
+        "example": EXAMPLE,
+        "settings": {**AUDIT, "cores": 1, "repeats": args.repeats},
+        "targets": TARGETS,
+        "uptime_start": _uptime(),
+        "environment": environment(),
+        "samplers": {},
+    }
+    for sampler in args.samplers:
+        result["samplers"][sampler] = _repeat(["bayes", sampler], args.repeats)
+    if "nutpie" in args.samplers and "first_run" not in args.skip:
+        with tempfile.TemporaryDirectory() as cache:
+            env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+            result["first_run"] = _repeat(["bayes", "nutpie"], 1, env=env)
+    if "audit" not in args.skip:
+        result["audit"] = _repeat(["audit"], args.repeats)
+        result["audit"]["cli"] = _cli_wall(args.repeats)
+    if "imports" not in args.skip:
+        result["imports"] = _repeat(["imports"], args.repeats)
+    result["uptime_end"] = _uptime()
+    write_json(result, args.json)
+    return 0
