@@ -22,8 +22,11 @@ process** started by this command, so a cold start is really cold:
   temporary folder (``NUMBA_CACHE_DIR``), i.e. the first audit after installing.
 - ``audit``: ``bayescal.report.audit.audit`` on the example, cold then warm, in a
   fresh process, and the wall time of the CLI command itself.
-- ``imports``: ``import bayescal``, the first and second ``Annotations.from_arrays``
-  of a process, and which heavy libraries ``import bayescal`` loaded.
+- ``imports``: ``import bayescal``, resolving ``bayescal.Annotations`` (imports the
+  data layer: numpy, pandas, xarray), the first and second ``Annotations.from_arrays``
+  of a process, and which heavy libraries each step loaded; again with dask made
+  unimportable (``imports_without_dask``), as in an install without the ``dask``
+  extra: xarray imports dask on the first array it wraps, to test for dask arrays.
 
 Timings on a shared machine are noisy: each mode runs ``--repeats`` times and the
 JSON keeps every run, the best (minimum: the least disturbed run) and the median,
@@ -188,22 +191,31 @@ def _child_audit() -> dict:
     }
 
 
-def _child_imports() -> dict:
+def _child_imports(dask: bool) -> dict:
+    """Import costs; without ``dask`` the package is made unimportable first (as in an install
+    without the optional extra), which shows what xarray's first-use dask check costs."""
+    if not dask:
+        sys.modules["dask"] = None  # ``import dask`` now raises ImportError
     import bayescal
 
-    loaded = sorted(m for m in HEAVY if m in sys.modules)
+    loaded = sorted(m for m in HEAVY if sys.modules.get(m) is not None)
     import numpy as np
 
+    annotations, data_layer = _timed(lambda: bayescal.Annotations)
     rng = np.random.default_rng(0)
     score = rng.random(1000)
     labels = (rng.random((1000, 3)) < score[:, None]).astype(float)
-    _, first = _timed(lambda: bayescal.Annotations.from_arrays(score, labels))
-    _, second = _timed(lambda: bayescal.Annotations.from_arrays(score, labels))
+    _, first = _timed(lambda: annotations.from_arrays(score, labels))
+    _, second = _timed(lambda: annotations.from_arrays(score, labels))
     return {
+        "dask_importable": dask,
         "heavy_modules_after_import": loaded,
+        "import_data_layer": data_layer,
         "from_arrays_first": first,
         "from_arrays_second": second,
-        "heavy_modules_after_from_arrays": sorted(m for m in HEAVY if m in sys.modules),
+        "heavy_modules_after_from_arrays": sorted(
+            m for m in HEAVY if sys.modules.get(m) is not None
+        ),
     }
 
 
@@ -219,7 +231,7 @@ def child_main(argv, import_seconds: float) -> None:
     elif mode == "audit":
         out = _child_audit()
     else:
-        out = _child_imports()
+        out = _child_imports(dask=argv[1] == "dask")
     out["import_bayescal"] = import_seconds
     from bayescal._json import json_default
 
@@ -334,7 +346,8 @@ def run(args) -> int:
         result["audit"] = _repeat(["audit"], args.repeats)
         result["audit"]["cli"] = _cli_wall(args.repeats)
     if "imports" not in args.skip:
-        result["imports"] = _repeat(["imports"], args.repeats)
+        result["imports"] = _repeat(["imports", "dask"], args.repeats)
+        result["imports_without_dask"] = _repeat(["imports", "nodask"], args.repeats)
     result["uptime_end"] = _uptime()
     write_json(result, args.json)
     return 0
