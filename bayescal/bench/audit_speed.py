@@ -31,16 +31,24 @@ process** started by this command, so a cold start is really cold:
 Timings on a shared machine are noisy: each mode runs ``--repeats`` times and the
 JSON keeps every run, the best (minimum: the least disturbed run) and the median,
 with the load average before each run and ``uptime`` at the start and end.
+
+``--pythonpath DIR`` measures another checkout (for example a worktree of the
+commit before a change): the measuring processes run this file as a script with
+``DIR`` first on ``PYTHONPATH``, so they import that checkout's ``bayescal``; its
+``fit_channels_bayes`` may predate ``sampler=`` / ``random_state=`` (then only
+``--samplers pymc`` applies).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 #: Sampler settings of ``bayescal audit`` (its defaults) on the example.
 AUDIT = {"draws": 1000, "tune": 1000, "chains": 2, "groups": 5, "bins": 10, "prob": 0.9}
@@ -68,6 +76,12 @@ def add_arguments(parser) -> None:
         choices=["first_run", "audit", "imports"],
         default=[],
         help="measurements to leave out",
+    )
+    parser.add_argument(
+        "--pythonpath",
+        metavar="DIR",
+        default=None,
+        help="measure the bayescal found in DIR (another checkout) instead of this one",
     )
 
 
@@ -153,11 +167,15 @@ def _child_bayes(sampler: str) -> dict:
     from bayescal.bayes import fit_channels_bayes
 
     settings = {k: AUDIT[k] for k in ("draws", "tune", "chains")}
+    params = inspect.signature(fit_channels_bayes).parameters
+    if "sampler" in params:
+        settings["sampler"] = sampler
+    elif sampler != "pymc":
+        raise RuntimeError("this checkout's fit_channels_bayes has only PyMC: use --samplers pymc")
+    seed_name = "random_state" if "random_state" in params else "random_seed"
 
     def fit(seed):
-        return fit_channels_bayes(
-            summary, "grouped", cores=1, sampler=sampler, random_state=seed, **settings
-        )
+        return fit_channels_bayes(summary, "grouped", cores=1, **{seed_name: seed}, **settings)
 
     cold, cold_s = _timed(lambda: fit(0))
     warm, warm_s = _timed(lambda: fit(1))
@@ -220,10 +238,10 @@ def _child_imports(dask: bool) -> dict:
 
 
 def child_main(argv, import_seconds: float) -> None:
-    """Entry point of the measuring subprocesses (``python -c``); prints one JSON line.
+    """Entry point of the measuring subprocesses; prints one JSON line.
 
     ``import_seconds`` is the time ``import bayescal`` took in this process, measured
-    by the caller before anything else was imported.
+    before anything else of bayescal was imported.
     """
     mode = argv[0]
     if mode == "bayes":
@@ -246,17 +264,22 @@ def _uptime() -> str:
         return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def _spawn(args, env=None) -> tuple[dict, float, list[float]]:
+def _env(pythonpath, **extra) -> dict:
+    env = {**os.environ, **extra}
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(Path(pythonpath).resolve()), env.get("PYTHONPATH")) if p
+        )
+    return env
+
+
+def _spawn(args, env) -> tuple[dict, float, list[float]]:
     load = list(os.getloadavg())
-    # ``import bayescal`` is timed first, before the bench module itself imports the package.
-    code = (
-        "import sys, time; t0 = time.perf_counter(); import bayescal; "
-        "t = time.perf_counter() - t0; from bayescal.bench.audit_speed import child_main; "
-        "child_main(sys.argv[1:], t)"
-    )
     t0 = time.perf_counter()
+    # this file run as a script (-P: its folder is not put on sys.path, where bench modules
+    # such as coverage.py would shadow packages), importing whichever bayescal the path finds
     proc = subprocess.run(
-        [sys.executable, "-c", code, *args],
+        [sys.executable, "-P", str(Path(__file__).resolve()), *args],
         capture_output=True,
         text=True,
         env=env,
@@ -293,7 +316,7 @@ def _summarise(runs: list[dict]) -> dict:
     }
 
 
-def _repeat(args, repeats, env=None) -> dict:
+def _repeat(args, repeats, env) -> dict:
     runs = []
     for _ in range(repeats):
         out, wall, load = _spawn(args, env)
@@ -304,7 +327,7 @@ def _repeat(args, repeats, env=None) -> dict:
     return {"runs": runs, **_summarise(runs)}
 
 
-def _cli_wall(repeats) -> dict:
+def _cli_wall(repeats, env) -> dict:
     walls, loads = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeats):
@@ -314,6 +337,7 @@ def _cli_wall(repeats) -> dict:
                 [sys.executable, "-m", "bayescal", "audit", "--example", EXAMPLE, "--out", tmp],
                 capture_output=True,
                 text=True,
+                env=env,
             )
             walls.append(time.perf_counter() - t0)
             if proc.returncode != 0:
@@ -332,22 +356,31 @@ def run(args) -> int:
         "example": EXAMPLE,
         "settings": {**AUDIT, "cores": 1, "repeats": args.repeats},
         "targets": TARGETS,
+        "pythonpath": args.pythonpath,
         "uptime_start": _uptime(),
         "environment": environment(),
         "samplers": {},
     }
+    env = _env(args.pythonpath)
     for sampler in args.samplers:
-        result["samplers"][sampler] = _repeat(["bayes", sampler], args.repeats)
+        result["samplers"][sampler] = _repeat(["bayes", sampler], args.repeats, env)
     if "nutpie" in args.samplers and "first_run" not in args.skip:
         with tempfile.TemporaryDirectory() as cache:
-            env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-            result["first_run"] = _repeat(["bayes", "nutpie"], 1, env=env)
+            first_env = _env(args.pythonpath, NUMBA_CACHE_DIR=cache)
+            result["first_run"] = _repeat(["bayes", "nutpie"], 1, first_env)
     if "audit" not in args.skip:
-        result["audit"] = _repeat(["audit"], args.repeats)
-        result["audit"]["cli"] = _cli_wall(args.repeats)
+        result["audit"] = _repeat(["audit"], args.repeats, env)
+        result["audit"]["cli"] = _cli_wall(args.repeats, env)
     if "imports" not in args.skip:
-        result["imports"] = _repeat(["imports", "dask"], args.repeats)
-        result["imports_without_dask"] = _repeat(["imports", "nodask"], args.repeats)
+        result["imports"] = _repeat(["imports", "dask"], args.repeats, env)
+        result["imports_without_dask"] = _repeat(["imports", "nodask"], args.repeats, env)
     result["uptime_end"] = _uptime()
     write_json(result, args.json)
     return 0
+
+
+if __name__ == "__main__":  # a measuring subprocess (see _spawn)
+    _t0 = time.perf_counter()
+    import bayescal  # noqa: F401
+
+    child_main(sys.argv[1:], time.perf_counter() - _t0)
