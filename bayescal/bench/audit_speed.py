@@ -32,11 +32,13 @@ Timings on a shared machine are noisy: each mode runs ``--repeats`` times and th
 JSON keeps every run, the best (minimum: the least disturbed run) and the median,
 with the load average before each run and ``uptime`` at the start and end.
 
-``--pythonpath DIR`` measures another checkout (for example a worktree of the
-commit before a change): the measuring processes run this file as a script with
-``DIR`` first on ``PYTHONPATH``, so they import that checkout's ``bayescal``; its
-``fit_channels_bayes`` may predate ``sampler=`` / ``random_state=`` (then only
-``--samplers pymc`` applies).
+``--before DIR`` also measures another checkout (for example a worktree of the
+commit before a change), each of its runs interleaved with the current one's so
+both see the same load: the measuring processes run this file as a script with
+``DIR`` first on ``PYTHONPATH``, so they import that checkout's ``bayescal``,
+whose ``fit_channels_bayes`` may predate ``sampler=`` / ``random_state=`` (it is
+sampled with PyMC, its only sampler then). Results are keyed ``current/...`` and
+``before/...``.
 """
 
 from __future__ import annotations
@@ -78,10 +80,11 @@ def add_arguments(parser) -> None:
         help="measurements to leave out",
     )
     parser.add_argument(
-        "--pythonpath",
+        "--before",
         metavar="DIR",
         default=None,
-        help="measure the bayescal found in DIR (another checkout) instead of this one",
+        help="also measure the checkout in DIR (e.g. a worktree of the commit before a change), "
+        "interleaved with this one; it is sampled with PyMC only",
     )
 
 
@@ -264,7 +267,18 @@ def _uptime() -> str:
         return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def _env(pythonpath, **extra) -> dict:
+def _commit(folder) -> str | None:
+    """The git commit checked out in ``folder`` (None outside a git checkout)."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True
+        )
+    except OSError:
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def _env(pythonpath: str | None, **extra) -> dict:
     env = {**os.environ, **extra}
     if pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(
@@ -316,33 +330,40 @@ def _summarise(runs: list[dict]) -> dict:
     }
 
 
-def _repeat(args, repeats, env) -> dict:
-    runs = []
+def _measure(jobs: dict, repeats: int) -> dict:
+    """Run every job (name -> (child args, env)) ``repeats`` times, round-robin, so that
+    jobs compared with each other see the same machine load."""
+    runs: dict = {name: [] for name in jobs}
     for _ in range(repeats):
-        out, wall, load = _spawn(args, env)
-        out["process_wall_seconds"] = wall
-        out["loadavg_before"] = load
-        runs.append(out)
-        print(json.dumps({"mode": args, "process_wall_seconds": wall}), flush=True)
-    return {"runs": runs, **_summarise(runs)}
+        for name, (args, env) in jobs.items():
+            out, wall, load = _spawn(args, env)
+            out["process_wall_seconds"] = wall
+            out["loadavg_before"] = load
+            runs[name].append(out)
+            print(json.dumps({"job": name, "process_wall_seconds": wall}), flush=True)
+    return {name: {"runs": r, **_summarise(r)} for name, r in runs.items()}
 
 
-def _cli_wall(repeats, env) -> dict:
-    walls, loads = [], []
+def _cli_walls(envs: dict, repeats: int) -> dict:
+    """Wall seconds of ``python -m bayescal audit --example ...`` per checkout, round-robin."""
+    out = {name: {"seconds": [], "loadavg_before": []} for name in envs}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeats):
-            loads.append(list(os.getloadavg()))
-            t0 = time.perf_counter()
-            proc = subprocess.run(
-                [sys.executable, "-m", "bayescal", "audit", "--example", EXAMPLE, "--out", tmp],
-                capture_output=True,
-                text=True,
-                env=env,
-            )
-            walls.append(time.perf_counter() - t0)
-            if proc.returncode != 0:
-                raise RuntimeError(f"bayescal audit failed:\n{proc.stderr[-2000:]}")
-    return {"seconds": walls, "best": min(walls), "loadavg_before": loads}
+            for name, env in envs.items():
+                out[name]["loadavg_before"].append(list(os.getloadavg()))
+                t0 = time.perf_counter()
+                proc = subprocess.run(
+                    [sys.executable, "-m", "bayescal", "audit", "--example", EXAMPLE, "--out", tmp],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                )
+                out[name]["seconds"].append(time.perf_counter() - t0)
+                if proc.returncode != 0:
+                    raise RuntimeError(f"bayescal audit ({name}) failed:\n{proc.stderr[-2000:]}")
+    for entry in out.values():
+        entry["best"] = min(entry["seconds"])
+    return out
 
 
 def run(args) -> int:
@@ -351,29 +372,39 @@ def run(args) -> int:
 
     if args.repeats < 1:
         raise ConfigError(f"--repeats must be at least 1; got {args.repeats}.")
+    if args.before is not None and not Path(args.before, "bayescal", "__init__.py").is_file():
+        raise ConfigError(f"--before {args.before!r} is not a checkout of bayescal.")
+    envs = {"current": _env(None)}
+    if args.before is not None:
+        envs["before"] = _env(args.before)
     result = {
         "benchmark": "audit-speed",
         "example": EXAMPLE,
         "settings": {**AUDIT, "cores": 1, "repeats": args.repeats},
         "targets": TARGETS,
-        "pythonpath": args.pythonpath,
+        "before": args.before,
+        "commits": {
+            "current": _commit(Path(__file__).resolve().parents[2]),
+            "before": None if args.before is None else _commit(args.before),
+        },
         "uptime_start": _uptime(),
         "environment": environment(),
-        "samplers": {},
     }
-    env = _env(args.pythonpath)
-    for sampler in args.samplers:
-        result["samplers"][sampler] = _repeat(["bayes", sampler], args.repeats, env)
+    jobs = {f"current/{s}": (["bayes", s], envs["current"]) for s in args.samplers}
+    if "before" in envs:
+        jobs["before/pymc"] = (["bayes", "pymc"], envs["before"])
+    result["bayes"] = _measure(jobs, args.repeats)
     if "nutpie" in args.samplers and "first_run" not in args.skip:
         with tempfile.TemporaryDirectory() as cache:
-            first_env = _env(args.pythonpath, NUMBA_CACHE_DIR=cache)
-            result["first_run"] = _repeat(["bayes", "nutpie"], 1, first_env)
+            env = _env(None, NUMBA_CACHE_DIR=cache)
+            result["first_run"] = _measure({"current/nutpie": (["bayes", "nutpie"], env)}, 1)
     if "audit" not in args.skip:
-        result["audit"] = _repeat(["audit"], args.repeats, env)
-        result["audit"]["cli"] = _cli_wall(args.repeats, env)
+        result["audit"] = _measure({n: (["audit"], e) for n, e in envs.items()}, args.repeats)
+        result["cli"] = _cli_walls(envs, args.repeats)
     if "imports" not in args.skip:
-        result["imports"] = _repeat(["imports", "dask"], args.repeats, env)
-        result["imports_without_dask"] = _repeat(["imports", "nodask"], args.repeats, env)
+        jobs = {f"{n}/with_dask": (["imports", "dask"], e) for n, e in envs.items()}
+        jobs.update({f"{n}/without_dask": (["imports", "nodask"], e) for n, e in envs.items()})
+        result["imports"] = _measure(jobs, args.repeats)
     result["uptime_end"] = _uptime()
     write_json(result, args.json)
     return 0

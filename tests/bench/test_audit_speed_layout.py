@@ -15,7 +15,7 @@ def test_audit_speed_layout(tmp_path):
     assert main(argv) == 0
     r = json.loads(out.read_text())
     assert r["uptime_start"] and r["uptime_end"]
-    best = r["samplers"]["nutpie"]["best"]
+    best = r["bayes"]["current/nutpie"]["best"]
     for key in (
         "audit_step_cold",
         "audit_step_warm",
@@ -31,9 +31,9 @@ def test_audit_speed_layout(tmp_path):
         "import_bayescal",
     ):
         assert key in best, key
-    run = r["samplers"]["nutpie"]["runs"][0]
+    run = r["bayes"]["current/nutpie"]["runs"][0]
     assert run["cold_fit"]["diagnostics_pass"] is True  # R-hat <= 1.01, bulk ESS >= 400
     assert 0 < run["interval"]["lo"] < run["interval"]["hi"]
-    for mode in ("imports", "imports_without_dask"):
-        assert r[mode]["runs"][0]["heavy_modules_after_import"] == []
-    assert r["imports_without_dask"]["runs"][0]["dask_importable"] is False
+    for job in ("current/with_dask", "current/without_dask"):
+        assert r["imports"][job]["runs"][0]["heavy_modules_after_import"] == []
+    assert r["imports"]["current/without_dask"]["runs"][0]["dask_importable"] is False
