@@ -37,3 +37,23 @@ def check_random_state(random_state) -> np.random.Generator:
         "random_state must be None, a non-negative int or a numpy.random.Generator, "
         f"got {type(random_state).__name__}."
     )
+
+
+def seed_from(random_state) -> int:
+    """An int seed for ``random_state``, so a run records the seed it actually used.
+
+    An int is returned unchanged (validated); ``None`` draws a fresh seed from
+    OS entropy and a Generator draws one from its stream, so even those runs
+    can be repeated from the recorded value.
+
+    Examples
+    --------
+    >>> seed_from(7)
+    7
+    >>> isinstance(seed_from(None), int)
+    True
+    """
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        check_random_state(random_state)  # validates the value
+        return int(random_state)
+    return int(check_random_state(random_state).integers(2**32))

@@ -69,7 +69,7 @@ QUICKSTART = [
     (
         "code",
         "result = bc.audit(data, draws=200 if QUICK else 1000, tune=200 if QUICK else 1000, "
-        "seed=0)\nresult",
+        "random_state=0)\nresult",
     ),
     ("code", "result.summary['ece']['nc']"),
 ]
@@ -103,12 +103,12 @@ TOY = [
     ),
     (
         "code",
-        "from bayescal.bench.toy import one_rep\n"
+        "from bayescal.metrics.toy_study import toy_replicate\n"
         "sizes = [500, 2000] if QUICK else [500, 1000, 2000, 4000, 8000]\n"
         "reps = 10 if QUICK else 100\n"
         "pop = toy_population_ece('nonlinear')\nrows = {}\n"
         "for n in sizes:\n"
-        "    est = [one_rep('nonlinear', n, seed)['ece'] for seed in range(reps)]\n"
+        "    est = [toy_replicate('nonlinear', n, seed)['ece'] for seed in range(reps)]\n"
         "    for key in est[0]:\n"
         "        rows.setdefault(key, []).append(np.mean([abs(e[key] - pop) for e in est]))\n"
         "fig, ax = plt.subplots(figsize=(6, 4))\n"

@@ -3,10 +3,15 @@
 Metrics against annotator distributions (``ece_true``, ``aece``, ``cwece``,
 ``ece_plugin``, ``ece_voted``, ``brier``, ``nll``), post-hoc calibrators on
 cached logits with hard (voted) or soft (distribution) targets, loaders for
-CIFAR-10H and ChaosNLI, and simulators. Plotting lives in
-:mod:`bayescal.ambiguity.plotting` (imports matplotlib when called).
+CIFAR-10H and ChaosNLI, simulators, and the recommendation engine:
+:func:`assess_ambiguity` compares the calibrators on one dataset
+(:mod:`~bayescal.ambiguity.evaluation`) and recommends one by the paper's
+practical guidelines checked on the calibration half
+(:mod:`~bayescal.ambiguity.recommend`), returning a typed
+:class:`AmbiguityAssessment`. Figures live in :mod:`bayescal.plotting`.
 """
 
+from bayescal.ambiguity.assessment import AmbiguityAssessment, assess_ambiguity
 from bayescal.ambiguity.calibrators import (
     METHODS,
     AdaptiveTemperatureScaling,
@@ -30,6 +35,12 @@ from bayescal.ambiguity.calibrators import (
     fit_temperature,
     make_calibrator,
 )
+from bayescal.ambiguity.evaluation import (
+    MethodResults,
+    entropy_strata_errors,
+    evaluate_methods,
+    fit_evaluate,
+)
 from bayescal.ambiguity.loaders import AmbiguityData, load_chaosnli, load_cifar10h, stratified_split
 from bayescal.ambiguity.metrics import (
     accuracy,
@@ -42,6 +53,13 @@ from bayescal.ambiguity.metrics import (
     evaluate,
     nll,
     pointwise_error,
+)
+from bayescal.ambiguity.recommend import (
+    ANNOTATION_LEVELS,
+    CANDIDATES,
+    GUIDELINES,
+    AmbiguityRecommendation,
+    detect_annotation_level,
 )
 from bayescal.ambiguity.targets import (
     annotation_entropy,
@@ -96,4 +114,15 @@ __all__ = [
     "sample_counts",
     "subsample_annotations",
     "annotation_entropy",
+    "assess_ambiguity",
+    "AmbiguityAssessment",
+    "AmbiguityRecommendation",
+    "MethodResults",
+    "fit_evaluate",
+    "evaluate_methods",
+    "entropy_strata_errors",
+    "detect_annotation_level",
+    "ANNOTATION_LEVELS",
+    "GUIDELINES",
+    "CANDIDATES",
 ]

@@ -22,10 +22,20 @@ import numpy as np
 import xarray as xr
 from scipy.optimize import minimize
 
+from bayescal._typing import ArrayLike, RandomState
+from bayescal.ambiguity.calibrators import (
+    HistogramBinning,
+    PlattScaling,
+    SoftTemperatureScaling,
+    TemperatureScaling,
+    Uncalibrated,
+)
+from bayescal.ambiguity.metrics import ece_true, ece_voted
 from bayescal.ambiguity.simplex import log_softmax
 from bayescal.ambiguity.validation import check_labels, check_random_state
+from bayescal.base import BaseEstimator, check_is_fitted
 from bayescal.dims import CLASS
-from bayescal.errors import ConfigError, ConvergenceWarning, DataError, NotFittedError
+from bayescal.errors import ConfigError, ConvergenceWarning, DataError
 
 __all__ = [
     "GaussianExample",
@@ -65,7 +75,7 @@ class GaussianExample:
     cluster: np.ndarray
 
 
-def gaussian_three_class(n_per_cluster: int, *, random_state=0) -> GaussianExample:
+def gaussian_three_class(n_per_cluster: int, *, random_state: RandomState = 0) -> GaussianExample:
     """Draw the Section 4 example: ``n_per_cluster`` points from each of three Gaussians.
 
     ``x ~ N((-3.2, 1.1), diag(0.60, 0.45))`` with ``pi = (1, 0, 0)``;
@@ -96,7 +106,7 @@ def gaussian_three_class(n_per_cluster: int, *, random_state=0) -> GaussianExamp
     )
 
 
-class MLP:
+class MLP(BaseEstimator):
     """Two-hidden-layer tanh network for multinomial classification, trained by L-BFGS.
 
     Loss: mean cross-entropy on integer labels + ``l2 * ||weights||^2`` (biases
@@ -125,11 +135,20 @@ class MLP:
     (60, 3)
     """
 
-    def __init__(self, *, hidden: int = 64, l2: float = 1e-4, max_iter: int = 500, random_state=0):
+    def __init__(
+        self,
+        *,
+        hidden: int = 64,
+        l2: float = 1e-4,
+        max_iter: int = 500,
+        random_state: RandomState = 0,
+    ) -> None:
         self.hidden = hidden
         self.l2 = l2
         self.max_iter = max_iter
         self.random_state = random_state
+
+    _fitted_attr = "params_"
 
     def _shapes(self, d, k):
         h = int(self.hidden)
@@ -173,7 +192,7 @@ class MLP:
 
         return fun
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> MLP:
         """Fit on features ``X`` (n_items, n_features) and integer labels ``y`` (n_items,)."""
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or not np.all(np.isfinite(X)):
@@ -216,10 +235,9 @@ class MLP:
             )
         return self
 
-    def logits(self, X) -> np.ndarray:
+    def logits(self, X: ArrayLike) -> np.ndarray:
         """Logits of shape (n_items, n_classes)."""
-        if not hasattr(self, "params_"):
-            raise NotFittedError("This MLP is not fitted yet; call fit(X, y) first.")
+        check_is_fitted(self, "call fit(X, y) first")
         return self._forward(np.asarray(X, dtype=np.float64), self.params_)[2]
 
 
@@ -229,7 +247,7 @@ def run_motivating_example(
     hidden: int = 64,
     max_iter: int = 300,
     n_draws: int = 100,
-    random_state=0,
+    random_state: RandomState = 0,
 ) -> dict:
     """Section 4: voted-label calibrators lower ECE_voted but not ECE_true.
 
@@ -255,15 +273,6 @@ def run_motivating_example(
     >>> sorted(out["methods"])
     ['HB-Hard', 'Platt', 'SLTS', 'TS', 'Uncalibrated']
     """
-    from bayescal.ambiguity.calibrators import (
-        HistogramBinning,
-        PlattScaling,
-        SoftTemperatureScaling,
-        TemperatureScaling,
-        Uncalibrated,
-    )
-    from bayescal.ambiguity.metrics import ece_true, ece_voted
-
     rng = check_random_state(random_state)
     train, cal, test = (gaussian_three_class(n_per_cluster, random_state=rng) for _ in range(3))
     net = MLP(hidden=hidden, max_iter=max_iter, random_state=rng).fit(train.X, train.voted)
@@ -324,7 +333,9 @@ def isic2019_confusion() -> xr.DataArray:
     )
 
 
-def dawid_skene_annotations(consensus, confusion, m: int, *, random_state=0) -> np.ndarray:
+def dawid_skene_annotations(
+    consensus: ArrayLike, confusion: ArrayLike, m: int, *, random_state: RandomState = 0
+) -> np.ndarray:
     """Counts of ``m`` class-conditional synthetic annotations per item (Dawid & Skene).
 
     Each annotation of item ``i`` is drawn independently from row

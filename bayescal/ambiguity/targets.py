@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal._typing import ArrayLike, RandomState
 from bayescal.ambiguity.simplex import entropy
 from bayescal.ambiguity.validation import check_random_state, check_targets
 from bayescal.errors import ConfigError, DataError
@@ -40,8 +41,10 @@ def _as_2d(targets) -> np.ndarray:
     return t
 
 
-def to_distribution(targets) -> np.ndarray:
+def to_distribution(targets: ArrayLike) -> np.ndarray:
     """Normalise counts (or distributions) to row distributions.
+
+    Tao et al., Sec. 3: ``pi(x)`` estimated by vote frequencies (SPEC §2).
 
     Parameters
     ----------
@@ -62,8 +65,10 @@ def to_distribution(targets) -> np.ndarray:
     return check_targets(t, n_items=t.shape[0], n_classes=t.shape[1])
 
 
-def voted_labels(targets) -> np.ndarray:
+def voted_labels(targets: ArrayLike) -> np.ndarray:
     """Majority (voted) label of each row; ties go to the lowest class index.
+
+    Tao et al., Sec. 3: ``y* = argmax pi`` (SPEC §2).
 
     Parameters
     ----------
@@ -81,8 +86,10 @@ def voted_labels(targets) -> np.ndarray:
     return to_distribution(targets).argmax(axis=1).astype(np.int64)
 
 
-def one_hot(labels, n_classes: int) -> np.ndarray:
+def one_hot(labels: ArrayLike, n_classes: int) -> np.ndarray:
     """One-hot rows of shape (n_items, n_classes) for integer ``labels``.
+
+    Tao et al., Sec. 3, Eq. 2 targets.
 
     Examples
     --------
@@ -105,8 +112,10 @@ def _sample_kernel(pi: np.ndarray, n_draws: int, rng: np.random.Generator) -> np
     return (u[:, :, None] >= cdf[:, None, :]).sum(axis=2)
 
 
-def sample_labels(targets, n_draws: int, *, random_state) -> np.ndarray:
+def sample_labels(targets: ArrayLike, n_draws: int, *, random_state: RandomState) -> np.ndarray:
     """Draw ``n_draws`` labels per item from its annotator distribution.
+
+    Tao et al., Sec. 4: ``ECE_true`` draws ``y~ ~ pi(x)`` (S = 100; SPEC §2).
 
     Parameters
     ----------
@@ -132,8 +141,10 @@ def sample_labels(targets, n_draws: int, *, random_state) -> np.ndarray:
     return _sample_kernel(pi, int(n_draws), check_random_state(random_state)).astype(np.int64)
 
 
-def sample_counts(targets, n_samples: int, *, random_state) -> np.ndarray:
+def sample_counts(targets: ArrayLike, n_samples: int, *, random_state: RandomState) -> np.ndarray:
     """Counts of ``n_samples`` labels drawn with replacement from each row's distribution.
+
+    Tao et al., Sec. 6.1 (MCTS draws S annotations per item).
 
     Returns
     -------
@@ -146,8 +157,10 @@ def sample_counts(targets, n_samples: int, *, random_state) -> np.ndarray:
     return rng.multinomial(int(n_samples), pi).astype(np.int64)
 
 
-def subsample_annotations(counts, m: int, *, random_state) -> np.ndarray:
+def subsample_annotations(counts: ArrayLike, m: int, *, random_state: RandomState) -> np.ndarray:
     """Keep ``m`` of each item's annotations, drawn without replacement.
+
+    Tao et al., Sec. 7 annotation-count ablation.
 
     The draw is multivariate hypergeometric, done class by class as a chain of
     univariate hypergeometric draws (vectorised over items).
@@ -202,8 +215,10 @@ def subsample_annotations(counts, m: int, *, random_state) -> np.ndarray:
     return out
 
 
-def annotation_entropy(targets, *, normalise: bool = True) -> np.ndarray:
+def annotation_entropy(targets: ArrayLike, *, normalise: bool = True) -> np.ndarray:
     """Entropy of each item's annotator distribution, divided by ``log K`` by default.
+
+    Tao et al., Proposition 2 (error grows with annotation entropy).
 
     Returns
     -------

@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
-import sys
 from pathlib import Path
 
 from bayescal._json import json_default
+from bayescal.report.core import package_versions
 
 
 def environment() -> dict:
-    import numpy as np
-
-    from bayescal import __version__
-
+    """Versions (the report core's record) and the machine the benchmark ran on."""
+    versions = package_versions()
     return {
-        "bayescal": __version__,
-        "python": sys.version.split()[0],
-        "numpy": np.__version__,
+        "bayescal": versions["bayescal"],
+        "python": versions["python"],
+        "numpy": versions["numpy"],
         "machine": platform.machine(),
-        "processor_count": __import__("os").cpu_count(),
+        "processor_count": os.cpu_count(),
     }
 
 

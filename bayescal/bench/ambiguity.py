@@ -20,9 +20,12 @@ from __future__ import annotations
 import json
 import time
 
-__all__ = ["add_arguments", "run", "fit_evaluate", "entropy_strata_errors"]
+from bayescal.ambiguity.evaluation import entropy_strata_errors, fit_evaluate
 
-ECE_KEYS = ("ece_true", "aece", "cwece", "ece_plugin", "ece_voted")
+__all__ = ["add_arguments", "run"]
+
+#: Tao et al.'s split seed; the benchmark's published JSON uses it.
+PAPER_SEED = 42
 ABLATION_METHODS = (
     "TS",
     "LS-TS",
@@ -52,7 +55,11 @@ def add_arguments(parser) -> None:
         "--json", metavar="OUT", help="Write the results JSON here (it is also printed)."
     )
     parser.add_argument(
-        "--seeds", nargs="+", type=int, default=[42], help="Split seeds (default: 42)."
+        "--seeds",
+        nargs="+",
+        type=int,
+        default=[PAPER_SEED],
+        help=f"Split seeds (default: {PAPER_SEED}, the paper's).",
     )
     parser.add_argument(
         "--figure", metavar="PNG", help="Reliability-diagram panel of every method (first seed)."
@@ -105,48 +112,6 @@ def _load(args):
     return load_chaosnli(args.chaosnli[0], args.chaosnli[1:])
 
 
-def fit_evaluate(spec, data, cal, test, *, seed, n_bins, n_draws, targets=None, keep_bins=False):
-    """Fit one method (on cal, or on test for the oracle), evaluate on test.
-
-    Shared by this benchmark and the ``audit-ambiguity`` report.
-
-    Returns
-    -------
-    row, bins, proba
-        ``row``: the metrics of :func:`~bayescal.ambiguity.evaluate` (ECE-type
-        values in percent) plus ``group``, ``oracle``, ``T`` (temperature
-        methods), ``seconds``, ``converged``, ``n_iter``; ``bins``: the per-bin
-        ``ece_true`` data of the same label draws (only with ``keep_bins``,
-        else None); ``proba``: the test-half probabilities.
-    """
-    from bayescal.ambiguity import ece_true, evaluate
-
-    model = spec.factory(seed)
-    fit_idx = test if spec.group == "oracle" else cal
-    fit_targets = data.counts[fit_idx] if (targets is None or spec.group == "oracle") else targets
-    t0 = time.perf_counter()
-    model.fit(data.logits[fit_idx], fit_targets)
-    proba = model.predict_proba(data.logits[test])
-    seconds = time.perf_counter() - t0
-    m = evaluate(proba, data.counts[test], n_bins=n_bins, n_draws=n_draws, random_state=seed)
-    out = {"group": spec.group, "oracle": bool(spec.group == "oracle")}
-    if hasattr(model, "temperature_"):
-        out["T"] = float(model.temperature_)
-    for k, v in m.items():
-        out[k] = 100.0 * v if k in ECE_KEYS else v
-    out["seconds"] = seconds
-    out["converged"] = bool(model.converged_)
-    out["n_iter"] = int(model.n_iter_)
-    bins = None
-    if keep_bins:
-        import numpy as np
-
-        # The same stream evaluate() gives ece_true, so the figure shows the JSON value.
-        r1 = np.random.default_rng(seed).spawn(3)[0]
-        bins = ece_true(proba, data.counts[test], n_bins=n_bins, n_draws=n_draws, random_state=r1)
-    return out, bins, proba
-
-
 def _summary(per_seed: dict) -> dict:
     import numpy as np
 
@@ -187,7 +152,7 @@ def _cal_size_ablation(data, cal, test, specs, args, seed):
                     data,
                     sub,
                     test,
-                    seed=seed,
+                    random_state=seed,
                     n_bins=args.n_bins,
                     n_draws=args.n_draws,
                 )
@@ -220,7 +185,7 @@ def _annotation_ablation(data, cal, test, specs, args, seed):
                     data,
                     cal,
                     test,
-                    seed=seed,
+                    random_state=seed,
                     n_bins=args.n_bins,
                     n_draws=args.n_draws,
                     targets=targets,
@@ -232,53 +197,6 @@ def _annotation_ablation(data, cal, test, specs, args, seed):
     return rows
 
 
-def entropy_strata_errors(data, test, probas, n_strata):
-    """Mean pointwise error ``|p_c - pi_c|`` (percent) by annotation-entropy stratum.
-
-    Unanimous items (entropy 0) form the first stratum; the others are split
-    into ``n_strata - 1`` equal-frequency strata by rank of normalised entropy.
-    ``monotone`` asks whether every step up in entropy raises the mean error
-    or lowers it by less than two standard errors of the difference.
-    """
-    import numpy as np
-
-    from bayescal.ambiguity import annotation_entropy, pointwise_error
-    from bayescal.errors import ConfigError
-
-    if n_strata < 2:
-        raise ConfigError(f"--entropy-bins must be at least 2, got {n_strata}.")
-    h = annotation_entropy(data.counts[test])
-    strata = np.zeros(h.size, dtype=np.int64)
-    pos = np.flatnonzero(h > 0)
-    order = pos[np.argsort(h[pos], kind="stable")]
-    strata[order] = 1 + (np.arange(order.size) * (n_strata - 1)) // max(order.size, 1)
-    used = [s for s in range(n_strata) if np.any(strata == s)]
-    out = {"strata": []}
-    for s in used:
-        mask = strata == s
-        out["strata"].append(
-            {
-                "n": int(mask.sum()),
-                "entropy_min": float(h[mask].min()),
-                "entropy_max": float(h[mask].max()),
-                "entropy_mean": float(h[mask].mean()),
-            }
-        )
-    for name, proba in probas.items():
-        err = 100.0 * pointwise_error(proba, data.counts[test])
-        means = np.array([err[strata == s].mean() for s in used])
-        ses = np.array([err[strata == s].std(ddof=1) / np.sqrt((strata == s).sum()) for s in used])
-        steps = np.diff(means)
-        slack = 2 * np.sqrt(ses[1:] ** 2 + ses[:-1] ** 2)
-        out[name] = {
-            "mean_error": means.tolist(),
-            "se": ses.tolist(),
-            "monotone": bool(np.all(steps >= -slack)),
-            "strictly_increasing": bool(np.all(steps > 0)),
-        }
-    return out
-
-
 def run(args) -> int:
     import numpy as np
 
@@ -286,6 +204,8 @@ def run(args) -> int:
     from bayescal.errors import ConfigError
 
     t_start = time.perf_counter()
+    if (args.ablations or args.ablate_entropy) and args.entropy_bins < 2:
+        raise ConfigError(f"--entropy-bins must be at least 2, got {args.entropy_bins}.")
     data = _load(args)
     names = list(args.methods) if args.methods else list(METHODS)
     unknown = [n for n in names if n not in METHODS]
@@ -307,7 +227,7 @@ def run(args) -> int:
                 data,
                 cal,
                 test,
-                seed=seed,
+                random_state=seed,
                 n_bins=args.n_bins,
                 n_draws=args.n_draws,
                 keep_bins=(i == 0),
@@ -355,7 +275,7 @@ def run(args) -> int:
         out["ablations"] = ablations
 
     if args.figure:
-        from bayescal.ambiguity.plotting import reliability_panels
+        from bayescal.plotting import reliability_panels
 
         reliability_panels(
             bins_first,

@@ -28,6 +28,8 @@ import warnings
 
 import numpy as np
 
+from bayescal.bench._io import environment, write_json
+
 DEFAULT_A = (0.08, 0.13, 0.18, 0.10, 0.22, 0.05)
 DEFAULT_B = (0.84, 0.89, 0.94, 0.80, 0.91, 0.75)
 
@@ -81,7 +83,6 @@ def _crowdkit(labels, tol, n_iter):
 
 def run(args) -> int:
     from bayescal import Annotations, summarize
-    from bayescal.bench._io import environment, write_json
     from bayescal.channels import dawid_skene_em
     from bayescal.errors import ConfigError
     from bayescal.simulate import simulate_annotations

@@ -26,6 +26,16 @@ import time
 
 import numpy as np
 
+from bayescal.bench._io import environment, write_json
+from bayescal.bench.tabular import (
+    K_VALUES,
+    REGIMES,
+    binned_ece,
+    recalibrate_cell,
+    regime_channels,
+    seed_level_summary,
+)
+
 ANIMALS = (2, 3, 4, 5, 6, 7)
 SIZES = (3000, 3000, 4000)  # channel / recalibration / test
 
@@ -63,15 +73,6 @@ def load_animal_scores(path):
 def run(args) -> int:
     import warnings
 
-    from bayescal.bench._io import environment, write_json
-    from bayescal.bench.tabular import (
-        K_VALUES,
-        REGIMES,
-        binned_ece,
-        recalibrate_cell,
-        regime_channels,
-        seed_level_summary,
-    )
     from bayescal.channels import fit_channels
     from bayescal.data.container import Annotations
     from bayescal.errors import BayescalWarning

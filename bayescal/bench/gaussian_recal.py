@@ -30,6 +30,8 @@ import time
 
 import numpy as np
 
+from bayescal.bench._io import environment, write_json
+
 FAMILIES = ("temperature", "platt", "histogram")
 TARGETS = ("naive", "corrected", "clean")
 DEFAULT_SIZES = (1500, 3000, 6000, 12000)
@@ -179,7 +181,6 @@ def timing(n_items: int, n_draws: int, seed: int = 0) -> dict:
 def run(args) -> int:
     from concurrent.futures import ProcessPoolExecutor
 
-    from bayescal.bench._io import environment, write_json
     from bayescal.errors import ConfigError
 
     if args.timing:

@@ -19,6 +19,8 @@ import time
 
 import numpy as np
 
+from bayescal.bench._io import environment, write_json
+
 
 def add_arguments(parser) -> None:
     parser.add_argument("--n", type=int, default=1_000_000)
@@ -47,7 +49,6 @@ def _naive(z, labels, a, b, edges):
 
 def run(args) -> int:
     from bayescal import ChannelFit, nc_ece, summarize
-    from bayescal.bench._io import environment, write_json
     from bayescal.errors import ConfigError
     from bayescal.simulate import TOY_FN, TOY_FP, simulate_toy
 

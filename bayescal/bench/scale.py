@@ -31,6 +31,8 @@ import subprocess
 import sys
 import time
 
+from bayescal.bench._io import environment, write_json
+
 SCHEDULERS = ("threads", "processes", "distributed")
 
 
@@ -240,9 +242,8 @@ def run(args) -> int:
     import tempfile
     from pathlib import Path
 
-    from bayescal.bench._io import environment, write_json
     from bayescal.errors import ConfigError
-    from bayescal.scale._deps import require
+    from bayescal.scale import require
 
     require("dask", "bayescal bench scale")
     require("pyarrow", "bayescal bench scale")

@@ -37,6 +37,8 @@ import time
 
 import numpy as np
 
+from bayescal.bench._io import environment, write_json
+
 REGIMES = {
     "low": [(0.05, 0.05), (0.08, 0.08), (0.10, 0.10), (0.12, 0.12)],
     "fn_heavy": [(0.05, 0.25), (0.05, 0.20), (0.10, 0.30), (0.08, 0.15)],
@@ -300,7 +302,6 @@ def run(args) -> int:
 
     import pandas as pd
 
-    from bayescal.bench._io import environment, write_json
     from bayescal.errors import ConfigError, DataError
 
     try:

@@ -26,8 +26,11 @@ import time
 
 import numpy as np
 
-METHODS = ("clean", "soft_vote", "majority_vote", "nc_given", "nc_em")
-MODES = ("split", "reuse", "crossfit")
+from bayescal.bench._io import environment, write_json
+from bayescal.metrics.toy_study import TOY_METHODS as METHODS
+from bayescal.metrics.toy_study import TOY_MODES as MODES
+from bayescal.metrics.toy_study import toy_replicate
+
 DEFAULT_SIZES = (500, 1000, 2000, 4000, 8000)
 
 
@@ -42,98 +45,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--figure", default=None, help="PNG path (default: next to the JSON)")
 
 
-def one_rep(condition: str, n: int, seed: int, folds: int = 5) -> dict:
-    """All methods and modes on one simulated dataset.
-
-    Uses the same numeric kernels as the public API (pattern encoding, EM on
-    pattern counts, corrected pattern targets) on plain arrays: 3000 datasets
-    per study make labelled-object overhead the dominant cost otherwise.
-    ``tests/bench/test_toy.py`` checks one repetition against the public API.
-    """
-    from bayescal.channels.em import FALLBACK, em_fit_counts
-    from bayescal.errors import FitError
-    from bayescal.metrics.binned import (
-        corrected_pattern_targets,
-        majority_vote_targets,
-        soft_vote_targets,
-    )
-    from bayescal.simulate import TOY_FN, TOY_FP, simulate_toy
-    from bayescal.summaries.partition import assign
-    from bayescal.summaries.patterns import encode_patterns, pattern_states
-
-    data = simulate_toy(n, condition, random_state=seed)
-    z, y = data.score, data.truth.astype(np.float64)
-    k, n_groups, n_bins = 3, 5, 10
-    P = 3**k
-    pat = encode_patterns(data.labels)
-    g = assign(z, np.linspace(0, 1, n_groups + 1))
-    b = assign(z, np.linspace(0, 1, n_bins + 1))
-    states = pattern_states(k)
-    mid = (np.arange(n_groups) + 0.5) / n_groups
-    known_a, known_b = np.array(TOY_FP)[None], 1 - np.array(TOY_FN)[None]
-    w_eq = np.full((1, k), 1.0 / k)
-
-    def counts(sel):
-        gc = np.bincount(g[sel] * P + pat[sel], minlength=n_groups * P).reshape(n_groups, P)
-        bc = np.bincount(b[sel] * P + pat[sel], minlength=n_bins * P).reshape(n_bins, P)
-        zs = np.bincount(b[sel], weights=z[sel], minlength=n_bins)
-        ys = np.bincount(b[sel], weights=y[sel], minlength=n_bins)
-        return gc, bc, zs, ys
-
-    failures = {"split": 0, "reuse": 0, "crossfit": 0}
-
-    def em(gc, mode):
-        nonempty = gc.sum(axis=1) > 0
-        try:
-            if not nonempty.all():
-                raise FitError("empty group")
-            r = em_fit_counts(gc, k=k, group_mid=mid, random_state=seed)
-            return r["a"][None], r["b"][None]
-        except FitError:
-            failures[mode] += 1
-            return np.full((1, k), FALLBACK["a"]), np.full((1, k), FALLBACK["b"])
-
-    def moments(bc, zs, nn, targets):
-        return (np.atleast_2d(targets) @ bc.T - zs) / nn
-
-    soft_t, maj_t = soft_vote_targets(states), majority_vote_targets(states)
-    idx = np.arange(n)
-    half = n // 2
-    parts = {"first": idx[:half], "second": idx[half:], "all": idx}
-    c = {name: counts(sel) for name, sel in parts.items()}
-    fold_idx = np.array_split(idx, folds)
-    fold_c = [counts(sel) for sel in fold_idx]
-    out = {}
-    for mode, key in (("split", "second"), ("reuse", "all"), ("crossfit", "all")):
-        gc, bc, zs, ys = c[key]
-        nn = bc.sum()
-        out[("clean", mode)] = float(np.abs(ys - zs).sum() / nn)
-        out[("soft_vote", mode)] = float(np.abs(moments(bc, zs, nn, soft_t)).sum())
-        out[("majority_vote", mode)] = float(np.abs(moments(bc, zs, nn, maj_t)).sum())
-        u_known = corrected_pattern_targets(states, known_a, known_b, w_eq)
-        out[("nc_given", mode)] = float(np.abs(moments(bc, zs, nn, u_known)).sum())
-    a_s, b_s = em(c["first"][0], "split")
-    gc, bc, zs, _ = c["second"]
-    out[("nc_em", "split")] = float(
-        np.abs(moments(bc, zs, bc.sum(), corrected_pattern_targets(states, a_s, b_s, w_eq))).sum()
-    )
-    a_r, b_r = em(c["all"][0], "reuse")
-    gc, bc, zs, _ = c["all"]
-    out[("nc_em", "reuse")] = float(
-        np.abs(moments(bc, zs, n, corrected_pattern_targets(states, a_r, b_r, w_eq))).sum()
-    )
-    pooled = np.zeros((1, n_bins))
-    for gcf, bcf, zsf, _ in fold_c:
-        a_f, b_f = em(c["all"][0] - gcf, "crossfit")
-        # moments of the fold, weighted n_k / n, i.e. summed over the fold and divided by n
-        pooled += moments(bcf, zsf, n, corrected_pattern_targets(states, a_f, b_f, w_eq))
-    out[("nc_em", "crossfit")] = float(np.abs(pooled).sum())
-    return {"ece": out, "failures": failures}
-
-
 def _cell(args):
     condition, n, reps, seed, folds = args
-    rows = [one_rep(condition, n, seed + r, folds) for r in range(reps)]
+    rows = [toy_replicate(condition, n, seed + r, folds) for r in range(reps)]
     return condition, n, rows
 
 
@@ -141,7 +55,6 @@ def run(args) -> int:
     from concurrent.futures import ProcessPoolExecutor
     from pathlib import Path
 
-    from bayescal.bench._io import environment, write_json
     from bayescal.errors import ConfigError
     from bayescal.simulate import TOY_CONDITIONS, toy_population_binned_ece, toy_population_ece
 

@@ -17,6 +17,8 @@ import time
 
 import numpy as np
 
+from bayescal.bench._io import environment, write_json
+
 PANELS = {
     "paper": ((0.08, 0.13, 0.18), (0.16, 0.11, 0.06)),
     "heterogeneous": ((0.05, 0.10, 0.30), (0.05, 0.15, 0.30)),
@@ -35,7 +37,6 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     from bayescal import fit_channels, nc_ece, summarize
-    from bayescal.bench._io import environment, write_json
     from bayescal.errors import ConfigError
     from bayescal.simulate import TOY_CONDITIONS, simulate_toy, toy_population_binned_ece
 

@@ -23,6 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from bayescal._random import check_random_state
+from bayescal.channels.identification import check_design, check_fitted
+from bayescal.channels.moments import moment_inverse_arrays
+from bayescal.channels.options import check_em_options
+from bayescal.channels.orientation import exchange_binary_labels, orient_index
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError, FitError
 from bayescal.summaries.patterns import pattern_states
@@ -104,15 +108,6 @@ def _starts(rng, n_starts, k, group_mid):
     return a0, b0, mu0
 
 
-def _orient(a, b, mu, j):
-    """One global label exchange per start so that annotator j has a_j < b_j."""
-    flip = a[:, j] > b[:, j]
-    a2 = np.where(flip[:, None], b, a)
-    b2 = np.where(flip[:, None], a, b)
-    mu2 = np.where(flip[:, None], 1.0 - mu, mu)
-    return a2, b2, mu2
-
-
 def em_fit_counts(
     counts,
     *,
@@ -133,8 +128,7 @@ def em_fit_counts(
     prevalences; ``extra_starts`` is an optional (a, b, mu) triple of arrays
     with leading start dimension, appended to the random starts.
     """
-    if n_starts < 1:
-        raise ConfigError(f"n_starts must be at least 1; got {n_starts}.")
+    check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap)
     rng = check_random_state(random_state)
     counts = np.asarray(counts, dtype=np.float64)
     i1, i0 = _indicators(k)
@@ -145,7 +139,7 @@ def em_fit_counts(
         ea, eb, emu = (np.atleast_2d(np.asarray(x, dtype=np.float64)) for x in extra_starts)
         a0, b0, mu0 = np.vstack([a0, ea]), np.vstack([b0, eb]), np.vstack([mu0, emu])
     out = em_run(counts_u, i1_u, i0_u, a0, b0, mu0, tol=tol, max_iter=max_iter, clip=clip)
-    a, b, mu = _orient(out["a"], out["b"], out["mu"], orient)
+    a, b, mu = exchange_binary_labels(out["a"], out["b"], out["mu"], orient)
     gaps = (b - a).min(axis=1)
     finite = np.isfinite(out["mean_loglik"]) & np.all(np.isfinite(a), axis=1)
     accepted = out["converged"] & (gaps >= min_gap) & finite
@@ -185,19 +179,6 @@ def _group_midpoints(summary) -> np.ndarray:
     if edges is None:
         return np.full(summary.n_groups, 0.5)
     return (edges[:-1] + edges[1:]) / 2
-
-
-def _orient_index(summary, orient) -> int:
-    if isinstance(orient, str):
-        if orient not in summary.annotators:
-            raise ConfigError(
-                f"orient={orient!r} is not an annotator; annotators are {summary.annotators}."
-            )
-        return summary.annotators.index(orient)
-    j = int(orient)
-    if not 0 <= j < summary.n_annotators:
-        raise ConfigError(f"orient index {j} out of range for {summary.n_annotators} annotators.")
-    return j
 
 
 def _fixed_fallback(summary, groups, group_counts, method, reason, warnings):
@@ -270,14 +251,13 @@ def score_bin_em(
     >>> fit.status, fit.a.sizes["draw"]
     ('ok', 1)
     """
+    check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap)
     if fallback not in (None, "fixed"):
         raise ConfigError(f"fallback must be None or 'fixed'; got {fallback!r}.")
     if empty_groups not in ("error", "drop"):
         raise ConfigError(f"empty_groups must be 'error' or 'drop'; got {empty_groups!r}.")
-    from bayescal.channels.identification import check_design
-
     warnings = check_design(summary, "score_bin_em")
-    j = _orient_index(summary, orient)
+    j = orient_index(summary.annotators, orient)
     counts = summary.pattern_counts.values
     group_n = counts.sum(axis=1)
     groups = [str(g) for g in summary.pattern_counts["group"].values]
@@ -330,8 +310,6 @@ def score_bin_em(
         warnings=warnings,
         group_edges=summary.group_edges,
     )
-    from bayescal.channels.identification import check_fitted
-
     fit.warnings.extend(check_fitted(fit))
     return fit
 
@@ -361,15 +339,14 @@ def dawid_skene_em(
     >>> list(fit.prevalence["group"].values)
     ['all']
     """
-    from bayescal.channels.identification import check_design, check_fitted
-
+    check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap)
+    if not isinstance(use_moment_start, bool):
+        raise ConfigError(f"use_moment_start must be True or False; got {use_moment_start!r}.")
     warnings = check_design(summary, "dawid_skene_em")
-    j = _orient_index(summary, orient)
+    j = orient_index(summary.annotators, orient)
     counts = summary.pattern_counts.values.sum(axis=0, keepdims=True)
     extra = None
     if use_moment_start:
-        from bayescal.channels.moments import moment_inverse_arrays
-
         try:
             m = moment_inverse_arrays(counts[0], summary.n_annotators, orient=j)
             extra = (

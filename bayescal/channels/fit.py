@@ -2,22 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from bayescal._typing import Bins
+from bayescal.channels.em import dawid_skene_em, score_bin_em
+from bayescal.channels.gmm import constrained_gmm
+from bayescal.channels.hui_walter import hui_walter
+from bayescal.channels.moments import moment_inverse
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
+from bayescal.summaries.summary import Summary, as_summary
 
 __all__ = ["fit_channels", "METHODS"]
 
-#: method name -> (module, function); CLI spells them with dashes.
-METHODS = {
-    "dawid_skene_em": ("bayescal.channels.em", "dawid_skene_em"),
-    "score_bin_em": ("bayescal.channels.em", "score_bin_em"),
-    "hui_walter": ("bayescal.channels.hui_walter", "hui_walter"),
-    "gmm": ("bayescal.channels.gmm", "constrained_gmm"),
-    "moments": ("bayescal.channels.moments", "moment_inverse"),
+#: method name -> estimator on a Summary; the CLI spells the names with dashes.
+METHODS: dict[str, Callable[..., ChannelFit]] = {
+    "dawid_skene_em": dawid_skene_em,
+    "score_bin_em": score_bin_em,
+    "hui_walter": hui_walter,
+    "gmm": constrained_gmm,
+    "moments": moment_inverse,
 }
 
 
-def fit_channels(data, method: str = "score_bin_em", *, groups=None, **options):
-    """Estimate annotator channels without ground truth.
+def fit_channels(
+    data: Annotations | Summary,
+    method: str = "score_bin_em",
+    *,
+    groups: Bins | str | None = None,
+    **options: Any,
+) -> ChannelFit:
+    """Estimate annotator channels without ground truth (Hanada & Futami, Sec. 4; SPEC §1).
 
     Parameters
     ----------
@@ -44,25 +61,8 @@ def fit_channels(data, method: str = "score_bin_em", *, groups=None, **options):
     >>> fit.annotators
     ['a1', 'a2', 'a3']
     """
-    import importlib
-
-    from bayescal.data.container import Annotations
-    from bayescal.summaries.summary import Summary, summarize
-
     name = str(method).replace("-", "_")
     if name not in METHODS:
         raise ConfigError(f"unknown method {method!r}; choose one of {sorted(METHODS)}.")
-    if isinstance(data, Annotations):
-        summary = summarize(data, groups=groups)
-    elif isinstance(data, Summary):
-        if groups is not None:
-            raise ConfigError(
-                "groups are fixed when the summary is built; pass groups to summarize()."
-            )
-        summary = data
-    else:
-        raise ConfigError(
-            f"fit_channels expects Annotations or a Summary; got {type(data).__name__}."
-        )
-    module, func = METHODS[name]
-    return getattr(importlib.import_module(module), func)(summary, **options)
+    summary = as_summary(data, groups=groups, caller="fit_channels")
+    return METHODS[name](summary, **options)

@@ -23,8 +23,18 @@ from __future__ import annotations
 import numpy as np
 
 from bayescal._random import check_random_state
+from bayescal._typing import RandomState
+from bayescal.channels.hui_walter import hui_walter_moments
+from bayescal.channels.identification import (
+    _warn,
+    check_design,
+    check_fitted,
+    pair_group_moments,
+)
+from bayescal.channels.orientation import orient_index
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError, FitError
+from bayescal.summaries.summary import Summary
 
 __all__ = ["constrained_gmm", "gmm_moments", "gmm_jacobian"]
 
@@ -33,15 +43,22 @@ __all__ = ["constrained_gmm", "gmm_moments", "gmm_jacobian"]
 WEAK_ID_SCALE = 0.05
 
 
-def gmm_moments(theta, n_groups):
-    """Model moments (3, L): rows q1, q2, q12, from natural parameters."""
+def gmm_moments(theta: np.ndarray, n_groups: int) -> np.ndarray:
+    """Model moments (3, L): rows q1, q2, q12, from natural parameters.
+
+    Hanada & Futami, Sec. 4.2, Eq. (13), for each score group (App. D.4).
+    """
     a1, b1, a2, b2 = theta[:4]
     mu = np.asarray(theta[4 : 4 + n_groups])
     return np.stack([a1 + (b1 - a1) * mu, a2 + (b2 - a2) * mu, (1 - mu) * a1 * a2 + mu * b1 * b2])
 
 
-def gmm_jacobian(theta, n_groups):
-    """Jacobian of the stacked moments (3L,) with respect to theta (4 + L,)."""
+def gmm_jacobian(theta: np.ndarray, n_groups: int) -> np.ndarray:
+    """Jacobian of the stacked moments (3L,) with respect to theta (4 + L,).
+
+    Hanada & Futami, App. D.4 (the Jacobian whose smallest singular value diagnoses
+    weak identification).
+    """
     a1, b1, a2, b2 = theta[:4]
     mu = np.asarray(theta[4 : 4 + n_groups])
     L = n_groups
@@ -105,17 +122,22 @@ class _Param:
 
 
 def constrained_gmm(
-    summary,
+    summary: Summary,
     *,
     n_starts: int = 10,
     eps: float = 1e-6,
     min_gap: float = 1e-3,
     weights: str = "diagonal",
     monotone: bool = False,
-    orient=0,
-    random_state=0,
+    orient: int | str = 0,
+    random_state: RandomState = 0,
 ) -> ChannelFit:
     """Two-annotator channels from group moments by constrained GMM.
+
+    Hanada & Futami, Sec. 4.2 and App. D.4 (constrained GMM of two annotators' channels from
+    score-group moments; SPEC §1 "Channel estimators"): minimise the weighted
+    distance between the observed moments ``q1_g``, ``q2_g``, ``q12_g`` and the
+    model's over the compact set described in the module docstring.
 
     Parameters
     ----------
@@ -131,6 +153,14 @@ def constrained_gmm(
         Constrain the prevalence to increase with the score group.
     orient : int or str
         The annotator that plays annotator 1 (its gap is positive).
+    random_state : None, int or Generator, default 0
+        Seeds the random starts.
+
+    Returns
+    -------
+    ChannelFit
+        One draw; ``diagnostics`` holds the objective, the smallest Jacobian
+        singular value and the per-start objectives.
 
     Examples
     --------
@@ -142,12 +172,6 @@ def constrained_gmm(
     >>> fit.method
     'gmm'
     """
-    from scipy.optimize import least_squares
-
-    from bayescal.channels.em import _orient_index
-    from bayescal.channels.hui_walter import hui_walter_moments
-    from bayescal.channels.identification import check_design, check_fitted, pair_group_moments
-
     if weights not in ("diagonal", "identity"):
         raise ConfigError(f"weights must be 'diagonal' or 'identity'; got {weights!r}.")
     if not 0 < eps < 0.1 or not 0 <= min_gap < 0.5:
@@ -155,9 +179,31 @@ def constrained_gmm(
             f"need 0 < eps < 0.1 and 0 <= min_gap < 0.5; got eps={eps}, min_gap={min_gap}."
         )
     warnings = check_design(summary, "gmm")
-    j = _orient_index(summary, orient)
-    other = 1 - j
-    mom = pair_group_moments(summary, j, other)
+    j = orient_index(summary.annotators, orient)
+    mom = _group_moments(summary, j)
+    L = summary.n_groups
+    qhat = np.stack([mom["q1"], mom["q2"], mom["q12"]])
+    ns = np.stack([mom["n1"], mom["n2"], mom["n12"]])
+    sw = np.sqrt(_moment_weights(qhat, ns, weights))
+    par = _Param(L, eps, min_gap, monotone)
+
+    def resid(x):
+        return (sw * (qhat - gmm_moments(par.natural(x), L))).ravel()
+
+    starts = _starts(par, mom, n_starts, monotone, check_random_state(random_state))
+    best, objs = _solve(resid, starts, par.bounds())
+    theta = par.natural(best.x)
+    diag = _diagnostics(theta, L, ns, objs, len(starts), best, weights)
+    if best.status <= 0:
+        raise FitError(f"GMM optimiser failed: {best.message}", diagnostics=diag)
+    fit = _channel_fit(summary, theta, j, diag, warnings, converged=bool(best.status > 0))
+    _flag_fit(fit, best, par, diag, min_gap)
+    return fit
+
+
+def _group_moments(summary: Summary, j: int) -> dict:
+    """Per-group moments of annotator ``j`` and the other one; empty groups are refused."""
+    mom = pair_group_moments(summary, j, 1 - j)
     empty = (mom["n1"] == 0) | (mom["n2"] == 0) | (mom["n12"] == 0)
     if empty.any():
         names = [str(g) for g, e in zip(summary.pattern_counts["group"].values, empty) if e]
@@ -166,22 +212,19 @@ def constrained_gmm(
             "(and prevalences) are not estimable. Use fewer or wider groups.",
             diagnostics={"empty_groups": names},
         )
-    L = summary.n_groups
-    qhat = np.stack([mom["q1"], mom["q2"], mom["q12"]])
-    ns = np.stack([mom["n1"], mom["n2"], mom["n12"]])
+    return mom
+
+
+def _moment_weights(qhat: np.ndarray, ns: np.ndarray, weights: str) -> np.ndarray:
+    """``n / max(q (1 - q), 1 / n)``: the inverse sampling variance of each moment, or 1."""
     if weights == "diagonal":
-        var = np.maximum(qhat * (1 - qhat), 1.0 / ns)
-        w = ns / var
-    else:
-        w = np.ones_like(qhat)
-    sw = np.sqrt(w)
-    par = _Param(L, eps, min_gap, monotone)
-    lo, hi = par.bounds()
+        return ns / np.maximum(qhat * (1 - qhat), 1.0 / ns)
+    return np.ones_like(qhat)
 
-    def resid(x):
-        return (sw * (qhat - gmm_moments(par.natural(x), L))).ravel()
 
-    rng = check_random_state(random_state)
+def _starts(par: _Param, mom: dict, n_starts: int, monotone: bool, rng) -> list[np.ndarray]:
+    """Random starts in EM's ranges, plus the Hui-Walter solution for two groups."""
+    L = par.L
     starts = []
     for _ in range(n_starts):
         theta = np.concatenate(
@@ -199,45 +242,58 @@ def constrained_gmm(
     if L == 2:
         try:
             hw = hui_walter_moments(mom["q1"], mom["q2"], mom["q12"])
-            theta = np.concatenate([[hw["a"][0], hw["b"][0], hw["a"][1], hw["b"][1]], hw["mu"]])
-            starts.append(par.box(theta))
         except FitError:
-            pass
-    results = []
-    for x0 in starts:
-        r = least_squares(
+            # no closed-form solution for these moments: the random starts remain
+            return starts
+        theta = np.concatenate([[hw["a"][0], hw["b"][0], hw["a"][1], hw["b"][1]], hw["mu"]])
+        starts.append(par.box(theta))
+    return starts
+
+
+def _solve(resid, starts, bounds):
+    """Bounded least squares from every start; the best result and all objectives."""
+    from scipy.optimize import least_squares  # weight: keeps `import bayescal` light
+
+    results = [
+        least_squares(
             resid,
             x0,
-            bounds=(lo, hi),
+            bounds=bounds,
             method="trf",
             xtol=1e-12,
             ftol=1e-12,
             gtol=1e-12,
             max_nfev=2000,
         )
-        results.append(r)
+        for x0 in starts
+    ]
     objs = np.array([2 * r.cost for r in results])
-    best = results[int(np.argmin(objs))]
-    theta = par.natural(best.x)
-    jac = gmm_jacobian(theta, L)
-    sv = np.linalg.svd(jac, compute_uv=False)
+    return results[int(np.argmin(objs))], objs
+
+
+def _diagnostics(theta, L: int, ns, objs, n_starts: int, best, weights: str) -> dict:
+    """Objective, Jacobian conditioning and the first-order error scale at the solution."""
+    sv = np.linalg.svd(gmm_jacobian(theta, L), compute_uv=False)
     se_max = float(np.sqrt(0.25 / ns.min()))
-    diag = {
+    return {
         "objective": float(objs.min()),
         "objective_df": int(3 * L - (4 + L)),
         "jacobian_min_singular_value": float(sv.min()),
+        "moment_se_max": se_max,
         "error_scale": float(se_max / max(sv.min(), 1e-300)),
-        "starts": len(starts),
+        "starts": n_starts,
         "start_objectives": objs.tolist(),
         "optimizer_status": int(best.status),
         "weights": weights,
     }
-    if best.status <= 0:
-        raise FitError(f"GMM optimiser failed: {best.message}", diagnostics=diag)
+
+
+def _channel_fit(summary: Summary, theta, j: int, diag: dict, warnings, *, converged) -> ChannelFit:
+    other = 1 - j
     a = np.empty(2)
     b = np.empty(2)
     a[j], b[j], a[other], b[other] = theta[:4]
-    fit = ChannelFit.from_point(
+    return ChannelFit.from_point(
         a,
         b,
         theta[4:],
@@ -248,23 +304,27 @@ def constrained_gmm(
         diagnostics=diag,
         warnings=warnings,
         group_edges=summary.group_edges,
-        converged=bool(best.status > 0),
+        converged=converged,
     )
-    if diag["error_scale"] > WEAK_ID_SCALE:
-        from bayescal.channels.identification import _warn
 
+
+def _flag_fit(fit: ChannelFit, best, par: _Param, diag: dict, min_gap: float) -> None:
+    """Weak identification and gaps at their bound become warnings on the fit."""
+    if diag["error_scale"] > WEAK_ID_SCALE:
         _warn(
-            f"weak identification: smallest singular value of the moment Jacobian is "
-            f"{sv.min():.4g}, so a moment error of {se_max:.4f} (one standard error in the "
-            f"smallest group) can move the channels by about {diag['error_scale']:.3f}. "
+            "weak identification: smallest singular value of the moment Jacobian is "
+            f"{diag['jacobian_min_singular_value']:.4g}, so a moment error of "
+            f"{diag['moment_se_max']:.4f} (one standard error in the smallest group) can move "
+            f"the channels by about {diag['error_scale']:.3f}. "
             "Use groups whose prevalences differ more, or more data.",
             fit.warnings,
         )
+    lo, hi = par.bounds()
     at_bound = np.isclose(best.x, lo) | np.isclose(best.x, hi)
-    if at_bound[[1, 3]].any() and (b - a).min() <= min_gap * 1.01:
+    gap = fit.b.values[0] - fit.a.values[0]
+    if at_bound[[1, 3]].any() and gap.min() <= min_gap * 1.01:
         fit.warnings.append(
             f"a gap sits at its lower bound {min_gap}: the data do not support an informative "
             "annotator there; treat the channels as unreliable."
         )
     fit.warnings.extend(check_fitted(fit))
-    return fit

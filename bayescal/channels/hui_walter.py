@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal.channels.identification import check_design, check_fitted, pair_group_moments
+from bayescal.channels.orientation import orient_index
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import FitError
 
@@ -106,11 +108,8 @@ def hui_walter(summary, *, orient=0) -> ChannelFit:
     FitError
         No real roots, a vanishing denominator, or a solution outside [0, 1].
     """
-    from bayescal.channels.em import _orient_index
-    from bayescal.channels.identification import check_design, check_fitted, pair_group_moments
-
     warnings = check_design(summary, "hui_walter")
-    j = _orient_index(summary, orient)
+    j = orient_index(summary.annotators, orient)
     other = 1 - j
     mom = pair_group_moments(summary, j, other)
     if not np.all(np.isfinite(mom["q12"])) or (mom["n12"] == 0).any():

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal.channels.identification import check_design, check_fitted
+from bayescal.channels.orientation import orient_index
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import FitError
 from bayescal.summaries.patterns import pattern_states
@@ -111,11 +113,8 @@ def moment_inverse(summary, *, orient=0) -> ChannelFit:
     >>> bool(abs(fit.a.values[0, 0] - 0.08) < 0.03)
     True
     """
-    from bayescal.channels.em import _orient_index
-    from bayescal.channels.identification import check_design, check_fitted
-
+    j = orient_index(summary.annotators, orient)
     warnings = check_design(summary, "moments")
-    j = _orient_index(summary, orient)
     counts = summary.pattern_counts.values.sum(axis=0)
     res = moment_inverse_arrays(counts, summary.n_annotators, orient=j)
     a, b = res["a"], res["b"]

@@ -21,6 +21,7 @@ import xarray as xr
 
 from bayescal.dims import BIN, DRAW
 from bayescal.errors import ConfigError, DataError
+from bayescal.summaries.summary import Summary, as_summary
 
 __all__ = [
     "BinnedECE",
@@ -209,18 +210,11 @@ def _result(summary, moments, kind, *, weights=None, mode="given", info=None, n=
 
 
 def _as_summary(data, bins, bin_strategy):
-    from bayescal.data.container import Annotations
-    from bayescal.summaries.summary import Summary, summarize
-
-    if isinstance(data, Summary):
-        if bins is not None:
-            raise ConfigError("bins are fixed when the summary is built; pass bins to summarize().")
-        return data
-    if isinstance(data, Annotations):
-        return summarize(
-            data, groups=1, bins=10 if bins is None else bins, bin_strategy=bin_strategy
-        )
-    raise DataError(f"expected Annotations or a Summary; got {type(data).__name__}.")
+    # Only the bin arrays matter here: one score group keeps a container's summary small.
+    groups = None if isinstance(data, Summary) else 1
+    return as_summary(
+        data, groups=groups, bins=bins, bin_strategy=bin_strategy, caller="a calibration error"
+    )
 
 
 def soft_vote_ece(data, *, bins=None, bin_strategy: str = "uniform") -> BinnedECE:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayescal._random import check_random_state
+from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.binned import (
     BinnedECE,
@@ -29,7 +30,14 @@ from bayescal.metrics.binned import (
 )
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
 
-__all__ = ["nc_ece", "estimate_nc_ece", "evaluate_recalibrated", "SAMPLE_MODES"]
+__all__ = [
+    "nc_ece",
+    "estimate_nc_ece",
+    "evaluate_recalibrated",
+    "recalibrated_values",
+    "SAMPLE_MODES",
+    "EVALUATION_WEIGHTS",
+]
 
 SAMPLE_MODES = ("split", "reuse", "crossfit")
 
@@ -216,29 +224,66 @@ def estimate_nc_ece(
     return out
 
 
+#: The one default weight rule for judging a score (NC-ECE of an original or a
+#: recalibrated score): equal weights, as Hanada & Futami's evaluation uses.
+#: Fitting a map to corrected targets defaults to the shrunk inverse-variance
+#: rule instead (:data:`bayescal.recal.targets.DEFAULT_WEIGHTS`, SPEC §1 "Targets").
+EVALUATION_WEIGHTS = "equal"
+
+
 def evaluate_recalibrated(
     recalibrated_score,
     eval_data,
     channels,
     *,
     bins=10,
-    bin_strategy="uniform",
-    weights="equal",
-    lam=DEFAULT_SHRINKAGE,
+    bin_strategy: str = "uniform",
+    weights=EVALUATION_WEIGHTS,
+    lam: float = DEFAULT_SHRINKAGE,
 ) -> BinnedECE:
     """NC-ECE of a recalibrated score ``g(Z)`` on fresh items, bins on ``g(Z)``.
 
+    Hanada & Futami, App. E.4-E.5: a fitted map is judged by the noise-corrected
+    binned ECE with bins placed on the recalibrated score, on items not used to
+    fit it; the channels may come from a separate channel sample. This is the
+    one evaluation of recalibrated scores; :func:`bayescal.recal.evaluate_map`
+    calls it for its NC-ECE.
+
     Parameters
     ----------
-    recalibrated_score : callable or array-like
-        A map ``g`` (callable, or an object with ``predict``) applied to
-        ``eval_data.score``, or the values ``g(Z)`` for the evaluation items.
+    recalibrated_score : callable, object with ``predict``, or array-like of shape (n_items,)
+        A map ``g`` applied to ``eval_data.score``, or the values ``g(Z)``.
     eval_data : Annotations
         Fresh items, not used to fit ``g``.
     channels : ChannelFit
         Channels for the correction: the ones used for fitting, or a separate
-        channel sample (paper App. E.5).
+        channel sample (App. E.5).
+    bins : int or edges, default 10
+        Evaluation bins on ``g(Z)``.
+    bin_strategy : {"uniform", "quantile"}, default "uniform"
+    weights : str or array-like, default :data:`EVALUATION_WEIGHTS` (``"equal"``)
+        Annotator weight rule of the corrected labels.
+    lam : float
+        Shrinkage of the shrunk inverse-variance rule.
+
+    Returns
+    -------
+    BinnedECE
+
+    Examples
+    --------
+    >>> from bayescal import ChannelFit
+    >>> from bayescal.simulate import simulate_gaussian
+    >>> data = simulate_gaussian(4000, random_state=0)
+    >>> ch = ChannelFit.known([0.05, 0.05], [0.75, 0.95])
+    >>> r = evaluate_recalibrated(lambda z: z, data, ch)
+    >>> r.kind, r.bin_count.size
+    ('nc', 10)
     """
+    if not isinstance(eval_data, Annotations):
+        raise DataError(
+            f"evaluation data must be an Annotations container; got {type(eval_data).__name__}."
+        )
     g = recalibrated_values(recalibrated_score, eval_data)
     return nc_ece(
         eval_data.with_score(g),
@@ -250,9 +295,19 @@ def evaluate_recalibrated(
     )
 
 
-def recalibrated_values(recalibrated, data) -> np.ndarray:
+def recalibrated_values(recalibrated, data: Annotations) -> np.ndarray:
     """``g(Z)`` for the items of ``data``: ``recalibrated`` is a fitted map (``predict``),
-    a callable, or the values themselves; shape-checked against the items."""
+    a callable, or the values themselves; shape-checked against the items.
+
+    Hanada & Futami, App. E.4 (the evaluated score is ``g(Z)``).
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_toy
+    >>> d = simulate_toy(5, random_state=0)
+    >>> bool((recalibrated_values(lambda z: 1 - z, d) == 1 - d.score).all())
+    True
+    """
     if hasattr(recalibrated, "predict"):
         g = recalibrated.predict(data.score)
     elif callable(recalibrated):

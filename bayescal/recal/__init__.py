@@ -1,9 +1,10 @@
-"""Binary recalibration from noisy annotations (paper Sec. 5, App. E).
+"""Binary recalibration from noisy annotations (Hanada & Futami, Sec. 5, App. E).
 
 Maps (scikit-learn style, fitted to corrected, naive or clean targets):
 :class:`TemperatureMap`, :class:`PlattMap` (corrected log loss on clipped
 logits, compact boxes), :class:`HistogramMap` (projected bin means),
-:class:`ScoreBinMap` (fitted score-group prevalences). Posterior maps:
+:class:`ScoreBinMap` (fitted score-group prevalences),
+:func:`histogram_map_from_summary` (a histogram map from a summary's counts). Posterior maps:
 :func:`fit_posterior_map` / :class:`PosteriorMap` fit a map under every channel
 draw. Targets: :func:`corrected_targets`, :func:`naive_targets`,
 :func:`clean_targets`. Evaluation on fresh items: :func:`evaluate_map`.
@@ -18,7 +19,7 @@ Typical use::
 from bayescal.recal.base import RecalibrationMap, corrected_log_loss
 from bayescal.recal.ensemble import FAMILIES, PosteriorMap, fit_posterior_map, thin_draws
 from bayescal.recal.evaluate import evaluate_map
-from bayescal.recal.histogram import HistogramMap, ScoreBinMap
+from bayescal.recal.histogram import HistogramMap, ScoreBinMap, histogram_map_from_summary
 from bayescal.recal.parametric import PlattMap, TemperatureMap, clipped_logit
 from bayescal.recal.targets import (
     TARGET_KINDS,
@@ -35,6 +36,7 @@ __all__ = [
     "PlattMap",
     "HistogramMap",
     "ScoreBinMap",
+    "histogram_map_from_summary",
     "PosteriorMap",
     "fit_posterior_map",
     "thin_draws",

@@ -2,27 +2,35 @@
 
 Keyword-only ``__init__`` that only stores parameters; validation in ``fit``;
 fitted attributes end in ``_``; :class:`~bayescal.errors.NotFittedError` before
-``fit``; ``get_params`` / ``set_params``. Every map fits on ``(score, target)``
-arrays, on a :class:`~bayescal.recal.targets.RecalTargets` (one draw), or on
-data plus channels through :meth:`RecalibrationMap.fit_corrected`.
+``fit``; ``get_params`` / ``set_params`` from :class:`bayescal.base.BaseEstimator`.
+Every map fits on ``(score, target)`` arrays, on a
+:class:`~bayescal.recal.targets.RecalTargets` (one draw), or on data plus channels
+through :meth:`RecalibrationMap.fit_corrected`.
 """
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
+from bayescal._typing import ArrayLike, Weights
+from bayescal.base import BaseEstimator, check_is_fitted
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
 from bayescal.data.validation import as_numeric, check_scores
-from bayescal.errors import ConfigError, DataError, NotFittedError
+from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 from bayescal.recal.targets import DEFAULT_WEIGHTS, RecalTargets, corrected_targets
 
 __all__ = ["RecalibrationMap", "check_target", "corrected_log_loss"]
 
+_FIT_HINT = "call fit(score, target) or fit_corrected(data, channels) first"
 
-def check_target(target, n: int) -> np.ndarray:
-    """Targets: 1-D, finite, one per item (any real value: corrected labels may leave [0, 1])."""
+
+def check_target(target: ArrayLike, n: int) -> np.ndarray:
+    """Targets: 1-D, finite, one per item (any real value: corrected labels may leave [0, 1]).
+
+    Hanada & Futami, Sec. 5: corrected targets may leave [0, 1] (SPEC §1: do not clip).
+    """
     t = as_numeric(target, "target")
     if t.ndim != 1:
         raise DataError(f"target must be 1-D of shape (n_items,); got shape {t.shape}.")
@@ -39,12 +47,14 @@ def check_target(target, n: int) -> np.ndarray:
     return t
 
 
-def corrected_log_loss(prob, target) -> float:
+def corrected_log_loss(prob: ArrayLike, target: ArrayLike) -> float:
     """Mean corrected log loss ``-U log p - (1 - U) log(1 - p)``.
+
+    Hanada & Futami, App. E.1, Eq. (E.2) (corrected binary loss).
 
     With clean 0/1 targets it is the ordinary log loss; with corrected labels
     ``U`` (``E[U | Y, Z] = Y``) it is an unbiased estimate of the clean log loss
-    of the fixed predictions ``p`` (paper Eq. (E.2)).
+    of the fixed predictions ``p`` (Hanada & Futami, Eq. (E.2)).
 
     Parameters
     ----------
@@ -69,44 +79,25 @@ def corrected_log_loss(prob, target) -> float:
     if not np.all((p > 0) & (p < 1)):
         raise DataError(
             "prob must lie strictly inside (0, 1) for the log loss; clip predictions away from 0 "
-            "and 1 first (the paper's evaluation clips to [1e-8, 1 - 1e-8])."
+            "and 1 first (Hanada & Futami's evaluation clips to [1e-8, 1 - 1e-8])."
         )
     return float(np.mean(-t * np.log(p) - (1 - t) * np.log1p(-p)))
 
 
-class RecalibrationMap:
+class RecalibrationMap(BaseEstimator):
     """Base class of a map ``g: [0, 1] -> [0, 1]`` applied to a predictor's scores.
 
+    Hanada & Futami, Sec. 5 (recalibration from noisy annotations).
+
     Subclasses implement ``_fit(z, t)`` on validated arrays and ``_predict(z)``,
-    and name one fitted attribute in ``_fitted_attr``.
+    and name one fitted attribute in ``_fitted_attr``; parameters, ``repr`` and
+    the fitted-state check come from :class:`bayescal.base.BaseEstimator`.
     """
 
     _fitted_attr = "n_items_"
 
-    # ------------------------------------------------------------ params
-    def get_params(self, deep: bool = True) -> dict:
-        """Constructor parameters (scikit-learn style)."""
-        sig = inspect.signature(type(self).__init__)
-        return {p: getattr(self, p) for p in sig.parameters if p != "self"}
-
-    def set_params(self, **params) -> RecalibrationMap:
-        """Set constructor parameters; unknown names raise ``ConfigError``."""
-        valid = self.get_params()
-        unknown = sorted(set(params) - set(valid))
-        if unknown:
-            raise ConfigError(
-                f"{type(self).__name__} has no parameter(s) {unknown}; valid are {sorted(valid)}."
-            )
-        for k, v in params.items():
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({params})"
-
     # ------------------------------------------------------------ fit
-    def fit(self, score, target) -> RecalibrationMap:
+    def fit(self, score: ArrayLike, target: ArrayLike) -> RecalibrationMap:
         """Fit the map to scores and targets.
 
         Parameters
@@ -134,7 +125,13 @@ class RecalibrationMap:
         return self.fit(targets.score, targets.values(draw))
 
     def fit_corrected(
-        self, data, channels, *, weights=DEFAULT_WEIGHTS, lam: float = DEFAULT_SHRINKAGE, draw=None
+        self,
+        data: Annotations,
+        channels: ChannelFit,
+        *,
+        weights: Weights = DEFAULT_WEIGHTS,
+        lam: float = DEFAULT_SHRINKAGE,
+        draw: int | None = None,
     ) -> RecalibrationMap:
         """Fit to noise-corrected labels built from ``data`` and point ``channels``.
 
@@ -161,7 +158,7 @@ class RecalibrationMap:
         return self.fit_targets(targets, draw)
 
     # ------------------------------------------------------------ predict
-    def predict(self, score) -> np.ndarray:
+    def predict(self, score: ArrayLike) -> np.ndarray:
         """Recalibrated probabilities ``g(z)`` of shape (n_items,).
 
         Parameters
@@ -169,25 +166,23 @@ class RecalibrationMap:
         score : array-like of shape (n_items,)
             Original scores in [0, 1].
         """
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         return self._predict(check_scores(score, name="score"))
 
-    def __call__(self, score) -> np.ndarray:
+    def __call__(self, score: ArrayLike) -> np.ndarray:
         return self.predict(score)
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, self._fitted_attr):
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(score, target) or "
-                "fit_corrected(data, channels) first."
-            )
 
     def _validate_params(self) -> None:  # pragma: no cover - overridden
         pass
 
 
-def check_box(bounds, name: str, *, positive: bool = False) -> tuple[float, float]:
-    """A compact parameter box ``(lower, upper)``: finite, lower <= upper."""
+def check_box(
+    bounds: tuple[float, float], name: str, *, positive: bool = False
+) -> tuple[float, float]:
+    """A compact parameter box ``(lower, upper)``: finite, lower <= upper.
+
+    Hanada & Futami, App. E.2: the parameters live in compact boxes (SPEC §1).
+    """
     try:
         lo, hi = (float(x) for x in bounds)
     except (TypeError, ValueError):

@@ -28,10 +28,15 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from bayescal._typing import ArrayLike, Weights
+from bayescal.base import BaseEstimator, check_is_fitted
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
 from bayescal.data.validation import check_scores
 from bayescal.dims import BIN, DRAW, GROUP
-from bayescal.errors import ConfigError, NotFittedError
+from bayescal.errors import ConfigError, ConvergenceWarning
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
+from bayescal.recal.base import RecalibrationMap
 from bayescal.recal.histogram import HistogramMap, ScoreBinMap, histogram_values, score_bin_values
 from bayescal.recal.parametric import PlattMap, TemperatureMap, fit_many
 from bayescal.recal.targets import DEFAULT_WEIGHTS, make_targets
@@ -48,10 +53,13 @@ _MAP_CLASSES = {
     "score_bin": ScoreBinMap,
 }
 _CHUNK = 20_000
+_FIT_HINT = "call fit(data, channels) first"
 
 
-def thin_draws(n_draws: int, max_draws) -> np.ndarray:
+def thin_draws(n_draws: int, max_draws: int | None) -> np.ndarray:
     """Evenly spaced draw indices: all of them when ``max_draws`` is None or large enough.
+
+    Used by the posterior maps (Hanada & Futami's Sec. 5 maps, one per channel draw).
 
     Examples
     --------
@@ -65,8 +73,11 @@ def thin_draws(n_draws: int, max_draws) -> np.ndarray:
     return np.unique(np.round(np.linspace(0, n_draws - 1, int(max_draws))).astype(np.int64))
 
 
-class PosteriorMap:
+class PosteriorMap(BaseEstimator):
     """A recalibration map fitted under every (or a thinned set of) channel draw(s).
+
+    Hanada & Futami, Sec. 5 maps (App. E.2-E.3) refitted under each posterior draw of
+    the channels (SPEC §1 "Recalibration"), so the map carries channel uncertainty.
 
     Parameters
     ----------
@@ -120,11 +131,11 @@ class PosteriorMap:
         *,
         family: str = "histogram",
         target: str = "corrected",
-        weights=DEFAULT_WEIGHTS,
+        weights: Weights = DEFAULT_WEIGHTS,
         lam: float = DEFAULT_SHRINKAGE,
-        max_draws=DEFAULT_MAX_DRAWS,
-        map_params=None,
-    ):
+        max_draws: int | None = DEFAULT_MAX_DRAWS,
+        map_params: dict | None = None,
+    ) -> None:
         self.family = family
         self.target = target
         self.weights = weights
@@ -132,25 +143,10 @@ class PosteriorMap:
         self.max_draws = max_draws
         self.map_params = map_params
 
-    def get_params(self, deep: bool = True) -> dict:
-        return {
-            k: getattr(self, k)
-            for k in ("family", "target", "weights", "lam", "max_draws", "map_params")
-        }
-
-    def set_params(self, **params) -> PosteriorMap:
-        unknown = sorted(set(params) - set(self.get_params()))
-        if unknown:
-            raise ConfigError(f"PosteriorMap has no parameter(s) {unknown}.")
-        for k, v in params.items():
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        return "PosteriorMap(" + ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()) + ")"
+    _fitted_attr = "params_"
 
     # ----------------------------------------------------------- fit
-    def fit(self, data, channels=None) -> PosteriorMap:
+    def fit(self, data: Annotations | None, channels: ChannelFit | None = None) -> PosteriorMap:
         """Fit the family under each channel draw.
 
         Parameters
@@ -235,8 +231,6 @@ class PosteriorMap:
         if not self.converged_:
             import warnings
 
-            from bayescal.errors import ConvergenceWarning
-
             warnings.warn(
                 f"{int((~conv).sum())} of {conv.size} per-draw fits did not converge.",
                 ConvergenceWarning,
@@ -244,20 +238,14 @@ class PosteriorMap:
             )
 
     # ----------------------------------------------------------- predict
-    def _check_fitted(self):
-        if not hasattr(self, "params_"):
-            raise NotFittedError(
-                "This PosteriorMap is not fitted yet; call fit(data, channels) first."
-            )
-
     def _table(self):
         """(S, J) values per cell for the binned families."""
         name = "bin_value" if self.family == "histogram" else "group_value"
         return self.params_[name].values
 
-    def predict_draws(self, score) -> np.ndarray:
+    def predict_draws(self, score: ArrayLike) -> np.ndarray:
         """Per-draw predictions of shape (n_draws, n_items)."""
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         z = check_scores(score, name="score")
         if self.bin_edges_ is not None:
             return self._table()[:, assign(z, self.bin_edges_)]
@@ -274,7 +262,7 @@ class PosteriorMap:
         return special.expit(t)
 
     def _reduce(self, score, fn):
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         z = check_scores(score, name="score")
         if self.bin_edges_ is not None:
             per_cell = fn(self._table())  # reduce over draws once per cell
@@ -282,11 +270,13 @@ class PosteriorMap:
         parts = [fn(self.predict_draws(z[i : i + _CHUNK])) for i in range(0, z.size, _CHUNK)]
         return np.concatenate(parts, axis=-1)
 
-    def predict(self, score) -> np.ndarray:
+    def predict(self, score: ArrayLike) -> np.ndarray:
         """Posterior mean prediction ``E_d[g_d(z)]`` of shape (n_items,)."""
         return self._reduce(score, lambda a: a.mean(axis=0))
 
-    def predict_interval(self, score, prob: float = 0.9):
+    def predict_interval(
+        self, score: ArrayLike, prob: float = 0.9
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Equal-tailed credible band ``(lower, upper)``, each of shape (n_items,).
 
         Parameters
@@ -300,9 +290,9 @@ class PosteriorMap:
         out = self._reduce(score, lambda a: np.quantile(a, q, axis=0))
         return out[0], out[1]
 
-    def draw_map(self, i: int):
+    def draw_map(self, i: int) -> RecalibrationMap:
         """The fitted single map of the i-th stored draw (position, not channel index)."""
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         m = _MAP_CLASSES[self.family](**dict(self.map_params or {}))
         p = self.params_.isel({DRAW: int(i)})
         if self.family == "temperature":
@@ -339,16 +329,18 @@ class PosteriorMap:
 
 def fit_posterior_map(
     family: str,
-    data,
-    channels=None,
+    data: Annotations | None,
+    channels: ChannelFit | None = None,
     *,
     target: str = "corrected",
-    weights=DEFAULT_WEIGHTS,
+    weights: Weights = DEFAULT_WEIGHTS,
     lam: float = DEFAULT_SHRINKAGE,
-    max_draws=DEFAULT_MAX_DRAWS,
-    map_params=None,
+    max_draws: int | None = DEFAULT_MAX_DRAWS,
+    map_params: dict | None = None,
 ) -> PosteriorMap:
     """Fit a recalibration map under every channel draw (function twin of :class:`PosteriorMap`).
+
+    Hanada & Futami, Sec. 5 maps under each channel draw (SPEC §1).
 
     Parameters
     ----------

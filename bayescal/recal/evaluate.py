@@ -1,29 +1,40 @@
-"""Evaluation of a fitted map on fresh items (paper App. E.4, E.5).
+"""Evaluation of a fitted map on fresh items (Hanada & Futami, App. E.4, E.5).
 
 Bins are placed on the recalibrated score ``g(Z)``; NC-ECE may use a separate
 channel sample (the held-out channels replace the fitting channels only here).
+The NC-ECE part is :func:`bayescal.metrics.evaluate_recalibrated`, the one
+evaluation of recalibrated scores, with its default weight rule.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from bayescal._typing import Bins, Weights
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError
+from bayescal.metrics.binned import BinnedECE, oracle_ece, soft_vote_ece
+from bayescal.metrics.ncece import EVALUATION_WEIGHTS, evaluate_recalibrated, recalibrated_values
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
-from bayescal.recal.targets import DEFAULT_WEIGHTS
 
 __all__ = ["evaluate_map"]
 
 
 def evaluate_map(
-    recalibrated,
-    data,
+    recalibrated: Any,
+    data: Annotations,
     *,
-    channels=None,
-    bins=10,
+    channels: ChannelFit | None = None,
+    bins: Bins = 10,
     bin_strategy: str = "uniform",
-    weights=DEFAULT_WEIGHTS,
+    weights: Weights = EVALUATION_WEIGHTS,
     lam: float = DEFAULT_SHRINKAGE,
-) -> dict:
+) -> dict[str, BinnedECE]:
     """Binned calibration errors of ``g(Z)`` on evaluation items, bins on ``g(Z)``.
+
+    Hanada & Futami, App. E.4-E.5: a fitted map is judged on fresh items with bins on
+    ``g(Z)``; NC-ECE is Definition 4 (Sec. 3).
 
     Parameters
     ----------
@@ -37,8 +48,11 @@ def evaluate_map(
         (App. E.5). Without them NC-ECE is not computed.
     bins : int or edges, default 10
         Evaluation bins on ``g(Z)``.
-    weights, lam
-        Annotator weights for NC-ECE.
+    weights : str or array-like, default ``"equal"``
+        Annotator weights for NC-ECE: the one evaluation default,
+        :data:`bayescal.metrics.ncece.EVALUATION_WEIGHTS`.
+    lam : float
+        Shrinkage of the shrunk inverse-variance rule.
 
     Returns
     -------
@@ -59,21 +73,18 @@ def evaluate_map(
     >>> sorted(out)
     ['nc', 'oracle', 'soft_vote']
     """
-    from bayescal.data.container import Annotations
-    from bayescal.metrics.binned import oracle_ece, soft_vote_ece
-    from bayescal.metrics.ncece import nc_ece, recalibrated_values
-
     if not isinstance(data, Annotations):
         raise DataError(
             f"evaluation data must be an Annotations container; got {type(data).__name__}."
         )
-    ev = data.with_score(recalibrated_values(recalibrated, data))
+    g = recalibrated_values(recalibrated, data)
+    ev = data.with_score(g)
     if bin_strategy not in ("uniform", "quantile"):
         raise ConfigError(f"bin_strategy must be 'uniform' or 'quantile'; got {bin_strategy!r}.")
     out = {"soft_vote": soft_vote_ece(ev, bins=bins, bin_strategy=bin_strategy)}
     if channels is not None:
-        out["nc"] = nc_ece(
-            ev, channels, weights=weights, lam=lam, bins=bins, bin_strategy=bin_strategy
+        out["nc"] = evaluate_recalibrated(
+            g, data, channels, weights=weights, lam=lam, bins=bins, bin_strategy=bin_strategy
         )
     if data.truth is not None:
         out["oracle"] = oracle_ece(ev, bins=bins, bin_strategy=bin_strategy)

@@ -1,11 +1,11 @@
-"""Fixed-bin (histogram) recalibration and the auxiliary score-bin map (paper Sec. 5.2, App. E.3).
+"""Fixed-bin (histogram) and score-bin recalibration maps (Hanada & Futami, Sec. 5.2, App. E.3).
 
 :class:`HistogramMap`: bins ``H_1..H_J`` of the *original* score (equal-width or
 equal-mass, or explicit edges); bin value = mean target in the bin, projected
 to [0, 1]; an empty bin gets the projected mean of all targets. On its own
 fitting data the binned corrected calibration error of the fitted map is the
 projection residual ``sum_h (n_h / n) |m~_h - Pi(m~_h)|``, zero when every
-bin mean is already in [0, 1] (paper Prop. 2's empirical identity).
+bin mean is already in [0, 1] (Hanada & Futami, Prop. 2's empirical identity).
 
 Bin means are linear in the targets, so for a channel posterior they come from
 one ``(draw, code) x (code, bin)`` product: :func:`histogram_values` fits every
@@ -20,20 +20,37 @@ overall prevalence ``mu``.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
+from bayescal._typing import Bins, Weights
+from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError, DataError
+from bayescal.metrics.binned import corrected_pattern_targets
+from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
 from bayescal.recal.base import RecalibrationMap
-from bayescal.summaries.partition import assign, make_edges
+from bayescal.recal.targets import DEFAULT_WEIGHTS
+from bayescal.summaries.partition import assign, cell_labels, make_edges
+from bayescal.summaries.summary import Summary
 
-__all__ = ["HistogramMap", "ScoreBinMap", "histogram_values", "BIN_STRATEGIES"]
+__all__ = [
+    "HistogramMap",
+    "ScoreBinMap",
+    "histogram_values",
+    "histogram_map_from_summary",
+    "BIN_STRATEGIES",
+]
 
 BIN_STRATEGIES = ("quantile", "uniform")
 
 
-def histogram_values(bin_index, code, table, n_bins: int):
+def histogram_values(
+    bin_index: np.ndarray, code: np.ndarray, table: np.ndarray, n_bins: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Projected bin means for every draw at once.
+
+    Hanada & Futami, Sec. 5.2 and App. E.3 (fixed-bin map), for every draw at once.
 
     Parameters
     ----------
@@ -80,6 +97,9 @@ def histogram_values(bin_index, code, table, n_bins: int):
 class HistogramMap(RecalibrationMap):
     """Fixed-bin recalibration with projected bin means of the targets.
 
+    Hanada & Futami, Sec. 5.2 and App. E.3 (fixed-bin recalibration; Proposition 2's
+    projection residual).
+
     Parameters
     ----------
     bins : int or array-like, default 10
@@ -114,7 +134,7 @@ class HistogramMap(RecalibrationMap):
 
     _fitted_attr = "bin_values_"
 
-    def __init__(self, *, bins=10, strategy: str = "quantile"):
+    def __init__(self, *, bins: Bins = 10, strategy: str = "quantile") -> None:
         self.bins = bins
         self.strategy = strategy
 
@@ -122,14 +142,15 @@ class HistogramMap(RecalibrationMap):
         if self.strategy not in BIN_STRATEGIES:
             raise ConfigError(f"strategy must be one of {BIN_STRATEGIES}; got {self.strategy!r}.")
 
-    def make_edges(self, z) -> np.ndarray:
+    def make_edges(self, z: np.ndarray) -> np.ndarray:
         """The bin edges this map would use for fitting scores ``z``."""
         self._validate_params()
         if isinstance(self.bins, numbers.Integral) and not isinstance(self.bins, bool):
             if self.bins > z.shape[0]:
                 raise DataError(
                     f"{self.bins} bins for {z.shape[0]} fitting items: some bins would be empty by "
-                    "construction. Use at most as many bins as items (the paper uses J = n^(1/3))."
+                    "construction. Use at most as many bins as items (Hanada & Futami use "
+                    "J = n^(1/3))."
                 )
         return make_edges(self.bins, what="histogram bins", scores=z, strategy=self.strategy)
 
@@ -168,8 +189,18 @@ def _one_draw(idx, t, J):
 class ScoreBinMap(RecalibrationMap):
     """Auxiliary map: the channel model's fitted prevalence of the score group of ``z``.
 
-    Fitted from a :class:`~bayescal.ChannelFit` with score groups (joint
-    score-bin EM, GMM, or a grouped posterior), not from targets.
+    Hanada & Futami, App. E.3 (the score-bin map): ``g(z) = P(Y = 1 | group(z))``
+    read from a :class:`~bayescal.ChannelFit` with score groups (joint score-bin
+    EM, GMM, or a grouped posterior), not fitted to targets. The channels are a
+    parameter, so ``fit()`` takes no data.
+
+    Parameters
+    ----------
+    channels : ChannelFit, optional
+        With ``group_edges`` (score groups), or a single group ``"all"``.
+        Required by :meth:`fit`.
+    draw : int, default 0
+        Which channel draw to read when ``channels`` holds a posterior.
 
     Attributes
     ----------
@@ -182,48 +213,73 @@ class ScoreBinMap(RecalibrationMap):
     >>> from bayescal import fit_channels
     >>> from bayescal.simulate import simulate_toy
     >>> ch = fit_channels(simulate_toy(4000, random_state=0), "score_bin_em", groups=5)
-    >>> g = ScoreBinMap().fit(ch)
+    >>> g = ScoreBinMap(channels=ch).fit()
     >>> g.predict([0.05, 0.95]).round(1).tolist()
     [0.1, 0.9]
     """
 
     _fitted_attr = "group_values_"
 
-    def __init__(self):
-        pass
+    def __init__(self, *, channels: ChannelFit | None = None, draw: int = 0) -> None:
+        self.channels = channels
+        self.draw = draw
 
-    def fit(self, channels, draw: int = 0) -> ScoreBinMap:
-        """Read the prevalences of one channel draw.
+    def fit(self, score: None = None, target: None = None) -> ScoreBinMap:
+        """Read the prevalences of draw ``draw`` of ``channels``.
 
         Parameters
         ----------
-        channels : ChannelFit
-            With ``group_edges`` (score groups), or a single group ``"all"``.
-        draw : int, default 0
+        score, target : None
+            Not used: the prevalences were estimated with the channels. Passing
+            data raises :class:`~bayescal.errors.ConfigError`, since it would be
+            ignored.
+
+        Returns
+        -------
+        self
         """
-        edges, values = score_bin_values(channels)
+        if score is not None or target is not None:
+            raise ConfigError(
+                "ScoreBinMap is fitted from its channels' prevalences, not from scores and "
+                "targets: build it as ScoreBinMap(channels=fit) and call fit() with no data."
+            )
+        if self.channels is None:
+            raise ConfigError(
+                "ScoreBinMap needs channels with score-group prevalences: "
+                "ScoreBinMap(channels=fit).fit()."
+            )
+        edges, values = score_bin_values(self.channels)
+        draw = self.draw
+        if isinstance(draw, bool) or not isinstance(draw, numbers.Integral):
+            raise ConfigError(f"draw must be an integer; got {draw!r}.")
         if not -values.shape[0] <= int(draw) < values.shape[0]:
             raise ConfigError(f"draw {draw} out of range for {values.shape[0]} draw(s).")
         self.group_edges_ = edges
         self.group_values_ = values[int(draw)]
         return self
 
-    def fit_corrected(self, data, channels, **kwargs) -> ScoreBinMap:
-        """Same as :meth:`fit`; ``data`` is not used (the prevalences came from it already)."""
-        return self.fit(channels, kwargs.get("draw", 0) or 0)
+    def fit_corrected(self, data: Any, channels: Any, **kwargs: Any) -> ScoreBinMap:
+        """Refused: the channels are a parameter of this map (``ScoreBinMap(channels=...)``)."""
+        raise ConfigError(
+            "ScoreBinMap takes its channels in __init__ and no targets: use "
+            "ScoreBinMap(channels=fit).fit()."
+        )
 
-    def fit_targets(self, targets, draw: int = 0):
-        raise ConfigError("ScoreBinMap is fitted from channel prevalences: use fit(channels).")
+    def fit_targets(self, targets: Any, draw: int = 0) -> ScoreBinMap:
+        """Refused: the map is read from channel prevalences, not fitted to targets."""
+        raise ConfigError(
+            "ScoreBinMap is fitted from channel prevalences: use ScoreBinMap(channels=fit).fit()."
+        )
 
     def _predict(self, z):
         return self.group_values_[assign(z, self.group_edges_)]
 
 
-def score_bin_values(channels):
-    """Group edges (L + 1,) and prevalence per draw and group (S, L), ``mu`` where not fitted."""
-    from bayescal.channels.result import ChannelFit
-    from bayescal.summaries.partition import cell_labels
+def score_bin_values(channels: ChannelFit) -> tuple[np.ndarray, np.ndarray]:
+    """Group edges (L + 1,) and prevalence per draw and group (S, L), ``mu`` where not fitted.
 
+    Hanada & Futami, App. E.3 (score-bin map from fitted group prevalences).
+    """
     if not isinstance(channels, ChannelFit):
         raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
     prev = channels.prevalence
@@ -243,3 +299,84 @@ def score_bin_values(channels):
         if lab in names:
             values[:, j] = prev.values[:, names.index(lab)]
     return edges, values
+
+
+def histogram_map_from_summary(
+    summary: Summary,
+    channels: ChannelFit,
+    *,
+    weights: Weights = DEFAULT_WEIGHTS,
+    lam: float = DEFAULT_SHRINKAGE,
+    draw: int | None = None,
+) -> HistogramMap:
+    """A fitted :class:`HistogramMap` on the summary's own bins, from counts only.
+
+    Hanada & Futami, Sec. 5.2 (fixed-bin map): the mean corrected label of bin
+    ``h`` is ``sum_p count[h, p] U_p / n_h``, a function of the bin-by-pattern
+    counts, so a summary built out of core (:func:`bayescal.scale.summarize`)
+    is enough. Equal to ``HistogramMap(bins=summary.bin_edges,
+    strategy="uniform").fit_corrected(data, channels, weights=weights, lam=lam)``
+    on the items behind ``summary``. Temperature and Platt maps, and histogram
+    maps on other bins, need per-item scores.
+
+    Parameters
+    ----------
+    summary : Summary
+        Its bins become the map's bins (use a fine grid, say 50-100
+        equal-width bins, when the map is the goal).
+    channels : ChannelFit
+        Channels for the same annotators, in the same order.
+    weights, lam
+        Annotator weights of the corrected labels (as in ``fit_corrected``;
+        default shrunk plug-in inverse variance).
+    draw : int, optional
+        Which channel draw to use when ``channels`` has several.
+
+    Returns
+    -------
+    HistogramMap
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescal import ChannelFit, summarize
+    >>> from bayescal.simulate import simulate_toy, TOY_FP, TOY_FN
+    >>> s = summarize(simulate_toy(5000, random_state=0), bins=20)
+    >>> g = histogram_map_from_summary(s, ChannelFit.known(TOY_FP, 1 - np.array(TOY_FN)))
+    >>> g.bin_values_.shape, bool(np.all((g.predict([0.0, 0.5, 1.0]) >= 0)))
+    ((20,), True)
+    """
+    if not isinstance(summary, Summary):
+        raise ConfigError(f"expected a Summary; got {type(summary).__name__}.")
+    if not isinstance(channels, ChannelFit):
+        raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
+    if list(channels.annotators) != list(summary.annotators):
+        raise DataError(
+            f"channels are for annotators {list(channels.annotators)} but the summary has "
+            f"{summary.annotators}; they must match in name and order."
+        )
+    w = annotator_weights(channels, weights, lam=lam)
+    table = corrected_pattern_targets(
+        summary.states, channels.a.values, channels.b.values, w.values
+    )
+    if draw is None:
+        if table.shape[0] > 1:
+            raise ConfigError(f"channels have {table.shape[0]} draws; pass draw= to choose one.")
+        draw = 0
+    if not -table.shape[0] <= int(draw) < table.shape[0]:
+        raise ConfigError(f"draw {draw} out of range for {table.shape[0]} draw(s).")
+    cell = summary.bin_pattern_counts.values.astype(np.float64)  # (J, P)
+    counts = cell.sum(axis=1)
+    n = counts.sum()
+    if n == 0:
+        raise DataError("the summary has no annotated item: there is nothing to fit a map to.")
+    sums = cell @ table[int(draw)]
+    ok = counts > 0
+    raw = np.full(counts.shape, np.nan)
+    raw[ok] = sums[ok] / counts[ok]
+    overall = float(np.clip(sums.sum() / n, 0.0, 1.0))
+    values = np.where(ok, np.clip(np.nan_to_num(raw), 0.0, 1.0), overall)
+    m = HistogramMap(bins=summary.bin_edges, strategy="uniform")
+    m._set(summary.bin_edges, values, raw, counts)
+    m.n_items_ = int(n)
+    return m

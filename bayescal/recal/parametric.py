@@ -1,23 +1,23 @@
-"""Temperature and Platt maps fitted by the corrected log loss (paper Sec. 5.1, App. E.2).
+"""Temperature and Platt maps fit by the corrected log loss (Hanada & Futami, Sec. 5.1, App. E.2).
 
 Both act on the clipped logit ``s(z) = logit(clip(z, eps, 1 - eps))``:
 
 - temperature: ``g_T(z) = sigmoid(s(z) / T)``, ``T`` in a box (default [0.05, 20]);
 - Platt: ``g_uv(z) = sigmoid(u s(z) + v)``, ``(u, v)`` in a box (default
-  ``u`` in [0, 10], ``v`` in [-10, 10]; ``u`` in [-10, 10] is the other setting the
-  paper uses).
+  ``u`` in [0, 10], ``v`` in [-10, 10]; ``u`` in [-10, 10] is the other setting
+  Hanada & Futami use).
 
 The clip ``eps`` (default ``1e-6``, so ``|s| <= 13.8``) is part of the method: the
 bounded input logit and compact boxes keep predictions away from 0 and 1 and
 keep the corrected loss bounded below although corrected labels ``U`` can leave
-[0, 1] (paper App. E.2).
+[0, 1] (Hanada & Futami, App. E.2).
 
 The fitted parameters minimise the corrected empirical risk
 ``mean_i -U_i log g(Z_i) - (1 - U_i) log(1 - g(Z_i))
 = mean_i log(1 + exp(x_i' theta)) - theta' mean_i U_i x_i`` with
 ``x_i = s_i`` (inverse temperature ``theta = 1 / T``) or ``x_i = (s_i, 1)``.
 The objective is convex in ``theta`` whatever the sign of ``U`` (its Hessian is
-``mean sigma (1 - sigma) x x'``), so one start suffices (the paper's four Platt
+``mean sigma (1 - sigma) x x'``), so one start suffices (Hanada & Futami's four Platt
 starts would find the same optimum). It depends on the targets only through
 ``mean_i U_i x_i``, which is why a whole channel posterior is fitted from a few
 sums per draw (:mod:`bayescal.recal.ensemble`). The solver is a projected Newton
@@ -25,7 +25,7 @@ method on the box with an Armijo search (exact to the projected-gradient
 tolerance ``1e-10``), checked against scipy's bounded L-BFGS-B, which it falls
 back to if it ever stalls.
 
-Note on the temperature box: the paper bounds the *inverse* temperature by
+Note on the temperature box: Hanada & Futami bound the *inverse* temperature by
 [0.05, 20]; since that interval is closed under ``x -> 1 / x``, the box on ``T``
 is the same set. The loss is convex in ``1 / T``, which is what is optimised.
 """
@@ -35,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from bayescal.errors import ConfigError
+from bayescal._typing import ArrayLike
+from bayescal.errors import ConfigError, ConvergenceWarning
 from bayescal.recal.base import RecalibrationMap, check_box
 
 __all__ = ["TemperatureMap", "PlattMap", "clipped_logit", "DEFAULT_CLIP"]
@@ -47,8 +48,10 @@ _PG_TOL = 1e-10  # projected-gradient tolerance of the Newton solver
 _ACCEPT_TOL = 1e-7  # accepted as converged below this (floating-point floor)
 
 
-def clipped_logit(score, eps: float = DEFAULT_CLIP) -> np.ndarray:
+def clipped_logit(score: ArrayLike, eps: float = DEFAULT_CLIP) -> np.ndarray:
     """``logit(clip(z, eps, 1 - eps))`` of shape (n_items,).
+
+    Hanada & Futami, App. E.2: the score's logit, clipped as in the paper's fits.
 
     Examples
     --------
@@ -113,8 +116,18 @@ def _projected_gradient(theta, g, lo, hi):
     return np.where(active, 0.0, g), active
 
 
-def box_newton(X, m, lo, hi, x0, *, max_iter: int = 200):
+def box_newton(
+    X: np.ndarray,
+    m: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    x0: np.ndarray,
+    *,
+    max_iter: int = 200,
+) -> dict:
     """Minimise ``mean log(1 + exp(X theta)) - theta' m`` over the box [lo, hi].
+
+    Hanada & Futami, App. E.2 (corrected log loss over a compact box; SPEC §1).
 
     Parameters
     ----------
@@ -193,8 +206,12 @@ def _target_moments(X, t):
     return np.array([(X[:, j] * t).mean() for j in range(X.shape[1])])
 
 
-def fit_many(X, M, lo, hi, x0):
+def fit_many(
+    X: np.ndarray, M: np.ndarray, lo: np.ndarray, hi: np.ndarray, x0: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fit one parameter vector per row of ``M`` (shape (S, d)), warm-starting each from the last.
+
+    Hanada & Futami, App. E.2, once per channel draw.
 
     Returns arrays ``theta`` (S, d), ``loss`` (S,), ``converged`` (S,).
     """
@@ -214,8 +231,6 @@ def fit_many(X, M, lo, hi, x0):
 def _warn_unconverged(name, pg):
     import warnings
 
-    from bayescal.errors import ConvergenceWarning
-
     warnings.warn(
         f"{name}: the optimiser stopped with max |projected gradient| = {pg:.2e}; the fitted map "
         "may be slightly off. Check for extreme scores or too few items.",
@@ -227,6 +242,8 @@ def _warn_unconverged(name, pg):
 # ----------------------------------------------------------------- maps
 class TemperatureMap(RecalibrationMap):
     """Temperature scaling ``g(z) = sigmoid(s(z) / T)`` fitted by the corrected log loss.
+
+    Hanada & Futami, Sec. 5.1 and App. E.2 (temperature map, T in a compact box).
 
     Parameters
     ----------
@@ -259,7 +276,9 @@ class TemperatureMap(RecalibrationMap):
 
     _fitted_attr = "temperature_"
 
-    def __init__(self, *, bounds=(0.05, 20.0), clip: float = DEFAULT_CLIP):
+    def __init__(
+        self, *, bounds: tuple[float, float] = (0.05, 20.0), clip: float = DEFAULT_CLIP
+    ) -> None:
         self.bounds = bounds
         self.clip = clip
 
@@ -271,7 +290,7 @@ class TemperatureMap(RecalibrationMap):
         self._box()
         _check_clip(self.clip)
 
-    def features(self, z):
+    def features(self, z: np.ndarray) -> np.ndarray:
         return clipped_logit(z, _check_clip(self.clip))[:, None]
 
     def _fit(self, z, t):
@@ -297,10 +316,12 @@ class TemperatureMap(RecalibrationMap):
 class PlattMap(RecalibrationMap):
     """Platt scaling ``g(z) = sigmoid(u s(z) + v)`` fitted by the corrected log loss.
 
+    Hanada & Futami, Sec. 5.1 and App. E.2 (Platt map, u and v in compact boxes).
+
     Parameters
     ----------
     slope_bounds : (float, float), default (0.0, 10.0)
-        Box for the slope ``u`` (the paper also uses (-10, 10)).
+        Box for the slope ``u`` (Hanada & Futami also use (-10, 10)).
     intercept_bounds : (float, float), default (-10.0, 10.0)
         Box for the intercept ``v``.
     clip : float, default 1e-6
@@ -332,10 +353,10 @@ class PlattMap(RecalibrationMap):
     def __init__(
         self,
         *,
-        slope_bounds=(0.0, 10.0),
-        intercept_bounds=(-10.0, 10.0),
+        slope_bounds: tuple[float, float] = (0.0, 10.0),
+        intercept_bounds: tuple[float, float] = (-10.0, 10.0),
         clip: float = DEFAULT_CLIP,
-    ):
+    ) -> None:
         self.slope_bounds = slope_bounds
         self.intercept_bounds = intercept_bounds
         self.clip = clip
@@ -349,7 +370,7 @@ class PlattMap(RecalibrationMap):
         self._box()
         _check_clip(self.clip)
 
-    def features(self, z):
+    def features(self, z: np.ndarray) -> np.ndarray:
         s = clipped_logit(z, _check_clip(self.clip))
         return np.column_stack([s, np.ones_like(s)])
 

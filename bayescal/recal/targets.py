@@ -13,7 +13,7 @@ A posterior with 4000 draws over 10**5 items thus costs a (4000, 3**K) table,
 never a (4000, 10**5) matrix; the histogram map works on it directly and the
 parametric maps only need two weighted sums per draw.
 
-Kinds (paper Sec. 5, SPEC §1 "Recalibration"):
+Kinds (Hanada & Futami, Sec. 5, SPEC §1 "Recalibration"):
 
 ``"corrected"``
     ``U = sum_j alpha'_j (A_j - a_j) / delta_j``, the noise-corrected label with
@@ -35,9 +35,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
+from bayescal._typing import ArrayLike, Weights
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
 from bayescal.dims import DRAW
 from bayescal.errors import ConfigError, DataError
-from bayescal.metrics.weights import DEFAULT_SHRINKAGE
+from bayescal.metrics.binned import corrected_pattern_targets, soft_vote_targets
+from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
+from bayescal.summaries.patterns import encode_patterns, pattern_states
 
 __all__ = [
     "RecalTargets",
@@ -51,13 +56,15 @@ __all__ = [
 TARGET_KINDS = ("corrected", "naive", "clean")
 
 #: Default weight rule for corrected targets: the shrunk plug-in inverse-variance
-#: rule the paper uses for recalibration (App. G.2).
+#: rule Hanada & Futami use for recalibration (App. G.2).
 DEFAULT_WEIGHTS = "shrunk_inverse_variance"
 
 
 @dataclass(eq=False)
 class RecalTargets:
     """Fitting targets of one kind, for one or many channel draws.
+
+    Hanada & Futami, Sec. 5 (targets of the recalibration fit; SPEC §1 "Targets").
 
     Attributes
     ----------
@@ -107,11 +114,11 @@ class RecalTargets:
         """Items per code, shape (n_codes,)."""
         return np.bincount(self.pattern, minlength=self.table.shape[1]).astype(np.float64)
 
-    def code_sums(self, weights=None) -> np.ndarray:
+    def code_sums(self, weights: np.ndarray | None = None) -> np.ndarray:
         """Sum over the items of each code of ``weights`` (default 1), shape (n_codes,)."""
         return np.bincount(self.pattern, weights=weights, minlength=self.table.shape[1])
 
-    def select_draws(self, index) -> RecalTargets:
+    def select_draws(self, index: ArrayLike) -> RecalTargets:
         """Targets restricted to some draws."""
         index = np.atleast_1d(np.asarray(index))
         w = None if self.weights is None else self.weights.isel({DRAW: index})
@@ -127,7 +134,6 @@ class RecalTargets:
 
 
 def _check_data(data):
-    from bayescal.data.container import Annotations
 
     if not isinstance(data, Annotations):
         raise DataError(
@@ -141,9 +147,16 @@ def _check_data(data):
 
 
 def corrected_targets(
-    data, channels, *, weights=DEFAULT_WEIGHTS, lam: float = DEFAULT_SHRINKAGE
+    data: Annotations,
+    channels: ChannelFit,
+    *,
+    weights: Weights = DEFAULT_WEIGHTS,
+    lam: float = DEFAULT_SHRINKAGE,
 ) -> RecalTargets:
     """Noise-corrected labels ``U`` per item and channel draw.
+
+    Hanada & Futami, Sec. 3, Lemma 1: ``U = sum_j w_j (A_j - a_j) / (b_j - a_j)`` with
+    ``E[U | Y, Z] = Y`` (SPEC §1 "Corrected labels and weights").
 
     Parameters
     ----------
@@ -171,10 +184,6 @@ def corrected_targets(
     >>> bool(abs(t.values().mean() - data.truth.mean()) < 0.03)
     True
     """
-    from bayescal.channels.result import ChannelFit
-    from bayescal.metrics.binned import corrected_pattern_targets
-    from bayescal.metrics.weights import annotator_weights
-    from bayescal.summaries.patterns import encode_patterns, pattern_states
 
     if not isinstance(channels, ChannelFit):
         raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
@@ -198,8 +207,10 @@ def corrected_targets(
     )
 
 
-def naive_targets(data) -> RecalTargets:
+def naive_targets(data: Annotations) -> RecalTargets:
     """Mean of each item's answered annotations (the soft vote), one draw.
+
+    Hanada & Futami, Sec. 6 baselines (the soft vote taken as truth).
 
     Parameters
     ----------
@@ -218,16 +229,16 @@ def naive_targets(data) -> RecalTargets:
     >>> naive_targets(data).values().tolist()
     [1.0, 0.5]
     """
-    from bayescal.metrics.binned import soft_vote_targets
-    from bayescal.summaries.patterns import encode_patterns, pattern_states
 
     keep = _check_data(data)
     table = soft_vote_targets(pattern_states(data.n_annotators))[None, :]
     return RecalTargets("naive", data.score[keep], encode_patterns(data.labels[keep]), table)
 
 
-def clean_targets(data) -> RecalTargets:
+def clean_targets(data: Annotations) -> RecalTargets:
     """The clean labels as targets (reference only; needs ``truth``).
+
+    Hanada & Futami, Sec. 6: the oracle reference, never available in practice.
 
     Parameters
     ----------
@@ -254,9 +265,16 @@ def clean_targets(data) -> RecalTargets:
 
 
 def make_targets(
-    kind: str, data, channels=None, *, weights=DEFAULT_WEIGHTS, lam: float = DEFAULT_SHRINKAGE
+    kind: str,
+    data: Annotations,
+    channels: ChannelFit | None = None,
+    *,
+    weights: Weights = DEFAULT_WEIGHTS,
+    lam: float = DEFAULT_SHRINKAGE,
 ) -> RecalTargets:
     """Targets of a named kind: ``"corrected"`` (needs channels), ``"naive"`` or ``"clean"``.
+
+    Hanada & Futami, Sec. 5 / SPEC §1 "Targets".
 
     Examples
     --------

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import os
+import argparse
 import shlex
 import sys
 import time
 
 from bayescal.examples import EXAMPLES, load_example
+from bayescal.report.audit import CHANNEL_CHOICES, audit
+from bayescal.report.cli_output import progress_wanted, report_outcome, say
+from bayescal.report.core import check_out_dir, fmt
 
 
-def add_arguments(parser) -> None:
-    from bayescal.report.audit import CHANNEL_CHOICES
-
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", nargs="?", help="CSV or Parquet file (wide, or long with --long)")
     parser.add_argument(
         "--example", choices=sorted(EXAMPLES), help="run on an embedded example instead of DATA"
@@ -47,7 +48,9 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--prob", type=float, default=0.9, help="interval probability (default 0.9)"
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the one seed of every random step (default 0)"
+    )
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
@@ -94,7 +97,7 @@ def _out_of_core(path: str) -> bool:
 
 
 def _summarize_out_of_core(args):
-    from bayescal.summaries.summary import summarize
+    from bayescal.scale import summarize
 
     annotators = [a.strip() for a in args.annotators.split(",")] if args.annotators else None
     if args.long:
@@ -122,21 +125,15 @@ def _summarize_out_of_core(args):
     )
 
 
-def run(args) -> int:
-    from bayescal.report.audit import audit
-
-    quiet = args.quiet or bool(os.environ.get("CI")) or not sys.stderr.isatty()
+def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
-
-    def say(msg):
-        if not args.quiet:
-            print(msg, file=sys.stderr)
-
+    check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     data = _load(args)
-    say(f"bayescal: {data!r}")
+    say(args, f"bayescal: {data!r}")
     say(
+        args,
         f"bayescal: auditing with channels={args.channels} "
-        f"(groups={args.groups}, bins={args.bins})..."
+        f"(groups={args.groups}, bins={args.bins})...",
     )
     result = audit(
         data,
@@ -147,19 +144,16 @@ def run(args) -> int:
         tune=args.tune,
         chains=args.chains,
         prob=args.prob,
-        seed=args.seed,
-        progress=not quiet,
+        random_state=args.seed,
+        progress=progress_wanted(args),
         command="bayescal "
         + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
     )
-    written = result.save(args.out)
     nc = result.summary["ece"]["nc"]
-    say(
-        f"bayescal: NC-ECE {nc['point']:.4f} ({int(nc['prob'] * 100)}% interval "
-        f"[{nc['lo']:.4f}, {nc['hi']:.4f}]), soft-vote ECE "
-        f"{result.summary['ece']['soft_vote']:.4f}, {len(result.summary['warnings'])} warning(s)"
+    soft = result.summary["ece"]["soft_vote"]
+    headline = (
+        f"bayescal: NC-ECE {fmt(nc['point'])} ({int(round(nc['prob'] * 100))}% interval "
+        f"[{fmt(nc['lo'])}, {fmt(nc['hi'])}]), soft-vote ECE {fmt(soft)}"
     )
-    for _name, path in written.items():
-        say(f"bayescal: wrote {path}")
-    say(f"bayescal: done in {time.perf_counter() - t0:.1f} s")
+    report_outcome(args, result, headline, t0)
     return 0

@@ -1,13 +1,14 @@
-"""Recalibration section of the binary audit (paper Sec. 5, split workflow of App. E.5).
+"""Recalibration section of the binary audit (Hanada & Futami, Sec. 5; split workflow of App. E.5).
 
 The annotated items are split in half (seeded): maps are fitted on the first
 half and judged on the second with bins on ``g(Z)``. Channels are the audit's
 (fitted on all items; a separate channel sample is better when one exists).
 For each family (temperature, Platt, histogram) a naive map (fitted to the
 mean answer) and a corrected map (fitted to noise-corrected labels) are
-compared by held-out NC-ECE; the corrected map with the smallest held-out
-NC-ECE is the one recommended. With a channel posterior the histogram map is
-also fitted under every draw, giving a credible band for ``g``.
+compared by held-out NC-ECE (with the audit's weight rule); the corrected map
+with the smallest held-out NC-ECE is the one recommended. With a channel
+posterior the histogram map is also fitted under every draw, giving a
+credible band for ``g``.
 """
 
 from __future__ import annotations
@@ -16,16 +17,30 @@ import warnings as _warnings
 
 import numpy as np
 
-from bayescal.report.audit import Section
-from bayescal.report.sections import Context, _fmt
+from bayescal.plotting.binary import recalibration_curves
+from bayescal.recal import (
+    HistogramMap,
+    PlattMap,
+    TemperatureMap,
+    evaluate_map,
+    fit_posterior_map,
+    naive_targets,
+)
+from bayescal.report.core import Section, Table, fmt
+from bayescal.report.figures import figure, new_figure
+from bayescal.report.sections import Context
+from bayescal.summaries.summary import Summary
+
+__all__ = ["FAMILIES", "MIN_ITEMS", "recalibration_section"]
 
 FAMILIES = ("temperature", "platt", "histogram")
 
+#: Fewest annotated items for a fit / test split.
+MIN_ITEMS = 40
 
-def _maps(n_fit):
-    from bayescal.recal import HistogramMap, PlattMap, TemperatureMap
 
-    j = max(2, int(round(n_fit ** (1 / 3))))  # the paper's J = round(n^(1/3))
+def _maps(n_fit: int):
+    j = max(2, int(round(n_fit ** (1 / 3))))  # Hanada & Futami's J = round(n^(1/3))
     return {
         "temperature": TemperatureMap,
         "platt": PlattMap,
@@ -33,43 +48,51 @@ def _maps(n_fit):
     }, j
 
 
-def recalibration(ctx: Context) -> Section:
-    from bayescal.recal import evaluate_map, fit_posterior_map, naive_targets
-    from bayescal.report.figures import _plt, to_base64
+def _scores(ev: dict) -> dict:
+    out = {"nc": ev["nc"].value, "soft_vote": ev["soft_vote"].value}
+    if "oracle" in ev:
+        out["oracle"] = ev["oracle"].value
+    return out
 
-    data = ctx.data
-    annotated = np.flatnonzero(data.annotated)
-    if annotated.size < 40:
+
+def _row(name: str, target: str, scores: dict) -> tuple:
+    return (name, target, fmt(scores["nc"]), fmt(scores["soft_vote"]), fmt(scores.get("oracle")))
+
+
+def recalibration_section(ctx: Context) -> Section:
+    """Fit naive and corrected maps on one half, judge them on the other, recommend one."""
+    if isinstance(ctx.data, Summary):
         return Section(
+            key="recalibration",
             title="Recalibration",
             status="skipped",
-            reason=f"only {annotated.size} annotated items; a fit/test split needs at least 40.",
+            reason="the audit ran on a summary (no per-item scores): fitting and evaluating maps "
+            "on a held-out split needs items. The corrected histogram map can be built from counts "
+            "with bayescal.recal.histogram_map_from_summary; see docs/scale.md.",
         )
-    rng = np.random.default_rng(ctx.seed)
-    order = rng.permutation(annotated)
-    fit_d, test_d = (
-        data.subset(np.sort(order[: order.size // 2])),
-        data.subset(np.sort(order[order.size // 2 :])),
-    )
+    data = ctx.data
+    annotated = np.flatnonzero(data.annotated)
+    if annotated.size < MIN_ITEMS:
+        return Section(
+            key="recalibration",
+            title="Recalibration",
+            status="skipped",
+            reason=f"only {annotated.size} annotated items; a fit/test split needs at least "
+            f"{MIN_ITEMS}.",
+        )
+    order = np.random.default_rng(ctx.seed).permutation(annotated)
+    fit_d = data.subset(np.sort(order[: order.size // 2]))
+    test_d = data.subset(np.sort(order[order.size // 2 :]))
     point = ctx.point if ctx.point is not None else ctx.channels
     makers, j = _maps(fit_d.n_items)
-    rows, record = [], {}
-    base = evaluate_map(lambda z: z, test_d, channels=point, bins=ctx.bins)
-    record["base"] = {
-        "nc": base["nc"].value,
-        "soft_vote": base["soft_vote"].value,
-        **({"oracle": base["oracle"].value} if "oracle" in base else {}),
-    }
-    rows.append(
-        (
-            "none (original score)",
-            "",
-            _fmt(base["nc"].value),
-            _fmt(base["soft_vote"].value),
-            _fmt(base["oracle"].value) if "oracle" in base else "n/a",
-        )
-    )
+
+    def evaluate(g):
+        return _scores(evaluate_map(g, test_d, channels=point, bins=ctx.bins, weights=ctx.weights))
+
+    record = {"base": evaluate(lambda z: z)}
+    rows = [_row("none (original score)", "", record["base"])]
     fitted = {}
+    band = None
     with _warnings.catch_warnings(record=True) as caught:
         _warnings.simplefilter("always")
         naive_t = naive_targets(fit_d)
@@ -81,29 +104,14 @@ def recalibration(ctx: Context) -> Section:
                     if target == "naive"
                     else m.fit_corrected(fit_d, point, weights=ctx.weights)
                 )
-                ev = evaluate_map(m, test_d, channels=point, bins=ctx.bins)
                 fitted[(fam, target)] = m
-                record[f"{fam}_{target}"] = {
-                    "nc": ev["nc"].value,
-                    "soft_vote": ev["soft_vote"].value,
-                    **({"oracle": ev["oracle"].value} if "oracle" in ev else {}),
-                }
-                rows.append(
-                    (
-                        fam,
-                        target,
-                        _fmt(ev["nc"].value),
-                        _fmt(ev["soft_vote"].value),
-                        _fmt(ev["oracle"].value) if "oracle" in ev else "n/a",
-                    )
-                )
-        band = None
+                record[f"{fam}_{target}"] = evaluate(m)
+                rows.append(_row(fam, target, record[f"{fam}_{target}"]))
         if ctx.channels.n_draws > 1:
-            band_map = fit_posterior_map(
+            band = fit_posterior_map(
                 "histogram", fit_d, ctx.channels, weights=ctx.weights, map_params={"bins": j}
             )
-            band = band_map
-    ctx.warn([str(w.message) for w in caught], "recalibration")
+    ctx.flag("recalibration.fit", [str(w.message) for w in caught], "recalibration")
     best = min(FAMILIES, key=lambda f: record[f"{f}_corrected"]["nc"])
     record["recommended"] = {
         "family": best,
@@ -111,28 +119,13 @@ def recalibration(ctx: Context) -> Section:
         "heldout_nc_ece": record[f"{best}_corrected"]["nc"],
     }
     ctx.diagnostics["recalibration"] = record
-
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.5, 4.2))
-    z = np.linspace(0.001, 0.999, 400)
-    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1)
-    for i, fam in enumerate(FAMILIES):
-        ax.plot(z, fitted[(fam, "corrected")].predict(z), color=f"C{i}", label=f"{fam}, corrected")
-        ax.plot(z, fitted[(fam, "naive")].predict(z), color=f"C{i}", ls=":", label=f"{fam}, naive")
-    if band is not None:
-        lo, hi = band.predict_interval(z, prob=ctx.prob)
-        ax.fill_between(
-            z,
-            lo,
-            hi,
-            color="C2",
-            alpha=0.2,
-            label=f"histogram, {int(ctx.prob * 100)}% posterior band",
-        )
-    ax.set_xlabel("original score z")
-    ax.set_ylabel("recalibrated g(z)")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
+    fig = new_figure(figsize=(5.5, 4.2))
+    recalibration_curves(
+        {fam: (fitted[(fam, "corrected")], fitted[(fam, "naive")]) for fam in FAMILIES},
+        band=band,
+        prob=ctx.prob,
+        ax=fig.subplots(),
+    )
     notes = [
         f"Maps fitted on {fit_d.n_items} items and evaluated on {test_d.n_items} other items "
         f"(seeded split); bins on g(Z); histogram maps use J = {j} equal-mass bins.",
@@ -143,14 +136,15 @@ def recalibration(ctx: Context) -> Section:
         "channel sample exists, fit channels on it for a strictly held-out evaluation.",
     ]
     return Section(
+        key="recalibration",
         title="Recalibration",
-        html_tables=[
-            (
+        tables=[
+            Table(
                 "Held-out calibration error of recalibrated scores (lower is better)",
                 ("map", "target", "NC-ECE", "soft-vote ECE", "reference-label ECE"),
                 rows,
             )
         ],
-        figures=[("Recalibration maps: corrected (solid) vs naive (dotted)", to_base64(fig))],
+        figures=[figure("Recalibration maps: corrected (solid) vs naive (dotted)", fig)],
         notes=notes,
     )

@@ -1,20 +1,60 @@
-"""The steps of a binary audit, one function per report section.
+"""The steps of a binary audit (Hanada & Futami), one function per report section.
 
 Each function reads and extends a shared :class:`Context` and returns a
-:class:`~bayescal.report.audit.Section`. Errors in the user's design (for
+:class:`~bayescal.report.core.Section`. Errors in the user's design (for
 example a non-identified design) propagate: an audit either completes or
 writes nothing. Optional features that are unavailable are reported as
-skipped sections with the reason.
+skipped sections with the reason. Warnings are collected as coded
+:class:`~bayescal.flags.Flag` objects.
 """
 
 from __future__ import annotations
 
 import warnings as _warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from bayescal.report.audit import ASSUMPTIONS, Section, _interval
+from bayescal.bayes.fit import fit_channels_bayes
+from bayescal.channels.fit import fit_channels
+from bayescal.channels.identification import check_design
+from bayescal.errors import FitError
+from bayescal.flags import Flag
+from bayescal.metrics.binned import majority_vote_ece, oracle_ece, soft_vote_ece
+from bayescal.metrics.ncece import nc_ece
+from bayescal.metrics.uncertainty import nc_ece_interval
+from bayescal.plotting.binary import (
+    channel_forest,
+    channel_trace,
+    noise_corrected_reliability,
+    pattern_predictive_check,
+)
+from bayescal.report.core import Section, Table, fmt
+from bayescal.report.figures import figure, new_figure
+from bayescal.summaries.summary import Summary, summarize
+
+__all__ = [
+    "ASSUMPTIONS",
+    "Context",
+    "data_section",
+    "identification_section",
+    "channel_section",
+    "diagnostics_section",
+    "ece_section",
+    "build_summary",
+]
+
+ASSUMPTIONS = [
+    "Class-conditional noise: an annotator's chance of answering 1 depends only on the true class "
+    "(a = P(1 | negative), b = P(1 | positive)), not on the item's difficulty or its score.",
+    "Conditional independence: given the true class "
+    "(and score group), annotators err independently.",
+    "Orientation: the designated annotator is better than chance (a < b), which fixes which latent "
+    "class is 'positive'.",
+    "Missing answers are missing independently of the true class given the score.",
+    "The score groups and evaluation bins are fixed before looking at the labels.",
+]
 
 _POINT_METHODS = {
     "score-bin-em": "score_bin_em",
@@ -26,6 +66,8 @@ _POINT_METHODS = {
 
 @dataclass(eq=False)
 class Context:
+    """What the audit's steps share: settings in, results and flags out."""
+
     data: object
     channels_choice: str
     groups: object
@@ -42,29 +84,29 @@ class Context:
     channels: object = None
     interval: object = None
     errors: dict = field(default_factory=dict)
-    warnings: list = field(default_factory=list)
+    flags: list = field(default_factory=list)
     point_method: str = ""
     diagnostics: dict = field(default_factory=dict)
 
-    def warn(self, messages, source):
-        for m in messages:
-            text = f"[{source}] {m}"
-            if text not in self.warnings:
-                self.warnings.append(text)
+    def flag(self, code: str, messages: Iterable[str], source: str) -> None:
+        """Add one flag per message (each message once)."""
+        for message in messages:
+            f = Flag(code, str(message), source)
+            if f not in self.flags:
+                self.flags.append(f)
+
+    @property
+    def percent(self) -> int:
+        return int(round(self.prob * 100))
 
 
-def _fmt(x, digits=4):
-    if x is None:
-        return "n/a"
-    if isinstance(x, (float, np.floating)):
-        return f"{x:.{digits}f}"
-    return str(x)
+def _interval(x: np.ndarray, prob: float) -> tuple[float, float]:
+    q = np.quantile(x, [(1 - prob) / 2, 1 - (1 - prob) / 2])
+    return float(q[0]), float(q[1])
 
 
 # --------------------------------------------------------------------------- data
 def data_section(ctx: Context) -> Section:
-    from bayescal.summaries.summary import Summary, summarize
-
     d = ctx.data.describe()
     if isinstance(ctx.data, Summary):
         ctx.summary = ctx.data  # its groups and bins were fixed when it was built
@@ -86,11 +128,12 @@ def data_section(ctx: Context) -> Section:
         ("reference labels given", "yes" if d["has_truth"] else "no"),
     ]
     per = [
-        (name, d["answers_per_annotator"][name], _fmt(d["positive_rate_per_annotator"][name], 3))
+        (name, d["answers_per_annotator"][name], fmt(d["positive_rate_per_annotator"][name], 3))
         for name in ctx.data.annotators
     ]
     if d["n_unannotated"]:
-        ctx.warn(
+        ctx.flag(
+            "data.unannotated",
             [
                 f"{d['n_unannotated']} item(s) have no answer; "
                 "they are excluded from every label statistic."
@@ -98,34 +141,32 @@ def data_section(ctx: Context) -> Section:
             "data",
         )
     return Section(
+        key="data",
         title="Data",
-        html_tables=[
-            ("Overview", ("quantity", "value"), rows),
-            ("Annotators", ("annotator", "answers", "share answering 1"), per),
+        tables=[
+            Table("Overview", ("quantity", "value"), rows),
+            Table("Annotators", ("annotator", "answers", "share answering 1"), per),
         ],
     )
 
 
 # --------------------------------------------------------------------------- identification
 def identification_section(ctx: Context) -> Section:
-    from bayescal.channels.identification import check_design
-
     k = ctx.data.n_annotators
     choice = ctx.channels_choice
-    if choice == "bayes":
-        method = "score_bin_em"
-    else:
-        method = _POINT_METHODS[choice]
-    ctx.point_method = method
+    ctx.point_method = "score_bin_em" if choice == "bayes" else _POINT_METHODS[choice]
     with _warnings.catch_warnings(record=True):
-        msgs = check_design(ctx.summary, method)
-    ctx.warn(msgs, "identification")
+        msgs = check_design(ctx.summary, ctx.point_method)
+    ctx.flag("identification.design", msgs, "identification")
     groups = ctx.summary.group_counts.values
     rows = [
         ("annotators (K)", k),
         ("score groups (L), non-empty", f"{len(groups)}, {int((groups > 0).sum())}"),
         ("evaluation bins (M)", ctx.summary.n_bins),
-        ("channel model", "Bayesian grouped Dawid-Skene (PyMC)" if choice == "bayes" else method),
+        (
+            "channel model",
+            "Bayesian grouped Dawid-Skene (PyMC)" if choice == "bayes" else ctx.point_method,
+        ),
         (
             "why identified",
             "three or more annotators identify the channels (Dawid-Skene)"
@@ -135,19 +176,15 @@ def identification_section(ctx: Context) -> Section:
         ),
     ]
     return Section(
+        key="identification",
         title="Identification and assumptions",
-        html_tables=[("Design", ("check", "value"), rows)],
-        notes=["Assumptions, in plain words:"] + ASSUMPTIONS,
+        tables=[Table("Design", ("check", "value"), rows)],
+        notes=["Assumptions, in plain words:", *ASSUMPTIONS],
     )
 
 
 # --------------------------------------------------------------------------- channels
-def channel_section(ctx: Context) -> Section:
-    from bayescal.channels.fit import fit_channels
-    from bayescal.errors import FitError
-    from bayescal.report.figures import forest_plot
-
-    notes = []
+def _fit_point(ctx: Context) -> None:
     options = (
         {"random_state": ctx.seed}
         if ctx.point_method in ("score_bin_em", "dawid_skene_em", "gmm")
@@ -155,71 +192,88 @@ def channel_section(ctx: Context) -> Section:
     )
     if ctx.point_method == "score_bin_em":
         options["empty_groups"] = "drop"
+    source = f"point fit ({ctx.point_method})"
     try:
         with _warnings.catch_warnings(record=True):
             ctx.point = fit_channels(ctx.summary, ctx.point_method, **options)
-        ctx.warn(ctx.point.warnings, f"point fit ({ctx.point_method})")
+        ctx.flag("channels.point-fit", ctx.point.warnings, source)
     except FitError as exc:
         if ctx.channels_choice != "bayes":
             raise
         ctx.point = None
-        ctx.warn(
+        ctx.flag(
+            "channels.point-fit-failed",
             [f"the point estimator failed ({exc}); the report uses the posterior only."],
-            "point fit",
+            source,
         )
-    if ctx.channels_choice == "bayes":
-        import logging
 
-        import pymc  # noqa: F401  (PyMC sets its logger level on import; quiet it afterwards)
 
-        from bayescal.bayes.fit import fit_channels_bayes
-
-        if not ctx.progress:
-            logging.getLogger("pymc").setLevel(logging.ERROR)
-
-        with _warnings.catch_warnings(record=True):
-            ctx.channels = fit_channels_bayes(
-                ctx.summary,
-                "grouped",
-                draws=ctx.draws,
-                tune=ctx.tune,
-                chains=ctx.chains,
-                cores=1,
-                random_state=ctx.seed,
-                progress=ctx.progress,
-            )
-        ctx.warn(ctx.channels.warnings, "Bayesian fit")
-        notes.append(
-            f"Posterior from {ctx.chains} chains x {ctx.draws} draws (tune "
-            f"{ctx.tune}); intervals are equal-tailed {int(ctx.prob * 100)}%. "
-            f"Point estimates: {ctx.point_method} (paper protocol)."
+def _fit_bayes(ctx: Context) -> None:
+    # The default sampler (nutpie) does not import PyMC, so there is no PyMC logger to quiet.
+    with _warnings.catch_warnings(record=True):
+        ctx.channels = fit_channels_bayes(
+            ctx.summary,
+            "grouped",
+            draws=ctx.draws,
+            tune=ctx.tune,
+            chains=ctx.chains,
+            cores=1,
+            random_state=ctx.seed,
+            progress=ctx.progress,
         )
-    else:
-        ctx.channels = ctx.point
-        notes.append(
-            f"Point estimates from {ctx.point_method}; no channel "
-            "posterior (use --channels bayes for intervals)."
-        )
+    ctx.flag("channels.sampler", ctx.channels.warnings, "Bayesian fit")
+
+
+def _channel_entries(ctx: Context) -> list[dict]:
+    """Per annotator: point, posterior mean and interval of ``a`` and ``b``."""
     post = ctx.channels
-    rows, forest = [], []
+    out = []
     for j, name in enumerate(post.annotators):
         entry = {"name": name}
-        cells = [name]
         for key in ("a", "b"):
             vals = getattr(post, key).values[:, j]
             pt = float(getattr(ctx.point, key).values[0, j]) if ctx.point is not None else None
             if post.n_draws > 1:
                 lo, hi = _interval(vals, ctx.prob)
                 entry[key] = {"point": pt, "mean": float(vals.mean()), "lo": lo, "hi": hi}
-                cells += [_fmt(pt), f"{vals.mean():.4f} [{lo:.4f}, {hi:.4f}]"]
             else:
                 entry[key] = {"point": pt, "mean": pt, "lo": None, "hi": None}
-                cells += [_fmt(pt), "n/a"]
-        gap = post.delta.values[:, j]
-        cells.append(f"{gap.mean():.4f}")
+        entry["gap"] = float(post.delta.values[:, j].mean())
+        out.append(entry)
+    return out
+
+
+def channel_section(ctx: Context) -> Section:
+    _fit_point(ctx)
+    if ctx.channels_choice == "bayes":
+        _fit_bayes(ctx)
+        note = (
+            f"Posterior from {ctx.chains} chains x {ctx.draws} draws (tune "
+            f"{ctx.tune}); intervals are equal-tailed {ctx.percent}%. "
+            f"Point estimates: {ctx.point_method} (Hanada & Futami's protocol)."
+        )
+    else:
+        ctx.channels = ctx.point
+        note = (
+            f"Point estimates from {ctx.point_method}; no channel "
+            "posterior (use --channels bayes for intervals)."
+        )
+    post = ctx.channels
+    entries = _channel_entries(ctx)
+    ctx.diagnostics["forest"] = entries
+    rows = []
+    for e in entries:
+        cells = [e["name"]]
+        for key in ("a", "b"):
+            c = e[key]
+            interval = (
+                f"{fmt(c['mean'])} [{fmt(c['lo'])}, {fmt(c['hi'])}]"
+                if c["lo"] is not None
+                else "n/a"
+            )
+            cells += [fmt(c["point"]), interval]
+        cells.append(fmt(e["gap"]))
         rows.append(tuple(cells))
-        forest.append(entry)
-    ctx.diagnostics["forest"] = forest
     prev_rows = []
     for g, label in enumerate(post.prevalence["group"].values):
         vals = post.prevalence.values[:, g]
@@ -232,23 +286,26 @@ def channel_section(ctx: Context) -> Section:
     header = (
         "annotator",
         "a point",
-        f"a posterior mean [{int(ctx.prob * 100)}%]",
+        f"a posterior mean [{ctx.percent}%]",
         "b point",
-        f"b posterior mean [{int(ctx.prob * 100)}%]",
+        f"b posterior mean [{ctx.percent}%]",
         "gap b - a",
     )
+    fig = new_figure(figsize=(8, 0.45 * len(entries) + 1.4))
+    channel_forest(post, point=ctx.point, prob=ctx.prob, axes=fig.subplots(1, 2, sharey=True))
     return Section(
+        key="channels",
         title="Annotator channels",
-        html_tables=[
-            ("Channels (a = false-positive rate, b = 1 - false-negative rate)", header, rows),
-            (
+        tables=[
+            Table("Channels (a = false-positive rate, b = 1 - false-negative rate)", header, rows),
+            Table(
                 "Prevalence P(Y = 1) per score group",
                 ("score group", "items", "prevalence"),
                 prev_rows,
             ),
         ],
-        figures=[("Channels per annotator", forest_plot(forest, ctx.prob))],
-        notes=notes,
+        figures=[figure("Channels per annotator", fig)],
+        notes=[note],
     )
 
 
@@ -256,60 +313,46 @@ def channel_section(ctx: Context) -> Section:
 def diagnostics_section(ctx: Context) -> Section:
     if ctx.channels_choice != "bayes":
         return Section(
+            key="diagnostics",
             title="Sampler diagnostics",
             status="skipped",
             reason="the channels come from the point estimator "
             f"{ctx.point_method}; there is no sampler to diagnose.",
         )
-    from bayescal.report.figures import ppc_plot, trace_plot
-
     diag = ctx.channels.diagnostics
     ppc = diag.get("ppc_tail_prob", {})
     rows = [
-        ("R-hat (max over a, b, prevalence)", _fmt(diag.get("rhat_max"), 4), "< 1.01"),
-        ("bulk ESS (min)", _fmt(diag.get("ess_bulk_min"), 0), "> 100 per chain"),
-        ("tail ESS (min)", _fmt(diag.get("ess_tail_min"), 0), "> 100 per chain"),
-        ("divergent transitions", diag.get("divergences"), "0"),
-        ("E-BFMI (min)", _fmt(diag.get("bfmi_min"), 3), "> 0.3"),
-        ("sampling seconds", _fmt(diag.get("sampling_seconds"), 1), ""),
+        ("R-hat (max over a, b, prevalence)", fmt(diag.get("rhat_max"), 4), "< 1.01"),
+        ("bulk ESS (min)", fmt(diag.get("ess_bulk_min"), 0), "> 100 per chain"),
+        ("tail ESS (min)", fmt(diag.get("ess_tail_min"), 0), "> 100 per chain"),
+        ("divergent transitions", fmt(diag.get("divergences")), "0"),
+        ("E-BFMI (min)", fmt(diag.get("bfmi_min"), 3), "> 0.3"),
+        ("sampling seconds", fmt(diag.get("sampling_seconds"), 1), ""),
     ]
-    ppc_rows = [(g, _fmt(p, 3)) for g, p in ppc.items()]
     figures = []
     idata = ctx.channels.idata
     if idata is not None and "posterior_predictive" in idata.groups():
-        rep = (
-            idata.posterior_predictive["counts"]
-            .stack(s=("chain", "draw"))
-            .transpose("s", "group", "pattern")
-            .values
+        n_groups = idata.observed_data.sizes["group"]
+        fig = new_figure(figsize=(9, 1.7 * n_groups + 0.6))
+        pattern_predictive_check(
+            idata, prob=0.9, axes=fig.subplots(n_groups, 1, squeeze=False, sharex=True)
         )
-        obs = idata.observed_data["counts"].transpose("group", "pattern").values
-        lo, hi = np.quantile(rep, [0.05, 0.95], axis=0)
-        used = (obs.sum(axis=0) > 0) | (hi.sum(axis=0) > 0)
-        labels = np.asarray(idata.observed_data["pattern"].values)[used]
-        figures.append(
-            (
-                "Posterior predictive check of response patterns",
-                ppc_plot(
-                    obs[:, used],
-                    lo[:, used],
-                    hi[:, used],
-                    labels,
-                    idata.observed_data["group"].values,
-                ),
-            )
-        )
-        figures.append(("Trace of the channels (ArviZ)", trace_plot(idata)))
+        figures.append(figure("Posterior predictive check of response patterns", fig))
+        fig = new_figure(figsize=(9, 4))
+        channel_trace(idata, axes=fig.subplots(2, 2, squeeze=False))
+        fig.tight_layout()
+        figures.append(figure("Trace of the channels (ArviZ)", fig))
     ctx.diagnostics["ppc_p_min"] = min(ppc.values()) if ppc else None
     return Section(
+        key="diagnostics",
         title="Sampler diagnostics and model check",
-        html_tables=[
-            ("NUTS diagnostics", ("check", "value", "target"), rows),
-            (
+        tables=[
+            Table("NUTS diagnostics", ("check", "value", "target"), rows),
+            Table(
                 "Predictive check: tail probability of the pattern-count discrepancy per group "
                 "(small values flag dependent annotators or a misfitting channel model)",
                 ("score group", "tail probability"),
-                ppc_rows,
+                [(g, fmt(p, 3)) for g, p in ppc.items()],
             ),
         ],
         figures=figures,
@@ -318,66 +361,52 @@ def diagnostics_section(ctx: Context) -> Section:
 
 # --------------------------------------------------------------------------- ECE
 def ece_section(ctx: Context) -> Section:
-    from bayescal.metrics.binned import majority_vote_ece, oracle_ece, soft_vote_ece
-    from bayescal.metrics.ncece import nc_ece
-    from bayescal.metrics.uncertainty import nc_ece_interval
-    from bayescal.report.figures import reliability_plot
-
     s = ctx.summary
     e = ctx.errors
     e["soft_vote"] = soft_vote_ece(s)
     e["majority_vote"] = majority_vote_ece(s)
     if s.has_truth:
         e["oracle"] = oracle_ece(s)
-    point_ch = ctx.point if ctx.point is not None else None
-    e["nc_point"] = nc_ece(
-        s, point_ch if point_ch is not None else ctx.channels, weights=ctx.weights
-    )
+    point = ctx.point if ctx.point is not None else ctx.channels
+    e["nc_point"] = nc_ece(s, point, weights=ctx.weights)
     ctx.interval = nc_ece_interval(
         s,
         ctx.channels,
         weights=ctx.weights,
         prob=ctx.prob,
-        point_channels=point_ch,
+        point_channels=ctx.point,
         random_state=ctx.seed,
     )
     iv = ctx.interval
     dec = iv.decomposition()
-    pct = int(ctx.prob * 100)
+
+    def bracket(part):
+        return f"[{fmt(dec[part]['lo'])}, {fmt(dec[part]['hi'])}]"
+
     rows = [
-        ("soft vote (mean answer taken as truth)", _fmt(e["soft_vote"].value), ""),
-        ("majority vote (ties count as 0)", _fmt(e["majority_vote"].value), ""),
-        ("NC-ECE, point channels", _fmt(iv.point), ""),
+        ("soft vote (mean answer taken as truth)", fmt(e["soft_vote"].value), ""),
+        ("majority vote (ties count as 0)", fmt(e["majority_vote"].value), ""),
+        ("NC-ECE, point channels", fmt(iv.point), ""),
         (
-            f"NC-ECE, posterior mean and {pct}% interval",
-            _fmt(float(iv.ece["full"].mean())),
-            f"[{dec['full']['lo']:.4f}, {dec['full']['hi']:.4f}]",
+            f"NC-ECE, posterior mean and {ctx.percent}% interval",
+            fmt(float(iv.ece["full"].mean())),
+            bracket("full"),
         ),
-        (
-            "  channel uncertainty only",
-            "",
-            f"[{dec['channel']['lo']:.4f}, {dec['channel']['hi']:.4f}]",
-        ),
-        (
-            "  evaluation-sample uncertainty only",
-            "",
-            f"[{dec['evaluation']['lo']:.4f}, {dec['evaluation']['hi']:.4f}]",
-        ),
+        ("  channel uncertainty only", "", bracket("channel")),
+        ("  evaluation-sample uncertainty only", "", bracket("evaluation")),
     ]
     if "oracle" in e:
-        rows.append(("reference-label ECE (truth column)", _fmt(e["oracle"].value), ""))
-    band = iv.curve_band(ctx.prob)
-    curve = {
-        "mean_score": band["mean_score"].values,
-        "count": band["count"].values,
-        "soft_vote": e["soft_vote"].bin_mean_target.values[0],
-        "majority_vote": e["majority_vote"].bin_mean_target.values[0],
-        "corrected_point": e["nc_point"].bin_mean_target.values.mean(axis=0),
-        "corrected_lo": band["lo"].values,
-        "corrected_hi": band["hi"].values,
-        "oracle": e["oracle"].bin_mean_target.values[0] if "oracle" in e else None,
-    }
-    ctx.diagnostics["curve"] = curve
+        rows.append(("reference-label ECE (truth column)", fmt(e["oracle"].value), ""))
+    fig = new_figure(figsize=(9, 4))
+    noise_corrected_reliability(
+        e["soft_vote"],
+        e["majority_vote"],
+        e["nc_point"],
+        band=iv.curve_band(ctx.prob),
+        reference=e.get("oracle"),
+        prob=ctx.prob,
+        axes=fig.subplots(1, 2, sharey=True),
+    )
     notes = [
         "All errors use the same fixed bins and the same (annotated) items. NC-ECE replaces each "
         "item's label by its noise-corrected label U = sum_j w_j (A_j - a_j) / "
@@ -388,71 +417,25 @@ def ece_section(ctx: Context) -> Section:
         "estimate is biased upward and the interval's lower end stays above zero.",
     ]
     return Section(
+        key="ece",
         title="Calibration error",
-        html_tables=[
-            (
+        tables=[
+            Table(
                 "Expected calibration error (binned, lower is better)",
-                ("criterion", "value", f"{pct}% interval"),
+                ("criterion", "value", f"{ctx.percent}% interval"),
                 rows,
             )
         ],
-        figures=[
-            ("Reliability diagrams: naive vs noise-corrected", reliability_plot(curve, ctx.prob))
-        ],
+        figures=[figure("Reliability diagrams: naive vs noise-corrected", fig)],
         notes=notes,
     )
 
 
-# --------------------------------------------------------------------------- recalibration
-def recalibration_section(ctx: Context) -> Section:
-    import importlib.util
-
-    from bayescal.summaries.summary import Summary
-
-    if isinstance(ctx.data, Summary):
-        return Section(
-            title="Recalibration",
-            status="skipped",
-            reason="the audit ran on a summary (no per-item scores): fitting and evaluating maps "
-            "on a held-out split needs items. The corrected histogram map can be built from counts "
-            "with bayescal.scale.histogram_map_from_summary; see docs/scale.md.",
-        )
-    if importlib.util.find_spec("bayescal.recal") is None:
-        return Section(
-            title="Recalibration",
-            status="skipped",
-            reason="the recalibration module (bayescal.recal) is not part of this installation.",
-        )
-    from bayescal.report.recal_section import recalibration
-
-    return recalibration(ctx)
-
-
-# ------------------------------------------------------------------------ warnings, reproducibility
-def warnings_section(ctx: Context) -> Section:
-    if not ctx.warnings:
-        return Section(title="Warnings", notes=["No warnings."])
-    return Section(title="Warnings", notes=list(ctx.warnings))
-
-
-def reproducibility_section(repro: dict) -> Section:
-    rows = [
-        ("command", repro["command"] or "(called from Python)"),
-        ("seed", repro["seed"]),
-        ("data hash (SHA-256)", repro["data_hash"]),
-        ("platform", repro["platform"]),
-        ("audit seconds", f"{repro['seconds']:.1f}"),
-    ]
-    rows += [(f"version: {k}", v) for k, v in repro["versions"].items()]
-    rows += [(f"setting: {k}", str(v)) for k, v in repro["settings"].items()]
-    return Section(title="Reproducibility", html_tables=[("Run", ("item", "value"), rows)])
-
-
-def build_summary(ctx: Context, repro: dict) -> dict:
+# ------------------------------------------------------------------------ summary.json
+def build_summary(ctx: Context) -> dict:
+    """The audit's keys of ``summary.json`` (the report adds warnings and reproducibility)."""
     post = ctx.channels
-    ann = {}
-    for entry in ctx.diagnostics["forest"]:
-        ann[entry["name"]] = {"a": entry["a"], "b": entry["b"]}
+    ann = {e["name"]: {"a": e["a"], "b": e["b"]} for e in ctx.diagnostics["forest"]}
     prev = {}
     for g, label in enumerate(post.prevalence["group"].values):
         vals = post.prevalence.values[:, g]
@@ -465,10 +448,11 @@ def build_summary(ctx: Context, repro: dict) -> dict:
         }
     iv = ctx.interval.to_dict()
     diag = post.diagnostics if ctx.channels_choice == "bayes" else {}
+    described = ctx.data.describe()
     out = {
-        "n_items": ctx.data.describe()["n_items"],
+        "n_items": described["n_items"],
         "n_annotators": ctx.data.n_annotators,
-        "n_unannotated": ctx.data.describe()["n_unannotated"],
+        "n_unannotated": described["n_unannotated"],
         "channels": {
             "method": post.method,
             "point_method": ctx.point_method,
@@ -494,8 +478,6 @@ def build_summary(ctx: Context, repro: dict) -> dict:
             "divergences": diag.get("divergences"),
             "ppc_p_min": ctx.diagnostics.get("ppc_p_min"),
         },
-        "warnings": list(ctx.warnings),
-        "reproducibility": repro,
     }
     if "oracle" in ctx.errors:
         out["ece"]["oracle"] = ctx.errors["oracle"].value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from bayescal.errors import ConfigError
 
 INSTALL_HINT = 'pip install "bayescal[dask]"'
@@ -11,7 +13,7 @@ class DaskNotInstalledError(ConfigError, ImportError):
     """dask (or pyarrow) is needed for out-of-core summaries and is not installed."""
 
 
-def require(module: str = "dask", purpose: str = "out-of-core summaries"):
+def require(module: str = "dask", purpose: str = "out-of-core summaries") -> ModuleType:
     """Import ``module`` or raise :class:`DaskNotInstalledError` with the install command."""
     import importlib
 

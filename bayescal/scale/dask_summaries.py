@@ -13,8 +13,12 @@ install raises an error that gives the command ``pip install "bayescal[dask]"``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from bayescal._typing import Bins
+from bayescal.data.validation import check_names
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import WideSpec, add_all, summarize_batch, wide_arrays
 from bayescal.scale._deps import require
@@ -31,6 +35,7 @@ from bayescal.scale.sources import (
 )
 from bayescal.summaries.partition import make_edges
 from bayescal.summaries.patterns import check_pattern_k
+from bayescal.summaries.summary import Summary
 
 __all__ = ["summarize_dask", "is_dask_collection", "is_out_of_core_source", "compute"]
 
@@ -38,14 +43,14 @@ __all__ = ["summarize_dask", "is_dask_collection", "is_out_of_core_source", "com
 TREE_FAN_IN = 8
 
 
-def is_dask_collection(obj) -> bool:
+def is_dask_collection(obj: object) -> bool:
     """True for a dask DataFrame (checked without importing dask)."""
     return type(obj).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(
         obj, "to_delayed"
     )
 
 
-def is_out_of_core_source(obj) -> bool:
+def is_out_of_core_source(obj: object) -> bool:
     """True when :func:`bayescal.summarize` should hand ``obj`` to :func:`summarize_dask`:
     a dask DataFrame, or a path / glob / URL (or a list of them) of CSV or Parquet files.
 
@@ -57,7 +62,9 @@ def is_out_of_core_source(obj) -> bool:
     return is_dask_collection(obj) or is_path_source(obj)
 
 
-def resolve_edges(groups, bins, bin_strategy: str = "uniform"):
+def resolve_edges(
+    groups: Bins, bins: Bins, bin_strategy: str = "uniform"
+) -> tuple[np.ndarray, np.ndarray]:
     """Group and bin edges fixed before the pass (every task must use the same ones)."""
     if isinstance(groups, str) or isinstance(bins, str):
         raise ConfigError(
@@ -78,7 +85,9 @@ def resolve_edges(groups, bins, bin_strategy: str = "uniform"):
     return make_edges(groups, what="groups"), make_edges(bins, what="bins")
 
 
-def compute(obj, *, client=None, scheduler: str = "threads", workers: int | None = None):
+def compute(
+    obj: Any, *, client: Any = None, scheduler: str = "threads", workers: int | None = None
+) -> Any:
     """Compute a dask object on ``client`` when given, else on a local scheduler."""
     dask = require("dask")
     if client is not None:
@@ -92,7 +101,7 @@ def compute(obj, *, client=None, scheduler: str = "threads", workers: int | None
     return out
 
 
-def tree_sum(parts, fan_in: int = TREE_FAN_IN):
+def tree_sum(parts: list, fan_in: int = TREE_FAN_IN) -> Any:
     """Add delayed summaries in a tree of fan-in ``fan_in`` (a few summaries in memory at once)."""
     from dask import delayed
 
@@ -153,7 +162,6 @@ def _annotator_columns(columns, score, truth, item, annotators, where: str):
             raise DataError(
                 f"{where} has no annotator column(s) {missing!r}; columns are {list(columns)!r}."
             )
-    from bayescal.data.validation import check_names
 
     check_names(annotators, len(annotators))
     check_pattern_k(len(annotators))
@@ -161,24 +169,27 @@ def _annotator_columns(columns, score, truth, item, annotators, where: str):
 
 
 def summarize_dask(
-    source,
+    source: Any,
     *,
     score: str = "score",
-    annotators=None,
+    annotators: list[str] | None = None,
     truth: str | None = None,
     item: str | None = None,
-    groups=5,
-    bins=10,
+    groups: Bins = 5,
+    bins: Bins = 10,
     bin_strategy: str = "uniform",
-    client=None,
+    client: Any = None,
     scheduler: str = "threads",
     workers: int | None = None,
-    blocksize=DEFAULT_BLOCKSIZE,
+    blocksize: int | str = DEFAULT_BLOCKSIZE,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     format: str | None = None,
     return_graph: bool = False,
-):
+) -> Summary | Any:
     """Summarise wide data larger than memory (one row per item, one column per annotator).
+
+    SPEC §1 (every statistic of Hanada & Futami's binary track is a function of the
+    response pattern, so chunk summaries add up to the summary of the whole).
 
     Parameters
     ----------

@@ -18,8 +18,12 @@ its rows meet. :func:`summarize_long_dask`
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from bayescal._typing import Bins
+from bayescal.data.validation import check_names
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import (
     check_label_values,
@@ -34,6 +38,7 @@ from bayescal.scale.sources import (
     DEFAULT_BLOCKSIZE,
     CsvWhere,
     ParquetWhere,
+    PartitionWhere,
     is_path_source,
     list_files,
     make_chunks,
@@ -42,7 +47,7 @@ from bayescal.scale.sources import (
     read_header,
 )
 from bayescal.summaries.patterns import check_pattern_k
-from bayescal.summaries.summary import summarize_arrays
+from bayescal.summaries.summary import Summary, summarize_arrays
 
 __all__ = ["summarize_long_dask"]
 
@@ -227,8 +232,6 @@ def _convert_chunk(chunk, columns, batch_rows, convert, chunk_id):
 
 
 def _convert_partition(frame, convert, chunk_id):
-    from bayescal.scale.sources import PartitionWhere
-
     frame = frame.reset_index(drop=True)
     where = PartitionWhere(chunk_id, 0, frame.index)
     return convert(frame, where, chunk_id, 0)
@@ -351,29 +354,31 @@ def _per_item_constant(codes, values, n_items, what, ids, src, row, locate):
 
 # ------------------------------------------------------------------ public
 def summarize_long_dask(
-    source,
+    source: Any,
     *,
     item: str = "item",
     annotator: str = "annotator",
     label: str = "label",
     score: str = "score",
-    scores=None,
+    scores: Any = None,
     truth: str | None = None,
-    annotators=None,
-    groups=5,
-    bins=10,
+    annotators: list[str] | None = None,
+    groups: Bins = 5,
+    bins: Bins = 10,
     bin_strategy: str = "uniform",
     npartitions: int | None = None,
-    client=None,
+    client: Any = None,
     scheduler: str = "threads",
     workers: int | None = None,
-    blocksize=DEFAULT_BLOCKSIZE,
+    blocksize: int | str = DEFAULT_BLOCKSIZE,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     format: str | None = None,
     scores_format: str | None = None,
     return_graph: bool = False,
-):
+) -> Summary | Any:
     """Summarise long data larger than memory: one row per (item, annotator, label) answer.
+
+    SPEC §1 (pattern counts and bin sums, as for Hanada & Futami's binary track).
 
     Parameters
     ----------
@@ -459,7 +464,6 @@ def summarize_long_dask(
         annotators = _find_annotators(answers, annotator, client, scheduler, workers)
     else:
         annotators = [str(a) for a in annotators]
-    from bayescal.data.validation import check_names
 
     check_names(annotators, len(annotators))
     check_pattern_k(len(annotators))

@@ -1,7 +1,9 @@
-"""Simulators: the toy study (Sec. 6.1), the Gaussian setting (App. G.2), flip annotators.
+"""Simulators: the toy study (Sec. 6.1), the Gaussian setting (App. G.2), flip annotators,
+and multiclass items with noisy annotators (SPEC §3).
 
 Every simulator takes a keyword-only ``random_state`` (int or ``numpy.random.Generator``) and
-returns an :class:`~bayescal.data.container.Annotations` holding the clean ``truth``.
+returns a container holding the clean ``truth``: :class:`~bayescal.data.container.Annotations`
+(binary) or :class:`~bayescal.data.multiclass.MulticlassAnnotations` (multiclass).
 """
 
 from bayescal.simulate.flips import simulate_annotations, simulate_flip_data
@@ -10,6 +12,11 @@ from bayescal.simulate.gaussian import (
     GAUSSIAN_FP,
     gaussian_true_curve,
     simulate_gaussian,
+)
+from bayescal.simulate.multiclass import (
+    default_confusions,
+    multiclass_population,
+    simulate_multiclass,
 )
 from bayescal.simulate.toy import (
     TOY_CONDITIONS,
@@ -41,4 +48,7 @@ __all__ = [
     "simulate_gaussian",
     "simulate_annotations",
     "simulate_flip_data",
+    "multiclass_population",
+    "simulate_multiclass",
+    "default_confusions",
 ]

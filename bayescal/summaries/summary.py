@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 import xarray as xr
 
+from bayescal.data.container import Annotations
 from bayescal.dims import ANNOTATOR, BIN, GROUP, PATTERN
 from bayescal.errors import ConfigError, DataError
 from bayescal.summaries.partition import assign, cell_labels, make_edges
@@ -24,7 +25,14 @@ from bayescal.summaries.patterns import (
     pattern_states,
 )
 
-__all__ = ["Summary", "summarize", "summarize_arrays", "DEFAULT_GROUPS", "DEFAULT_BINS"]
+__all__ = [
+    "Summary",
+    "summarize",
+    "summarize_arrays",
+    "as_summary",
+    "DEFAULT_GROUPS",
+    "DEFAULT_BINS",
+]
 
 DEFAULT_GROUPS = 5
 DEFAULT_BINS = 10
@@ -297,10 +305,15 @@ def _group_spec(groups, data):
     return make_edges(groups, what="groups"), None
 
 
-def summarize(
-    data, *, groups=None, bins=DEFAULT_BINS, bin_strategy: str = "uniform", **out_of_core
-) -> Summary:
-    """Reduce an :class:`~bayescal.Annotations` to its sufficient statistics.
+def summarize(data, *, groups=None, bins=DEFAULT_BINS, bin_strategy: str = "uniform") -> Summary:
+    """Reduce an :class:`~bayescal.Annotations` to its sufficient statistics (SPEC §1).
+
+    Hanada & Futami's estimators and errors (Eqs. for EM, NC-ECE and the
+    histogram map) are functions of an item's response pattern, so pattern
+    counts per score group and per evaluation bin, with score sums, are all
+    they need. Data larger than memory (a dask DataFrame, or a folder or glob
+    of CSV / Parquet files) go through :func:`bayescal.scale.summarize`, which
+    routes them to the out-of-core builder and gives the same :class:`Summary`.
 
     Parameters
     ----------
@@ -316,39 +329,23 @@ def summarize(
     bin_strategy : {"uniform", "quantile"}
         With an int ``bins``: equal-width or equal-mass bins. Equal-mass edges
         come from the annotated items' scores.
-    **out_of_core
-        Only when ``data`` is a dask DataFrame or a path / glob of CSV or Parquet
-        files: passed to :func:`bayescal.scale.summarize_dask` (``score``,
-        ``annotators``, ``truth``, ``client``, ``blocksize``, ...), which builds
-        the summary chunk by chunk (needs ``pip install "bayescal[dask]"``).
 
     Returns
     -------
     Summary
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_toy
+    >>> s = summarize(simulate_toy(1000, random_state=0), groups=5, bins=10)
+    >>> s.n_items, s.n_groups, s.n_bins
+    (1000, 5, 10)
     """
-    from bayescal.data.container import Annotations
-    from bayescal.scale.dask_summaries import is_out_of_core_source  # no dask import
-
-    if not isinstance(data, Annotations) and is_out_of_core_source(data):
-        from bayescal.scale import summarize_dask
-
-        return summarize_dask(
-            data,
-            groups=DEFAULT_GROUPS if groups is None else groups,
-            bins=bins,
-            bin_strategy=bin_strategy,
-            **out_of_core,
-        )
-    if out_of_core:
-        raise ConfigError(
-            f"summarize got unexpected keyword(s) {sorted(out_of_core)}; they apply only to "
-            "out-of-core sources (a dask DataFrame or a path / glob of CSV or Parquet files)."
-        )
     if not isinstance(data, Annotations):
         raise DataError(
             f"summarize expects an Annotations container; got {type(data).__name__}. "
-            "Build one with Annotations.from_arrays, Annotations.from_long or load_csv, or pass a "
-            "dask DataFrame or a path / glob of CSV or Parquet files."
+            "Build one with Annotations.from_arrays, Annotations.from_long or load_csv; for a "
+            "dask DataFrame or a path / glob of CSV or Parquet files use bayescal.scale.summarize."
         )
     annotated = data.annotated
     group_edges, group_values = _group_spec(groups, data)
@@ -361,6 +358,64 @@ def summarize(
         group_values=group_values,
         bin_edges=bin_edges,
         truth=data.truth,
+    )
+
+
+def as_summary(
+    data, *, groups=None, bins=None, bin_strategy: str = "uniform", caller: str = "this function"
+) -> Summary:
+    """The one "Annotations or Summary -> Summary" step of every estimator and metric.
+
+    SPEC §1: every statistic of Hanada & Futami's binary track reads the summary.
+
+    A container is summarised with ``groups`` and ``bins`` (defaults as in
+    :func:`summarize`); a summary is used as it is, since its groups and bins
+    were fixed when it was built, so passing ``groups`` or ``bins`` with it is
+    refused rather than ignored.
+
+    Parameters
+    ----------
+    data : Annotations or Summary
+    groups, bins : optional
+        As in :func:`summarize`; only with a container.
+    bin_strategy : {"uniform", "quantile"}, default "uniform"
+        As in :func:`summarize`; only used with a container.
+    caller : str
+        Named in the error message for a wrong type.
+
+    Returns
+    -------
+    Summary
+
+    Raises
+    ------
+    ConfigError
+        ``data`` is neither, or ``groups`` / ``bins`` come with a summary.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_toy
+    >>> s = as_summary(simulate_toy(500, random_state=0), groups=2)
+    >>> as_summary(s) is s
+    True
+    """
+    if isinstance(data, Summary):
+        given = [name for name, value in (("groups", groups), ("bins", bins)) if value is not None]
+        if given:
+            raise ConfigError(
+                f"{' and '.join(given)} are fixed when the summary is built; pass them to "
+                "summarize() instead."
+            )
+        return data
+    if isinstance(data, Annotations):
+        return summarize(
+            data,
+            groups=groups,
+            bins=DEFAULT_BINS if bins is None else bins,
+            bin_strategy=bin_strategy,
+        )
+    raise ConfigError(
+        f"{caller} expects an Annotations container or a Summary; got {type(data).__name__}."
     )
 
 

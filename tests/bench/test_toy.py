@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 import bayescal as bc
-from bayescal.bench.toy import one_rep
 from bayescal.cli import main
+from bayescal.metrics.toy_study import toy_replicate
 from bayescal.simulate import TOY_FN, TOY_FP, simulate_toy
 
 
 @pytest.mark.parametrize("condition", ["shifted", "nonlinear"])
-def test_one_rep_matches_public_api(condition):
+def test_toy_replicate_matches_public_api(condition):
     n, seed = 3000, 17
-    rep = one_rep(condition, n, seed)["ece"]
+    rep = toy_replicate(condition, n, seed)["ece"]
     d = simulate_toy(n, condition, random_state=seed)
     known = bc.ChannelFit.known(TOY_FP, 1 - np.array(TOY_FN))
     second = d.subset(np.arange(n // 2, n))

@@ -181,7 +181,7 @@ def test_evaluate_map_bins_on_recalibrated_score(gauss, known):
 
 def test_score_bin_map_matches_posterior_draw(gauss):
     post = wide_posterior(5, groups=True)
-    m = ScoreBinMap().fit(post, draw=4)
+    m = ScoreBinMap(channels=post, draw=4).fit()
     np.testing.assert_allclose(m.predict([0.2, 0.7]), post.prevalence.values[4])
 
 

@@ -200,7 +200,7 @@ def test_score_bin_map_reads_prevalences_and_fills_dropped_groups():
         method="x",
         group_edges=np.array([0, 1 / 3, 2 / 3, 1]),
     )
-    m = ScoreBinMap().fit(ch)
+    m = ScoreBinMap(channels=ch).fit()
     mu = (0.2 * 10 + 0.7 * 30) / 40
     np.testing.assert_allclose(m.predict([0.1, 0.5, 0.9]), [0.2, mu, 0.7])
     user = ChannelFit.from_point(
@@ -213,9 +213,9 @@ def test_score_bin_map_reads_prevalences_and_fills_dropped_groups():
         method="x",
     )
     with pytest.raises(ConfigError, match="score groups"):
-        ScoreBinMap().fit(user)
+        ScoreBinMap(channels=user).fit()
     np.testing.assert_allclose(
-        ScoreBinMap().fit(ChannelFit.known([0.1], [0.9], mu=0.3)).predict([0.2]), [0.3]
+        ScoreBinMap(channels=ChannelFit.known([0.1], [0.9], mu=0.3)).fit().predict([0.2]), [0.3]
     )
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bayescal.ambiguity import METHODS, AmbiguityData
+from bayescal.ambiguity import METHODS, AmbiguityData, detect_annotation_level
 from bayescal.ambiguity.loaders import load_npz
 from bayescal.ambiguity.simulate import dawid_skene_annotations, isic2019_confusion
 from bayescal.cli import main
 from bayescal.errors import DataError
-from bayescal.report.ambiguity_audit import audit_ambiguity, detect_annotation_level
+from bayescal.report.ambiguity_audit import audit_ambiguity
 
 DATA = (Path(__file__).parents[2] / ".." / "shared" / "data").resolve()
 FAST_METHODS = ["Uncalibrated", "TS", "SLTS", "MCTS S=1", "LS-TS", "Oracle TS (oracle)"]
@@ -216,16 +216,17 @@ def test_voted_labels_only_gives_ls_ts_with_caveat_and_no_check():
     )
     r = audit_ambiguity(d, methods=FAST_METHODS, n_draws=10)
     rec = r.recommendation
-    assert rec["annotations"]["level"] == "voted" and rec["method"] == "LS-TS"
-    assert "skipped" in rec["check"] and "Caveat" in rec["reason"]
-    assert any("single annotation" in w for w in r.summary["warnings"])
+    assert rec.annotations["level"] == "voted" and rec.method == "LS-TS"
+    assert "skipped" in rec.check and "Caveat" in rec.reason
+    assert any("single annotation" in w["message"] for w in r.summary["warnings"])
+    assert "annotations.single" in {w["code"] for w in r.summary["warnings"]}
     assert not r.summary["methods"]["SLTS"]["usable"] and r.summary["methods"]["LS-TS"]["usable"]
     # Declaring the single labels as random annotators' answers switches to MCTS and makes the
     # check possible.
     r2 = audit_ambiguity(d, methods=FAST_METHODS, n_draws=10, annotations="samples")
     assert (
-        r2.recommendation["guideline_default"] == "MCTS S=1"
-        and "skipped" not in r2.recommendation["check"]
+        r2.recommendation.guideline_default == "MCTS S=1"
+        and "skipped" not in r2.recommendation.check
     )
 
 
@@ -245,11 +246,11 @@ def test_recommendation_never_looks_at_the_test_half():
         AmbiguityData(logits=z, counts=counts, classes=classes, item_ids=np.arange(len(counts))),
         **kw,
     )
-    assert r1.recommendation["method"] == r2.recommendation["method"]
-    assert r1.recommendation["check"] == r2.recommendation["check"]
+    assert r1.recommendation.method == r2.recommendation.method
+    assert r1.recommendation.check == r2.recommendation.check
     assert r1.summary["methods"]["TS"]["temperature"] == r2.summary["methods"]["TS"]["temperature"]
     assert r1.summary["methods"]["SLTS"]["ece_true"] != r2.summary["methods"]["SLTS"]["ece_true"]
-    assert r1.recommendation["guideline_default"] == "IR-Soft"
+    assert r1.recommendation.guideline_default == "IR-Soft"
     assert "IR-Soft" in r1.summary["methods"]  # the recommended candidate always runs
 
 
@@ -259,7 +260,7 @@ def test_python_api_renders_and_saves(tmp_path):
         logits=logits, counts=counts, classes=classes, item_ids=np.arange(300), name="api"
     )
     r = audit_ambiguity(d, methods=["Uncalibrated", "TS"], n_draws=10, cv_folds=3)
-    assert "Method comparison" in r._repr_html_() and "AmbiguityAuditResult" in repr(r)
+    assert "Method comparison" in r._repr_html_() and "AmbiguityReport" in repr(r)
     written = r.save(tmp_path / "o")
     assert sorted(written) == ["report.html", "summary.json"]
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["report.html", "summary.json"]

@@ -58,7 +58,7 @@ def test_report_has_no_external_urls(example_run):
 
 def test_interval_contains_true_binned_ece_on_simulated_data():
     d = simulate_toy(6000, "shifted", random_state=11)
-    r = audit(d, draws=300, tune=300, seed=1)
+    r = audit(d, draws=300, tune=300, random_state=1)
     pop = toy_population_binned_ece("shifted", np.linspace(0, 1, 11))
     nc = r.summary["ece"]["nc"]
     assert nc["lo"] <= pop <= nc["hi"], (nc, pop)

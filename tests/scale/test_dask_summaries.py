@@ -168,14 +168,18 @@ def test_routing_predicate(toy_frame):
 
 
 def test_summarize_routes_out_of_core_sources(toy, toy_frame, tmp_path):
-    import inspect
+    from bayescal.scale import summarize as route
 
-    if "out_of_core" not in inspect.signature(bayescal.summarize).parameters:
-        pytest.skip("bayescal.summarize does not route to summarize_dask yet (lead's patch)")
     write_parts(toy_frame, tmp_path, "parquet", 4)
     ref = summarize(toy, groups=5, bins=10)
-    assert summarize(str(tmp_path), item="item", truth="truth").equals(ref)
+    assert route(toy, groups=5, bins=10).equals(ref)
+    assert route(str(tmp_path), item="item", truth="truth").equals(ref)
     ddf = dd.from_pandas(toy_frame, npartitions=3)
-    assert summarize(ddf, item="item", truth="truth", groups=5, bins=10).equals(ref)
+    assert route(ddf, item="item", truth="truth", groups=5, bins=10).equals(ref)
     with pytest.raises(ConfigError, match="only to out-of-core sources"):
-        summarize(toy, client=None)
+        route(toy, client=None)
+    with pytest.raises(DataError, match="dask DataFrame"):
+        route(np.zeros((3, 3)))
+    # the in-memory summarize names the router instead of guessing at a path
+    with pytest.raises(DataError, match="bayescal.scale.summarize"):
+        summarize(str(tmp_path))

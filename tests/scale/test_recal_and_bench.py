@@ -14,8 +14,8 @@ from scale_helpers import write_parts
 from bayescal import summarize
 from bayescal.channels.em import score_bin_em
 from bayescal.errors import DataError
-from bayescal.recal import HistogramMap
-from bayescal.scale import histogram_map_from_summary, summarize_dask
+from bayescal.recal import HistogramMap, histogram_map_from_summary
+from bayescal.scale import summarize_dask
 
 
 def test_histogram_map_from_dask_summary_equals_per_item_fit(toy, toy_frame, tmp_path):

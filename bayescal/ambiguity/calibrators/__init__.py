@@ -2,7 +2,7 @@
 
 Every class has ``fit(logits, targets)`` and ``predict_proba(logits)``;
 ``targets`` are voted labels (n_items,) or annotator counts / distributions
-(n_items, n_classes). :data:`METHODS` names the paper's methods and how to
+(n_items, n_classes). :data:`METHODS` names Tao et al.'s methods and how to
 build each; its ``group`` says what annotation the method uses.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bayescal._typing import RandomState
 from bayescal.ambiguity.calibrators.affine import (
     DirichletCalibration,
     PlattScaling,
@@ -63,7 +64,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A named method of the paper.
+    """A named method of Tao et al.
 
     Attributes
     ----------
@@ -115,11 +116,11 @@ _SPECS = [
     MethodSpec("Oracle TS (oracle)", "oracle", lambda rs: OracleTemperatureScaling()),
 ]
 
-#: The paper's methods in table order, by name.
+#: Tao et al.'s methods in table order, by name.
 METHODS: dict[str, MethodSpec] = {s.name: s for s in _SPECS}
 
 
-def make_calibrator(name: str, *, random_state=0) -> Calibrator:
+def make_calibrator(name: str, *, random_state: RandomState = 0) -> Calibrator:
     """A fresh calibrator for a method name of :data:`METHODS`.
 
     Examples

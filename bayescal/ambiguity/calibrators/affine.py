@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from bayescal._typing import ArrayLike
 from bayescal.ambiguity.calibrators.base import (
     Calibrator,
     cross_entropy,
@@ -48,6 +49,9 @@ def _check_reg(name, value):
 class VectorScaling(Calibrator):
     """Per-class temperatures ``z_k / T_k`` fitted against the annotator distribution (VS).
 
+    Tao et al., Sec. 6.1 (VS: the soft-label objective, Eq. 3, with per-class
+    temperatures).
+
     Fitted attributes: ``temperatures_`` (n_classes,), ``converged_``, ``n_iter_``, ``loss_``.
 
     Examples
@@ -81,7 +85,7 @@ class VectorScaling(Calibrator):
 
 
 class _Platt(Calibrator):
-    def __init__(self, *, l2: float = 1e-4):
+    def __init__(self, *, l2: float = 1e-4) -> None:
         self.l2 = l2
 
     def _targets(self, z, targets):
@@ -116,6 +120,8 @@ class _Platt(Calibrator):
 class PlattScaling(_Platt):
     """Per-class Platt map ``softmax(w_k z_k + b_k)`` fitted on voted labels.
 
+    Tao et al., Sec. 6 baselines (Platt scaling on voted labels, the loss of Eq. 2).
+
     Parameters
     ----------
     l2 : float, default 1e-4
@@ -140,6 +146,8 @@ class PlattScaling(_Platt):
 class SoftPlattScaling(_Platt):
     """SoftPlatt: the Platt family fitted against the annotator distribution.
 
+    Tao et al., Sec. 6.1 (SoftPlatt: KL against the annotator distribution, Eq. 3).
+
     Examples
     --------
     >>> import numpy as np
@@ -155,8 +163,10 @@ class SoftPlattScaling(_Platt):
         return soft_targets(targets, *z.shape)
 
 
-def dirichlet_map(logits, W, b) -> np.ndarray:
+def dirichlet_map(logits: ArrayLike, W: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Probabilities ``softmax(z W^T + b)`` of the Dirichlet (full affine) map.
+
+    Tao et al., Sec. 6.1 (the Dirichlet / full affine map).
 
     Parameters
     ----------
@@ -187,7 +197,7 @@ def dirichlet_map(logits, W, b) -> np.ndarray:
 
 
 class _Dirichlet(Calibrator):
-    def __init__(self, *, lambda_offdiag: float = 1e-3, lambda_bias: float = 1e-3):
+    def __init__(self, *, lambda_offdiag: float = 1e-3, lambda_bias: float = 1e-3) -> None:
         self.lambda_offdiag = lambda_offdiag
         self.lambda_bias = lambda_bias
 
@@ -228,6 +238,8 @@ class DirichletCalibration(_Dirichlet):
     """Dirichlet calibration ``softmax(W z + b)`` on voted labels (Dirichlet-Hard;
     Kull et al. 2019).
 
+    Tao et al., Sec. 6 baselines (Dirichlet-Hard, voted-label loss Eq. 2).
+
     ODIR penalty ``lambda_offdiag / (K (K - 1)) * sum_{i != j} W_ij^2 +
     lambda_bias / K * sum_j b_j^2`` added to the mean NLL; started at ``W = I, b = 0``.
 
@@ -255,6 +267,9 @@ class DirichletCalibration(_Dirichlet):
 
 class SoftDirichletCalibration(_Dirichlet):
     """Dirichlet-Soft: the ODIR-penalised Dirichlet map fitted against the annotator distribution.
+
+    Tao et al., Sec. 6.1 (Dirichlet-Soft: KL against the annotator distribution,
+    Eq. 3, with ODIR regularisation).
 
     Examples
     --------

@@ -3,19 +3,24 @@
 Every calibrator follows the scikit-learn contract: keyword-only ``__init__``
 that stores parameters, validation in :meth:`Calibrator.fit`, fitted
 attributes ending in ``_``, :class:`~bayescal.errors.NotFittedError` before
-fit, and a convergence record (``converged_``, ``n_iter_``, ``loss_``).
+fit (all from :class:`bayescal.base.BaseEstimator`), and a convergence record
+(``converged_``, ``n_iter_``, ``loss_``).
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
 
+from bayescal._typing import ArrayLike
 from bayescal.ambiguity.simplex import log_softmax
 from bayescal.ambiguity.validation import check_labels, check_logits, check_targets
-from bayescal.errors import ConvergenceWarning, NotFittedError
+from bayescal.base import BaseEstimator, check_is_fitted
+from bayescal.errors import ConvergenceWarning
 
 __all__ = ["Calibrator", "Uncalibrated", "hard_targets", "soft_targets"]
 
@@ -26,15 +31,21 @@ __all__ = ["Calibrator", "Uncalibrated", "hard_targets", "soft_targets"]
 GTOL = 1e-10
 ACCEPT_GTOL = 1e-6
 MAXITER = 2000
+_FIT_HINT = "call fit(logits, targets) first"
 
 
-def soft_targets(targets, n_items: int, n_classes: int) -> np.ndarray:
-    """Distributions (n_items, n_classes) from labels (one-hot), counts or distributions."""
+def soft_targets(targets: ArrayLike, n_items: int, n_classes: int) -> np.ndarray:
+    """Distributions (n_items, n_classes) from labels (one-hot), counts or distributions.
+
+    Tao et al., Sec. 6.1: the annotator distribution is the target of Eq. 3.
+    """
     return check_targets(targets, n_items=n_items, n_classes=n_classes)
 
 
-def hard_targets(targets, n_items: int, n_classes: int) -> np.ndarray:
+def hard_targets(targets: ArrayLike, n_items: int, n_classes: int) -> np.ndarray:
     """Voted labels (n_items,) from labels, or from counts / distributions by argmax
+
+    Tao et al., Sec. 3: the voted label ``y* = argmax pi`` of Eq. 2.
     (ties: lowest index)."""
     t = np.asarray(targets)
     if t.ndim == 1:
@@ -45,6 +56,8 @@ def hard_targets(targets, n_items: int, n_classes: int) -> np.ndarray:
 def cross_entropy(g: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:
     """Mean soft-target cross-entropy of logits ``g`` and its gradient with respect to ``g``.
 
+    Tao et al., Sec. 6.1, Eq. 3 (soft-label objective).
+
     ``L = mean_i -sum_k t_ik log softmax(g_i)_k``; rows of ``t`` sum to one, so
     ``dL/dg = (softmax(g) - t) / n``.
     """
@@ -54,18 +67,23 @@ def cross_entropy(g: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:
     return loss, (np.exp(ls) - t) / n
 
 
-class Calibrator:
+class Calibrator(BaseEstimator):
     """Base class: a map from logits (n_items, n_classes) to calibrated probabilities.
+
+    Tao et al., Sec. 6 (post-hoc calibrators on cached logits).
 
     Subclasses set ``target`` (``"hard"``: voted labels; ``"soft"``: annotator
     distributions; ``"voted-only"``: voted labels turned into pseudo-soft
     targets) and implement ``_fit(z, targets)`` and ``_predict_proba(z)``.
+    Parameters, ``repr`` and the fitted-state check come from
+    :class:`bayescal.base.BaseEstimator`, so ``sklearn.base.clone`` works.
     """
 
     target = "soft"
     oracle = False
+    _fitted_attr = "n_classes_"
 
-    def fit(self, logits, targets):
+    def fit(self, logits: ArrayLike, targets: ArrayLike) -> Calibrator:
         """Fit the map.
 
         Parameters
@@ -86,29 +104,12 @@ class Calibrator:
         self._fit(z, targets)
         return self
 
-    def predict_proba(self, logits) -> np.ndarray:
+    def predict_proba(self, logits: ArrayLike) -> np.ndarray:
         """Calibrated probabilities of shape (n_items, n_classes); rows sum to one."""
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         z = check_logits(logits, n_classes=self.n_classes_)
         p = self._predict_proba(z)
         return p / p.sum(axis=1, keepdims=True)
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "n_classes_"):
-            raise NotFittedError(
-                f"This {type(self).__name__} is not fitted yet; call fit(logits, targets) first."
-            )
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({params})"
-
-    def get_params(self) -> dict:
-        """The constructor parameters (scikit-learn style)."""
-        import inspect
-
-        sig = inspect.signature(type(self).__init__)
-        return {p: getattr(self, p) for p in sig.parameters if p != "self"}
 
     def _record(self, res, grad_max: float) -> None:
         self.n_iter_ = int(res.nit)
@@ -125,8 +126,16 @@ class Calibrator:
             )
 
 
-def lbfgs(fun, x0: np.ndarray, *, bounds=None, maxiter: int = MAXITER):
+def lbfgs(
+    fun: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    x0: np.ndarray,
+    *,
+    bounds: list[tuple[float | None, float | None]] | None = None,
+    maxiter: int = MAXITER,
+) -> tuple[Any, float]:
     """Minimise ``fun(x) -> (loss, grad)`` with L-BFGS-B at the fixed tolerances above.
+
+    The optimiser of Tao et al.'s parametric calibrators (Sec. 6.1; App. M tolerances).
 
     Returns the scipy result and the final max-abs (projected) gradient.
     """
@@ -151,6 +160,8 @@ def lbfgs(fun, x0: np.ndarray, *, bounds=None, maxiter: int = MAXITER):
 class Uncalibrated(Calibrator):
     """The identity map: ``softmax(logits)``. A reference, fits nothing.
 
+    Tao et al., Sec. 7 tables: the uncalibrated reference.
+
     Examples
     --------
     >>> import numpy as np
@@ -160,7 +171,7 @@ class Uncalibrated(Calibrator):
 
     target = "none"
 
-    def __init__(self):
+    def __init__(self) -> None:
         pass
 
     def _fit(self, z, targets):

@@ -13,8 +13,15 @@ import numbers
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from bayescal.ambiguity.calibrators.base import Calibrator, hard_targets, soft_targets
+from bayescal._typing import ArrayLike
+from bayescal.ambiguity.calibrators.base import (
+    _FIT_HINT,
+    Calibrator,
+    hard_targets,
+    soft_targets,
+)
 from bayescal.ambiguity.simplex import log_softmax, set_top_confidence
+from bayescal.base import check_is_fitted
 from bayescal.errors import ConfigError
 
 __all__ = ["HistogramBinning", "SoftHistogramBinning", "SoftIsotonicRegression"]
@@ -33,7 +40,7 @@ def _check_eps(eps):
 
 
 class _Histogram(Calibrator):
-    def __init__(self, *, n_bins: int = 15, binning: str = "mass", eps: float = 1e-6):
+    def __init__(self, *, n_bins: int = 15, binning: str = "mass", eps: float = 1e-6) -> None:
         self.n_bins = n_bins
         self.binning = binning
         self.eps = eps
@@ -70,6 +77,8 @@ class _Histogram(Calibrator):
 class HistogramBinning(_Histogram):
     """HB-Hard: top-label confidence replaced by the voted-label accuracy of its bin.
 
+    Tao et al., Sec. 6 baselines (HB-Hard).
+
     Parameters
     ----------
     n_bins : int, default 15
@@ -99,6 +108,8 @@ class HistogramBinning(_Histogram):
 class SoftHistogramBinning(_Histogram):
     """HB-Soft: top-label confidence replaced by the bin mean of ``pi_c``.
 
+    Tao et al., Sec. 6.1 (HB-Soft).
+
     Same parameters as :class:`HistogramBinning`.
 
     Examples
@@ -117,6 +128,8 @@ class SoftHistogramBinning(_Histogram):
 
 class SoftIsotonicRegression(Calibrator):
     """IR-Soft: isotonic (non-decreasing) map from top-label confidence to ``pi_c``.
+
+    Tao et al., Sec. 6.1 (IR-Soft: PAVA from confidence to ``pi_c``).
 
     Fitted by the pool-adjacent-violators algorithm (:func:`scipy.optimize.isotonic_regression`)
     on the distinct confidences (ties pooled with their counts as weights);
@@ -141,7 +154,7 @@ class SoftIsotonicRegression(Calibrator):
 
     target = "soft"
 
-    def __init__(self, *, eps: float = 1e-6):
+    def __init__(self, *, eps: float = 1e-6) -> None:
         self.eps = eps
 
     def _fit(self, z, targets):
@@ -157,9 +170,9 @@ class SoftIsotonicRegression(Calibrator):
         self.converged_ = True
         self.n_iter_ = 0
 
-    def predict_confidence(self, confidence) -> np.ndarray:
+    def predict_confidence(self, confidence: ArrayLike) -> np.ndarray:
         """The fitted monotone map applied to top-label confidences, shape (n_items,)."""
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         return np.interp(
             np.asarray(confidence, dtype=np.float64), self.x_thresholds_, self.y_thresholds_
         )

@@ -15,10 +15,13 @@ L-BFGS-B, ``T`` in [1e-2, 1e2].
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
+from bayescal._typing import ArrayLike, RandomState
 from bayescal.ambiguity.calibrators.base import (
+    _FIT_HINT,
     Calibrator,
     cross_entropy,
     hard_targets,
@@ -27,6 +30,7 @@ from bayescal.ambiguity.calibrators.base import (
 )
 from bayescal.ambiguity.simplex import entropy, log_softmax
 from bayescal.ambiguity.validation import check_labels, check_logits, check_random_state
+from bayescal.base import check_is_fitted
 from bayescal.errors import ConfigError, DataError
 
 __all__ = [
@@ -42,8 +46,10 @@ __all__ = [
 LOG_T_BOUNDS = (np.log(1e-2), np.log(1e2))
 
 
-def fit_temperature(logits: np.ndarray, targets: np.ndarray):
+def fit_temperature(logits: np.ndarray, targets: np.ndarray) -> tuple[float, Any, float]:
     """Temperature minimising the mean cross-entropy of ``softmax(logits / T)`` against ``targets``.
+
+    Tao et al., Sec. 6.1, Eq. 3 (and Eq. 2 with one-hot targets).
 
     Private-kernel twin of the TS-family classes: ``logits`` (n, K) validated
     floats, ``targets`` (n, K) rows summing to one.
@@ -88,6 +94,8 @@ class _GlobalTemperature(Calibrator):
 class TemperatureScaling(_GlobalTemperature):
     """Temperature scaling on voted labels (TS; Guo et al. 2017, Eq. 2).
 
+    Tao et al., Sec. 3, Eq. 2 (the voted-label loss).
+
     Fitted attributes: ``temperature_``, ``converged_``, ``n_iter_``, ``loss_``.
 
     Examples
@@ -115,6 +123,8 @@ class SoftTemperatureScaling(_GlobalTemperature):
     """Soft-label temperature scaling (SLTS): cross-entropy against the annotator distribution
     (Eq. 3).
 
+    Tao et al., Sec. 6.1, Eq. 3.
+
     Examples
     --------
     >>> import numpy as np
@@ -135,6 +145,8 @@ class SoftTemperatureScaling(_GlobalTemperature):
 class OracleTemperatureScaling(SoftTemperatureScaling):
     """ORACLE: SLTS fitted on the evaluation (test) split itself.
 
+    Tao et al., Sec. 7 tables (Oracle TS: an upper reference).
+
     An upper reference for what a single temperature can reach on the test
     annotator distributions; it looks at the test labels and is never a
     method to recommend or to compare as an equal. ``oracle = True`` marks it
@@ -151,6 +163,8 @@ class OracleTemperatureScaling(SoftTemperatureScaling):
 
 class MonteCarloTemperatureScaling(_GlobalTemperature):
     """MCTS: temperature fitted on ``n_samples`` single annotations per item.
+
+    Tao et al., Sec. 6.1 (MCTS: Eq. 3 estimated by sampled annotations).
 
     The loss ``-(1/nS) sum_{i,s} log softmax(z_i / T)_{a_is}`` equals SLTS on the
     empirical distribution of each item's samples, which is how it is computed.
@@ -181,11 +195,17 @@ class MonteCarloTemperatureScaling(_GlobalTemperature):
 
     target = "soft"
 
-    def __init__(self, *, n_samples: int = 1, random_state=0):
+    def __init__(self, *, n_samples: int = 1, random_state: RandomState = 0) -> None:
         self.n_samples = n_samples
         self.random_state = random_state
 
-    def fit(self, logits, targets=None, *, annotations=None):
+    def fit(
+        self,
+        logits: ArrayLike,
+        targets: ArrayLike | None = None,
+        *,
+        annotations: ArrayLike | None = None,
+    ) -> MonteCarloTemperatureScaling:
         """Fit on samples drawn from ``targets``, or on recorded ``annotations``.
 
         Parameters
@@ -233,6 +253,8 @@ class MonteCarloTemperatureScaling(_GlobalTemperature):
 class LabelSmoothingTemperatureScaling(_GlobalTemperature):
     """Temperature scaling on pseudo-soft targets built from voted labels only (LS-TS family).
 
+    Tao et al., Sec. 6.1 (LS-TS and the C-LS / Ent-LS / Fixed-LS variants, App. L).
+
     Targets ``(1 - e_i) onehot(y*_i) + e_i / K``, then SLTS. With ``p`` the
     uncalibrated softmax on the calibration set:
 
@@ -256,7 +278,7 @@ class LabelSmoothingTemperatureScaling(_GlobalTemperature):
 
     target = "voted-only"
 
-    def __init__(self, *, smoothing="global"):
+    def __init__(self, *, smoothing: str | float = "global") -> None:
         self.smoothing = smoothing
 
     def _fit(self, z, targets):
@@ -315,6 +337,8 @@ def _sigmoid(a):
 class AdaptiveTemperatureScaling(Calibrator):
     """ATS: per-item temperature ``T_i = softplus(w . phi_i + b) + 0.1`` on voted labels.
 
+    Tao et al., App. L (ATS, annotation-free per-instance temperature).
+
     ``phi_i`` = (max logit, normalised prediction entropy, top-1 minus top-2
     probability, top-1 probability), standardised with the calibration mean and
     standard deviation (stored). Loss: voted-label NLL + ``l2 * ||w||^2``.
@@ -337,7 +361,7 @@ class AdaptiveTemperatureScaling(Calibrator):
 
     target = "hard"
 
-    def __init__(self, *, l2: float = 1e-3):
+    def __init__(self, *, l2: float = 1e-3) -> None:
         self.l2 = l2
 
     def _temperatures(self, z, w, b):
@@ -375,9 +399,9 @@ class AdaptiveTemperatureScaling(Calibrator):
         self.intercept_ = float(res.x[4])
         self._record(res, gmax)
 
-    def predict_temperature(self, logits) -> np.ndarray:
+    def predict_temperature(self, logits: ArrayLike) -> np.ndarray:
         """Per-item temperatures of shape (n_items,)."""
-        self._check_fitted()
+        check_is_fitted(self, _FIT_HINT)
         z = check_logits(logits, n_classes=self.n_classes_)
         return self._temperatures(z, self.coef_, self.intercept_)[0]
 

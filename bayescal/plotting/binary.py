@@ -1,0 +1,345 @@
+"""Figures of the binary track: computed results in, matplotlib Axes out.
+
+In the style of scikit-learn's ``CalibrationDisplay``: the metrics and
+estimators return data (:class:`~bayescal.BinnedECE`, :class:`~bayescal.ChannelFit`,
+an ArviZ ``InferenceData``, fitted maps); these functions only draw them, on
+``ax`` / ``axes`` when given, else on a new figure. The audit report embeds
+exactly these figures. matplotlib (and ArviZ for the trace) is imported when
+a function is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from bayescal.display import display_name
+from bayescal.plotting.text import literal_text, pyplot
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from arviz import InferenceData
+    from matplotlib.axes import Axes
+
+    from bayescal.channels.result import ChannelFit
+    from bayescal.metrics.binned import BinnedECE
+    from bayescal.recal.ensemble import PosteriorMap
+
+__all__ = [
+    "noise_corrected_reliability",
+    "channel_forest",
+    "pattern_predictive_check",
+    "channel_trace",
+    "recalibration_curves",
+]
+
+
+def _interval(draws: np.ndarray, prob: float) -> tuple[float, float]:
+    lo, hi = np.quantile(draws, [(1 - prob) / 2, 1 - (1 - prob) / 2])
+    return float(lo), float(hi)
+
+
+def noise_corrected_reliability(
+    soft_vote: BinnedECE,
+    majority_vote: BinnedECE,
+    corrected: BinnedECE,
+    *,
+    band: xr.Dataset | None = None,
+    reference: BinnedECE | None = None,
+    prob: float = 0.9,
+    axes: Sequence[Axes] | None = None,
+) -> np.ndarray:
+    """Naive (vote-based) and noise-corrected reliability diagrams side by side.
+
+    Hanada & Futami, Sec. 3 (Definition 4): the corrected curve is the bin
+    mean of the noise-corrected labels ``U``, unbiased for the clean positive
+    rate of the bin; the naive curves take the mean answer or the majority
+    vote as truth.
+
+    Parameters
+    ----------
+    soft_vote, majority_vote : BinnedECE
+        From :func:`~bayescal.soft_vote_ece` and :func:`~bayescal.majority_vote_ece`.
+    corrected : BinnedECE
+        From :func:`~bayescal.nc_ece` on the same bins (its draws are averaged).
+    band : xarray.Dataset, optional
+        ``lo`` and ``hi`` per bin, for example
+        ``NCECEPosterior.curve_band(prob)`` from :func:`~bayescal.nc_ece_interval`.
+    reference : BinnedECE, optional
+        :func:`~bayescal.oracle_ece` when reference labels exist.
+    prob : float, default 0.9
+        Probability of ``band`` (legend text).
+    axes : sequence of two Axes, optional
+
+    Returns
+    -------
+    ndarray of 2 Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayescal import ChannelFit, majority_vote_ece, nc_ece, soft_vote_ece
+    >>> from bayescal.simulate import simulate_toy, TOY_FP, TOY_FN
+    >>> d = simulate_toy(2000, random_state=0)
+    >>> ch = ChannelFit.known(TOY_FP, 1 - np.array(TOY_FN))
+    >>> axes = noise_corrected_reliability(soft_vote_ece(d), majority_vote_ece(d), nc_ece(d, ch))
+    >>> len(axes)
+    2
+    """
+    with literal_text():
+        if axes is None:
+            _, axes = pyplot().subplots(1, 2, figsize=(9, 4), sharey=True)
+        axes = np.asarray(axes).ravel()
+        x = np.asarray(corrected.bin_mean_score.values, dtype=float)
+        ok = np.isfinite(x)
+        for ax in axes:
+            ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1)
+            ax.set_xlim(0, 1)
+            ax.set_xlabel("mean score in bin")
+            ax.grid(alpha=0.3)
+        axes[0].plot(x[ok], soft_vote.bin_mean_target.values[0][ok], "o-", label="soft vote")
+        axes[0].plot(
+            x[ok], majority_vote.bin_mean_target.values[0][ok], "s-", label="majority vote"
+        )
+        axes[0].set_title("Naive: votes taken as truth", fontsize=10)
+        axes[0].set_ylabel("positive rate in bin")
+        point = corrected.bin_mean_target.values.mean(axis=0)
+        axes[1].plot(x[ok], point[ok], "o-", color="C2", label="noise-corrected")
+        if band is not None:
+            axes[1].fill_between(
+                x[ok],
+                np.asarray(band["lo"].values)[ok],
+                np.asarray(band["hi"].values)[ok],
+                color="C2",
+                alpha=0.25,
+                label=f"{int(round(prob * 100))}% credible band",
+            )
+        axes[1].set_title("Noise-corrected (clean-label) estimate", fontsize=10)
+        for ax in axes:
+            if reference is not None:
+                ax.plot(
+                    x[ok],
+                    reference.bin_mean_target.values[0][ok],
+                    "k^",
+                    ms=5,
+                    label="reference labels",
+                )
+            ax.legend(fontsize=8, loc="upper left")
+    return axes
+
+
+def channel_forest(
+    channels: ChannelFit,
+    *,
+    point: ChannelFit | None = None,
+    prob: float = 0.9,
+    axes: Sequence[Axes] | None = None,
+) -> np.ndarray:
+    """Each annotator's channel ``a = P(1 | Y=0)``, ``b = P(1 | Y=1)``: estimates and intervals.
+
+    Hanada & Futami, Sec. 4 (class-conditional channels ``a_j``, ``b_j``): for
+    a posterior, the posterior mean with an equal-tailed ``prob`` interval;
+    a point fit is drawn as a cross.
+
+    Parameters
+    ----------
+    channels : ChannelFit
+        Posterior (many draws) or point fit (one draw).
+    point : ChannelFit, optional
+        A point fit drawn as crosses over the posterior.
+    prob : float, default 0.9
+    axes : sequence of two Axes, optional
+
+    Returns
+    -------
+    ndarray of 2 Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayescal import ChannelFit
+    >>> axes = channel_forest(ChannelFit.known([0.1, 0.2], [0.9, 0.8], annotators=["$x$", "b"]))
+    >>> [t.get_text() for t in axes[0].get_yticklabels()]
+    ['$x$', 'b']
+    """
+    names = [display_name(n) for n in channels.annotators]
+    k = len(names)
+    with literal_text():
+        if axes is None:
+            _, axes = pyplot().subplots(1, 2, figsize=(8, 0.45 * k + 1.4), sharey=True)
+        axes = np.asarray(axes).ravel()
+        y = np.arange(k)[::-1]
+        crosses = point if point is not None else (channels if channels.n_draws == 1 else None)
+        for ax, key, title in (
+            (axes[0], "a", "a = P(answer 1 | Y = 0)"),
+            (axes[1], "b", "b = P(answer 1 | Y = 1)"),
+        ):
+            draws = getattr(channels, key).values
+            for j, yj in enumerate(y):
+                first = j == 0
+                if channels.n_draws > 1:
+                    lo, hi = _interval(draws[:, j], prob)
+                    ax.plot([lo, hi], [yj, yj], color="C0", lw=2.5)
+                    ax.plot(
+                        draws[:, j].mean(),
+                        yj,
+                        "o",
+                        color="C0",
+                        ms=5,
+                        label="posterior mean, interval" if first else None,
+                    )
+                if crosses is not None:
+                    ax.plot(
+                        getattr(crosses, key).values[0, j],
+                        yj,
+                        "x",
+                        color="C3",
+                        ms=7,
+                        label="point estimate" if first else None,
+                    )
+            ax.set_title(title, fontsize=10)
+            ax.grid(alpha=0.3)
+        axes[0].set_yticks(y, names, parse_math=False)
+        axes[1].legend(fontsize=7, loc="lower left")
+        axes[0].figure.suptitle(
+            f"Annotator channels ({int(round(prob * 100))}% intervals)", fontsize=11, y=1.03
+        )
+    return axes
+
+
+def pattern_predictive_check(
+    idata: InferenceData, *, prob: float = 0.9, axes: Sequence[Axes] | None = None
+) -> np.ndarray:
+    """Observed response-pattern counts against their posterior-predictive intervals.
+
+    Hanada & Futami, App. D.7 (model checks of the channel model; SPEC §1).
+
+    One panel per score group: bars are the equal-tailed ``prob`` interval of
+    the replicated counts, dots the observed counts (the pattern-count check of
+    :mod:`bayescal.bayes.diagnostics`). Dots outside their bars flag dependent
+    annotators or a misfitting channel model.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        With ``posterior_predictive["counts"]`` and ``observed_data["counts"]``
+        over ``(group, pattern)``, as ``fit_channels_bayes`` returns.
+    prob : float, default 0.9
+    axes : array of Axes of length n_groups, optional
+
+    Returns
+    -------
+    ndarray of Axes, one per group
+    """
+    rep = (
+        idata.posterior_predictive["counts"]
+        .stack(s=("chain", "draw"))
+        .transpose("s", "group", "pattern")
+        .values
+    )
+    obs = idata.observed_data["counts"].transpose("group", "pattern").values
+    lo, hi = np.quantile(rep, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
+    used = (obs.sum(axis=0) > 0) | (hi.sum(axis=0) > 0)
+    labels = np.asarray(idata.observed_data["pattern"].values)[used]
+    groups = [display_name(g) for g in idata.observed_data["group"].values]
+    n_g = obs.shape[0]
+    x = np.arange(int(used.sum()))
+    with literal_text():
+        if axes is None:
+            _, axes = pyplot().subplots(
+                n_g, 1, figsize=(9, 1.7 * n_g + 0.6), squeeze=False, sharex=True
+            )
+        axes = np.asarray(axes).ravel()
+        for g in range(n_g):
+            ax = axes[g]
+            ax.vlines(x, lo[g, used], hi[g, used], color="C0", lw=4, alpha=0.5)
+            ax.plot(x, obs[g, used], "k.", ms=6)
+            ax.set_ylabel(groups[g], fontsize=7, rotation=0, ha="right", parse_math=False)
+            ax.grid(alpha=0.3)
+        axes[-1].set_xticks(x, [str(s) for s in labels], rotation=90, fontsize=7, parse_math=False)
+        axes[0].set_title(
+            "Response patterns: observed (dots) vs posterior predictive "
+            f"{int(round(prob * 100))}% (bars)",
+            fontsize=10,
+        )
+    return axes
+
+
+def channel_trace(idata: InferenceData, *, axes: np.ndarray | None = None) -> np.ndarray:
+    """ArviZ trace plot of the channels ``a`` and ``b`` (compact, one row per variable).
+
+    Sampler check of the channel posterior (Hanada & Futami's channels, Sec. 4).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+    axes : array of Axes of shape (2, 2), optional
+
+    Returns
+    -------
+    ndarray of Axes
+    """
+    import arviz as az
+
+    with literal_text():
+        return az.plot_trace(idata, var_names=["a", "b"], compact=True, figsize=(9, 4), axes=axes)
+
+
+def recalibration_curves(
+    maps: dict, *, band: PosteriorMap | None = None, prob: float = 0.9, ax: Axes | None = None
+) -> Axes:
+    """Recalibration maps ``g(z)``: corrected (solid) against naive (dotted) per family.
+
+    Hanada & Futami, Sec. 5: maps fitted to noise-corrected labels against maps
+    fitted to the mean answer.
+
+    Parameters
+    ----------
+    maps : dict of str -> (corrected map, naive map)
+        Fitted maps with ``predict`` per family name.
+    band : PosteriorMap, optional
+        A map fitted under every channel draw; its ``prob`` band is shaded.
+    prob : float, default 0.9
+    ax : Axes, optional
+
+    Returns
+    -------
+    Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from bayescal.recal import HistogramMap
+    >>> g = HistogramMap(bins=2).fit([0.1, 0.9], [0.0, 1.0])
+    >>> recalibration_curves({"histogram": (g, g)}).get_xlabel()
+    'original score z'
+    """
+    z = np.linspace(0.001, 0.999, 400)
+    with literal_text():
+        if ax is None:
+            _, ax = pyplot().subplots(figsize=(5.5, 4.2))
+        ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1)
+        for i, (family, (corrected, naive)) in enumerate(maps.items()):
+            name = display_name(family)
+            ax.plot(z, corrected.predict(z), color=f"C{i}", label=f"{name}, corrected")
+            ax.plot(z, naive.predict(z), color=f"C{i}", ls=":", label=f"{name}, naive")
+        if band is not None:
+            lo, hi = band.predict_interval(z, prob=prob)
+            ax.fill_between(
+                z,
+                lo,
+                hi,
+                color="C2",
+                alpha=0.2,
+                label=f"{band.family}, {int(round(prob * 100))}% posterior band",
+            )
+        ax.set_xlabel("original score z")
+        ax.set_ylabel("recalibrated g(z)")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    return ax

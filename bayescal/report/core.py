@@ -1,0 +1,459 @@
+"""The one report core shared by every audit (binary, ambiguity, multiclass).
+
+An audit builds a :class:`Report`: a ``summary`` dict (what ``summary.json``
+holds), :class:`Section` objects (tables, figures, notes) for the HTML,
+:class:`Flag` warnings shown at the top, a :class:`Provenance` record, and
+optional extra ``artifacts`` (for example the posterior as netCDF). The report
+renders itself (``to_html``, Jupyter's ``_repr_html_``), writes strict JSON
+(``to_json``: NaN and infinities become ``null``) and saves atomically
+(``save``): every file is written into a temporary folder beside ``out`` and
+the folder is swapped in as a whole, so an error at any point leaves ``out``
+as it was, and files of an earlier run that this run does not write are gone.
+
+Names users chose (annotators, classes, datasets) are shown literally: the
+HTML is autoescaped, control and bidirectional-override characters are shown
+as visible escapes (:func:`display_name`), and figures never read ``$...$`` as
+mathematics (see :mod:`bayescal.report.figures`).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import stat
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bayescal import __version__
+from bayescal._json import json_safe, strict_json
+from bayescal._typing import PathLike
+from bayescal.display import display_name
+from bayescal.errors import ConfigError
+from bayescal.flags import Flag
+
+__all__ = [
+    "Flag",
+    "Table",
+    "Figure",
+    "Section",
+    "Provenance",
+    "Report",
+    "REPORT_KINDS",
+    "REPORT_FILES",
+    "fmt",
+    "display_name",
+    "check_out_dir",
+    "package_versions",
+]
+
+REPORT_KINDS = ("binary", "ambiguity", "multiclass")
+
+#: Files a report folder may hold; ``check_out_dir`` refuses a folder with anything else,
+#: because ``save`` replaces the folder as a whole.
+REPORT_FILES = ("report.html", "summary.json", "posterior.nc")
+
+#: Modules whose versions a provenance record lists when they are loaded.
+_VERSIONED = ("scipy", "xarray", "pandas", "pymc", "arviz", "matplotlib", "jinja2")
+
+
+def fmt(x: Any, digits: int = 4) -> str:
+    """The one number formatter of reports: fixed ``digits`` decimals; missing -> ``"n/a"``.
+
+    Examples
+    --------
+    >>> fmt(0.123456), fmt(None), fmt(float("nan")), fmt(3), fmt(2.5, 1)
+    ('0.1235', 'n/a', 'n/a', '3', '2.5')
+    """
+    if x is None:
+        return "n/a"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        return "n/a" if not np.isfinite(x) else f"{float(x):.{digits}f}"
+    return str(x)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A captioned table: ``header`` names the columns, each row is a tuple of cells."""
+
+    caption: str
+    header: tuple
+    rows: list
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A captioned figure as a base64 PNG (see :func:`bayescal.report.figures.figure`)."""
+
+    caption: str
+    png_base64: str
+    alt: str = ""
+
+
+@dataclass(eq=False)
+class Section:
+    """One section of a report; a section whose feature was unavailable stays, as skipped.
+
+    Parameters
+    ----------
+    key : str
+        Stable identifier (HTML anchor, template hooks).
+    title : str
+    status : {"ok", "skipped", "failed"}, default "ok"
+    reason : str
+        Why the section was skipped or failed.
+    tables, figures, notes : list
+    """
+
+    key: str
+    title: str
+    status: str = "ok"
+    reason: str = ""
+    tables: list = field(default_factory=list)
+    figures: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.status not in ("ok", "skipped", "failed"):
+            raise ValueError(f"section status must be ok, skipped or failed; got {self.status!r}")
+
+
+def package_versions() -> dict[str, str]:
+    """bayescal, Python and numpy versions, plus those of the heavy modules already loaded."""
+    versions = {
+        "bayescal": __version__,
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+    }
+    for name in _VERSIONED:
+        module = sys.modules.get(name)
+        if module is not None:
+            versions[name] = getattr(module, "__version__", "?")
+    return versions
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How a report came about: command, seed, versions, platform, data hash, settings, time."""
+
+    command: str | None
+    seed: Any
+    versions: dict
+    platform: str
+    data_hash: str
+    settings: dict
+    seconds: float
+    source: dict = field(default_factory=dict)
+
+    @classmethod
+    def capture(
+        cls,
+        command: str | None,
+        seed: Any,
+        data_hash: str,
+        settings: dict,
+        *,
+        started: float | None = None,
+        source: dict | None = None,
+    ) -> Provenance:
+        """Record the run now; ``started`` is a ``time.perf_counter()`` value from its start.
+
+        Examples
+        --------
+        >>> p = Provenance.capture("bayescal audit x.csv", 0, "ab" * 32, {"bins": 10})
+        >>> sorted(p.to_dict())[:3], p.versions["bayescal"] == __version__
+        (['command', 'data_hash', 'platform'], True)
+        """
+        return cls(
+            command=command,
+            seed=seed,
+            versions=package_versions(),
+            platform=platform.platform(),
+            data_hash=data_hash,
+            settings=dict(settings),
+            seconds=0.0 if started is None else time.perf_counter() - started,
+            source=dict(source or {}),
+        )
+
+    def to_dict(self) -> dict:
+        out = {
+            "command": self.command,
+            "seed": self.seed,
+            "versions": dict(self.versions),
+            "platform": self.platform,
+            "data_hash": self.data_hash,
+            "settings": dict(self.settings),
+            "seconds": self.seconds,
+        }
+        if self.source:
+            out["source"] = dict(self.source)
+        return out
+
+    def section(self) -> Section:
+        """The "Reproducibility" section every report ends with."""
+        rows = [
+            ("command", self.command or "(called from Python)"),
+            ("seed", self.seed),
+            ("data hash (SHA-256)", self.data_hash),
+            ("platform", self.platform),
+            ("audit seconds", fmt(self.seconds, 1)),
+        ]
+        rows += [(f"version: {k}", v) for k, v in self.versions.items()]
+        rows += [(f"setting: {k}", str(v)) for k, v in self.settings.items()]
+        rows += [(f"source: {k}", str(v)) for k, v in self.source.items()]
+        return Section(
+            key="reproducibility",
+            title="Reproducibility",
+            tables=[Table("Run", ("item", "value"), rows)],
+        )
+
+
+@dataclass(eq=False)
+class Report:
+    """An audit's result: summary, sections, flags, provenance and extra files.
+
+    Parameters
+    ----------
+    kind : {"binary", "ambiguity", "multiclass"}
+        Picks the HTML template ``report/templates/<kind>.html``.
+    title : str
+    summary : dict
+        The audit's own keys of ``summary.json``; ``warnings`` (the flags) and
+        ``reproducibility`` (the provenance) are added here, and the whole is
+        made strict-JSON-safe (NaN -> None), so ``report.summary`` is exactly
+        what ``summary.json`` holds.
+    sections : list of Section
+        In display order; flags are shown above them.
+    provenance : Provenance
+    flags : list of Flag
+    artifacts : dict of str -> callable(path)
+        Extra files: name -> function that writes it to the path it is given.
+
+    Examples
+    --------
+    >>> r = Report("binary", "demo", {"value": float("nan")}, [], Provenance.capture(
+    ...     None, 0, "0" * 64, {}), flags=[Flag("demo.flag", "a note", "demo")])
+    >>> r.summary["value"] is None, r.summary["warnings"][0]["code"]
+    (True, 'demo.flag')
+    """
+
+    kind: str
+    title: str
+    summary: dict
+    sections: list
+    provenance: Provenance
+    flags: list = field(default_factory=list)
+    artifacts: dict[str, Callable[[str], Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in REPORT_KINDS:
+            raise ConfigError(f"report kind must be one of {REPORT_KINDS}; got {self.kind!r}.")
+        clash = sorted(set(self.artifacts) & {"report.html", "summary.json"})
+        if clash:
+            raise ConfigError(f"artifact names {clash} would overwrite the report's own files.")
+        self.summary = json_safe(
+            {
+                **self.summary,
+                "warnings": [f.to_dict() for f in self.flags],
+                "reproducibility": self.provenance.to_dict(),
+            }
+        )
+
+    # ------------------------------------------------------------------ rendering
+    def to_json(self) -> str:
+        """``summary.json`` text: standard JSON (no NaN tokens), indented."""
+        return strict_json(self.summary)
+
+    def to_html(self) -> str:
+        """One self-contained HTML page (inline CSS and PNGs, no scripts, no URLs)."""
+        template = _environment().get_template(f"{self.kind}.html")
+        return template.render(
+            title=self.title,
+            sections=self.sections,
+            summary=self.summary,
+            flags=self.flags,
+        )
+
+    def _repr_html_(self) -> str:  # Jupyter
+        return self.to_html()
+
+    def __repr__(self) -> str:
+        return (
+            f"<{type(self).__name__} {self.kind}: {display_name(self.title)}; "
+            f"{len(self.sections)} sections; {len(self.flags)} warning(s)>"
+        )
+
+    # ------------------------------------------------------------------ saving
+    def file_names(self) -> list[str]:
+        """The files :meth:`save` writes, in order."""
+        return ["report.html", "summary.json", *self.artifacts]
+
+    def save(self, out: PathLike) -> dict[str, str]:
+        """Write the report folder ``out`` atomically; returns file name -> path.
+
+        Everything is written into a temporary folder beside ``out``, which then
+        replaces ``out`` as a whole: on any error ``out`` is left untouched
+        (byte-identical), and after success it holds exactly this run's files.
+        A symbolic link ``out`` to a folder is followed (the folder is replaced,
+        the link kept).
+
+        Raises
+        ------
+        ConfigError
+            ``out`` is unusable (see :func:`check_out_dir`).
+        """
+        out = check_out_dir(out, files=self.file_names())
+        target = out.resolve() if out.is_symlink() else out
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(
+            tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+        )
+        try:
+            os.chmod(staging, _folder_mode(target))
+            (staging / "report.html").write_text(self.to_html(), encoding="utf-8")
+            (staging / "summary.json").write_text(self.to_json() + "\n", encoding="utf-8")
+            for name, write in self.artifacts.items():
+                write(str(staging / name))
+            _swap_in(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return {name: str(out / name) for name in self.file_names()}
+
+
+def check_out_dir(out: PathLike, *, files: Iterable[str] = REPORT_FILES) -> Path:
+    """Refuse an output folder a report cannot (or must not) be written to, before any work.
+
+    The CLI calls this before loading or fitting anything, so a bad ``--out``
+    costs nothing; :meth:`Report.save` calls it again.
+
+    Parameters
+    ----------
+    out : str or PathLike
+        The report folder (created if missing).
+    files : iterable of str
+        File names a previous report in ``out`` may hold; anything else in an
+        existing ``out`` is refused, since saving replaces the folder.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    ConfigError
+        ``out`` is empty, an existing file, a dangling symbolic link, a folder
+        holding other files, or under a folder that cannot be written.
+
+    Examples
+    --------
+    >>> check_out_dir("")
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.ConfigError: --out is empty: give the folder the report should go to, for example --out report/.
+    """  # noqa: E501
+    if out is None or not str(out).strip():
+        raise ConfigError(
+            "--out is empty: give the folder the report should go to, for example --out report/."
+        )
+    path = Path(out)
+    if path.is_symlink() and not path.exists():
+        raise ConfigError(
+            f"--out {path} is a symbolic link to {os.readlink(path)}, which does not exist; "
+            "remove the link or give a real folder."
+        )
+    if path.exists() and not path.is_dir():
+        raise ConfigError(
+            f"--out {path} exists and is not a directory; give a folder path (it is created "
+            "if missing)."
+        )
+    target = path.resolve() if path.is_symlink() else path
+    if target.is_dir():
+        allowed = set(files) | set(REPORT_FILES)
+        foreign = sorted(p.name for p in target.iterdir() if p.name not in allowed)
+        if foreign:
+            shown = ", ".join(display_name(n) for n in foreign[:5])
+            raise ConfigError(
+                f"--out {path} holds files that are not part of a bayescal report ({shown}"
+                + (", ..." if len(foreign) > 5 else "")
+                + "); the report replaces the whole folder, so give an empty or new folder."
+            )
+    _check_writable(target)
+    return path
+
+
+def _check_writable(target: Path) -> None:
+    """The nearest existing ancestor must be a folder in which a folder can be created."""
+    parent = target.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(
+            f"cannot create --out {target}: {parent} is a file, not a folder; give another path."
+        )
+    try:
+        probe = tempfile.mkdtemp(prefix=".bayescal-probe.", dir=parent)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the report: no folder can be created in {parent} ({exc.strerror}); "
+            "give --out under a folder you can write to."
+        ) from None
+    os.rmdir(probe)
+
+
+def _folder_mode(target: Path) -> int:
+    """Keep an existing folder's permissions; a new one gets the usual umask-based mode."""
+    if target.is_dir():
+        return stat.S_IMODE(target.stat().st_mode)
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o777 & ~mask
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Replace ``target`` by ``staging`` (same parent folder, so renames are atomic)."""
+    if not target.exists():
+        os.rename(staging, target)
+        return
+    backup = target.parent / f".{target.name}.{uuid.uuid4().hex}.old"
+    os.rename(target, backup)
+    try:
+        os.rename(staging, target)
+    except BaseException:
+        os.rename(backup, target)
+        raise
+    shutil.rmtree(backup, ignore_errors=True)
+
+
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(_template_source),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["shown"] = display_name
+    env.filters["fmt"] = fmt
+    return env
+
+
+def _template_source(name: str) -> str:
+    return (
+        resources.files("bayescal.report").joinpath("templates", name).read_text(encoding="utf-8")
+    )
