@@ -34,6 +34,7 @@ from contextlib import contextmanager
 import numpy as np
 import xarray as xr
 
+from bayescal.bayes.models import pattern_logp
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
 from bayescal.errors import ConvergenceWarning, DiagnosticWarning
 
@@ -194,8 +195,6 @@ def _bfmi(energy: np.ndarray) -> np.ndarray | None:
 
 def _expected_counts(idata) -> np.ndarray:
     """``E[s] = N_{g, mask(s)} p_g(s | theta)`` per draw: (chain, draw, L, P)."""
-    from bayescal.bayes.models import pattern_logp
-
     const = idata.constant_data
     states = const["pattern_states"].transpose(PATTERN, ANNOTATOR).values
     lp = pattern_logp(

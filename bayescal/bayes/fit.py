@@ -14,7 +14,10 @@ import json
 import numpy as np
 import xarray as xr
 
+from bayescal import __version__
 from bayescal._random import check_random_state
+from bayescal.bayes.diagnostics import pattern_ppc, sampling_checks
+from bayescal.bayes.logdensity import ChannelLogDensity
 from bayescal.bayes.models import (
     MODELS,
     build_pymc_model,
@@ -117,14 +120,12 @@ def _attach(idata, spec, rng, *, posterior_predictive: bool):
 
 
 def _attrs(spec, extra=None):
-    import bayescal
-
     attrs = {
         "model": spec.kind,
         "orientation": spec.orientation,
         "orient_annotator": spec.annotators[spec.orient],
         "priors": json.dumps(spec.priors.to_dict()),
-        "bayescal_version": bayescal.__version__,
+        "bayescal_version": __version__,
         "data_hash": _data_hash(spec),
     }
     attrs.update(extra or {})
@@ -283,8 +284,6 @@ def fit_channels_bayes(
         progress=bool(progress),
     )
     if sampler == "nutpie":
-        from bayescal.bayes.logdensity import ChannelLogDensity
-
         posterior, stats, timings = sample_nutpie(ChannelLogDensity(spec), settings)
     else:
         posterior, stats, timings = sample_pymc(build_pymc_model(spec), settings)
@@ -299,8 +298,6 @@ def fit_channels_bayes(
     }
     converged = True
     if check:
-        from bayescal.bayes.diagnostics import pattern_ppc, sampling_checks
-
         diag, msgs = sampling_checks(idata)
         diagnostics.update(diag)
         converged = diag["converged"]

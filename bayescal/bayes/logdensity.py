@@ -28,40 +28,31 @@ With ``u = logit a``, ``v = logit b``, ``r_gs = P(Y = 1 | pattern s, group g)``
 - ``d/dt_q = alpha_mu (1 - mu_q) - beta_mu mu_q + sum_{g -> q} sum_s n_gs (r_gs - mu_q)``;
 - ordered pairs: ``d/dy0 = d/du + d/dv``, ``d/dy1 = exp(y1) d/dv + 1``.
 
-The kernel is compiled by numba once per process and cached on disk with
-numba's ``cache=True``: the cache lives in this package's ``__pycache__``
-(numba's in-tree locator), or, when the package folder is read-only, in the
-user's own numba cache (``~/.cache/numba``, or ``$NUMBA_CACHE_DIR`` when the
-user set it). numba unpickles its index and code from there, so only those
-places are read: both are writable only by whoever can already change this
-package's code or the user's own environment; nothing is read from the working
-directory, the data's folder or a shared temporary folder.
+The kernel is compiled by numba on its first call in a process (numba is
+imported then) and cached on disk with numba's ``cache=True``: the cache lives
+in this package's ``__pycache__`` (numba's in-tree locator), or, when the
+package folder is read-only, in the user's own numba cache (``~/.cache/numba``,
+or ``$NUMBA_CACHE_DIR`` when the user set it). numba unpickles its index and
+code from there, so only those places are read: both are writable only by
+whoever can already change this package's code or the user's own environment;
+nothing is read from the working directory, the data's folder or a shared
+temporary folder.
 """
 
 from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from scipy.special import betaln, expit, logit
 
-from bayescal.bayes.models import _INIT_PAIR, ChannelModelSpec, _channel_hyper
+from bayescal.bayes.models import INIT_PAIR, ChannelModelSpec, channel_hyper
 from bayescal.dims import GROUP
 from bayescal.errors import ConfigError
 
 __all__ = ["ChannelLogDensity"]
 
 
-@numba.njit(cache=True, nogil=True)
-def _softplus(x):
-    # log(1 + exp(x)) without overflow for large |x|
-    if x > 0.0:
-        return x + math.log1p(math.exp(-x))
-    return math.log1p(math.exp(x))
-
-
-@numba.njit(cache=True, nogil=True)
 def _logp_grad(x, grad, ord_idx, free_idx, states, counts, pidx, al, be, p_al, p_be, const):
     """Log density at ``x`` (returned) and its gradient (written into ``grad``)."""
     n_patterns, k = states.shape
@@ -88,18 +79,24 @@ def _logp_grad(x, grad, ord_idx, free_idx, states, counts, pidx, al, be, p_al, p
     lb = np.empty(k)
     l1b = np.empty(k)
     for j in range(k):
-        la[j] = -_softplus(-u[j])
-        l1a[j] = -_softplus(u[j])
-        lb[j] = -_softplus(-v[j])
-        l1b[j] = -_softplus(v[j])
+        # log sigmoid(t) = -softplus(-t), log(1 - sigmoid(t)) = -softplus(t), with
+        # softplus(t) = max(t, 0) + log1p(exp(-|t|)): no overflow for any t
+        tail = math.log1p(math.exp(-abs(u[j])))
+        la[j] = -(max(-u[j], 0.0) + tail)
+        l1a[j] = -(max(u[j], 0.0) + tail)
+        tail = math.log1p(math.exp(-abs(v[j])))
+        lb[j] = -(max(-v[j], 0.0) + tail)
+        l1b[j] = -(max(v[j], 0.0) + tail)
         # Beta(alpha, beta) density times the log-odds Jacobian a (1 - a)
         lp += al[j, 0] * la[j] + be[j, 0] * l1a[j] + al[j, 1] * lb[j] + be[j, 1] * l1b[j]
     off = 2 * (n_ord + n_free)
     lm = np.empty(n_prev)
     l1m = np.empty(n_prev)
     for q in range(n_prev):
-        lm[q] = -_softplus(-x[off + q])
-        l1m[q] = -_softplus(x[off + q])
+        t = x[off + q]
+        tail = math.log1p(math.exp(-abs(t)))
+        lm[q] = -(max(-t, 0.0) + tail)
+        l1m[q] = -(max(t, 0.0) + tail)
         lp += p_al[q] * lm[q] + p_be[q] * l1m[q]
     c0 = np.zeros(n_patterns)
     c1 = np.zeros(n_patterns)
@@ -162,6 +159,19 @@ def _logp_grad(x, grad, ord_idx, free_idx, states, counts, pidx, al, be, p_al, p
     return lp
 
 
+#: the compiled kernel, made on first use (numba is imported then, not with this module)
+_COMPILED: list = []
+
+
+def _kernel():
+    """``_logp_grad`` compiled by numba, or loaded from numba's on-disk cache."""
+    if not _COMPILED:
+        import numba
+
+        _COMPILED.append(numba.njit(cache=True, nogil=True)(_logp_grad))
+    return _COMPILED[0]
+
+
 class ChannelLogDensity:
     """Log posterior density and gradient of a channel model on the unconstrained scale.
 
@@ -192,7 +202,7 @@ class ChannelLogDensity:
     """
 
     def __init__(self, spec: ChannelModelSpec):
-        al, be = _channel_hyper(spec)
+        al, be = channel_hyper(spec)
         p_al, p_be = spec.priors.prevalence.expand(len(spec.prevalence_groups), GROUP)
         self.spec = spec
         self.ord_idx = np.flatnonzero(spec.oriented).astype(np.int64)
@@ -230,7 +240,7 @@ class ChannelLogDensity:
         if x.shape != (self.n_dim,):
             raise ConfigError(f"x must have shape ({self.n_dim},); got {x.shape}.")
         grad = np.empty(self.n_dim)
-        return float(_logp_grad(x, grad, *self._args)), grad
+        return float(_kernel()(x, grad, *self._args)), grad
 
     def sampler_function(self):
         """``x -> (log density, gradient)`` without the argument checks of ``__call__``.
@@ -238,18 +248,18 @@ class ChannelLogDensity:
         For samplers that call it tens of thousands of times with float64 vectors of
         length ``n_dim`` (the checks cost as much as the kernel).
         """
-        args, n_dim = self._args, self.n_dim
+        args, n_dim, kernel = self._args, self.n_dim, _kernel()
 
         def logp_grad(x):
             grad = np.empty(n_dim)
-            return _logp_grad(x, grad, *args), grad
+            return kernel(x, grad, *args), grad
 
         return logp_grad
 
     def initial_point(self) -> np.ndarray:
         """PyMC's initial point: every pair at ``(a, b) = (0.25, 0.75)``, each prevalence at its
         prior mean."""
-        lo, hi = logit(np.asarray(_INIT_PAIR))
+        lo, hi = logit(np.asarray(INIT_PAIR))
         pair_ord = np.array([lo, np.log(hi - lo)])
         pair_free = np.array([lo, hi])
         p_al, p_be = self._args[7], self._args[8]

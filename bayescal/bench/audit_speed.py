@@ -34,7 +34,7 @@ with the load average before each run and ``uptime`` at the start and end.
 
 ``--before DIR`` also measures another checkout (for example a worktree of the
 commit before a change), each of its runs interleaved with the current one's so
-both see the same load: the measuring processes run this file as a script with
+both see the same load: the measuring processes load this file by its path with
 ``DIR`` first on ``PYTHONPATH``, so they import that checkout's ``bayescal``,
 whose ``fit_channels_bayes`` may predate ``sampler=`` / ``random_state=`` (it is
 sampled with PyMC, its only sampler then). Results are keyed ``current/...`` and
@@ -51,6 +51,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bayescal.bench._io import environment, write_json
 
 #: Sampler settings of ``bayescal audit`` (its defaults) on the example.
 AUDIT = {"draws": 1000, "tune": 1000, "chains": 2, "groups": 5, "bins": 10, "prob": 0.9}
@@ -200,10 +202,11 @@ def _child_audit() -> dict:
     from bayescal import load_example
     from bayescal.report.audit import audit
 
+    seed_name = "random_state" if "random_state" in inspect.signature(audit).parameters else "seed"
     data = load_example(EXAMPLE)
-    first = audit(data, seed=0)
+    first = audit(data, **{seed_name: 0})
     cold = time.perf_counter() - t0
-    second, warm = _timed(lambda: audit(data, seed=1))
+    second, warm = _timed(lambda: audit(data, **{seed_name: 1}))
     return {
         "audit_cold": cold,
         "audit_warm": warm,
@@ -287,13 +290,27 @@ def _env(pythonpath: str | None, **extra) -> dict:
     return env
 
 
+#: A measuring process: time ``import bayescal`` (whichever checkout PYTHONPATH finds) before
+#: anything else, then load this file by its path (so the current checkout's measuring code
+#: runs against that bayescal) and call ``child_main``.
+_CHILD = (
+    "import sys, time\n"
+    "t0 = time.perf_counter()\n"
+    "import bayescal\n"
+    "seconds = time.perf_counter() - t0\n"
+    "import importlib.util\n"
+    "spec = importlib.util.spec_from_file_location('audit_speed_child', sys.argv[1])\n"
+    "child = importlib.util.module_from_spec(spec)\n"
+    "spec.loader.exec_module(child)\n"
+    "child.child_main(sys.argv[2:], seconds)\n"
+)
+
+
 def _spawn(args, env) -> tuple[dict, float, list[float]]:
     load = list(os.getloadavg())
     t0 = time.perf_counter()
-    # this file run as a script (-P: its folder is not put on sys.path, where bench modules
-    # such as coverage.py would shadow packages), importing whichever bayescal the path finds
     proc = subprocess.run(
-        [sys.executable, "-P", str(Path(__file__).resolve()), *args],
+        [sys.executable, "-c", _CHILD, str(Path(__file__).resolve()), *args],
         capture_output=True,
         text=True,
         env=env,
@@ -367,7 +384,6 @@ def _cli_walls(envs: dict, repeats: int) -> dict:
 
 
 def run(args) -> int:
-    from bayescal.bench._io import environment, write_json
     from bayescal.errors import ConfigError
 
     if args.repeats < 1:
@@ -408,10 +424,3 @@ def run(args) -> int:
     result["uptime_end"] = _uptime()
     write_json(result, args.json)
     return 0
-
-
-if __name__ == "__main__":  # a measuring subprocess (see _spawn)
-    _t0 = time.perf_counter()
-    import bayescal  # noqa: F401
-
-    child_main(sys.argv[1:], time.perf_counter() - _t0)

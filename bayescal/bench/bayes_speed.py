@@ -70,10 +70,10 @@ def _per_item_model(spec, labels, group):
     import pymc as pm
     import pytensor.tensor as pt
 
-    from bayescal.bayes.models import _INIT_PAIR, _channel_hyper
+    from bayescal.bayes.models import INIT_PAIR, channel_hyper
     from bayescal.dims import GROUP
 
-    al, be = _channel_hyper(spec)
+    al, be = channel_hyper(spec)
     p_al, p_be = spec.priors.prevalence.expand(len(spec.prevalence_groups), GROUP)
     ans = ~np.isnan(labels)
     x = np.where(ans, labels, 0.0)
@@ -86,7 +86,7 @@ def _per_item_model(spec, labels, group):
             beta=be,
             shape=al.shape,
             transform=pm.distributions.transforms.ordered,
-            initval=np.tile(_INIT_PAIR, (al.shape[0], 1)),
+            initval=np.tile(INIT_PAIR, (al.shape[0], 1)),
         )
         a, b = ab[:, 0], ab[:, 1]
         prev = pm.Beta("prevalence", alpha=p_al, beta=p_be, shape=p_al.shape)

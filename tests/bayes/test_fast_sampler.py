@@ -16,7 +16,7 @@ from scipy.special import logit
 from bayescal import summarize
 from bayescal.bayes import fit_channels_bayes
 from bayescal.bayes.logdensity import ChannelLogDensity
-from bayescal.bayes.models import _channel_hyper, build_pymc_model, make_spec
+from bayescal.bayes.models import build_pymc_model, channel_hyper, make_spec
 from bayescal.bayes.sampling import check_complete
 from bayescal.dims import GROUP
 from bayescal.errors import ConfigError, FitError
@@ -141,7 +141,7 @@ def test_gradient_exact_where_rates_touch_zero_and_one(orientation):
     60-digit central difference (step 1e-20: truncation and rounding errors ~1e-40)."""
     spec = _spec("grouped", orientation, 3, PRIORS)
     density = ChannelLogDensity(spec)
-    al, be = _channel_hyper(spec)
+    al, be = channel_hyper(spec)
     p_al, p_be = spec.priors.prevalence.expand(density.n_prevalence, GROUP)
     x = density.initial_point()
     x[:2] = (-21.0, 3.2)  # a = 8e-10 and, for an ordered pair, logit b = -21 + e^3.2 = 3.5
