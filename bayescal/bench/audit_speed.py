@@ -34,7 +34,7 @@ with the load average before each run and ``uptime`` at the start and end.
 
 ``--before DIR`` also measures another checkout (for example a worktree of the
 commit before a change), each of its runs interleaved with the current one's so
-both see the same load: the measuring processes load this file by its path with
+both see the same load: the measuring processes load ``audit_speed_probe.py`` by its path with
 ``DIR`` first on ``PYTHONPATH``, so they import that checkout's ``bayescal``,
 whose ``fit_channels_bayes`` may predate ``sampler=`` / ``random_state=`` (it is
 sampled with PyMC, its only sampler then). Results are keyed ``current/...`` and
@@ -43,7 +43,6 @@ sampled with PyMC, its only sampler then). Results are keyed ``current/...`` and
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import subprocess
@@ -53,13 +52,7 @@ import time
 from pathlib import Path
 
 from bayescal.bench._io import environment, write_json
-
-#: Sampler settings of ``bayescal audit`` (its defaults) on the example.
-AUDIT = {"draws": 1000, "tune": 1000, "chains": 2, "groups": 5, "bins": 10, "prob": 0.9}
-EXAMPLE = "snli-entailment"
-HEAVY = ("pymc", "pytensor", "arviz", "matplotlib", "nutpie", "numba", "dask", "pyarrow")
-HEAVY += ("jinja2", "yaml", "pandas", "scipy", "xarray")
-TARGETS = {"cold_seconds": 5.0, "warm_seconds": 2.0, "rhat_max": 1.01, "ess_bulk_min": 400.0}
+from bayescal.bench.audit_speed_probe import AUDIT, EXAMPLE, NO_DASK, TARGETS
 
 
 def add_arguments(parser) -> None:
@@ -91,178 +84,6 @@ def add_arguments(parser) -> None:
 
 
 # --------------------------------------------------------------------------- children
-def _timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
-
-
-def _interval_mcse(summary, fit) -> dict:
-    """NC-ECE interval ends and their Monte Carlo standard errors (chain structure kept)."""
-    import arviz as az
-    import numpy as np
-
-    from bayescal.metrics.uncertainty import nc_ece_interval
-
-    post = nc_ece_interval(summary, fit, prob=AUDIT["prob"], random_state=0)
-    ece = post.ece["full"].values.reshape(AUDIT["chains"], -1)  # draws stack chain-major
-    out = {}
-    for end, q in (("lo", (1 - AUDIT["prob"]) / 2), ("hi", 1 - (1 - AUDIT["prob"]) / 2)):
-        out[end] = float(np.quantile(ece, q))
-        out[f"{end}_mcse"] = float(az.mcse(ece, method="quantile", prob=q))
-        out[f"{end}_ess"] = float(az.ess(ece, method="quantile", prob=q))
-    return out
-
-
-def _fit_record(fit, seconds) -> dict:
-    import numpy as np
-
-    d = fit.diagnostics
-    post = fit.idata.posterior
-    import arviz as az
-
-    ess = az.ess(post, var_names=["a", "b", "prevalence"], method="bulk")
-    channel_ess = float(min(ess["a"].min(), ess["b"].min()))
-    sampling = d["sampling_seconds"]
-    load = d.get("load_seconds", 0.0)
-    return {
-        "seconds": seconds,
-        "load_seconds": load,
-        "sampling_seconds": sampling,
-        "post_seconds": seconds - sampling - load,
-        "rhat_max": d["rhat_max"],
-        "ess_bulk_min": d["ess_bulk_min"],
-        "ess_bulk_min_channels": channel_ess,
-        "ess_tail_min": d["ess_tail_min"],
-        "divergences": d["divergences"],
-        "bfmi_min": d["bfmi_min"],
-        "mean_tree_size": float(np.mean(fit.idata.sample_stats["n_steps"].values)),
-        "diagnostics_pass": bool(
-            d["rhat_max"] <= TARGETS["rhat_max"]
-            and d["ess_bulk_min"] >= TARGETS["ess_bulk_min"]
-            and d["divergences"] == 0
-        ),
-    }
-
-
-def _child_bayes(sampler: str) -> dict:
-    import warnings
-
-    warnings.simplefilter("ignore")
-    t = {}
-    from bayescal import load_example, summarize
-
-    data, t["load_example"] = _timed(lambda: load_example(EXAMPLE))
-    summary, t["summarize"] = _timed(
-        lambda: summarize(data, groups=AUDIT["groups"], bins=AUDIT["bins"])
-    )
-
-    def imports():
-        import arviz  # noqa: F401
-
-        if sampler == "nutpie":
-            import numba  # noqa: F401
-            import nutpie  # noqa: F401
-
-            import bayescal.bayes.logdensity  # noqa: F401
-        else:
-            import pymc  # noqa: F401
-
-    _, t["import_sampler"] = _timed(imports)
-    from bayescal.bayes import fit_channels_bayes
-
-    settings = {k: AUDIT[k] for k in ("draws", "tune", "chains")}
-    params = inspect.signature(fit_channels_bayes).parameters
-    if "sampler" in params:
-        settings["sampler"] = sampler
-    elif sampler != "pymc":
-        raise RuntimeError("this checkout's fit_channels_bayes has only PyMC: use --samplers pymc")
-    seed_name = "random_state" if "random_state" in params else "random_seed"
-
-    def fit(seed):
-        return fit_channels_bayes(summary, "grouped", cores=1, **{seed_name: seed}, **settings)
-
-    cold, cold_s = _timed(lambda: fit(0))
-    warm, warm_s = _timed(lambda: fit(1))
-    return {
-        "stages": t,
-        "cold_fit": _fit_record(cold, cold_s),
-        "warm_fit": _fit_record(warm, warm_s),
-        "audit_step_cold": t["import_sampler"] + cold_s,
-        "audit_step_warm": warm_s,
-        "interval": _interval_mcse(summary, cold),
-    }
-
-
-def _child_audit() -> dict:
-    import warnings
-
-    warnings.simplefilter("ignore")
-    t0 = time.perf_counter()  # after ``import bayescal`` (timed separately)
-    from bayescal import load_example
-    from bayescal.report.audit import audit
-
-    seed_name = "random_state" if "random_state" in inspect.signature(audit).parameters else "seed"
-    data = load_example(EXAMPLE)
-    first = audit(data, **{seed_name: 0})
-    cold = time.perf_counter() - t0
-    second, warm = _timed(lambda: audit(data, **{seed_name: 1}))
-    return {
-        "audit_cold": cold,
-        "audit_warm": warm,
-        "bayes_fit_cold": first.channels.diagnostics,
-        "bayes_fit_warm": second.channels.diagnostics,
-    }
-
-
-def _child_imports(dask: bool) -> dict:
-    """Import costs; without ``dask`` the package is made unimportable first (as in an install
-    without the optional extra), which shows what xarray's first-use dask check costs."""
-    if not dask:
-        sys.modules["dask"] = None  # ``import dask`` now raises ImportError
-    import bayescal
-
-    loaded = sorted(m for m in HEAVY if sys.modules.get(m) is not None)
-    import numpy as np
-
-    annotations, data_layer = _timed(lambda: bayescal.Annotations)
-    rng = np.random.default_rng(0)
-    score = rng.random(1000)
-    labels = (rng.random((1000, 3)) < score[:, None]).astype(float)
-    _, first = _timed(lambda: annotations.from_arrays(score, labels))
-    _, second = _timed(lambda: annotations.from_arrays(score, labels))
-    return {
-        "dask_importable": dask,
-        "heavy_modules_after_import": loaded,
-        "import_data_layer": data_layer,
-        "from_arrays_first": first,
-        "from_arrays_second": second,
-        "heavy_modules_after_from_arrays": sorted(
-            m for m in HEAVY if sys.modules.get(m) is not None
-        ),
-    }
-
-
-def child_main(argv, import_seconds: float) -> None:
-    """Entry point of the measuring subprocesses; prints one JSON line.
-
-    ``import_seconds`` is the time ``import bayescal`` took in this process, measured
-    before anything else of bayescal was imported.
-    """
-    mode = argv[0]
-    if mode == "bayes":
-        out = _child_bayes(argv[1])
-    elif mode == "audit":
-        out = _child_audit()
-    else:
-        out = _child_imports(dask=argv[1] == "dask")
-    out["import_bayescal"] = import_seconds
-    from bayescal._json import json_default
-
-    print("RESULT " + json.dumps(out, default=json_default), flush=True)
-
-
-# --------------------------------------------------------------------------- parent
 def _uptime() -> str:
     try:
         return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
@@ -290,11 +111,13 @@ def _env(pythonpath: str | None, **extra) -> dict:
     return env
 
 
-#: A measuring process: time ``import bayescal`` (whichever checkout PYTHONPATH finds) before
-#: anything else, then load this file by its path (so the current checkout's measuring code
-#: runs against that bayescal) and call ``child_main``.
+#: A measuring process: hide dask if asked, time ``import bayescal`` (whichever checkout
+#: PYTHONPATH finds) before anything else, then load the probe by its path (so the current
+#: checkout's measuring code runs against that bayescal) and call its ``child_main``.
 _CHILD = (
     "import sys, time\n"
+    f"if {NO_DASK!r} in sys.argv:\n"
+    "    sys.modules['dask'] = None  # import dask fails, as without the extra\n"
     "t0 = time.perf_counter()\n"
     "import bayescal\n"
     "seconds = time.perf_counter() - t0\n"
@@ -310,7 +133,14 @@ def _spawn(args, env) -> tuple[dict, float, list[float]]:
     load = list(os.getloadavg())
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(Path(__file__).resolve()), *args],
+        [
+            sys.executable,
+            "-P",  # the working directory is not put first on sys.path: PYTHONPATH decides
+            "-c",  # which checkout's bayescal is measured
+            _CHILD,
+            str(Path(__file__).with_name("audit_speed_probe.py")),
+            *args,
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -370,7 +200,8 @@ def _cli_walls(envs: dict, repeats: int) -> dict:
                 out[name]["loadavg_before"].append(list(os.getloadavg()))
                 t0 = time.perf_counter()
                 proc = subprocess.run(
-                    [sys.executable, "-m", "bayescal", "audit", "--example", EXAMPLE, "--out", tmp],
+                    [sys.executable, "-P", "-m", "bayescal", "audit", "--example", EXAMPLE]
+                    + ["--out", tmp],
                     capture_output=True,
                     text=True,
                     env=env,
@@ -419,7 +250,7 @@ def run(args) -> int:
         result["cli"] = _cli_walls(envs, args.repeats)
     if "imports" not in args.skip:
         jobs = {f"{n}/with_dask": (["imports", "dask"], e) for n, e in envs.items()}
-        jobs.update({f"{n}/without_dask": (["imports", "nodask"], e) for n, e in envs.items()})
+        jobs.update({f"{n}/without_dask": (["imports", NO_DASK], e) for n, e in envs.items()})
         result["imports"] = _measure(jobs, args.repeats)
     result["uptime_end"] = _uptime()
     write_json(result, args.json)
