@@ -49,7 +49,6 @@ SAME_NAME |= {"plotting", "bench"}
 
 #: Sibling imports inside functions, kept for now: (file, imported module) -> owner.
 LAZY_SIBLING_EXCEPTIONS = {
-    ("data/container.py", "bayescal.data.validation"): "edge (data/)",
     ("bench/coverage.py", "bayescal.bench._io"): "intervals (bench/coverage.py)",
 }
 
