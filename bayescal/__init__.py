@@ -1,27 +1,50 @@
 """bayescal: calibration audits and recalibration from noisy or disagreeing annotations.
 
-The core import is light (numpy, xarray); PyMC, ArviZ, pandas, matplotlib and
-jinja2 load only inside the functions that use them.
+``import bayescal`` loads nothing but this file: each public name is imported from
+its module on first use (PEP 562 ``__getattr__``), so the command line and scripts
+that need one part do not pay for the others (xarray, pandas, scipy come with the
+data and summaries; PyMC, ArviZ, nutpie, matplotlib and jinja2 only with the
+functions that use them).
+
+Examples
+--------
+>>> import bayescal
+>>> "fit_channels_bayes" in dir(bayescal) and "Annotations" in bayescal.__all__
+True
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-from bayescal.bayes import ChannelPriors, fit_channels_bayes, prior_predictive
-from bayescal.channels import ChannelFit, fit_channels
-from bayescal.data import Annotations, load_csv, load_long, load_table
-from bayescal.examples import load_example
-from bayescal.metrics import (
-    BinnedECE,
-    annotator_weights,
-    estimate_nc_ece,
-    evaluate_recalibrated,
-    majority_vote_ece,
-    nc_ece,
-    nc_ece_interval,
-    oracle_ece,
-    soft_vote_ece,
-)
-from bayescal.summaries import Summary, summarize
+#: public name -> module that defines it (imported on first access)
+_LAZY = {
+    "Annotations": "bayescal.data",
+    "load_csv": "bayescal.data",
+    "load_table": "bayescal.data",
+    "load_long": "bayescal.data",
+    "load_example": "bayescal.examples",
+    "Summary": "bayescal.summaries",
+    "summarize": "bayescal.summaries",
+    "ChannelFit": "bayescal.channels",
+    "fit_channels": "bayescal.channels",
+    "fit_channels_bayes": "bayescal.bayes",
+    "prior_predictive": "bayescal.bayes",
+    "ChannelPriors": "bayescal.bayes",
+    "BinnedECE": "bayescal.metrics",
+    "nc_ece": "bayescal.metrics",
+    "nc_ece_interval": "bayescal.metrics",
+    "estimate_nc_ece": "bayescal.metrics",
+    "evaluate_recalibrated": "bayescal.metrics",
+    "soft_vote_ece": "bayescal.metrics",
+    "majority_vote_ece": "bayescal.metrics",
+    "oracle_ece": "bayescal.metrics",
+    "annotator_weights": "bayescal.metrics",
+    "audit": "bayescal.report.audit",
+}
 
 __all__ = [
     "__version__",
@@ -49,11 +72,34 @@ __all__ = [
     "audit",
 ]
 
+if TYPE_CHECKING:  # static analysers and IDEs see the real imports
+    from bayescal.bayes import ChannelPriors, fit_channels_bayes, prior_predictive
+    from bayescal.channels import ChannelFit, fit_channels
+    from bayescal.data import Annotations, load_csv, load_long, load_table
+    from bayescal.examples import load_example
+    from bayescal.metrics import (
+        BinnedECE,
+        annotator_weights,
+        estimate_nc_ece,
+        evaluate_recalibrated,
+        majority_vote_ece,
+        nc_ece,
+        nc_ece_interval,
+        oracle_ece,
+        soft_vote_ece,
+    )
+    from bayescal.report.audit import audit
+    from bayescal.summaries import Summary, summarize
 
-def __getattr__(name):
-    # The audit pulls in matplotlib and jinja2: import it on first use only.
-    if name == "audit":
-        from bayescal.report.audit import audit
 
-        return audit
-    raise AttributeError(f"module 'bayescal' has no attribute {name!r}")
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bayescal' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -59,6 +59,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "Pattern-count grouped PyMC model vs per-item "
         "latent-class model: sampling time and speedup.",
     ),
+    "audit-speed": (
+        "bayescal.bench.audit_speed",
+        "Bayesian step of `bayescal audit --example snli-entailment`: cold and warm seconds "
+        "in fresh processes, compile vs sampling, ESS / R-hat, MCSE of the interval ends.",
+    ),
     "coverage": (
         "bayescal.bench.coverage",
         "Coverage of the bias-aware NC-ECE interval and level of the calibration test "

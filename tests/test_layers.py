@@ -49,20 +49,13 @@ SAME_NAME |= {"plotting", "bench"}
 
 #: Sibling imports inside functions, kept for now: (file, imported module) -> owner.
 LAZY_SIBLING_EXCEPTIONS = {
-    ("bayes/diagnostics.py", "bayescal.bayes.models"): "speed (bayes/)",
-    ("bayes/fit.py", "bayescal.bayes.diagnostics"): "speed (bayes/)",
 }
 
 #: Upward imports kept for now: (file, imported module) -> owner and the fix.
-UPWARD_EXCEPTIONS = {
-    ("bayes/fit.py", "bayescal"): "speed: `from bayescal import __version__` instead of the facade",
-}
+UPWARD_EXCEPTIONS = {}
 
 #: Private names imported across packages, kept for now: (file, module, name) -> owner.
-PRIVATE_EXCEPTIONS = {
-    ("bench/bayes_speed.py", "bayescal.bayes.models", "_INIT_PAIR"): "speed (bayes/models.py)",
-    ("bench/bayes_speed.py", "bayescal.bayes.models", "_channel_hyper"): "speed",
-}
+PRIVATE_EXCEPTIONS = {}
 
 
 def layer_of(module: str) -> str:

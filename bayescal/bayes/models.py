@@ -58,6 +58,8 @@ __all__ = [
     "build_pymc_model",
     "sample_prior",
     "sample_counts",
+    "channel_hyper",
+    "INIT_PAIR",
 ]
 
 #: model name -> (method name of the point estimator whose design check applies, ChannelFit method)
@@ -69,7 +71,7 @@ MODELS = {
 ORIENTATIONS = ("all", "designated")
 CHANNEL = "channel"
 #: Starting values of an oriented pair: inside the support, label orientation as constrained.
-_INIT_PAIR = (0.25, 0.75)
+INIT_PAIR = (0.25, 0.75)
 
 
 @dataclass
@@ -262,7 +264,15 @@ class BuiltModel:
         self.counts.set_value(counts)
 
 
-def _channel_hyper(spec):
+def channel_hyper(spec: ChannelModelSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Beta hyperparameters of every annotator's pair ``(a_j, b_j)``.
+
+    Returns
+    -------
+    (alpha, beta) : ndarrays of shape (K, 2)
+        Column 0 for ``a``, column 1 for ``b`` (the priors of SPEC §4 broadcast per
+        annotator, as the PyMC model and the hand-written density use them).
+    """
     k = spec.n_annotators
     a_al, a_be = spec.priors.a.expand(k, ANNOTATOR)
     b_al, b_be = spec.priors.b.expand(k, ANNOTATOR)
@@ -283,7 +293,7 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
     import pytensor.tensor as pt
 
     k = spec.n_annotators
-    al, be = _channel_hyper(spec)
+    al, be = channel_hyper(spec)
     p_al, p_be = spec.priors.prevalence.expand(len(spec.prevalence_groups), GROUP)
     oriented = spec.oriented
     ord_idx = np.flatnonzero(oriented)
@@ -304,7 +314,7 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
             beta=be[ord_idx],
             dims=("oriented_annotator", CHANNEL),
             transform=pm.distributions.transforms.ordered,
-            initval=np.tile(_INIT_PAIR, (ord_idx.size, 1)),
+            initval=np.tile(INIT_PAIR, (ord_idx.size, 1)),
         )
         if free_idx.size:
             ab_free = pm.Beta(
@@ -312,7 +322,7 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
                 alpha=al[free_idx],
                 beta=be[free_idx],
                 dims=("free_annotator", CHANNEL),
-                initval=np.tile(_INIT_PAIR, (free_idx.size, 1)),
+                initval=np.tile(INIT_PAIR, (free_idx.size, 1)),
             )
             perm = np.argsort(np.concatenate([ord_idx, free_idx]))
             ab = pt.concatenate([ab_ord, ab_free], axis=0)[perm]
@@ -344,7 +354,7 @@ def sample_prior(spec: ChannelModelSpec, draws: int, rng) -> dict:
     transform, so it is not used here).
     """
     k = spec.n_annotators
-    al, be = _channel_hyper(spec)
+    al, be = channel_hyper(spec)
     a = np.empty((draws, k))
     b = np.empty((draws, k))
     for j in range(k):

@@ -10,7 +10,6 @@ skipped sections with the reason. Warnings are collected as coded
 
 from __future__ import annotations
 
-import logging
 import warnings as _warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -210,10 +209,7 @@ def _fit_point(ctx: Context) -> None:
 
 
 def _fit_bayes(ctx: Context) -> None:
-    import pymc  # noqa: F401  (PyMC sets its logger level on import; quiet it afterwards)
-
-    if not ctx.progress:
-        logging.getLogger("pymc").setLevel(logging.ERROR)
+    # The default sampler (nutpie) does not import PyMC, so there is no PyMC logger to quiet.
     with _warnings.catch_warnings(record=True):
         ctx.channels = fit_channels_bayes(
             ctx.summary,
@@ -222,8 +218,8 @@ def _fit_bayes(ctx: Context) -> None:
             tune=ctx.tune,
             chains=ctx.chains,
             cores=1,
-            random_seed=ctx.seed,
-            progressbar=ctx.progress,
+            random_state=ctx.seed,
+            progress=ctx.progress,
         )
     ctx.flag("channels.sampler", ctx.channels.warnings, "Bayesian fit")
 

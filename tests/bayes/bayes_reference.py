@@ -26,7 +26,7 @@ REFERENCE = {
         "groups": 3,
     },
 }
-SAMPLER = dict(draws=500, tune=500, chains=2, cores=1, random_seed=0)
+SAMPLER = dict(draws=500, tune=500, chains=2, cores=1, random_state=0)
 
 
 def reference_summary(model):

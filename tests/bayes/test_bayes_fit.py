@@ -93,7 +93,7 @@ def test_loo_and_compare(grouped_fit, marginal_fit):
         # the marginal model's log-likelihood is on the same score groups, so models compare;
         # needs the same data: refit marginal on the grouped reference summary.
         marg = fit_channels_bayes(
-            reference_summary("grouped"), "marginal", random_seed=1, check=False, **FAST
+            reference_summary("grouped"), "marginal", random_state=1, check=False, **FAST
         )
         cmp = az.compare({"grouped": grouped_fit.idata, "marginal": marg.idata})
     # prevalence differs strongly across score groups: the grouped model predicts better
@@ -129,10 +129,10 @@ def test_seed_reproducible_and_designated_orientation():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f1 = fit_channels_bayes(
-            s, orientation="designated", orient="a2", random_seed=7, check=False, **FAST
+            s, orientation="designated", orient="a2", random_state=7, check=False, **FAST
         )
         f2 = fit_channels_bayes(
-            s, orientation="designated", orient="a2", random_seed=7, check=False, **FAST
+            s, orientation="designated", orient="a2", random_state=7, check=False, **FAST
         )
     np.testing.assert_array_equal(f1.a.values, f2.a.values)
     np.testing.assert_array_equal(
@@ -146,13 +146,13 @@ def test_seed_reproducible_and_designated_orientation():
 
 def test_prior_predictive():
     s = summarize(simulate_toy(600, random_state=2, missing=0.3), groups=3)
-    idata = prior_predictive(s, draws=200, random_seed=0)
+    idata = prior_predictive(s, draws=200, random_state=0)
     assert (idata.prior["a"] < idata.prior["b"]).all()
     pp = idata.prior_predictive["counts"]
     np.testing.assert_array_equal(
         pp.sum("pattern").isel(chain=0, draw=3).values, s.group_counts.values
     )
-    again = prior_predictive(s, draws=200, random_seed=0)
+    again = prior_predictive(s, draws=200, random_state=0)
     np.testing.assert_array_equal(pp.values, again.prior_predictive["counts"].values)
-    wide = prior_predictive(s, draws=200, random_seed=0, priors={"prevalence": (0.5, 0.5)})
+    wide = prior_predictive(s, draws=200, random_state=0, priors={"prevalence": (0.5, 0.5)})
     assert float(wide.prior["prevalence"].std()) > float(idata.prior["prevalence"].std())

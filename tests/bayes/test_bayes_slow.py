@@ -45,7 +45,7 @@ def test_posterior_mean_agrees_with_em_at_large_n(model):
     s = summarize(simulate_toy(200_000, "shifted", random_state=7, missing=0.1, **kw), groups=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = fit_channels_bayes(s, model, draws=300, tune=300, chains=2, cores=1, random_seed=1)
+        fit = fit_channels_bayes(s, model, draws=300, tune=300, chains=2, cores=1, random_state=1)
         em = dawid_skene_em(s) if model == "marginal" else score_bin_em(s)
     for name in ("a", "b", "prevalence"):
         post = getattr(fit, name)

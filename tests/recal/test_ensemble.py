@@ -199,7 +199,7 @@ def test_real_posterior_from_pymc(gauss):
         tune=300,
         chains=2,
         cores=1,
-        random_seed=1,
+        random_state=1,
         posterior_predictive=False,
     )
     assert post.n_draws == 600

@@ -1,0 +1,95 @@
+"""Ctrl-C and SIGTERM during sampling stop the process; no partial posterior is returned.
+
+Each test runs a small script in a subprocess that first fits once (imports, kernel
+load) and prints ``SAMPLING`` just before a fit far too long to finish, then sends
+the signal from outside. Both samplers catch ``KeyboardInterrupt`` internally and
+would return the draws made so far (PyMC with one core even starts the next chain),
+so a result line, exit status 0 or a long delay after the signal is a failure.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import bayescal
+
+SCRIPT = textwrap.dedent(
+    """
+    import signal, sys, warnings
+    warnings.simplefilter("ignore")
+    from bayescal.bayes import fit_channels_bayes
+    from bayescal.simulate import simulate_toy
+
+    sampler, mode = sys.argv[1], sys.argv[2]
+    if mode == "sigterm":
+        def on_term(signum, frame):  # what a CLI does: turn SIGTERM into an exit status
+            raise SystemExit(143)
+        signal.signal(signal.SIGTERM, on_term)
+    data = simulate_toy(1000, random_state=0)
+    fit_channels_bayes(data, groups=3, draws=20, tune=20, chains=1, sampler=sampler, check=False)
+    print("SAMPLING", flush=True)
+    fit = fit_channels_bayes(data, groups=3, draws=10**7, tune=1000, chains=2, cores=1,
+                             sampler=sampler)
+    print("RESULT", fit.n_draws, flush=True)
+    """
+)
+
+
+def _run_and_signal(tmp_path, sampler, mode, delay):
+    script = tmp_path / "long_fit.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ)
+    root = str(Path(bayescal.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    proc = subprocess.Popen(
+        [sys.executable, str(script), sampler, mode],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout.readline().strip() == "SAMPLING"
+        time.sleep(delay)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT if mode == "sigint" else signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        waited = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, out, err, waited
+
+
+def _assert_stopped_without_result(returncode, out, waited, expected_codes):
+    assert "RESULT" not in out
+    assert returncode in expected_codes, returncode
+    # the long fit needs minutes; stopping within seconds means sampling did not go on
+    assert waited < 30, waited
+
+
+def test_sigint_during_nutpie_sampling_raises_keyboard_interrupt(tmp_path):
+    code, out, err, waited = _run_and_signal(tmp_path, "nutpie", "sigint", delay=1.0)
+    # an uncaught KeyboardInterrupt ends Python by SIGINT (shell status 130)
+    _assert_stopped_without_result(code, out, waited, {-signal.SIGINT, 130})
+    assert "KeyboardInterrupt" in err
+
+
+def test_sigterm_handler_exception_is_not_swallowed(tmp_path):
+    code, out, err, waited = _run_and_signal(tmp_path, "nutpie", "sigterm", delay=1.0)
+    _assert_stopped_without_result(code, out, waited, {143})
+
+
+@pytest.mark.slow
+def test_sigint_during_pymc_sampling_raises_keyboard_interrupt(tmp_path):
+    # PyMC compiles inside the fit (a few seconds); wait until it samples
+    code, out, err, waited = _run_and_signal(tmp_path, "pymc", "sigint", delay=8.0)
+    _assert_stopped_without_result(code, out, waited, {-signal.SIGINT, 130})
+    assert "KeyboardInterrupt: sampling was interrupted" in err

@@ -1,0 +1,35 @@
+"""``import bayescal`` is lazy (PEP 562): public names resolve on first use, nothing else loads."""
+
+import importlib
+import subprocess
+import sys
+
+import bayescal
+
+
+def test_every_public_name_is_lazy_and_resolves_to_its_module():
+    assert set(bayescal._LAZY) == set(bayescal.__all__) - {"__version__"}
+    for name, module in bayescal._LAZY.items():
+        assert name in dir(bayescal)
+        assert getattr(bayescal, name) is getattr(importlib.import_module(module), name)
+
+
+def test_unknown_name_is_an_attribute_error():
+    try:
+        bayescal.no_such_name  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def test_import_loads_no_numerical_library():
+    code = (
+        "import sys, bayescal; print([m for m in ('numpy', 'scipy', 'pandas', 'xarray') "
+        "if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    star = "from bayescal import *; print(Annotations.__name__, audit.__name__)"
+    out = subprocess.run([sys.executable, "-c", star], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["Annotations", "audit"]
