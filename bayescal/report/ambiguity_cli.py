@@ -14,7 +14,14 @@ from bayescal.ambiguity import METHODS
 from bayescal.ambiguity.assessment import MIN_ITEMS
 from bayescal.display import display_name
 from bayescal.report.ambiguity_audit import audit_ambiguity
-from bayescal.report.cli_options import MAX_CELLS, MAX_LABEL_DRAWS, integer, open_unit, seed
+from bayescal.report.cli_options import (
+    MAX_BOOT,
+    MAX_CELLS,
+    MAX_LABEL_DRAWS,
+    integer,
+    open_unit,
+    seed,
+)
 from bayescal.report.cli_output import report_outcome, say
 from bayescal.report.core import check_out_dir, fmt
 from bayescal.report.inputs import load_ambiguity_data
@@ -115,6 +122,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="label draws of the sampled ECEs (default: %(default)s)",
     )
     parser.add_argument(
+        "--n-boot",
+        type=integer(2, MAX_BOOT, or_zero=True),
+        default=200,
+        help="bootstrap replicates of every metric's interval over the test items and label "
+        "draws; 0 for no intervals (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--prob",
+        type=open_unit,
+        default=0.9,
+        help="probability of the metric intervals (default: %(default)s)",
+    )
+    parser.add_argument(
         "--cv-folds",
         type=integer(2),
         default=5,
@@ -159,6 +179,8 @@ def _command(args) -> str:
         "cal_fraction",
         "n_bins",
         "n_draws",
+        "n_boot",
+        "prob",
         "cv_folds",
         "max_items",
     ):
@@ -183,8 +205,7 @@ def run(args: argparse.Namespace) -> int:
             data = data.subset(np.sort(idx))
     say(
         args,
-        f"bayescal: {display_name(data.name)}: {data.n_items} items x "
-        f"{data.n_classes} classes; fitting and scoring...",
+        f"bayescal: {display_name(data.name)}: {data.n_items} items x {data.n_classes} classes",
     )
     result = audit_ambiguity(
         data,
@@ -196,6 +217,8 @@ def run(args: argparse.Namespace) -> int:
         n_bins=args.n_bins,
         n_draws=args.n_draws,
         cv_folds=args.cv_folds,
+        n_boot=args.n_boot,
+        interval_prob=args.prob,
         command=_command(args),
     )
     rec = result.recommendation

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_DRAWS",
     "MAX_CHAINS",
     "MAX_LABEL_DRAWS",
+    "MAX_BOOT",
 ]
 
 #: Most score groups / bins of any partition (the library refuses more): a binned error
@@ -57,13 +58,21 @@ MAX_CHAINS = 64
 #: item; 100 already puts their Monte Carlo error below a tenth of a percent point).
 MAX_LABEL_DRAWS = 10_000
 
+#: Most bootstrap replicates of the ambiguity audit's metric intervals (from about 2,000 on,
+#: the Monte Carlo error of a 90% interval's ends is a small share of its width).
+MAX_BOOT = 100_000
+
 #: Largest seed: the range numpy's legacy ``RandomState`` and scikit-learn accept.
 MAX_SEED = 2**32 - 1
 
 
-def integer(low: int, high: int | None = None, *, why: str = "") -> Callable[[str], int]:
-    """An argparse type: a whole number in ``[low, high]`` (``high`` None: no upper bound)."""
+def integer(
+    low: int, high: int | None = None, *, why: str = "", or_zero: bool = False
+) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``[low, high]`` (``high`` None: no upper bound;
+    ``or_zero``: 0 too, meaning "off")."""
     span = f"from {low} to {high}" if high is not None else f">= {low}"
+    span = f"0 or an integer {span}" if or_zero else f"an integer {span}"
     note = f" ({why})" if why else ""
 
     def parse(text: str) -> int:
@@ -71,8 +80,10 @@ def integer(low: int, high: int | None = None, *, why: str = "") -> Callable[[st
             value = int(text)
         except ValueError:
             value = None
+        if value == 0 and or_zero:
+            return 0
         if value is None or value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"must be an integer {span}; got {text!r}{note}")
+            raise argparse.ArgumentTypeError(f"must be {span}; got {text!r}{note}")
         return value
 
     parse.__name__ = "integer"  # argparse names the type in some messages
