@@ -143,6 +143,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``error`` raises instead of printing usage and exiting."""
 
     def error(self, message: str):
+        if message.endswith("expected one argument"):  # e.g. --prob -1e-3 reads as an option
+            message += " (a value that starts with '-' is given as OPTION=VALUE)"
         raise _UsageError(f"{message}; see '{self.prog} --help'.")
 
 
@@ -157,7 +159,8 @@ class _VersionAction(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         from bayescal import __version__
 
-        parser.exit(message=f"bayescal {__version__}\n")
+        print(f"bayescal {__version__}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
