@@ -35,6 +35,8 @@ from bayescal.report.core import Section, Table, fmt
 from bayescal.report.figures import responsive_figure
 from bayescal.summaries.summary import Summary, summarize
 
+_log = logging.getLogger(__name__)
+
 __all__ = [
     "ASSUMPTIONS",
     "Context",
@@ -210,6 +212,12 @@ def _fit_point(ctx: Context) -> None:
 
 
 def _fit_bayes(ctx: Context) -> None:
+    _log.info(
+        "sampling the channel posterior: %d chain(s) x %d draws after %d tuning steps",
+        ctx.chains,
+        ctx.draws,
+        ctx.tune,
+    )
     import pymc  # noqa: F401  (PyMC sets its logger level on import; quiet it afterwards)
 
     if not ctx.progress:
