@@ -228,10 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             args._display = display
             with display.attached():
                 return int(importlib.import_module(args._module).run(args) or 0)
-        except _UsageError as exc:
-            print(f"bayescal: error: {exc}", file=sys.stderr)
-            return 2
-        except BayescalError as exc:
+        except (_UsageError, BayescalError) as exc:
             print(f"bayescal: error: {exc}", file=sys.stderr)
             return 2
         except (Interrupted, KeyboardInterrupt) as exc:
