@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from cli_run import child_env
+from cli_helpers import child_env
 
 from bayescal import __version__
 from bayescal.cli import BENCHMARKS, COMMANDS, build_parser, main

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_run import tree
+from cli_helpers import tree
 
 from bayescal.flags import Flag
 from bayescal.interrupts import Interrupted, interrupts_raised, signals_held

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from cli_run import one_line, run
+from cli_helpers import one_line, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_run import one_line, run, tree
+from cli_helpers import one_line, run, tree
 
 from bayescal.progress import Display, progress_wanted, step
 

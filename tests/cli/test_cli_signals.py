@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_run import run, start, tree
+from cli_helpers import run, start, tree
 
 #: Far more sampling than the test waits for: 2 chains x 300,000 draws of nutpie take about
 #: a minute on an idle core (0.36 s per 4,000 draws measured), so the signal lands in it.

@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 import pytest
-from cli_run import child_env
+from cli_helpers import child_env
 
 pytestmark = pytest.mark.slow
 
