@@ -24,6 +24,9 @@ import argparse
 import math
 from collections.abc import Callable
 
+#: Most score groups / bins / ambiguity ECE bins: the library's limit on any partition.
+from bayescal.summaries.partition import MAX_CELLS
+
 __all__ = [
     "integer",
     "open_unit",
@@ -36,11 +39,6 @@ __all__ = [
     "MAX_LABEL_DRAWS",
     "MAX_BOOT",
 ]
-
-#: Most score groups / bins of any partition (the library refuses more): a binned error
-#: over that many cells measures its own noise (SPEC §4: the plug-in's upward bias grows
-#: like sqrt(M / n)), and the summaries hold dense (cell x 3**K pattern) arrays.
-MAX_CELLS = 1000
 
 #: Fewest draws per chain: R-hat and ESS split each chain in two and need 4 draws
 #: (the sampler's own rule for a checked fit; an audit needs hundreds).
