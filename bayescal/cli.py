@@ -8,16 +8,28 @@ in the application's top layer, so that nothing imports :mod:`bayescal.bench`
 (benchmarks only consume the library).
 
 Errors that come from the user's input (:class:`bayescal.errors.BayescalError`)
-are printed as one line on stderr with exit status 2, never as a traceback.
+and malformed command lines are printed as one line on stderr with exit status
+2, never as a traceback. Ctrl-C (SIGINT) and SIGTERM stop any command with one
+line and exit status 130 / 143 (:mod:`bayescal.interrupts`); a report
+folder is swapped in only once complete, so ``--out`` then holds the earlier
+report, byte for byte, or nothing.
+
+Only this module, :mod:`argparse` and the two small run-time helpers are
+imported for ``bayescal --help``; a sub-command's module is imported when it is
+named on the command line.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 
 from bayescal.errors import BayescalError
+from bayescal.interrupts import Interrupted, exit_status, interrupts_raised
+from bayescal.progress import Display, progress_wanted
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -109,27 +121,90 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
 }
 
 
-def _version() -> str:
-    from bayescal import __version__
+EXAMPLES = """\
+examples:
+  bayescal audit --example snli-entailment --out report/
+  bayescal audit-ambiguity --npz predictions.npz --out ambiguity-report/
+  bayescal bench channels --json channels.json
+"""
 
-    return __version__
+BENCH_EXAMPLES = """\
+examples:
+  bayescal bench toy --json toy.json
+  bayescal bench {name} --help
+"""
+
+BENCH_NAME_EXAMPLES = """\
+examples:
+  bayescal bench {name}
+  bayescal bench {name} --json {name}.json
+"""
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Epilogs (usage examples) keep their lines; option help is wrapped as usual."""
+
+
+class _UsageError(Exception):
+    """A command line argparse cannot read (unknown option, bad value, missing argument)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``error`` raises instead of printing usage and exiting."""
+
+    def error(self, message: str):
+        if message.endswith("expected one argument"):  # e.g. --prob -1e-3 reads as an option
+            message += " (a value that starts with '-' is given as OPTION=VALUE)"
+        raise _UsageError(f"{message}; see '{self.prog} --help'.")
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: reads the version only when asked, so ``--help`` imports nothing more."""
+
+    def __init__(
+        self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None
+    ):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from bayescal import __version__
+
+        print(f"bayescal {__version__}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    """The ``bayescal`` parser; a sub-command's own options are added by :func:`main`."""
+    parser = _Parser(
         prog="bayescal",
         description="Calibration audits from noisy or disagreeing annotations.",
+        epilog=EXAMPLES,
+        formatter_class=HelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"bayescal {_version()}")
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(
+            name, help=help_text, description=help_text, formatter_class=HelpFormatter
+        )
         p.set_defaults(_module=module)
         _lazy_arguments(p, module)
-    bench = sub.add_parser("bench", help="Run a benchmark and write JSON.")
+    bench = sub.add_parser(
+        "bench",
+        help="Run a benchmark and write JSON.",
+        description="Run a benchmark; it prints its results as JSON (and writes them to --json).",
+        epilog=BENCH_EXAMPLES.format(name=next(iter(BENCHMARKS))),
+        formatter_class=HelpFormatter,
+    )
     bench_sub = bench.add_subparsers(dest="benchmark", metavar="BENCHMARK")
     for name, (module, help_text) in BENCHMARKS.items():
-        p = bench_sub.add_parser(name, help=help_text, description=help_text)
+        p = bench_sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=BENCH_NAME_EXAMPLES.format(name=name),
+            formatter_class=HelpFormatter,
+        )
         p.set_defaults(_module=module)
         _lazy_arguments(p, module)
     return parser
@@ -143,28 +218,81 @@ def _lazy_arguments(parser: argparse.ArgumentParser, module: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``bayescal ARGV``; returns the exit status.
+
+    0 success; 2 a malformed command line or a :class:`~bayescal.errors.BayescalError`
+    (one line on stderr); 130 / 143 stopped by SIGINT / SIGTERM (one line on stderr).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
+    with interrupts_raised() as guard:
+        out = None
+        before = None
+        try:
+            args = _parse(argv)
+            if isinstance(args, int):
+                return args
+            out = getattr(args, "out", None)
+            before = _folder_state(out)
+            quiet = bool(getattr(args, "quiet", False))
+            display = Display(quiet=quiet, live=progress_wanted(quiet))
+            args._display = display
+            with display.attached():
+                return int(importlib.import_module(args._module).run(args) or 0)
+        except (_UsageError, BayescalError) as exc:
+            print(f"bayescal: error: {exc}", file=sys.stderr)
+            return 2
+        except (Interrupted, KeyboardInterrupt) as exc:
+            guard.quiet()  # the run is stopping; a second Ctrl-C must not cut this line
+            signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+            print(f"bayescal: {_interrupted_line(signum, out, before)}", file=sys.stderr)
+            return exit_status(signum)
+
+
+def _parse(argv: list[str]) -> argparse.Namespace | int:
+    """Parsed arguments, or the exit status when there is nothing to run (help, version)."""
     parser = build_parser()
     # First pass: find which sub-command is meant, then attach its arguments.
     target = _find_subparser(parser, argv)
-    if target is not None:
+    if hasattr(target, "_bayescal_module"):
         importlib.import_module(target._bayescal_module).add_arguments(target)
-    args = parser.parse_args(argv)
-    args._argv = list(argv)  # what was asked for, for reproducibility records
-    module = getattr(args, "_module", None)
-    if module is None:
-        parser.print_help()
-        return 0 if not argv else 2
     try:
-        return int(importlib.import_module(module).run(args) or 0)
-    except BayescalError as exc:
-        print(f"bayescal: error: {exc}", file=sys.stderr)
-        return 2
+        args, extra = parser.parse_known_args(argv)
+    except SystemExit as exc:  # --help and --version print, then "exit"
+        return exc.code if isinstance(exc.code, int) else 0
+    if extra:  # named after the command they were given to, not the top level
+        target.error(f"unrecognized arguments: {' '.join(extra)}")
+    args._argv = list(argv)  # what was asked for, for reproducibility records
+    if getattr(args, "_module", None) is None:
+        target.print_help()
+        return 0 if not argv else 2
+    return args
 
 
-def _find_subparser(parser: argparse.ArgumentParser, argv: list[str]):
+def _folder_state(out) -> tuple | None:
+    """Identity of the folder ``--out`` names (None when absent): saving swaps in a new folder."""
+    if not out:
+        return None
+    try:
+        st = os.stat(out)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _interrupted_line(signum: int, out, before) -> str:
+    name = signal.Signals(signum).name
+    if not out:
+        return f"interrupted by {name}; stopped."
+    if _folder_state(out) != before:
+        return f"interrupted by {name} after the report was saved; {out} holds the complete report."
+    if before is None:
+        return f"interrupted by {name}; stopped before writing a report ({out} was not created)."
+    return f"interrupted by {name}; stopped without writing a report ({out} is as it was)."
+
+
+def _find_subparser(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The deepest (sub-)parser the command words of ``argv`` name (``parser`` for none)."""
     current = parser
-    found = None
     for token in argv:
         if token.startswith("-"):
             continue
@@ -173,9 +301,8 @@ def _find_subparser(parser: argparse.ArgumentParser, argv: list[str]):
             break
         current = actions[0].choices[token]
         if hasattr(current, "_bayescal_module"):
-            found = current
             break
-    return found
+    return current
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -43,13 +43,13 @@ LAYERS = (
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 FOUNDATION = {"errors", "dims", "_random", "_json", "_typing", "base", "flags", "display"}
+FOUNDATION |= {"interrupts", "progress"}
 DATA = {"data", "examples", "simulate"}
 SAME_NAME = {"summaries", "scale", "channels", "bayes", "metrics", "recal", "ambiguity"}
 SAME_NAME |= {"plotting", "bench"}
 
 #: Sibling imports inside functions, kept for now: (file, imported module) -> owner.
-LAZY_SIBLING_EXCEPTIONS = {
-}
+LAZY_SIBLING_EXCEPTIONS = {}
 
 #: Upward imports kept for now: (file, imported module) -> owner and the fix.
 UPWARD_EXCEPTIONS = {}

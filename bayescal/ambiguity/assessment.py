@@ -12,6 +12,7 @@ one as a report.
 from __future__ import annotations
 
 import contextlib
+import logging
 import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ from bayescal.ambiguity.recommend import (
     usable,
 )
 from bayescal.errors import ConfigError, DataError
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["AmbiguityAssessment", "assess_ambiguity", "MIN_ITEMS"]
 
@@ -160,7 +163,7 @@ def assess_ambiguity(
     >>> a.level, a.recommendation.method in ("Dirichlet-Soft", "SoftPlatt", "SLTS", "TS")
     ('distribution', True)
     """
-    names = _check_settings(data, methods, annotations, objective, cv_folds)
+    names = _check_settings(data, methods, annotations, objective, cv_folds, n_bins, n_draws)
     seed = seed_from(random_state)
     cal, test = stratified_split(data.voted, fraction=cal_fraction, random_state=seed)
     if cal.size < 2 * cv_folds or test.size < 2:
@@ -172,13 +175,18 @@ def assess_ambiguity(
     level = profile["level"]
     common = {"random_state": seed, "n_bins": n_bins, "n_draws": n_draws}
     with _one_blas_thread():
+        _log.info(
+            "recommendation check: %d-fold cross-validation on the calibration half", cv_folds
+        )
         method, check, fallbacks = check_guideline(
             data, cal, level, objective, folds=int(cv_folds), **common
         )
         run = [n for n in METHODS if n in names or n in (*_ALWAYS, method)]
+        _log.info("fitting %d methods on %d items, scoring on %d", len(run), cal.size, test.size)
         results = evaluate_methods(data, cal, test, run, **common)
         intervals = None
         if n_boot and results.probas:
+            _log.info("bootstrap intervals of the metrics (%d replicates)", n_boot)
             intervals = metric_intervals(
                 results.probas, data.counts[test], n_boot=n_boot, prob=interval_prob, **common
             )
@@ -220,7 +228,7 @@ def assess_ambiguity(
     )
 
 
-def _check_settings(data, methods, annotations, objective, cv_folds) -> list[str]:
+def _check_settings(data, methods, annotations, objective, cv_folds, n_bins, n_draws) -> list[str]:
     if not isinstance(data, AmbiguityData):
         raise ConfigError(f"expected AmbiguityData; got {type(data).__name__}.")
     if annotations not in ("auto", *ANNOTATION_LEVELS):
@@ -229,8 +237,14 @@ def _check_settings(data, methods, annotations, objective, cv_folds) -> list[str
         )
     if objective not in OBJECTIVES:
         raise ConfigError(f"objective must be one of {OBJECTIVES}; got {objective!r}.")
-    if isinstance(cv_folds, bool) or not isinstance(cv_folds, numbers.Integral) or cv_folds < 2:
-        raise ConfigError(f"cv_folds must be an integer >= 2; got {cv_folds!r}.")
+    # Below these every method would fail to score and the audit would still recommend one.
+    for name, value, low in (
+        ("cv_folds", cv_folds, 2),
+        ("n_bins", n_bins, 1),
+        ("n_draws", n_draws, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise ConfigError(f"{name} must be an integer >= {low}; got {value!r}.")
     names = list(METHODS) if methods is None else list(methods)
     unknown = [n for n in names if n not in METHODS]
     if unknown:

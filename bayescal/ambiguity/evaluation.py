@@ -11,6 +11,7 @@ These functions are the library's; the ``audit-ambiguity`` report and the
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings as _warnings
 from collections.abc import Iterable
@@ -27,6 +28,9 @@ from bayescal.ambiguity.metrics import ece_true, evaluate, pointwise_error
 from bayescal.ambiguity.targets import annotation_entropy
 from bayescal.errors import BayescalError, ConfigError
 from bayescal.flags import Flag
+from bayescal.progress import step
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "ECE_KEYS",
@@ -220,7 +224,9 @@ def evaluate_methods(
         raise ConfigError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}.")
     seed = seed_from(random_state)
     out = MethodResults()
-    for name in (n for n in METHODS if n in wanted):
+    todo = [n for n in METHODS if n in wanted]
+    for i, name in enumerate(todo, 1):
+        step(_log, i, len(todo), "fitting and scoring %s", name)
         spec = METHODS[name]
         with _warnings.catch_warnings(record=True) as caught:
             _warnings.simplefilter("always")

@@ -13,6 +13,7 @@ did. The result is a typed :class:`AmbiguityRecommendation`.
 
 from __future__ import annotations
 
+import logging
 import warnings as _warnings
 from dataclasses import asdict, dataclass, field
 
@@ -27,6 +28,9 @@ from bayescal.ambiguity.metrics import evaluate
 from bayescal.ambiguity.targets import annotation_entropy
 from bayescal.errors import ConfigError
 from bayescal.flags import Flag
+from bayescal.progress import step
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "ANNOTATION_LEVELS",
@@ -286,6 +290,7 @@ def cross_validated_score(
         # convergence notes of the per-fold fits say nothing about the method's choice
         _warnings.simplefilter("ignore")
         for f in range(folds):
+            step(_log, f + 1, folds, "recommendation check: cross-validating %s", name)
             tr, va = cal[fold != f], fold == f
             model = METHODS[name].factory(seed)
             model.fit(data.logits[tr], data.counts[tr])

@@ -12,6 +12,7 @@ atomically.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ from bayescal.errors import ConfigError
 from bayescal.plotting.ambiguity import entropy_histogram, true_and_voted_reliability
 from bayescal.report.core import Provenance, Report, Section, Table, fmt
 from bayescal.report.figures import responsive_figure
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["audit_ambiguity", "AmbiguityReport"]
 
@@ -180,6 +183,7 @@ def audit_ambiguity(
         n_boot=n_boot,
         interval_prob=interval_prob,
     )
+    _log.info("drawing the report")
     summary = _summary(data, a)
     sections = [
         _data_section(data, a, summary),

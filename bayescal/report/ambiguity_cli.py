@@ -11,83 +11,149 @@ import numpy as np
 
 from bayescal._random import check_random_state
 from bayescal.ambiguity import METHODS
+from bayescal.ambiguity.assessment import MIN_ITEMS
 from bayescal.display import display_name
-from bayescal.errors import ConfigError
 from bayescal.report.ambiguity_audit import audit_ambiguity
+from bayescal.report.cli_options import (
+    MAX_BOOT,
+    MAX_CELLS,
+    MAX_LABEL_DRAWS,
+    integer,
+    open_unit,
+    seed,
+)
 from bayescal.report.cli_output import report_outcome, say
 from bayescal.report.core import check_out_dir, fmt
 from bayescal.report.inputs import load_ambiguity_data
 
+EPILOG = """\
+examples:
+  bayescal audit-ambiguity --npz predictions.npz --out ambiguity-report/
+  bayescal audit-ambiguity --cifar10h cifar10h-probs.csv --max-items 2000 --out cifar-report/
+  bayescal audit-ambiguity --chaosnli chaosNLI_snli.jsonl roberta.jsonl \\
+      --missing-predictions drop --annotations samples --out snli-report/
+
+--out is replaced as a whole, and only once the report is complete: after an error or
+Ctrl-C it holds the earlier report, byte for byte.
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument(
-        "--cifar10h", metavar="CSV", help="CIFAR-10H CSV (label, 10 counts, 10 probabilities)"
+        "--cifar10h",
+        metavar="CSV",
+        help="CIFAR-10H CSV (label, 10 counts, 10 probabilities); one of the three inputs is "
+        "required",
     )
     src.add_argument(
         "--chaosnli",
         nargs="+",
         metavar=("JSONL", "PRED"),
-        help="ChaosNLI JSONL followed by one or more prediction files (joined on uid)",
+        help="ChaosNLI JSONL followed by one or more prediction files (joined on uid); one of "
+        "the three inputs is required",
     )
     src.add_argument(
         "--npz",
         metavar="FILE",
-        help="NumPy .npz with arrays logits (n, K) and counts (n, K); "
-        "optional classes, item_ids, reference",
+        help="NumPy .npz with arrays logits (n, K) and counts (n, K); optional classes, "
+        "item_ids, reference; one of the three inputs is required",
     )
     parser.add_argument(
         "--missing-predictions",
         choices=("error", "drop"),
         default="error",
-        help="ChaosNLI items without a prediction: refuse (default) or drop them and say how "
-        "many (recorded in summary.json)",
+        help="ChaosNLI items without a prediction: refuse them ('error') or drop them and say "
+        "how many (recorded in summary.json) (default: %(default)s)",
     )
-    parser.add_argument("--out", required=True, help="output directory (report.html, summary.json)")
-    parser.add_argument("--name", default=None, help="dataset name shown in the report")
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="report folder (report.html, summary.json), created or replaced as a whole (required)",
+    )
+    parser.add_argument(
+        "--name", default=None, help="dataset name shown in the report (default: the file's)"
+    )
     parser.add_argument(
         "--annotations",
         choices=("auto", "voted", "samples", "distribution"),
         default="auto",
-        help="what your calibration data holds (default: read from the counts)",
+        help="what your calibration data hold; 'auto' reads it from the counts "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--objective",
         choices=("overall", "ece"),
         default="overall",
-        help="'ece' follows the guideline for minimising ECE alone (default: overall)",
+        help="'ece' follows the guideline for minimising ECE alone (default: %(default)s)",
     )
     parser.add_argument(
         "--methods",
         nargs="+",
         metavar="NAME",
         choices=list(METHODS),
-        help="methods in the comparison table (default: all; Uncalibrated, TS and the "
-        "recommended one always run)",
+        help="methods in the comparison table; Uncalibrated, TS and the recommended one "
+        f"always run (choices: {', '.join(METHODS)}; default: all)",
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=0,
-        help="the one seed of every random step (default 0; the benchmark uses 42)",
+        help="the one seed of every random step: split, folds, label draws "
+        "(default: %(default)s; the benchmark uses 42)",
     )
     parser.add_argument(
-        "--cal-fraction", type=float, default=0.5, help="calibration share (default 0.5)"
+        "--cal-fraction",
+        type=open_unit,
+        default=0.5,
+        help="share of the items in the calibration half (default: %(default)s)",
     )
-    parser.add_argument("--n-bins", type=int, default=15, help="ECE bins (default 15)")
     parser.add_argument(
-        "--n-draws", type=int, default=100, help="label draws of the sampled ECEs (default 100)"
+        "--n-bins",
+        type=integer(1, MAX_CELLS),
+        default=15,
+        help="confidence bins of the ECEs (default: %(default)s)",
     )
     parser.add_argument(
-        "--cv-folds", type=int, default=5, help="folds of the recommendation check (default 5)"
+        "--n-draws",
+        type=integer(1, MAX_LABEL_DRAWS),
+        default=100,
+        help="label draws of the sampled ECEs (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--n-boot",
+        type=integer(2, MAX_BOOT, or_zero=True),
+        default=200,
+        help="bootstrap replicates of every metric's interval over the test items and label "
+        "draws; 0 for no intervals (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--prob",
+        type=open_unit,
+        default=0.9,
+        help="probability of the metric intervals (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--cv-folds",
+        type=integer(2),
+        default=5,
+        help="folds of the cross-validation on the calibration half behind the "
+        "recommendation (default: %(default)s)",
     )
     parser.add_argument(
         "--max-items",
-        type=int,
+        type=integer(MIN_ITEMS, why="an audit splits the items in two halves"),
         default=None,
-        help="audit a seeded random subset of this many items (quick looks)",
+        help="audit a seeded random subset of this many items, for quick looks "
+        "(default: every item)",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only warnings and errors (default: progress lines, and live progress on "
+        "a terminal)",
+    )
 
 
 def _command(args) -> str:
@@ -113,6 +179,8 @@ def _command(args) -> str:
         "cal_fraction",
         "n_bins",
         "n_draws",
+        "n_boot",
+        "prob",
         "cv_folds",
         "max_items",
     ):
@@ -132,15 +200,12 @@ def run(args: argparse.Namespace) -> int:
     if args.name:
         data = dataclasses.replace(data, name=args.name)
     if args.max_items is not None:
-        if args.max_items < 1:
-            raise ConfigError(f"--max-items must be positive, got {args.max_items}.")
         if args.max_items < data.n_items:
             idx = check_random_state(args.seed).choice(data.n_items, args.max_items, replace=False)
             data = data.subset(np.sort(idx))
     say(
         args,
-        f"bayescal: {display_name(data.name)}: {data.n_items} items x "
-        f"{data.n_classes} classes; fitting and scoring...",
+        f"bayescal: {display_name(data.name)}: {data.n_items} items x {data.n_classes} classes",
     )
     result = audit_ambiguity(
         data,
@@ -152,6 +217,8 @@ def run(args: argparse.Namespace) -> int:
         n_bins=args.n_bins,
         n_draws=args.n_draws,
         cv_folds=args.cv_folds,
+        n_boot=args.n_boot,
+        interval_prob=args.prob,
         command=_command(args),
     )
     rec = result.recommendation

@@ -10,6 +10,7 @@ with the reason, never silently dropped.
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings as _warnings
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from bayescal.report import sections as steps
 from bayescal.report.core import Provenance, Report, fmt
 from bayescal.report.recal_section import recalibration_section
 from bayescal.summaries.summary import Summary
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["audit", "AuditReport", "CHANNEL_CHOICES"]
 
@@ -150,17 +153,21 @@ def audit(
         seed=seed_from(random_state),
         progress=progress,
     )
+    stages = (
+        ("summarising the data", steps.data_section),
+        ("checking the design", steps.identification_section),
+        (f"fitting the channels ({channels})", steps.channel_section),
+        ("convergence and fit diagnostics", steps.diagnostics_section),
+        ("NC-ECE and its interval", steps.ece_section),
+        ("recalibration maps", recalibration_section),
+    )
+    sections = []
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
         _warnings.simplefilter("ignore")
-        sections = [
-            steps.data_section(ctx),
-            steps.identification_section(ctx),
-            steps.channel_section(ctx),
-            steps.diagnostics_section(ctx),
-            steps.ece_section(ctx),
-            recalibration_section(ctx),
-        ]
+        for stage, run in stages:
+            _log.info("%s...", stage)
+            sections.append(run(ctx))
     provenance = Provenance.capture(
         command,
         ctx.seed,

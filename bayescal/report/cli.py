@@ -3,63 +3,138 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import time
 
 from bayescal.examples import EXAMPLES
+from bayescal.progress import dask_progress
 from bayescal.report.audit import CHANNEL_CHOICES, audit
-from bayescal.report.cli_output import progress_wanted, report_outcome, say
+from bayescal.report.cli_options import (
+    MAX_CELLS,
+    MAX_CHAINS,
+    MAX_DRAWS,
+    MIN_DRAWS,
+    integer,
+    open_unit,
+    seed,
+)
+from bayescal.report.cli_output import display_of, progress_wanted, report_outcome, say
 from bayescal.report.core import check_out_dir, fmt
-from bayescal.report.inputs import load_audit_data
+from bayescal.report.inputs import is_out_of_core, load_audit_data
+
+EPILOG = """\
+examples:
+  bayescal audit --example snli-entailment --out snli-report/
+  bayescal audit ratings.csv --annotators r1,r2,r3 --truth gold --out audit/
+  bayescal audit answers.csv --long item,rater,label --channels score-bin-em --out audit/
+  bayescal audit 'parts/*.parquet' --channels score-bin-em --bins 15 --out audit/
+
+--out is replaced as a whole, and only once the report is complete: after an error or
+Ctrl-C it holds the earlier report, byte for byte.
+"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("data", nargs="?", help="CSV or Parquet file (wide, or long with --long)")
+    parser.epilog = EPILOG
     parser.add_argument(
-        "--example", choices=sorted(EXAMPLES), help="run on an embedded example instead of DATA"
+        "data",
+        nargs="?",
+        help="CSV or Parquet file (wide, or long with --long); a folder or a glob is "
+        "summarised out of core with dask (default: none, give DATA or --example)",
     )
-    parser.add_argument("--score", default="score", help="score column (default: score)")
     parser.add_argument(
-        "--annotators", default=None, help="comma-separated annotator columns (default: all others)"
+        "--example",
+        choices=sorted(EXAMPLES),
+        help="run on an embedded example instead of DATA (default: none)",
     )
-    parser.add_argument("--truth", default=None, help="reference-label column (optional)")
-    parser.add_argument("--item", default=None, help="item-id column (optional)")
+    parser.add_argument("--score", default="score", help="score column (default: %(default)s)")
+    parser.add_argument(
+        "--annotators",
+        default=None,
+        help="comma-separated annotator columns (default: every column not named by another "
+        "option)",
+    )
+    parser.add_argument("--truth", default=None, help="reference-label column, 0/1 (default: none)")
+    parser.add_argument("--item", default=None, help="item-id column (default: none)")
     parser.add_argument(
         "--long",
         default=None,
         metavar="ITEM,ANNOTATOR,LABEL",
-        help="DATA is a long table with these three columns (score per item in --score)",
+        help="DATA is a long table with these three columns, the score per item in --score "
+        "(default: DATA is wide, one column per annotator)",
     )
     parser.add_argument(
         "--groups",
-        type=int,
+        type=integer(1, MAX_CELLS),
         default=5,
-        help="equal-width score groups for the channels (default 5)",
-    )
-    parser.add_argument("--channels", choices=CHANNEL_CHOICES, default="bayes")
-    parser.add_argument(
-        "--bins", type=int, default=10, help="equal-width evaluation bins (default 10)"
+        help="equal-width score groups with their own prevalence in the channel model; 1 is "
+        "the marginal design, which needs 3 or more annotators (default: %(default)s)",
     )
     parser.add_argument(
-        "--draws", type=int, default=1000, help="posterior draws per chain (default 1000)"
+        "--channels",
+        choices=CHANNEL_CHOICES,
+        default="bayes",
+        help="how the annotator channels are estimated: 'bayes' samples their posterior and "
+        "carries it into the NC-ECE interval; the others are point estimators "
+        "(default: %(default)s)",
     )
-    parser.add_argument("--tune", type=int, default=1000)
-    parser.add_argument("--chains", type=int, default=2)
     parser.add_argument(
-        "--prob", type=float, default=0.9, help="interval probability (default 0.9)"
+        "--bins",
+        type=integer(1, MAX_CELLS),
+        default=10,
+        help="equal-width evaluation bins of the NC-ECE (default: %(default)s)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="the one seed of every random step (default 0)"
+        "--draws",
+        type=integer(MIN_DRAWS, MAX_DRAWS, why="R-hat and ESS need 4 draws per chain"),
+        default=1000,
+        help="posterior draws per chain kept after tuning, with --channels bayes "
+        "(default: %(default)s)",
     )
-    parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    parser.add_argument(
+        "--tune",
+        type=integer(0, MAX_DRAWS),
+        default=1000,
+        help="tuning (warm-up) steps per chain, discarded (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--chains",
+        type=integer(1, MAX_CHAINS),
+        default=2,
+        help="independent chains; R-hat compares them (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--prob",
+        type=open_unit,
+        default=0.9,
+        help="probability of the NC-ECE interval (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=seed,
+        default=0,
+        help="the one seed of every random step, recorded in the report (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="report folder (report.html, summary.json, posterior.nc), created or replaced "
+        "as a whole (required)",
+    )
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only warnings and errors (default: progress lines, and live progress on "
+        "a terminal)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
-    data = load_audit_data(args)
+    data = _load(args)
     say(args, f"bayescal: {data!r}")
     say(
         args,
@@ -88,3 +163,16 @@ def run(args: argparse.Namespace) -> int:
     )
     report_outcome(args, result, headline, t0)
     return 0
+
+
+def _load(args: argparse.Namespace):
+    """The data; on a terminal the status line says what is being read (dask's tasks out of
+    core). Nothing is printed otherwise, so a refused file stays a one-line error."""
+    display = display_of(args)
+    if args.data and not args.example and is_out_of_core(args.data):
+        display.status(f"summarising {args.data} out of core")
+        with dask_progress(display, "summarising"):
+            return load_audit_data(args)
+    if args.data and not args.example and os.path.isfile(args.data):
+        display.status(f"reading {args.data} ({os.path.getsize(args.data) / 1e6:.1f} MB)")
+    return load_audit_data(args)

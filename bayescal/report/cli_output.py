@@ -1,44 +1,53 @@
 """What the audit commands print: progress lines, one line per warning flag, files written.
 
-Shared by ``bayescal audit`` and ``bayescal audit-ambiguity``. Progress and
-file lines go to stderr unless ``--quiet``; warnings are printed even then,
-one line each (``bayescal: warning [code]: message``), since they qualify the
-numbers in the report.
+Shared by ``bayescal audit`` and ``bayescal audit-ambiguity``. Everything goes
+through the run's :class:`~bayescal.progress.Display` (made by
+:func:`bayescal.cli.main`): progress and file lines go to stderr unless
+``--quiet``; warnings are printed even then, one line each
+(``bayescal: warning [code]: message``), since they qualify the numbers in the
+report.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 
-from bayescal.display import display_name
+from bayescal.progress import Display
+from bayescal.progress import progress_wanted as _progress_wanted
 from bayescal.report.core import Report
 
-__all__ = ["say", "progress_wanted", "report_outcome"]
+__all__ = ["say", "progress_wanted", "report_outcome", "display_of"]
+
+
+def display_of(args: argparse.Namespace) -> Display:
+    """The run's display (``args._display``, set by :func:`bayescal.cli.main`), or a plain one
+    for ``run(args)`` called without it."""
+    display = getattr(args, "_display", None)
+    return display if display is not None else Display(quiet=getattr(args, "quiet", False))
 
 
 def say(args: argparse.Namespace, message: str) -> None:
     """A progress line on stderr, unless ``--quiet``."""
-    if not args.quiet:
-        print(message, file=sys.stderr)
+    display_of(args).line(message)
 
 
 def progress_wanted(args: argparse.Namespace) -> bool:
     """Progress bars only on a terminal, without ``--quiet`` and outside CI."""
-    return not (args.quiet or os.environ.get("CI") or not sys.stderr.isatty())
+    return _progress_wanted(getattr(args, "quiet", False))
 
 
 def report_outcome(
     args: argparse.Namespace, result: Report, headline: str, started: float
 ) -> dict[str, str]:
     """Save ``result`` to ``--out``, then print the headline, the flags and the files."""
+    display = display_of(args)
+    display.line(f"bayescal: writing the report to {args.out}...")
     written = result.save(args.out)
-    say(args, headline)
+    display.line(headline)
     for flag in result.flags:
-        print(f"bayescal: {display_name(flag.line())}", file=sys.stderr)
+        display.warning(f"bayescal: {flag.line()}")
     for path in written.values():
-        say(args, f"bayescal: wrote {path}")
-    say(args, f"bayescal: done in {time.perf_counter() - started:.1f} s")
+        display.line(f"bayescal: wrote {path}")
+    display.line(f"bayescal: done in {time.perf_counter() - started:.1f} s")
     return written

@@ -40,6 +40,7 @@ from bayescal._typing import PathLike
 from bayescal.display import display_name
 from bayescal.errors import ConfigError
 from bayescal.flags import Flag
+from bayescal.interrupts import signals_held
 
 __all__ = [
     "Flag",
@@ -326,18 +327,28 @@ class Report:
         out = check_out_dir(out, files=self.file_names())
         target = out.resolve() if out.is_symlink() else out
         target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(
-            tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-        )
+        staging = None
         try:
+            # Ctrl-C / SIGTERM (bayescal.interrupts) wait for the short steps that
+            # create, swap in or remove the temporary folder, so none is left half-done.
+            with signals_held():
+                staging = Path(
+                    tempfile.mkdtemp(
+                        prefix=f".{target.name}.", suffix=".partial", dir=target.parent
+                    )
+                )
             os.chmod(staging, _folder_mode(target))
             (staging / "report.html").write_text(self.to_html(), encoding="utf-8")
             (staging / "summary.json").write_text(self.to_json() + "\n", encoding="utf-8")
             for name, write in self.artifacts.items():
                 write(str(staging / name))
-            _swap_in(staging, target)
+            with signals_held() as held:
+                if not held.received:  # a signal before the swap: out stays as it was
+                    _swap_in(staging, target)
         except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
+            if staging is not None:
+                with signals_held():
+                    shutil.rmtree(staging, ignore_errors=True)
             raise
         return {name: str(out / name) for name in self.file_names()}
 
@@ -412,14 +423,15 @@ def _check_writable(target: Path) -> None:
         raise ConfigError(
             f"cannot create --out {target}: {parent} is a file, not a folder; give another path."
         )
-    try:
-        probe = tempfile.mkdtemp(prefix=".bayescal-probe.", dir=parent)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot write the report: no folder can be created in {parent} ({exc.strerror}); "
-            "give --out under a folder you can write to."
-        ) from None
-    os.rmdir(probe)
+    with signals_held():  # the probe folder is never left behind by Ctrl-C
+        try:
+            probe = tempfile.mkdtemp(prefix=".bayescal-probe.", dir=parent)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot write the report: no folder can be created in {parent} "
+                f"({exc.strerror}); give --out under a folder you can write to."
+            ) from None
+        os.rmdir(probe)
 
 
 def _folder_mode(target: Path) -> int:

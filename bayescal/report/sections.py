@@ -10,6 +10,7 @@ skipped sections with the reason. Warnings are collected as coded
 
 from __future__ import annotations
 
+import logging
 import warnings as _warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ from bayescal.plotting.binary import (
 from bayescal.report.core import Section, Table, fmt
 from bayescal.report.figures import responsive_figure
 from bayescal.summaries.summary import Summary, summarize
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "ASSUMPTIONS",
@@ -209,6 +212,12 @@ def _fit_point(ctx: Context) -> None:
 
 
 def _fit_bayes(ctx: Context) -> None:
+    _log.info(
+        "sampling the channel posterior: %d chain(s) x %d draws after %d tuning steps",
+        ctx.chains,
+        ctx.draws,
+        ctx.tune,
+    )
     # The default sampler (nutpie) does not import PyMC, so there is no PyMC logger to quiet.
     with _warnings.catch_warnings(record=True):
         ctx.channels = fit_channels_bayes(

@@ -1,0 +1,112 @@
+"""Option values of the audit commands, each checked while the command line is read.
+
+Every numeric option of ``bayescal audit`` and ``bayescal audit-ambiguity`` has an
+argparse ``type`` made here, so a value out of range stops the command before
+anything is loaded, fitted or written, with one line and exit status 2
+(``bayescal: error: argument --draws: must be an integer from 4 to 1000000; got '0'
+...``). Bounds that depend on the data (enough items for the folds, enough groups
+for the design) are checked by the library once the data are read.
+
+Examples
+--------
+>>> draws = integer(4, 10, why="R-hat needs 4")
+>>> draws("5")
+5
+>>> draws("2")
+Traceback (most recent call last):
+...
+argparse.ArgumentTypeError: must be an integer from 4 to 10; got '2' (R-hat needs 4)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+#: Most score groups / bins / ambiguity ECE bins: the library's limit on any partition.
+from bayescal.summaries.partition import MAX_CELLS
+
+__all__ = [
+    "integer",
+    "open_unit",
+    "seed",
+    "MAX_CELLS",
+    "MAX_SEED",
+    "MIN_DRAWS",
+    "MAX_DRAWS",
+    "MAX_CHAINS",
+    "MAX_LABEL_DRAWS",
+    "MAX_BOOT",
+]
+
+#: Fewest draws per chain: R-hat and ESS split each chain in two and need 4 draws
+#: (the sampler's own rule for a checked fit; an audit needs hundreds).
+MIN_DRAWS = 4
+
+#: Most draws (or tuning steps) per chain: the NC-ECE interval's Monte Carlo error is far
+#: below its width long before this, and the saved posterior predictive holds
+#: draws x groups x 3**K counts per chain (gigabytes beyond it).
+MAX_DRAWS = 1_000_000
+
+#: Most chains: more chains than this add nothing to R-hat and multiply the posterior.
+MAX_CHAINS = 64
+
+#: Most label draws of the ambiguity audit's sampled ECEs (each draw relabels every test
+#: item; 100 already puts their Monte Carlo error below a tenth of a percent point).
+MAX_LABEL_DRAWS = 10_000
+
+#: Most bootstrap replicates of the ambiguity audit's metric intervals (from about 2,000 on,
+#: the Monte Carlo error of a 90% interval's ends is a small share of its width).
+MAX_BOOT = 100_000
+
+#: Largest seed: the range numpy's legacy ``RandomState`` and scikit-learn accept.
+MAX_SEED = 2**32 - 1
+
+
+def integer(
+    low: int, high: int | None = None, *, why: str = "", or_zero: bool = False
+) -> Callable[[str], int]:
+    """An argparse type: a whole number in ``[low, high]`` (``high`` None: no upper bound;
+    ``or_zero``: 0 too, meaning "off")."""
+    span = f"from {low} to {high}" if high is not None else f">= {low}"
+    span = f"0 or an integer {span}" if or_zero else f"an integer {span}"
+    note = f" ({why})" if why else ""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value == 0 and or_zero:
+            return 0
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {span}; got {text!r}{note}")
+        return value
+
+    parse.__name__ = "integer"  # argparse names the type in some messages
+    return parse
+
+
+def open_unit(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1.
+
+    Examples
+    --------
+    >>> open_unit("0.9")
+    0.9
+    >>> open_unit("nan")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a number strictly between 0 and 1; got 'nan'
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 < value < 1.0:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1; got {text!r}")
+    return value
+
+
+seed = integer(0, MAX_SEED, why="the range numpy and scikit-learn seeds accept")

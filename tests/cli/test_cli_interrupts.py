@@ -1,0 +1,122 @@
+"""Ctrl-C and SIGTERM as exceptions nothing swallows, and a report save no signal can cut in two
+(issue 11). In this process, with real signals sent to it at chosen points of the work."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from cli_helpers import tree
+
+from bayescal.flags import Flag
+from bayescal.interrupts import Interrupted, interrupts_raised, signals_held
+from bayescal.report import core
+from bayescal.report.core import Provenance, Report, Section
+
+
+def _signal_self(signum: int) -> None:
+    os.kill(os.getpid(), signum)
+    time.sleep(0.5)  # a signal is handled at the next bytecode; this sleep never ends normally
+
+
+def test_samplers_that_catch_keyboard_interrupt_cannot_swallow_it():
+    """PyMC and nutpie's blocking mode return the draws made so far on KeyboardInterrupt."""
+
+    def sampler_that_keeps_partial_draws():
+        try:
+            _signal_self(signal.SIGINT)
+            return "all draws"
+        except KeyboardInterrupt:
+            return "the draws made so far"
+
+    with interrupts_raised():
+        with pytest.raises(Interrupted) as info:
+            sampler_that_keeps_partial_draws()
+    assert (info.value.name, info.value.exit_status) == ("SIGINT", 130)
+    with interrupts_raised(), pytest.raises(Interrupted) as info:
+        _signal_self(signal.SIGTERM)
+    assert info.value.exit_status == 143
+
+
+def test_handlers_are_put_back_after_the_run():
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with interrupts_raised() as guard:
+        guard.quiet()  # after the first signal, further ones are ignored
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_a_held_step_finishes_and_the_signal_follows():
+    done = []
+    with interrupts_raised(), pytest.raises(Interrupted):
+        with signals_held() as held:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
+            done.append("step finished")
+            assert held.received == [signal.SIGTERM]
+    assert done == ["step finished"]
+
+
+ECE = {
+    "nc": {"point": 0.1, "lo": None, "hi": None, "prob": 0.9},
+    "soft_vote": 0.2,
+    "majority_vote": 0.3,
+}
+
+
+def _report(write_posterior) -> Report:
+    return Report(
+        "binary",
+        "signal test",
+        {"n_items": 1, "n_annotators": 1, "channels": {"method": "x"}, "ece": ECE},
+        [Section("s", "Section")],
+        Provenance.capture(None, 0, "0" * 64, {}),
+        flags=[Flag("demo.flag", "a message", "demo")],
+        artifacts={"posterior.nc": write_posterior},
+    )
+
+
+@pytest.fixture
+def earlier(tmp_path) -> Path:
+    out = tmp_path / "report"
+    _report(lambda path: Path(path).write_bytes(b"earlier posterior")).save(out)
+    return out
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_saving_leaves_the_earlier_report_byte_identical(earlier, signum):
+    before = tree(earlier)
+
+    def interrupted_write(path):
+        Path(path).write_bytes(b"half a posterior")
+        _signal_self(signum)
+
+    with interrupts_raised(), pytest.raises(Interrupted):
+        _report(interrupted_write).save(earlier)
+    assert tree(earlier) == before
+    assert [p.name for p in earlier.parent.iterdir()] == ["report"]  # no .partial / .old
+
+
+def test_a_signal_inside_the_swap_lets_it_finish_then_stops(earlier, monkeypatch):
+    """The swap is the commit: a signal in it waits, the new report is complete, then it stops."""
+    swap = core._swap_in
+
+    def swap_with_a_signal(staging, target):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        swap(staging, target)
+
+    monkeypatch.setattr(core, "_swap_in", swap_with_a_signal)
+    with interrupts_raised(), pytest.raises(Interrupted):
+        _report(lambda path: Path(path).write_bytes(b"new posterior")).save(earlier)
+    assert (earlier / "posterior.nc").read_bytes() == b"new posterior"
+    assert sorted(p.name for p in earlier.iterdir()) == [
+        "posterior.nc",
+        "report.html",
+        "summary.json",
+    ]
+    assert [p.name for p in earlier.parent.iterdir()] == ["report"]

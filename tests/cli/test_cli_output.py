@@ -1,0 +1,166 @@
+"""--out is checked before any work and replaced only as a whole (issue 11); what a run prints:
+one line per warning, stage lines unless --quiet, live progress only on a terminal (issue 16)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cli_helpers import one_line, run, tree
+
+from bayescal.progress import Display, progress_wanted, step
+
+NPZ = Path(__file__).resolve().parents[2] / "bayescal" / "ambiguity" / "data" / "chaosnli-snli.npz"
+QUICK_AMBIGUITY = ["--methods", "TS", "--n-draws", "5", "--n-boot", "0", "--cv-folds", "2"]
+
+
+@pytest.fixture(scope="module")
+def wide_csv(tmp_path_factory) -> Path:
+    """500 items, three annotators, a few items nobody answered (one coded warning)."""
+    rng = np.random.default_rng(1)
+    z = rng.random(500)
+    rows = []
+    for i, s in enumerate(z):
+        answers = ["" if i < 3 else str(int(rng.random() < s)) for _ in range(3)]
+        rows.append(f"{s:.4f}," + ",".join(answers))
+    path = tmp_path_factory.mktemp("data") / "wide.csv"
+    path.write_text("score,r1,r2,r3\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _bad_outs(tmp_path: Path) -> dict[str, object]:
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "data.csv").write_text("precious")
+    return {
+        "not a directory": a_file,
+        "does not exist": dangling,
+        "is a file": a_file / "sub",
+        "--out is empty": "",
+        "not part of a bayescal report": busy,
+        # /proc takes no new folder, even for root (permission bits alone would not show it)
+        "no folder can be created": "/proc/bayescal-report",
+    }
+
+
+@pytest.mark.parametrize(
+    "command", [["audit", "nosuchdata.csv"], ["audit-ambiguity", "--npz", "nosuchdata.npz"]]
+)
+def test_a_bad_out_is_one_line_before_the_data_is_read(command, tmp_path):
+    for expected, out in _bad_outs(tmp_path).items():
+        line = one_line([*command, "--out", out])
+        assert expected in line and "nosuchdata" not in line, line
+    assert (tmp_path / "busy" / "data.csv").read_text() == "precious"
+    assert not (tmp_path / "file.txt" / "sub").exists()
+
+
+def test_an_earlier_posterior_is_gone_after_a_point_channel_run(wide_csv, tmp_path):
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "posterior.nc").write_bytes(b"posterior of an earlier Bayesian run")
+    (out / "report.html").write_text("EARLIER-RUN")
+    code, err = run(["audit", wide_csv, "--channels", "score-bin-em", "--out", out, "--quiet"])
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "summary.json"]
+    assert "EARLIER-RUN" not in (out / "report.html").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]  # nothing left beside it
+
+
+def test_a_run_that_fails_after_loading_leaves_the_earlier_report(wide_csv, tmp_path):
+    out = tmp_path / "report"
+    code, err = run(["audit", wide_csv, "--channels", "score-bin-em", "--out", out, "--quiet"])
+    assert code == 0, err
+    before = tree(out)
+    # the same data with two annotators and one score group is not identified: refused
+    two = tmp_path / "two.csv"
+    two.write_text("\n".join(",".join(r.split(",")[:3]) for r in wide_csv.read_text().split("\n")))
+    argv = ["audit", two, "--groups", "1", "--channels", "score-bin-em", "--out", out, "--quiet"]
+    line = one_line(argv)
+    assert "two annotators" in line
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report", "two.csv"]
+
+
+def test_each_warning_is_one_line_and_quiet_keeps_only_them(wide_csv, tmp_path):
+    code, err = run(["audit", wide_csv, "--channels", "score-bin-em", "--out", tmp_path / "a"])
+    assert code == 0, err
+    assert "bayescal: warning [data.unannotated]: 3 item(s) have no answer" in err
+    assert "warning(s)" not in err and "\r" not in err  # no counts, no live status off a tty
+    assert "bayescal: NC-ECE and its interval..." in err  # stage lines without --quiet
+    argv = ["audit", wide_csv, "--channels", "score-bin-em", "--out", tmp_path / "b", "--quiet"]
+    code, quiet = run(argv)
+    assert code == 0
+    assert quiet.splitlines() == [x for x in err.splitlines() if x.startswith("bayescal: warn")]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_wanted_only_on_a_terminal_without_quiet_or_ci(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    assert progress_wanted(False, _Terminal())
+    assert not progress_wanted(True, _Terminal())
+    assert not progress_wanted(False, io.StringIO())
+    monkeypatch.setenv("CI", "true")
+    assert not progress_wanted(False, _Terminal())
+
+
+def test_a_live_display_redraws_steps_in_place_and_clears_them():
+    term = _Terminal()
+    log = logging.getLogger("bayescal.test")
+    with Display(term, live=True).attached():
+        log.info("fitting")
+        for i in (1, 2):
+            step(log, i, 2, "method %s", f"m{i}")
+        log.info("next stage")
+    text = term.getvalue()
+    assert text.startswith("bayescal: fitting\n")
+    assert "\r\x1b[Kbayescal: method m1 [1/2] 0 s" in text
+    assert "\r\x1b[Kbayescal: method m2 [2/2] 0 s" in text
+    # the status is wiped before the next line, and at the end nothing is left on it
+    assert text.endswith("\r\x1b[Kbayescal: next stage\n")
+
+
+def test_warnings_that_reach_the_command_are_one_line_each():
+    stream = io.StringIO()
+    with Display(stream, quiet=True).attached():
+        warnings.warn("first line\nsecond line", UserWarning, stacklevel=1)
+        logging.getLogger("bayescal.test").info("a stage, dropped by --quiet")
+        logging.getLogger("bayescal.test").warning("a logged warning")
+    assert stream.getvalue().splitlines() == [
+        "bayescal: warning [UserWarning]: first line\\x0asecond line",
+        "bayescal: warning: a logged warning",
+    ]
+
+
+def test_the_ambiguity_audit_shows_its_steps_on_a_terminal(tmp_path, monkeypatch, capsys):
+    """The fitting and scoring that ran 91 s in silence shows which method and fold it is in."""
+    monkeypatch.delenv("CI", raising=False)
+    term = _Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    from bayescal.cli import main
+
+    argv = ["audit-ambiguity", "--npz", NPZ, *QUICK_AMBIGUITY, "--out", tmp_path / "o"]
+    assert main([str(a) for a in argv]) == 0
+    text = term.getvalue()
+    assert "\r\x1b[Kbayescal: recommendation check: cross-validating TS [1/2]" in text
+    assert "\r\x1b[Kbayescal: fitting and scoring TS [2/" in text
+    lines = [x.rsplit("\r\x1b[K", 1)[-1] for x in text.split("\n")]
+    assert "bayescal: fitting 3 methods on 757 items, scoring on 757" in lines
+    assert lines[-2].startswith("bayescal: done in")
+    # off a terminal the same run prints the stages and no step
+    code, err = run([*argv[:-2], "--out", tmp_path / "p"])
+    assert code == 0 and "\r" not in err and "cross-validating" not in err
+    assert "bayescal: fitting 3 methods on 757 items, scoring on 757" in err
+    assert os.path.exists(tmp_path / "p" / "summary.json")
