@@ -39,7 +39,7 @@ from bayescal.errors import ConvergenceWarning, DiagnosticWarning
 __all__ = ["sampling_checks", "pattern_ppc", "THRESHOLDS"]
 
 THRESHOLDS = {"rhat_max": 1.01, "ess_per_chain_min": 100.0, "bfmi_min": 0.3, "ppc_alpha": 0.05}
-_PARAMS = ("a", "b", "prevalence")
+_PARAMS = ("a", "b", "confusion", "prevalence")
 
 
 def _worst(da: xr.DataArray, fn) -> tuple[float, str]:
