@@ -12,19 +12,20 @@ Nothing is downloaded: the loaders take paths to the files a user already has.
 
 from __future__ import annotations
 
-import json
+import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from bayescal.ambiguity.validation import (
+    check_counts,
     check_labels,
     check_logits,
     check_random_state,
-    check_targets,
 )
+from bayescal.data.files import LineWhere, binary_kind, check_file, read_csv, read_jsonl
+from bayescal.data.validation import check_item_ids, parse_numbers, show_value
 from bayescal.dims import CLASS, ITEM
 from bayescal.errors import ConfigError, DataError
 
@@ -37,6 +38,7 @@ __all__ = [
     "CIFAR10_CLASSES",
     "CHAOSNLI_CLASSES",
     "CHAOSNLI_PREDICTION_ORDER",
+    "MISSING_PREDICTIONS",
 ]
 
 CIFAR10_CLASSES = (
@@ -61,17 +63,26 @@ CHAOSNLI_PREDICTION_ORDER = ("entailment", "contradiction", "neutral")
 class AmbiguityData:
     """Logits and annotator counts for one set of items.
 
+    Construction validates every field with the checks of
+    :mod:`bayescal.ambiguity.validation` (the same rules as every loader) and stores
+    ``logits`` as float64 and ``counts`` as int64.
+
     Attributes
     ----------
     logits : ndarray of shape (n_items, n_classes)
-        Finite model logits (``log p`` when the source stores probabilities).
+        Finite model logits within +-``MAX_ABS_LOGIT`` (``log p`` when the source
+        stores probabilities).
     counts : ndarray of int64, shape (n_items, n_classes)
-        Annotator votes per class, every row with at least one vote.
+        Annotator votes per class: whole numbers, every row with at least one vote.
     classes : tuple of str
     item_ids : ndarray of shape (n_items,)
+        Unique ids (strings or integers).
     reference : ndarray of int64, shape (n_items,), or None
         The dataset's original single label (CIFAR-10 label, SNLI gold label).
     name : str
+    attrs : dict
+        Provenance (source file, class order) and, when a loader left items out, why:
+        ``n_dropped`` and ``dropped_reason`` (shown in the audit's summary).
     """
 
     logits: np.ndarray
@@ -88,9 +99,16 @@ class AmbiguityData:
             raise DataError(
                 f"{len(self.classes)} class names given for {z.shape[1]} logit columns."
             )
-        check_targets(self.counts, n_items=z.shape[0], n_classes=z.shape[1], name="counts")
-        if len(self.item_ids) != z.shape[0]:
-            raise DataError(f"{len(self.item_ids)} item ids for {z.shape[0]} items.")
+        c = check_counts(self.counts, n_items=z.shape[0], n_classes=z.shape[1])
+        ids = check_item_ids(np.asarray(self.item_ids), z.shape[0])
+        object.__setattr__(self, "logits", z)
+        object.__setattr__(self, "counts", c)
+        object.__setattr__(self, "item_ids", ids)
+        if self.reference is not None:
+            ref = check_labels(
+                self.reference, n_classes=z.shape[1], name="reference", n_items=z.shape[0]
+            )
+            object.__setattr__(self, "reference", ref)
 
     @property
     def n_items(self) -> int:
@@ -136,21 +154,14 @@ class AmbiguityData:
         )
 
 
-def _path(path, what) -> Path:
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(
-            f"{what} file not found: {p}. Pass the path to your local copy (nothing is downloaded)."
-        )
-    return p
-
-
 def load_cifar10h(path) -> AmbiguityData:
     """Read the CIFAR-10H + model-output CSV (no header, 21 columns).
 
     Column 0: original CIFAR-10 label; 1..10: annotator counts per class;
     11..20: the model's softmax probabilities. Logits are ``log p`` (probabilities
     go down to about 1e-21, well inside float64; a zero probability is refused).
+    The file is read by :func:`bayescal.data.files.read_csv` (UTF-8 text, bounded
+    lines, every row with 21 fields) and every cell must be a decimal number.
 
     Parameters
     ----------
@@ -161,131 +172,239 @@ def load_cifar10h(path) -> AmbiguityData:
     AmbiguityData
         With ``reference`` = the original CIFAR-10 label.
     """
-    p = _path(path, "CIFAR-10H")
-    try:
-        a = np.loadtxt(p, delimiter=",", dtype=np.float64, ndmin=2)
-    except ValueError as exc:
-        raise DataError(f"{p}: not a numeric comma-separated file: {exc}") from exc
-    if a.shape[1] != 21:
+    table = read_csv(path, what="CIFAR-10H file", header=False)
+    p = table.path
+    if len(table.header) != 21:
         raise DataError(
-            f"{p}: expected 21 columns (label, 10 counts, 10 probabilities), found {a.shape[1]}."
+            f"CIFAR-10H file {str(p)!r}: expected 21 columns (label, 10 counts, 10 "
+            f"probabilities), found {len(table.header)} on line {int(table.lines[0])}."
         )
-    counts = a[:, 1:11]
-    if not np.all(counts == np.round(counts)):
-        raise DataError(f"{p}: columns 1..10 must be whole annotator counts.")
+    where = table.where()
+    a = np.column_stack(
+        [parse_numbers(table.columns[str(j)], what=f"column {j}", where=where) for j in range(21)]
+    )
+    counts = check_counts(a[:, 1:11], name="columns 1..10 (annotator counts)", where=where)
     probs = a[:, 11:21]
-    if not np.all(np.isfinite(probs)) or (probs <= 0).any():
+    bad = probs <= 0
+    if bad.any():
+        r, j = (int(v) for v in np.argwhere(bad)[0])
         raise DataError(
-            f"{p}: columns 11..20 must be positive probabilities "
-            "(a zero cannot be turned into a logit)."
+            f"CIFAR-10H file: column {j + 11} is {show_value(probs[r, j])} at {where(r)}; columns "
+            "11..20 must be positive probabilities (a zero cannot be turned into a logit)."
         )
-    ref = a[:, 0]
-    if not np.all(ref == np.round(ref)) or ref.min() < 0 or ref.max() > 9:
-        raise DataError(f"{p}: column 0 must hold CIFAR-10 labels 0..9.")
+    ref = check_labels(a[:, 0], n_classes=10, name="column 0 (CIFAR-10 label)")
     return AmbiguityData(
-        logits=np.log(probs),
-        counts=counts.astype(np.int64),
+        logits=check_logits(np.log(probs), name="log of columns 11..20", where=where),
+        counts=counts,
         classes=CIFAR10_CLASSES,
         item_ids=np.arange(a.shape[0]),
-        reference=ref.astype(np.int64),
+        reference=ref,
         name="CIFAR-10H",
         attrs={"source": str(p), "logits": "log of stored softmax probabilities"},
     )
 
 
 _CHAOS_CODES = {"e": 0, "n": 1, "c": 2, "entailment": 0, "neutral": 1, "contradiction": 2}
+#: ``missing_predictions`` choices of :func:`load_chaosnli`.
+MISSING_PREDICTIONS = ("error", "drop")
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}, line {lineno}: not valid JSON ({exc.msg}).") from exc
-    return rows
+def _numbers(value, *, what: str, k: int, where: str) -> list:
+    """A JSON list of ``k`` numbers (int or float, not bool); returns floats."""
+    if not isinstance(value, list):
+        raise DataError(
+            f"{where}: {what} must be a list of {k} numbers; got a JSON "
+            f"{_json_type(value)} ({show_value(value)})."
+        )
+    if len(value) != k:
+        raise DataError(f"{where}: {what} has {len(value)} entries; {k} are expected.")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise DataError(
+                f"{where}: {what} must hold numbers; found the JSON {_json_type(v)} "
+                f"{show_value(v)}."
+            )
+        if isinstance(v, int) and abs(v) > 2**63:
+            raise DataError(
+                f"{where}: {what} holds {show_value(v)}, far beyond any vote count or logit."
+            )
+        out.append(float(v))
+    return out
+
+
+def _json_type(v) -> str:
+    if v is None:
+        return "null"
+    return {bool: "boolean", int: "number", float: "number", str: "string", list: "list"}.get(
+        type(v), "object"
+    )
+
+
+def _uid(row, where: str) -> str:
+    if not isinstance(row, dict):
+        raise DataError(
+            f"{where}: expected a JSON object with 'uid'; got a JSON {_json_type(row)} "
+            f"({show_value(row)})."
+        )
+    if "uid" not in row:
+        raise DataError(f"{where}: the object has no 'uid' (keys: {sorted(row)[:8]!r}).")
+    uid = row["uid"]
+    if not isinstance(uid, str) or not uid.strip():
+        raise DataError(
+            f"{where}: 'uid' must be a non-empty string; got the JSON {_json_type(uid)} "
+            f"{show_value(uid)}."
+        )
+    return uid
+
+
+def _read_predictions(files, k: int) -> dict:
+    """uid -> (logits, "file, line") over every prediction file."""
+    by_uid: dict = {}
+    for f in files:
+        for lineno, row in read_jsonl(f, what="prediction file"):
+            where = f"prediction file {str(f)!r}, line {lineno}"
+            uid = _uid(row, where)
+            if "logits" not in row:
+                raise DataError(f"{where}: uid {uid!r} has no 'logits'.")
+            logits = _numbers(row["logits"], what="'logits'", k=k, where=where)
+            seen = by_uid.get(uid)
+            if seen is not None and seen[0] != logits:
+                raise DataError(
+                    f"{where}: uid {uid!r} has other logits than on {seen[1]}; one item has "
+                    "one prediction. Pass prediction files of one model run."
+                )
+            by_uid.setdefault(uid, (logits, where))
+    return by_uid
 
 
 def load_chaosnli(
-    jsonl, predictions, *, prediction_order=CHAOSNLI_PREDICTION_ORDER
+    jsonl,
+    predictions,
+    *,
+    prediction_order=CHAOSNLI_PREDICTION_ORDER,
+    missing_predictions: str = "error",
 ) -> AmbiguityData:
     """Join ChaosNLI annotations with model logits on ``uid``, in ChaosNLI class order.
+
+    Every line of both files must be a JSON object (Baan et al.'s layout): ChaosNLI
+    lines need a string ``uid`` (unique in the file) and ``label_count``, three whole
+    vote counts; prediction lines need ``uid`` and ``logits``, three numbers. Counts
+    follow the same rules as every loader (:func:`check_counts`: fractions refused,
+    at most 2**53 votes) and logits too (:func:`check_logits`: finite, within +-1000).
 
     Parameters
     ----------
     jsonl : str or Path
         ChaosNLI file (``label_count`` in the order entailment, neutral, contradiction).
     predictions : str, Path or list of them
-        JSON-lines prediction files with ``uid`` and ``logits``; when a uid
-        occurs in several files the first occurrence is used.
+        JSON-lines prediction files with ``uid`` and ``logits``; a uid may occur in
+        several files only with the same logits.
     prediction_order : tuple of str, default ("entailment", "contradiction", "neutral")
         Class order of the prediction files' logits (Baan et al.'s RoBERTa
         files). The logits are permuted into ChaosNLI order; a wrong value here
         is what the argmax-agreement check in the tests catches.
+    missing_predictions : {"error", "drop"}, default "error"
+        What to do with ChaosNLI items that no prediction file covers: refuse (the
+        message gives the count and the first uids), or leave them out and record
+        ``n_dropped`` and ``dropped_reason`` in ``attrs`` (the audit shows them).
 
     Returns
     -------
     AmbiguityData
         Items in the JSONL order; ``reference`` = the original SNLI label
         (``old_label``), ``item_ids`` = uids.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> chaos, pred = os.path.join(d, "c.jsonl"), os.path.join(d, "p.jsonl")
+    >>> with open(chaos, "w") as f:
+    ...     for uid in ("a", "b"):
+    ...         _ = f.write(json.dumps({"uid": uid, "label_count": [3, 1, 0]}) + "\\n")
+    >>> _ = open(pred, "w").write(json.dumps({"uid": "a", "logits": [2.0, 0.0, 1.0]}) + "\\n")
+    >>> data = load_chaosnli(chaos, pred, missing_predictions="drop")
+    >>> data.n_items, data.attrs["n_dropped"]
+    (1, 1)
     """
     order = tuple(prediction_order)
     if sorted(order) != sorted(CHAOSNLI_CLASSES):
         raise ConfigError(
             f"prediction_order must be a permutation of {CHAOSNLI_CLASSES}, got {order}."
         )
-    perm = [order.index(c) for c in CHAOSNLI_CLASSES]
-    jp = _path(jsonl, "ChaosNLI")
-    rows = _read_jsonl(jp)
-    if not rows:
-        raise DataError(f"{jp}: no examples.")
-    if isinstance(predictions, (str, Path)):
-        predictions = [predictions]
-    logits_by_uid: dict[str, list] = {}
-    for f in predictions:
-        fp = _path(f, "prediction")
-        for r in _read_jsonl(fp):
-            if "uid" not in r or "logits" not in r:
-                raise DataError(f"{fp}: every line needs 'uid' and 'logits'.")
-            logits_by_uid.setdefault(r["uid"], r["logits"])
-    uids, counts, logits, ref = [], [], [], []
-    missing = []
-    for r in rows:
-        for key in ("uid", "label_count"):
-            if key not in r:
-                raise DataError(f"{jp}: an example lacks '{key}'.")
-        if r["uid"] not in logits_by_uid:
-            missing.append(r["uid"])
-            continue
-        lc = r["label_count"]
-        if len(lc) != 3:
-            raise DataError(
-                f"{jp}: uid {r['uid']} has {len(lc)} label counts; ChaosNLI-SNLI/MNLI have 3."
-            )
-        uids.append(r["uid"])
-        counts.append(lc)
-        lg = logits_by_uid[r["uid"]]
-        if len(lg) != 3:
-            raise DataError(f"uid {r['uid']}: {len(lg)} logits for 3 classes.")
-        logits.append([lg[j] for j in perm])
-        ref.append(_CHAOS_CODES.get(r.get("old_label"), -1))
-    if missing:
-        raise DataError(
-            f"{len(missing)} ChaosNLI uid(s) have no prediction (first: {missing[0]}); "
-            "pass every prediction file that covers them."
+    if missing_predictions not in MISSING_PREDICTIONS:
+        raise ConfigError(
+            f"missing_predictions must be one of {MISSING_PREDICTIONS}; got "
+            f"{missing_predictions!r}."
         )
+    perm = [order.index(c) for c in CHAOSNLI_CLASSES]
+    jp = check_file(jsonl, "ChaosNLI file")
+    if isinstance(predictions, (str, os.PathLike)):
+        predictions = [predictions]
+    if not isinstance(predictions, (list, tuple)):
+        raise ConfigError(
+            f"predictions must be a path or a list of paths; got {type(predictions).__name__}."
+        )
+    predictions = list(predictions)
+    if not predictions:
+        raise ConfigError("load_chaosnli needs at least one prediction file.")
+    by_uid = _read_predictions(predictions, len(CHAOSNLI_CLASSES))
+    uids, counts, logits, ref, lines, missing = [], [], [], [], [], []
+    first_line: dict = {}
+    n_rows = 0
+    for lineno, row in read_jsonl(jp, what="ChaosNLI file"):
+        where = f"ChaosNLI file {str(jp)!r}, line {lineno}"
+        uid = _uid(row, where)
+        if uid in first_line:
+            raise DataError(
+                f"{where}: uid {uid!r} already appears on line {first_line[uid]}; every "
+                "ChaosNLI example must appear once."
+            )
+        first_line[uid] = lineno
+        if "label_count" not in row:
+            raise DataError(f"{where}: uid {uid!r} has no 'label_count'.")
+        lc = _numbers(row["label_count"], what="'label_count'", k=3, where=where)
+        n_rows += 1
+        if uid not in by_uid:
+            missing.append(uid)
+            continue
+        uids.append(uid)
+        counts.append(lc)
+        lines.append(lineno)
+        lg = by_uid[uid][0]
+        logits.append([lg[j] for j in perm])
+        ref.append(_CHAOS_CODES.get(row.get("old_label"), -1))
+    if n_rows == 0:
+        raise DataError(f"ChaosNLI file {str(jp)!r} has no examples.")
+    attrs = {"source": str(jp), "prediction_order": ",".join(order)}
+    if missing:
+        shown = ", ".join(repr(u) for u in missing[:3]) + (", ..." if len(missing) > 3 else "")
+        what = (
+            f"{len(missing)} of {n_rows} ChaosNLI uid(s) have no prediction in "
+            f"{len(predictions)} prediction file(s) (first: {shown})"
+        )
+        if missing_predictions == "error" or not uids:
+            raise DataError(
+                f"{what}. Pass every prediction file that covers them, or pass "
+                "missing_predictions='drop' (CLI: --missing-predictions drop) to keep the "
+                f"{len(uids)} item(s) that have one."
+            )
+        attrs.update(
+            missing_predictions="drop",
+            n_dropped=len(missing),
+            dropped_reason=f"{what}; dropped because missing_predictions='drop'.",
+        )
+    where_row = LineWhere(jp, np.asarray(lines))
     ref_arr = np.asarray(ref, dtype=np.int64)
     return AmbiguityData(
-        logits=np.asarray(logits, dtype=np.float64),
-        counts=np.asarray(counts, dtype=np.int64),
+        logits=check_logits(np.asarray(logits), name="prediction logits", where=where_row),
+        counts=check_counts(np.asarray(counts), name="label_count", where=where_row),
         classes=CHAOSNLI_CLASSES,
-        item_ids=np.asarray(uids),
+        item_ids=np.asarray(uids, dtype=object),
         reference=ref_arr if (ref_arr >= 0).all() else None,
         name="ChaosNLI-SNLI",
-        attrs={"source": str(jp), "prediction_order": ",".join(order)},
+        attrs=attrs,
     )
 
 
@@ -319,12 +438,22 @@ def load_npz(path, *, name: str | None = None) -> AmbiguityData:
     """
     import zipfile
 
-    p = _path(path, "npz")
+    p = check_file(path, "npz file")
+    with p.open("rb") as fh:
+        head = fh.read(8)
+    if head[:4] not in (b"PK\x03\x04", b"PK\x05\x06"):
+        found = binary_kind(head)
+        raise DataError(
+            f"npz file {str(p)!r} is {found[0] if found else 'not an .npz archive'}; save the "
+            "arrays with np.savez(path, logits=..., counts=...)."
+        )
     try:
         with np.load(p, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise DataError(f"{p}: not a readable .npz archive of plain arrays ({exc}).") from exc
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        raise DataError(
+            f"npz file {str(p)!r} is not a readable .npz archive of plain arrays ({exc})."
+        ) from None
     missing = [k for k in ("logits", "counts") if k not in arrays]
     if missing:
         raise DataError(
@@ -333,23 +462,19 @@ def load_npz(path, *, name: str | None = None) -> AmbiguityData:
         )
     z = check_logits(arrays["logits"], name=f"{p.name}: logits")
     c = np.asarray(arrays["counts"])
-    if c.ndim != 2 or c.shape != z.shape:
+    if c.shape != z.shape:
         raise DataError(
             f"{p.name}: counts has shape {c.shape} but logits has shape {z.shape}; "
             "both must be (n_items, n_classes) in the same class order."
         )
-    if not (np.issubdtype(c.dtype, np.integer) or np.issubdtype(c.dtype, np.floating)):
-        raise DataError(f"{p.name}: counts must be numeric, got dtype {c.dtype}.")
-    check_targets(c, n_items=z.shape[0], n_classes=z.shape[1], name=f"{p.name}: counts")
-    if not np.all(c == np.round(c)):
-        raise DataError(
-            f"{p.name}: counts must be whole annotator counts (votes per class), not fractions."
-        )
+    c = check_counts(c, name=f"{p.name}: counts")
     k = z.shape[1]
     if "classes" in arrays:
         names = np.asarray(arrays["classes"]).ravel()
         if names.size != k:
             raise DataError(f"{p.name}: {names.size} class names for {k} logit columns.")
+        if names.dtype.kind not in "US":
+            raise DataError(f"{p.name}: classes must be strings; got dtype {names.dtype}.")
         classes = tuple(str(v) for v in names)
         if len(set(classes)) != k:
             raise DataError(f"{p.name}: class names must be unique, got {list(classes)}.")
@@ -368,7 +493,7 @@ def load_npz(path, *, name: str | None = None) -> AmbiguityData:
         )
     return AmbiguityData(
         logits=z,
-        counts=c.astype(np.int64),
+        counts=c,
         classes=classes,
         item_ids=ids,
         reference=ref,

@@ -20,17 +20,28 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from bayescal.data.files import LineWhere, open_parquet, read_csv, read_parquet
 from bayescal.data.validation import (
+    ItemWhere,
+    RowWhere,
+    as_numeric,
+    check_groups,
+    check_ids,
     check_item_ids,
     check_labels,
     check_names,
     check_scores,
     check_truth,
+    parse_numbers,
+    show_value,
 )
 from bayescal.dims import ANNOTATOR, ITEM
-from bayescal.errors import DataError
+from bayescal.errors import ConfigError, DataError
 
 __all__ = ["Annotations", "load_csv", "load_table", "load_long"]
+
+#: File names read as Parquet by :func:`load_table` and :func:`load_long`.
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 
 
 class Annotations:
@@ -76,7 +87,8 @@ class Annotations:
         score : array-like of shape (n_items,)
             Predicted probability of the positive class, each in [0, 1].
         labels : array-like of shape (n_items, n_annotators)
-            Values 0 or 1; NaN (or a masked entry) means "not answered".
+            Values 0 or 1 (booleans allowed); NaN, ``None`` or a masked entry means
+            "not answered".
         truth : array-like of shape (n_items,), optional
             Clean labels 0/1, for simulations and benchmarks.
         annotators : sequence of str, optional
@@ -84,16 +96,51 @@ class Annotations:
         mask : bool array-like of shape (n_items, n_annotators), optional
             True where the answer is missing (combined with NaNs in ``labels``).
         item : array-like of shape (n_items,), optional
-            Unique item ids; default ``0 .. n-1``.
+            Unique item ids, all strings or all integers; default ``0 .. n-1``.
         group : array-like of shape (n_items,), optional
-            A user-defined grouping of the items (no missing values).
+            A user-defined grouping of the items (one type, no missing values).
+
+        Raises
+        ------
+        DataError
+            Any value outside these rules, naming the item and the value.
         """
-        z = check_scores(score, ids=None if item is None else np.asarray(item))
+        return cls._build(
+            score,
+            labels,
+            truth=truth,
+            annotators=annotators,
+            mask=mask,
+            item=item,
+            group=group,
+        )
+
+    @classmethod
+    def _build(
+        cls,
+        score,
+        labels,
+        *,
+        truth=None,
+        annotators=None,
+        mask=None,
+        item=None,
+        group=None,
+        where=None,
+        score_name: str = "score",
+    ) -> Annotations:
+        """The one constructor every builder and reader ends in (``where`` names rows)."""
+        from_api = where is None
+        if from_api:
+            if item is not None:
+                item = check_ids(item, what="item ids", where=_position)
+            where = ItemWhere(item)
+        z = check_scores(score, name=score_name, where=where)
         n = z.shape[0]
-        ids = check_item_ids(item, n)
-        n_cols = np.shape(labels)[1] if np.ndim(labels) == 2 else None
-        names = check_names(annotators, n_cols) if n_cols is not None else None
-        lab = check_labels(labels, n, mask=mask, ids=ids, annotators=names)
+        ids = check_item_ids(item, n, where=_position if from_api else where)
+        lab = labels if isinstance(labels, np.ma.MaskedArray) else as_numeric(labels, "labels")
+        names = check_names(annotators, lab.shape[1]) if lab.ndim == 2 else None
+        lab = check_labels(lab, n, mask=mask, annotators=names, where=where)
         if names is None:
             names = check_names(annotators, lab.shape[1])
         data_vars = {
@@ -101,29 +148,39 @@ class Annotations:
             "label": ((ITEM, ANNOTATOR), lab),
         }
         if truth is not None:
-            data_vars["truth"] = ((ITEM,), check_truth(truth, n, ids=ids))
+            data_vars["truth"] = ((ITEM,), check_truth(truth, n, where=where))
         if group is not None:
-            g = np.asarray(group)
-            if g.shape != (n,):
-                raise DataError(f"group must have shape ({n},); got {g.shape}.")
-            if g.dtype.kind == "f" and np.isnan(g).any():
-                raise DataError("group has missing values; every item needs a group.")
-            data_vars["group"] = ((ITEM,), g)
+            data_vars["group"] = ((ITEM,), check_groups(group, n, where=where))
         ds = xr.Dataset(data_vars, coords={ITEM: ids, ANNOTATOR: np.array(names, dtype=object)})
         return cls(ds)
 
     @classmethod
     def from_dataset(cls, dataset: xr.Dataset) -> Annotations:
-        """Validate and wrap a dataset laid out as described in the module docstring."""
+        """Validate and wrap a dataset laid out as described in the module docstring.
+
+        ``score`` must have the dims ``("item",)`` and ``label`` the dims ``item`` and
+        ``annotator`` (in either order); optional ``truth`` and ``group`` have ``("item",)``.
+        """
+        if not isinstance(dataset, xr.Dataset):
+            raise DataError(
+                f"from_dataset expects an xarray.Dataset; got {type(dataset).__name__}."
+            )
         for var in ("score", "label"):
             if var not in dataset:
                 raise DataError(f"dataset has no variable {var!r}; it needs 'score' and 'label'.")
+        expected = {"score": {ITEM}, "label": {ITEM, ANNOTATOR}, "truth": {ITEM}, "group": {ITEM}}
+        for var, dims in expected.items():
+            if var in dataset and set(dataset[var].dims) != dims:
+                raise DataError(
+                    f"dataset variable {var!r} has dims {tuple(dataset[var].dims)!r}; it must "
+                    f"have {tuple(sorted(dims))!r}. Rename the dims (Dataset.rename) first."
+                )
         label = dataset["label"].transpose(ITEM, ANNOTATOR)
-        return cls.from_arrays(
+        return cls._build(
             dataset["score"].values,
             label.values,
             truth=dataset["truth"].values if "truth" in dataset else None,
-            annotators=[str(a) for a in label[ANNOTATOR].values],
+            annotators=list(label[ANNOTATOR].values),
             item=dataset[ITEM].values,
             group=dataset["group"].values if "group" in dataset else None,
         )
@@ -144,7 +201,9 @@ class Annotations:
         Parameters
         ----------
         frame : pandas.DataFrame
-            Columns ``item``, ``annotator``, ``label`` (0/1) as in crowd-kit.
+            Columns ``item``, ``annotator``, ``label`` (0/1) as in crowd-kit. Item and
+            annotator ids are taken exactly as given: strings or integers, one type per
+            column, none missing (``"5"`` and ``"05"`` are two items).
         score : str or mapping or pandas.Series
             Column of ``frame`` holding each item's score (must be constant within
             an item), or a mapping / Series from item id to score.
@@ -152,57 +211,201 @@ class Annotations:
             Same forms as ``score`` for the clean labels.
 
         Items that appear in ``score`` but have no rows in ``frame`` are kept as
-        unannotated items. Two rows for one (item, annotator) pair are refused.
+        unannotated items. Two rows for one (item, annotator) pair are refused, and so
+        is a blank label (a missing answer is a missing row).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"item": ["5", "05", "5"], "annotator": ["x", "x", "y"],
+        ...                       "label": [1, 0, 1], "score": [0.9, 0.2, 0.9]})
+        >>> Annotations.from_long(frame).n_items
+        2
         """
         import pandas as pd
 
         if not isinstance(frame, pd.DataFrame):
             raise DataError(f"from_long expects a pandas DataFrame; got {type(frame).__name__}.")
-        for col in (item, annotator, label):
+        for param, col in (("item", item), ("annotator", annotator), ("label", label)):
+            if isinstance(col, (list, dict, set, pd.Series, np.ndarray)):
+                raise ConfigError(
+                    f"{param}= must be one column name; got {type(col).__name__} {show_value(col)}."
+                )
             if col not in frame.columns:
                 raise DataError(
                     f"long table has no column {col!r}; columns are {list(frame.columns)!r}."
                 )
         if len(frame) == 0:
             raise DataError("long table is empty: no annotations.")
-        dup = frame.duplicated([item, annotator], keep=False)
-        if dup.any():
-            first = frame.loc[dup, [item, annotator]].iloc[0]
-            raise DataError(
-                f"{int(dup.sum())} rows repeat an (item, annotator) pair, for example item "
-                f"{first[item]!r} / annotator {first[annotator]!r}: one annotator can give one "
-                "label per item. Remove or resolve the duplicates."
-            )
-        scores = _per_item(frame, item, score, "score")
-        truths = _per_item(frame, item, truth, "truth") if truth is not None else None
-        ann_names = pd.unique(frame[annotator])
-        items = scores.index
-        unknown = ~frame[item].isin(items)
-        if unknown.any():
-            raise DataError(
-                f"{int(unknown.sum())} rows name items without a score, for example "
-                f"{frame.loc[unknown, item].iloc[0]!r}; give every annotated item a score."
-            )
-        row = items.get_indexer(frame[item])
-        col = pd.Index(ann_names).get_indexer(frame[annotator])
-        lab_values = frame[label].to_numpy()
-        from bayescal.data.validation import as_numeric
+        where = RowWhere(frame.index, "the long table")
+        return cls._from_answers(
+            check_ids(frame[item], what=f"item column {item!r}", where=where),
+            check_ids(frame[annotator], what=f"annotator column {annotator!r}", where=where),
+            as_numeric(frame[label], f"label column {label!r}"),
+            score=_per_row(frame, score, "score", where),
+            truth=None if truth is None else _per_row(frame, truth, "truth", where),
+            where=where,
+            label_name=label,
+        )
 
-        lab_num = as_numeric(lab_values, f"column {label!r}")
-        wide = np.full((len(items), len(ann_names)), np.nan, dtype=np.float64)
-        wide[row, col] = lab_num
-        nan_rows = np.isnan(lab_num)
-        if nan_rows.any():
+    @classmethod
+    def _from_answers(cls, items, raters, labels, *, score, truth, where, label_name):
+        """Answers (one per row) to the wide container; ``score`` / ``truth`` are
+        ``(name, per-row values)`` or ``(name, pandas.Series by item)``."""
+        import pandas as pd
+
+        blank = np.isnan(labels)
+        if blank.any():
             raise DataError(
-                f"column {label!r} has {int(nan_rows.sum())} missing values; in a long table a "
-                "missing answer is a missing row, not a blank label."
+                f"label column {label_name!r} is blank at {where(int(np.flatnonzero(blank)[0]))}"
+                f" ({int(blank.sum())} such row(s)); in a long table a missing answer is a "
+                "missing row, not a blank label."
             )
-        return cls.from_arrays(
-            scores.to_numpy(),
+        check_labels(labels[:, None], labels.size, annotators=[label_name], where=where)
+        keys = pd.MultiIndex.from_arrays([pd.Index(items), pd.Index(raters)])
+        dup = keys.duplicated(keep="first")
+        if dup.any():
+            second = int(np.flatnonzero(dup)[0])
+            first = int(np.flatnonzero((items == items[second]) & (raters == raters[second]))[0])
+            raise DataError(
+                f"item {show_value(items[second])} / annotator {show_value(raters[second])} "
+                f"appears at {where(first)} and at {where(second)} ({int(dup.sum())} repeated "
+                "pair(s)): one annotator can give one label per item. Remove or resolve the "
+                "duplicates."
+            )
+        score_name, score_values = score
+        if isinstance(score_values, pd.Series):
+            item_index = pd.Index(score_values.index)
+            z = score_values.to_numpy()
+        else:
+            check_scores(score_values, name=f"score column {score_name!r}", where=where)
+            item_index, z = _constant_per_item(items, score_values, f"score {score_name!r}", where)
+        row = item_index.get_indexer(items)
+        unknown = row < 0
+        if unknown.any():
+            i = int(np.flatnonzero(unknown)[0])
+            raise DataError(
+                f"{int(unknown.sum())} row(s) name items without a score, for example "
+                f"{show_value(items[i])} at {where(i)}; give every annotated item a score "
+                "(ids are compared exactly: 1 and '1' differ)."
+            )
+        y = None
+        if truth is not None:
+            truth_name, truth_values = truth
+            if isinstance(truth_values, pd.Series):
+                y = truth_values.reindex(item_index)
+                if y.isna().any():
+                    i = int(np.flatnonzero(y.isna().to_numpy())[0])
+                    raise DataError(
+                        f"truth has no value for item {show_value(item_index[i])}; truth must "
+                        "cover every item."
+                    )
+                y = y.to_numpy()
+            else:
+                check_truth(truth_values, truth_values.size, where=where)
+                t_index, t = _constant_per_item(items, truth_values, f"truth {truth_name!r}", where)
+                y = t[t_index.get_indexer(item_index)]
+        ann_names = pd.unique(pd.Index(raters))
+        col = pd.Index(ann_names).get_indexer(raters)
+        wide = np.full((len(item_index), len(ann_names)), np.nan, dtype=np.float64)
+        wide[row, col] = labels
+        return cls._build(
+            z,
             wide,
-            truth=None if truths is None else truths.reindex(items).to_numpy(),
+            truth=y,
             annotators=[str(a) for a in ann_names],
-            item=np.asarray(items),
+            item=item_index.to_numpy(),
+        )
+
+    @classmethod
+    def from_crowdkit(cls, frame, scores, *, truth=None, positive=None) -> Annotations:
+        """Build from crowd-kit's long format: columns ``task``, ``worker``, ``label``.
+
+        crowd-kit (Ustalov et al.) keeps crowdsourced answers as a pandas DataFrame with
+        one row per answer; this reads that frame as is. Scores are not part of the
+        format, so they come as a mapping from task to score.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            crowd-kit answers: ``task``, ``worker``, ``label`` (other columns are ignored).
+        scores : mapping or pandas.Series
+            Task id -> predicted probability of the positive class. Tasks with a score
+            and no answer are kept as unannotated items.
+        truth : mapping or pandas.Series, optional
+            Task id -> clean label 0/1 (crowd-kit's ``gt`` Series fits here).
+        positive : optional
+            The label value meaning "positive" when the labels are not 0/1 (for example
+            ``"yes"``); every other value must then be the one negative value.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> answers = pd.DataFrame({"task": ["t1", "t1", "t2"], "worker": ["w1", "w2", "w1"],
+        ...                         "label": ["yes", "no", "yes"]})
+        >>> data = Annotations.from_crowdkit(answers, {"t1": 0.8, "t2": 0.6, "t3": 0.1},
+        ...                                  positive="yes")
+        >>> data.n_items, data.n_unannotated, data.to_crowdkit()["label"].tolist()
+        (3, 1, [1, 1, 0])
+        """
+        import pandas as pd
+
+        if not isinstance(frame, pd.DataFrame):
+            raise DataError(
+                f"from_crowdkit expects a pandas DataFrame; got {type(frame).__name__}."
+            )
+        missing = [c for c in ("task", "worker", "label") if c not in frame.columns]
+        if missing:
+            raise DataError(
+                f"crowd-kit answers need the columns 'task', 'worker', 'label'; missing "
+                f"{missing!r} (columns are {list(frame.columns)!r})."
+            )
+        if isinstance(scores, str):
+            raise DataError(
+                "scores must be a mapping or pandas Series from task id to score (crowd-kit "
+                "answers carry no score column); for a score column use Annotations.from_long."
+            )
+        answers = frame[["task", "worker", "label"]]
+        if positive is not None:
+            values = pd.unique(answers["label"])
+            others = [v for v in values if v != positive]
+            if len(others) > 1:
+                raise DataError(
+                    f"labels take {len(values)} values {[show_value(v) for v in values][:6]}; "
+                    f"with positive={show_value(positive)} the rest must be one negative value."
+                )
+            answers = answers.assign(label=(answers["label"] == positive).astype(np.int8))
+        return cls.from_long(
+            answers, item="task", annotator="worker", label="label", score=scores, truth=truth
+        )
+
+    def to_crowdkit(self):
+        """The answers in crowd-kit's long format: a DataFrame ``task``, ``worker``, ``label``.
+
+        One row per given answer (missing answers have no row), annotator by annotator
+        and, within an annotator, in item order; ``label`` is 0/1 (int8). The scores
+        are ``pandas.Series(data.score, index=data.items)``; with them
+        :meth:`from_crowdkit` rebuilds the same container (same items, annotators and
+        labels), unannotated items included.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> d = Annotations.from_arrays([0.2, 0.9], [[0, np.nan], [1, 1]], item=["a", "b"],
+        ...                             annotators=["w1", "w2"])
+        >>> d.to_crowdkit().values.tolist()
+        [['a', 'w1', 0], ['b', 'w1', 1], ['b', 'w2', 1]]
+        """
+        import pandas as pd
+
+        answered = self.answered.T  # (annotator, item): annotator-major row order
+        ann, row = np.nonzero(answered)
+        return pd.DataFrame(
+            {
+                "task": self.items[row],
+                "worker": np.asarray(self.annotators, dtype=object)[ann],
+                "label": self.labels.T[answered].astype(np.int8),
+            }
         )
 
     # ------------------------------------------------------------------ access
@@ -210,6 +413,11 @@ class Annotations:
     def dataset(self) -> xr.Dataset:
         """The underlying :class:`xarray.Dataset` (read it; do not mutate it)."""
         return self._ds
+
+    @property
+    def items(self) -> np.ndarray:
+        """Item ids of shape (n_items,), as given (strings or integers)."""
+        return self._ds[ITEM].values
 
     @property
     def n_items(self) -> int:
@@ -320,8 +528,12 @@ class Annotations:
         )
 
 
-def _per_item(frame, item_col, spec, what):
-    """One value per item from a column of ``frame`` or from a mapping."""
+def _position(i: int) -> str:
+    return f"position {int(i)}"
+
+
+def _per_row(frame, spec, what: str, where):
+    """``(name, values)``: per-row values of a column, or a Series by item id."""
     import pandas as pd
 
     if isinstance(spec, str):
@@ -330,23 +542,96 @@ def _per_item(frame, item_col, spec, what):
                 f"long table has no {what} column {spec!r}; pass {what}= a column name or a "
                 "mapping from item id to value."
             )
-        grouped = frame.groupby(item_col, sort=False)[spec]
-        if (grouped.nunique(dropna=False) > 1).any():
-            bad = grouped.nunique(dropna=False)
-            raise DataError(
-                f"{what} differs between rows of the same item, for example item "
-                f"{bad[bad > 1].index[0]!r}; an item has one {what}."
+        return spec, as_numeric(frame[spec], f"{what} column {spec!r}")
+    if isinstance(spec, dict):
+        spec = pd.Series(spec, dtype=object)
+    if not isinstance(spec, pd.Series):
+        raise DataError(
+            f"{what} must be a column name, a dict or a pandas Series; got {type(spec).__name__}."
+        )
+    ids = check_item_ids(spec.index.to_numpy(dtype=object), len(spec), where=_position)
+    values = as_numeric(spec.to_numpy(dtype=object), f"{what} values")
+    return what, pd.Series(values, index=pd.Index(ids, dtype=object))
+
+
+def _constant_per_item(items, values, what: str, where):
+    """(item index in first-appearance order, one value per item); refuses an item whose
+    rows disagree."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(items)
+    n = len(uniques)
+    lo = np.full(n, np.inf)
+    hi = np.full(n, -np.inf)
+    np.minimum.at(lo, codes, values)
+    np.maximum.at(hi, codes, values)
+    differs = lo != hi
+    if differs.any():
+        g = int(np.flatnonzero(differs)[0])
+        rows = np.flatnonzero(codes == g)
+        other = rows[values[rows] != values[rows[0]]][0]
+        raise DataError(
+            f"{what} differs between rows of item {show_value(uniques[g])}: "
+            f"{show_value(values[rows[0]])} at {where(int(rows[0]))} and "
+            f"{show_value(values[other])} at {where(int(other))}; an item has one {what}."
+        )
+    return pd.Index(uniques, dtype=object), lo
+
+
+def _check_column_names(**names) -> None:
+    """Column-name parameters are strings (``None`` where a column is optional)."""
+    for param, value in names.items():
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(
+                f"{param}= must be a column name (a string); got {type(value).__name__} "
+                f"{show_value(value)}."
             )
-        return grouped.first()
-    if isinstance(spec, pd.Series):
-        series = spec
-    elif isinstance(spec, dict):
-        series = pd.Series(spec)
+
+
+def _annotator_columns(available, *, score, annotators, truth, item, source: str) -> list:
+    """The annotator columns of a wide table, after checking every named column exists."""
+    _check_column_names(score=score, truth=truth, item=item)
+    if score is None:
+        raise ConfigError("score= must name the score column; got None.")
+    reserved = [c for c in (score, truth, item) if c is not None]
+    for col in reserved:
+        if col not in available:
+            raise DataError(
+                f"{source} has no column {col!r}; columns are {_short(list(available))}."
+            )
+    if annotators is None:
+        annotators = [c for c in available if c not in reserved]
     else:
-        raise DataError(f"{what} must be a column name, a dict or a pandas Series.")
-    if not series.index.is_unique:
-        raise DataError(f"{what} has repeated item ids.")
-    return series
+        if isinstance(annotators, str):
+            raise DataError(
+                f"annotators must be a list of column names; got the string {annotators!r}."
+            )
+        annotators = list(annotators)
+        missing = [c for c in annotators if c not in available]
+        if missing:
+            raise DataError(
+                f"{source} has no annotator column(s) {missing!r}; columns are "
+                f"{_short(list(available))}."
+            )
+        clash = [c for c in annotators if c in reserved]
+        if clash:
+            raise DataError(
+                f"column(s) {clash!r} cannot be both an annotator and the score, truth or item "
+                "column."
+            )
+        check_names(annotators, len(annotators))
+    if not annotators:
+        raise DataError(f"{source} has no annotator columns.")
+    return annotators
+
+
+def _short(names, limit: int = 12) -> str:
+    shown = repr(names[:limit])
+    return shown if len(names) <= limit else shown[:-1] + f", ... ({len(names)} columns)]"
+
+
+def _is_parquet(path) -> bool:
+    return Path(str(path)).suffix.lower() in PARQUET_SUFFIXES
 
 
 def load_csv(
@@ -358,17 +643,26 @@ def load_csv(
 ) -> Annotations:
     """Read a wide CSV: one row per item, one column per annotator, blank = missing.
 
+    The file must be UTF-8 text (see :mod:`bayescal.data.files` for every rule);
+    cells are decimal numbers, and a label cell is 0, 1 or blank (missing answer).
+    Text such as ``nan`` or ``NA`` is refused, never read as missing.
+
     Parameters
     ----------
     path : str or Path
-        CSV file with a header row.
+        CSV file with a header row (tab-separated when named ``*.tsv``).
     score : str, default "score"
         Column of predicted probabilities.
     annotators : list of str, optional
         Annotator columns; default every column other than ``score``, ``truth``
         and ``item``.
     truth, item : str, optional
-        Columns with the clean label and the item id.
+        Columns with the clean label and the item id (ids are kept as written).
+
+    Raises
+    ------
+    DataError
+        Naming the file, line, column and value, and what to do.
 
     Examples
     --------
@@ -378,111 +672,36 @@ def load_csv(
     >>> load_csv(p, annotators=["r1", "r2", "r3"]).n_items
     2
     """
-    import csv
-
-    import pandas as pd
-
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"CSV file {str(path)!r} does not exist.")
-    with path.open(newline="") as fh:
-        header = next(csv.reader(fh), None)
-    if not header:
-        raise DataError(f"CSV file {str(path)!r} is empty: it needs a header row and data rows.")
-    seen = set()
-    for col in header:
-        if col in seen:
-            raise DataError(
-                f"CSV file {str(path)!r} has the column {col!r} twice; every annotator column "
-                "needs a unique name."
-            )
-        seen.add(col)
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    if len(frame) == 0:
-        raise DataError(f"CSV file {str(path)!r} has a header but no data rows.")
-    reserved = {c for c in (score, truth, item) if c is not None}
-    for col in reserved:
-        if col not in frame.columns:
-            raise DataError(
-                f"CSV file {str(path)!r} has no column "
-                f"{col!r}; columns are {list(frame.columns)!r}."
-            )
-    if annotators is None:
-        annotators = [c for c in frame.columns if c not in reserved]
-    else:
-        annotators = list(annotators)
-        missing = [c for c in annotators if c not in frame.columns]
-        if missing:
-            raise DataError(
-                f"CSV file {str(path)!r} has no annotator column(s) {missing!r}; columns are "
-                f"{list(frame.columns)!r}."
-            )
-        check_names(annotators, len(annotators))
-    if not annotators:
-        raise DataError(f"CSV file {str(path)!r} has no annotator columns.")
-
-    def numeric(col, allow_blank):
-        raw = frame[col].str.strip()
-        blank = raw == ""
-        if blank.any() and not allow_blank:
-            row = int(np.flatnonzero(blank.to_numpy())[0]) + 2
-            raise DataError(
-                f"{path.name}: column {col!r} is blank on line {row}; it must be a number."
-            )
-        values = pd.to_numeric(raw.where(~blank, None), errors="coerce")
-        bad = values.isna() & ~blank
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(
-                f"{path.name}: column {col!r} has a non-numeric value {frame[col].iloc[i]!r} on "
-                f"line {i + 2}; use numbers (and a blank cell for a missing answer)."
-            )
-        return values.to_numpy(dtype=np.float64)
-
-    z = numeric(score, allow_blank=False)
-    lab = np.column_stack([numeric(c, allow_blank=True) for c in annotators])
-    bad = ~np.isnan(lab) & (lab != 0) & (lab != 1)
-    if bad.any():
-        r, c = map(int, np.argwhere(bad)[0])
-        raise DataError(
-            f"{path.name}: annotator column {annotators[c]!r} has the value {lab[r, c]:g} on line "
-            f"{r + 2}; labels must be 0, 1 or blank."
-        )
-    bad = (z < 0) | (z > 1)
-    if bad.any():
-        r = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"{path.name}: score column {score!r} has {z[r]:g} on line {r + 2}, outside [0, 1]; "
-            "scores must be probabilities."
-        )
-    y = numeric(truth, allow_blank=False) if truth is not None else None
-    ids = frame[item].to_numpy() if item is not None else None
-    return Annotations.from_arrays(z, lab, truth=y, annotators=annotators, item=ids)
-
-
-def _read_frame(path):
-    """A table from CSV (as strings, blank = missing) or Parquet (typed)."""
-    import pandas as pd
-
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"file {str(path)!r} does not exist.")
-    suffix = path.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        try:
-            return pd.read_parquet(path)
-        except ImportError as exc:
-            raise DataError(
-                f"reading Parquet needs pyarrow: pip install pyarrow ({exc})."
-            ) from None
-    if suffix in (".csv", ".txt", ".tsv"):
-        if path.stat().st_size == 0:
-            raise DataError(
-                f"CSV file {str(path)!r} is empty: it needs a header row and data rows."
-            )
-        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",")
-    raise DataError(
-        f"unsupported file type {suffix!r} for {str(path)!r}; use .csv, .tsv or .parquet."
+    table = read_csv(path, what="CSV file", text_columns=[] if item is None else [item])
+    names = _annotator_columns(
+        table.header,
+        score=score,
+        annotators=annotators,
+        truth=truth,
+        item=item,
+        source=f"CSV file {str(table.path)!r}",
+    )
+    where, cols = table.where(), table.columns
+    z = parse_numbers(cols[score], what=f"score column {score!r}", where=where)
+    lab = np.column_stack(
+        [
+            parse_numbers(cols[c], what=f"annotator column {c!r}", where=where, blank="missing")
+            for c in names
+        ]
+    )
+    y = (
+        None
+        if truth is None
+        else parse_numbers(cols[truth], what=f"truth column {truth!r}", where=where)
+    )
+    return Annotations._build(
+        z,
+        lab,
+        truth=y,
+        annotators=names,
+        item=None if item is None else cols[item],
+        where=where,
+        score_name=f"score column {score!r}",
     )
 
 
@@ -491,39 +710,40 @@ def load_table(
 ) -> Annotations:
     """Read a wide table (CSV or Parquet): one row per item, one column per annotator.
 
-    CSV goes through :func:`load_csv` (blank cell = missing answer); Parquet
-    columns must be numeric, with null = missing answer.
+    Files named ``*.parquet`` / ``*.pq`` / ``*.parq`` are Parquet; everything else is
+    read as CSV text by :func:`load_csv` (blank cell = missing answer). Parquet
+    columns are typed: the score integer or float; labels and truth integer, float or
+    boolean (null = missing answer); the item id string or integer. Any other type
+    (text in a number column, lists, structs, timestamps, decimals) is refused by name.
     """
-    path = Path(path)
-    if path.suffix.lower() not in (".parquet", ".pq"):
+    if not _is_parquet(path):
         return load_csv(path, score=score, annotators=annotators, truth=truth, item=item)
-    frame = _read_frame(path)
+    pf = open_parquet(path)
+    available = list(pf.schema_arrow.names)
+    names = _annotator_columns(
+        available,
+        score=score,
+        annotators=annotators,
+        truth=truth,
+        item=item,
+        source=f"Parquet file {str(path)!r}",
+    )
+    roles = {c: "label" for c in names} | {score: "number", item: "id"}
+    if truth is not None:
+        roles[truth] = "label"
+    frame = read_parquet(pf, path, roles)
     if len(frame) == 0:
         raise DataError(f"Parquet file {str(path)!r} has no rows.")
-    reserved = {c for c in (score, truth, item) if c is not None}
-    for col in reserved:
-        if col not in frame.columns:
-            raise DataError(
-                f"{path.name} has no column {col!r}; columns are {list(frame.columns)!r}."
-            )
-    if annotators is None:
-        annotators = [c for c in frame.columns if c not in reserved]
-    missing = [c for c in annotators if c not in frame.columns]
-    if missing:
-        raise DataError(f"{path.name} has no annotator column(s) {missing!r}.")
-    cols = {}
-    for col in [score, *annotators] + ([truth] if truth else []):
-        values = frame[col]
-        if values.dtype == object or str(values.dtype).startswith(("string", "str")):
-            raise DataError(f"{path.name}: column {col!r} holds text; it must be numeric.")
-        cols[col] = values.to_numpy(dtype=np.float64, na_value=np.nan)
-    lab = np.column_stack([cols[c] for c in annotators])
-    return Annotations.from_arrays(
-        cols[score],
+    where = LineWhere(path, np.arange(1, len(frame) + 1), unit="row")
+    lab = np.column_stack([as_numeric(frame[c], f"annotator column {c!r}") for c in names])
+    return Annotations._build(
+        as_numeric(frame[score], f"score column {score!r}"),
         lab,
-        truth=cols[truth] if truth else None,
-        annotators=[str(a) for a in annotators],
-        item=frame[item].to_numpy() if item else None,
+        truth=None if truth is None else as_numeric(frame[truth], f"truth column {truth!r}"),
+        annotators=[str(a) for a in names],
+        item=None if item is None else frame[item].to_numpy(dtype=object),
+        where=where,
+        score_name=f"score column {score!r}",
     )
 
 
@@ -536,11 +756,60 @@ def load_long(
     score: str = "score",
     truth: str | None = None,
 ) -> Annotations:
-    """Read a long table (CSV or Parquet) with one row per answer; see
-    :meth:`Annotations.from_long`."""
-    frame = _read_frame(path)
-    if len(frame) == 0:
-        raise DataError(f"{Path(path).name} has no rows.")
-    return Annotations.from_long(
-        frame, item=item, annotator=annotator, label=label, score=score, truth=truth
+    """Read a long table (CSV or Parquet) with one row per answer.
+
+    Item and annotator ids are read as written: in a CSV file they stay strings
+    (``"5"`` and ``"05"`` are two items; raters ``"1"``, ``"1.0"`` and ``"01"`` are
+    three annotators); in Parquet they must be strings or integers. A blank id or
+    label is refused. See :meth:`Annotations.from_long` for the other rules.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "long.csv")
+    >>> _ = open(p, "w").write("item,annotator,label,score\\n5,1,1,0.9\\n05,1.0,0,0.2\\n")
+    >>> d = load_long(p)
+    >>> d.items.tolist(), d.annotators
+    (['5', '05'], ['1', '1.0'])
+    """
+    _check_column_names(item=item, annotator=annotator, label=label, score=score, truth=truth)
+    if None in (item, annotator, label, score):
+        raise ConfigError("item=, annotator=, label= and score= must name columns; got None.")
+    columns = (item, annotator, label, score) + ((truth,) if truth is not None else ())
+    if _is_parquet(path):
+        pf = open_parquet(path)
+        roles = {item: "id", annotator: "id", label: "label", score: "number"}
+        if truth is not None:
+            roles[truth] = "label"
+        available = list(pf.schema_arrow.names)
+        source = f"Parquet file {str(path)!r}"
+    else:
+        table = read_csv(path, what="CSV file", text_columns=[item, annotator])
+        available = table.header
+        source = f"CSV file {str(table.path)!r}"
+    for col in columns:
+        if col not in available:
+            raise DataError(f"{source} has no column {col!r}; columns are {_short(available)}.")
+    if _is_parquet(path):
+        frame = read_parquet(pf, path, roles)
+        if len(frame) == 0:
+            raise DataError(f"{source} has no rows.")
+        where = LineWhere(path, np.arange(1, len(frame) + 1), unit="row")
+        values = {c: frame[c].to_numpy(dtype=object) for c in columns}
+        number = lambda c, blank: as_numeric(values[c], f"column {c!r}")  # noqa: E731
+    else:
+        where, values = table.where(), table.columns
+
+        def number(c, blank):
+            return parse_numbers(values[c], what=f"column {c!r}", where=where, blank=blank)
+
+    z = number(score, "error")
+    return Annotations._from_answers(
+        check_ids(values[item], what=f"item column {item!r}", where=where),
+        check_ids(values[annotator], what=f"annotator column {annotator!r}", where=where),
+        number(label, "missing"),
+        score=(score, z),
+        truth=None if truth is None else (truth, number(truth, "error")),
+        where=where,
+        label_name=label,
     )

@@ -1,82 +1,315 @@
 """Validation at the edge: every problem is named, nothing is clipped or replaced.
 
-Private helpers used by the container constructors. Each returns a clean
-numpy array or raises :class:`bayescal.errors.DataError` whose message says
-what was wrong, where (which item / annotator / row) and what to do.
+The one validation path of the binary track (SPEC §1; DESIGN "validate once, at
+the edge"). Every constructor of :class:`~bayescal.Annotations` (``from_arrays``,
+``from_long``, ``from_dataset``, ``from_crowdkit``) and every reader (wide and long
+CSV, Parquet, the embedded examples) passes its values through these functions,
+so a value refused by one is refused by all.
+
+Each check takes a ``where`` callable that names position ``i`` of its input
+("'run.csv', line 7", "item 'a'", "row 3 (index 'x')"), so a message shows the
+offending value where it was written, for example
+``score 1.0000001 at 'run.csv', line 7 is outside [0, 1]``, and says what to do.
 """
 
 from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
 
 import numpy as np
 
 from bayescal.errors import DataError
 
-_MAX_SHOWN = 5
+__all__ = [
+    "Where",
+    "ItemWhere",
+    "RowWhere",
+    "show_value",
+    "parse_numbers",
+    "as_numeric",
+    "check_scores",
+    "check_labels",
+    "check_truth",
+    "check_names",
+    "check_ids",
+    "check_item_ids",
+    "check_groups",
+]
+
+#: ``where(i)`` names position ``i`` of an input in a message.
+Where = Callable[[int], str]
+
+_MAX_SHOWN = 3
+# Python and NumPy scalar types that are real numbers (entries of an object array).
+_REAL_TYPES = {bool, int, float} | {
+    t for t in set(np.sctypeDict.values()) if issubclass(t, (np.integer, np.floating, np.bool_))
+}
+# Decimal numbers as written in a text file: 1, -0.5, .25, 3., 1e-3, +2E+4. Not
+# "nan", "inf", "0x1f", "1_000" or "1,5": a label cell "nan" is an error to report,
+# never a silent missing answer (a missing answer is a blank cell).
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+class ItemWhere:
+    """Name item ``i`` by its id (``"item 'a'"``) or, without ids, by position."""
+
+    def __init__(self, ids=None):
+        self.ids = ids
+
+    def __call__(self, i: int) -> str:
+        if self.ids is None or not 0 <= i < len(self.ids):  # ids of the wrong length
+            return f"item {int(i)}"
+        return f"item {show_value(self.ids[i])}"
+
+
+class RowWhere:
+    """Name row ``i`` of a pandas table by position and index label."""
+
+    def __init__(self, index=None, table: str = "the table"):
+        self.index, self.table = index, table
+
+    def __call__(self, i: int) -> str:
+        label = "" if self.index is None else f" (index {show_value(self.index[i])})"
+        return f"row {int(i)} of {self.table}{label}"
+
+
+def show_value(value, limit: int = 40) -> str:
+    """A short, single-line rendering of a user's value for a message.
+
+    Strings are quoted and escaped (a newline or a control character cannot break
+    the one-line error); long strings are cut; integers too long to print are
+    described by their number of digits.
+
+    Examples
+    --------
+    >>> show_value(1.0000001), show_value("05"), show_value(3**5000)
+    ('1.0000001', "'05'", 'an integer with 2386 digits')
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return repr(bool(value))
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        if abs(v) >= 10**30:
+            digits = int(math.log10(abs(v))) + 1  # exact: float log10 of an int never overflows
+            return f"an integer with {digits} digits"
+        return str(v)
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return repr(text) if isinstance(value, str) else text
 
 
 def _positions(mask: np.ndarray, ids=None) -> str:
+    """The first positions (or ids) where ``mask`` is True, and how many more there are
+    (used by the multiclass container's messages)."""
     idx = np.flatnonzero(mask)
-    shown = idx[:_MAX_SHOWN]
-    if ids is not None:
-        shown_txt = ", ".join(repr(ids[i]) for i in shown)
-    else:
-        shown_txt = ", ".join(str(i) for i in shown)
+    shown = idx[:5]
+    shown_txt = ", ".join(repr(ids[i]) if ids is not None else str(i) for i in shown)
     more = f" and {idx.size - shown.size} more" if idx.size > shown.size else ""
     return f"{shown_txt}{more}"
 
 
-def as_numeric(values, name: str) -> np.ndarray:
-    """Convert to a float64 array, refusing strings, objects and complex numbers."""
+def _examples(mask: np.ndarray, values, where: Where) -> str:
+    """ "``v`` at ``where``" for the first bad positions, plus how many there are."""
+    idx = np.flatnonzero(mask)
+    first = f"{show_value(values[idx[0]])} at {where(int(idx[0]))}"
+    if idx.size == 1:
+        return first
+    more = "; ".join(f"{show_value(values[i])} at {where(int(i))}" for i in idx[1:_MAX_SHOWN])
+    rest = f" and {idx.size - _MAX_SHOWN} more" if idx.size > _MAX_SHOWN else ""
+    return f"{first} ({idx.size} such values; also {more}{rest})"
+
+
+# ------------------------------------------------------------------ text to numbers
+def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> np.ndarray:
+    """Cells of a text file as float64, refusing anything that is not a decimal number.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        Cells as read by :func:`bayescal.data.files.read_csv`: strings as written, with
+        NaN (or ``""``) for an empty cell; or a numeric column the CSV parser already
+        converted (NaN = empty cell).
+    what : str
+        How the column is named in messages (``"score column 'p'"``).
+    where : callable
+        ``where(i)`` names row ``i`` ("'run.csv', line 7").
+    blank : {"error", "missing"}, default "error"
+        An empty cell is an error, or a missing value (NaN). Spaces around a number are
+        allowed; a cell of spaces only is refused (as the out-of-core reader does).
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+
+    Raises
+    ------
+    DataError
+        A cell that is not a decimal number (``"abc"``, ``"nan"``, ``"inf"``, ``"True"``), a
+        number too large for float64 (``1e400``), or an empty cell when ``blank="error"``.
+
+    Examples
+    --------
+    >>> parse_numbers(["0.5", " 1e-3", ""], what="labels", where=str, blank="missing")
+    array([0.5  , 0.001,   nan])
+    """
+    import pandas as pd
+
     arr = np.asarray(values)
+    if arr.dtype.kind == "b":
+        raise DataError(
+            f"{what}: {show_value(bool(arr[0]))} at {where(0)} is not a number; use 0 and 1."
+        )
+    if arr.dtype.kind in "iuf":
+        out = arr.astype(np.float64)
+        empty = np.isnan(out)
+        bad = np.isinf(out)
+    else:
+        raw = pd.Series(arr.astype(object, copy=False), dtype=object)
+        empty = (raw.isna() | (raw == "")).to_numpy(dtype=bool)
+        text = raw.where(~empty, "0").astype(str).str.strip()
+        number = text.str.fullmatch(_NUMBER).to_numpy(dtype=bool, na_value=False)
+        wrong = ~number & ~empty
+        if wrong.any():
+            raise DataError(
+                f"{what}: {_examples(wrong, arr, where)} is not a number. Use decimal "
+                "numbers such as 0.25 or 1e-3"
+                + (" and an empty cell for a missing answer." if blank == "missing" else ".")
+            )
+        out = np.full(arr.shape[0], np.nan)
+        out[~empty] = text[~empty].astype(np.float64).to_numpy()
+        bad = ~empty & ~np.isfinite(out)
+    if bad.any():
+        raise DataError(
+            f"{what}: {_examples(bad, out if arr.dtype.kind in 'iuf' else arr, where)} is not "
+            "a finite number (too large for a 64-bit float, or infinity); use finite numbers."
+        )
+    if empty.any() and blank != "missing":
+        i = int(np.flatnonzero(empty)[0])
+        raise DataError(
+            f"{what} is blank at {where(i)} ({int(empty.sum())} blank cell(s)); it must be a "
+            "number. Fill it in or remove the row."
+        )
+    return out
+
+
+# ------------------------------------------------------------------ arrays to numbers
+def _ragged(values) -> str:
+    lengths = []
+    for row in values:
+        try:
+            lengths.append(len(row))
+        except TypeError:
+            lengths.append(None)
+    first = lengths[0]
+    i = next((i for i, n in enumerate(lengths) if n != first), 0)
+    show = lambda n: "a scalar" if n is None else f"{n} entries"  # noqa: E731
+    return f"row 0 has {show(first)}, row {i} has {show(lengths[i])}"
+
+
+def as_numeric(values, name: str) -> np.ndarray:
+    """Convert to a float64 array, refusing strings, ragged rows and complex numbers.
+
+    Booleans become 0.0 / 1.0; ``None``, ``pandas.NA`` and NaN in an object array
+    become NaN (a missing value; the caller decides whether missing is allowed).
+
+    Examples
+    --------
+    >>> as_numeric([[0, None], [True, 1]], "labels")
+    array([[ 0., nan],
+           [ 1.,  1.]])
+    """
+    import pandas as pd
+
+    if isinstance(values, (pd.Series, pd.Index)):
+        values = values.to_numpy(dtype=object) if values.dtype.kind not in "biuf" else values
+    try:
+        arr = np.asarray(values)
+    except ValueError:
+        raise DataError(
+            f"{name}: rows have different lengths ({_ragged(values)}). Every row needs one "
+            "entry per column (NaN for a missing answer)."
+        ) from None
     if arr.dtype == bool:
         return arr.astype(np.float64)
-    if arr.dtype.kind in "OUSV":
-        try:
-            converted = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise DataError(
-                f"{name} must be numeric; got values of type {arr.dtype} that are not numbers "
-                f"(for example {arr.ravel()[:3].tolist()!r}). Convert the column to numbers first."
-            ) from None
-        if arr.dtype.kind in "US" or any(isinstance(v, str) for v in arr.ravel()[:100]):
-            raise DataError(
-                f"{name} must be numeric; got strings (for example {arr.ravel()[:3].tolist()!r}). "
-                "Parse the column to numbers first."
-            )
-        return converted
+    if arr.dtype.kind in "US":
+        raise DataError(
+            f"{name} must be numeric; got strings (for example "
+            f"{', '.join(show_value(v) for v in arr.ravel()[:3])}). Convert them to numbers first."
+        )
     if arr.dtype.kind == "c":
         raise DataError(f"{name} must be real-valued; got complex numbers.")
+    if arr.dtype.kind == "O":
+        flat = arr.ravel()
+        missing = np.asarray(pd.isna(flat), dtype=bool) if flat.size else np.zeros(0, bool)
+        present = flat[~missing]
+        if not {type(v) for v in present} <= _REAL_TYPES:
+            i = next(i for i in np.flatnonzero(~missing) if type(flat[i]) not in _REAL_TYPES)
+            v = flat[i]
+            if isinstance(v, (list, tuple, dict, set, np.ndarray)):
+                raise DataError(
+                    f"{name} is ragged or nested: entry {i} is a {type(v).__name__}. Pass a "
+                    "rectangular array of numbers."
+                )
+            raise DataError(
+                f"{name} must be numeric; entry {i} is {show_value(v)} "
+                f"({type(v).__name__}). Convert the values to numbers first."
+            )
+        out = np.full(flat.shape, np.nan)
+        out[~missing] = present.astype(np.float64)
+        return out.reshape(arr.shape)
     if arr.dtype.kind not in "iuf":
         raise DataError(f"{name} must be numeric; got dtype {arr.dtype}.")
     return arr.astype(np.float64, copy=False)
 
 
-def check_scores(score, name: str = "score", ids=None) -> np.ndarray:
-    """Scores: 1-D, non-empty, finite, in [0, 1]."""
+# ------------------------------------------------------------------ value checks
+def check_scores(score, name: str = "score", ids=None, where: Where | None = None) -> np.ndarray:
+    """Scores: 1-D, non-empty, finite, in [0, 1]; booleans are refused.
+
+    Examples
+    --------
+    >>> check_scores([0.0, 0.5, 1.0])
+    array([0. , 0.5, 1. ])
+    >>> check_scores([0.5, 1.0000001], ids=["a", "b"])
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.DataError: score: 1.0000001 at item 'b' is outside [0, 1]. ...
+    """
     z = as_numeric(score, name)
+    if np.asarray(score).dtype == bool:  # safe now: as_numeric refused ragged input
+        raise DataError(f"{name} holds booleans; a score is a probability in [0, 1].")
     if z.ndim != 1:
         raise DataError(f"{name} must be 1-D of shape (n_items,); got shape {z.shape}.")
     if z.size == 0:
         raise DataError(f"{name} is empty: at least one item is needed.")
+    where = where or ItemWhere(ids)
     bad = ~np.isfinite(z)
     if bad.any():
         raise DataError(
-            f"{name} has {int(bad.sum())} missing or non-finite value(s) at item(s) "
-            f"{_positions(bad, ids)}. Scores must be probabilities in [0, 1]; remove those items "
-            "or supply their scores."
+            f"{name}: {_examples(bad, z, where)} is missing or non-finite. Scores must be "
+            "probabilities in [0, 1]; remove those items or supply their scores."
         )
     bad = (z < 0) | (z > 1)
     if bad.any():
         raise DataError(
-            f"{name} has {int(bad.sum())} value(s) outside [0, 1] at item(s) "
-            f"{_positions(bad, ids)} (range seen {z.min():.6g}..{z.max():.6g}). "
-            "Pass probabilities, not logits (apply a sigmoid first)."
+            f"{name}: {_examples(bad, z, where)} is outside [0, 1]. Scores must be "
+            "probabilities: pass probabilities, not logits (apply a sigmoid first)."
         )
     return z
 
 
-def check_labels(labels, n_items: int, mask=None, ids=None, annotators=None) -> np.ndarray:
-    """Labels: (n_items, K) with values 0, 1 or missing; returns float32 with NaN."""
+def check_labels(
+    labels, n_items: int, mask=None, ids=None, annotators=None, where: Where | None = None
+) -> np.ndarray:
+    """Labels: (n_items, K) with values 0, 1 or missing; returns float32 with NaN.
+
+    Missing is NaN, ``None``, ``pandas.NA``, a masked entry or ``mask=True``.
+    """
     if isinstance(labels, np.ma.MaskedArray):
         extra = np.ma.getmaskarray(labels)
         mask = extra if mask is None else (np.asarray(mask, dtype=bool) | extra)
@@ -106,22 +339,19 @@ def check_labels(labels, n_items: int, mask=None, ids=None, annotators=None) -> 
         if m.shape != arr.shape:
             raise DataError(f"mask has shape {m.shape} but labels have shape {arr.shape}.")
         arr[m] = np.nan
-    if np.isinf(arr).any():
-        raise DataError("labels contain infinite values; use 0, 1, or NaN for a missing answer.")
-    observed = ~np.isnan(arr)
-    bad = observed & (arr != 0) & (arr != 1)
+    where = where or ItemWhere(ids)
+    names = annotators if annotators is not None else [str(j) for j in range(arr.shape[1])]
+    bad = ~np.isnan(arr) & (arr != 0) & (arr != 1)
     if bad.any():
-        rows, cols = np.nonzero(bad)
-        where = ", ".join(
-            f"item {ids[r] if ids is not None else r!r} / annotator "
-            f"{annotators[c] if annotators is not None else c!r} = {arr[r, c]:g}"
-            for r, c in list(zip(rows, cols))[:_MAX_SHOWN]
-        )
+        cols = np.flatnonzero(bad.any(axis=0))
+        c = int(cols[0])
         raise DataError(
-            f"labels must be 0, 1 or missing (NaN); found {int(bad.sum())} other value(s): "
-            f"{where}. Recode the labels to 0/1 (for example 1 = positive class)."
+            f"labels must be 0, 1 or missing (NaN); "
+            f"annotator {show_value(names[c])} has {_examples(bad[:, c], arr[:, c], where)}"
+            f"{f' (and other values in {cols.size - 1} more column(s))' if cols.size > 1 else ''}"
+            ". Recode the labels to 0/1 (for example 1 = positive class)."
         )
-    if not observed.any():
+    if np.isnan(arr).all():
         raise DataError(
             "every label is missing: no annotator answered any item. Check the annotator "
             "columns and the missing-value coding."
@@ -129,36 +359,37 @@ def check_labels(labels, n_items: int, mask=None, ids=None, annotators=None) -> 
     return arr.astype(np.float32)
 
 
-def check_truth(truth, n_items: int, ids=None) -> np.ndarray:
+def check_truth(truth, n_items: int, ids=None, where: Where | None = None) -> np.ndarray:
     """Truth: 1-D of 0/1, no missing values."""
     y = as_numeric(truth, "truth")
     if y.ndim != 1 or y.shape[0] != n_items:
         raise DataError(f"truth must have shape ({n_items},) like the scores; got {y.shape}.")
-    bad = ~np.isfinite(y)
+    where = where or ItemWhere(ids)
+    bad = np.isnan(y)
     if bad.any():
         raise DataError(
-            f"truth has {int(bad.sum())} missing value(s) at item(s) {_positions(bad, ids)}; "
-            "truth (for simulations and benchmarks) must be complete."
+            f"truth: {_examples(bad, y, where)} is missing; truth (for simulations and "
+            "benchmarks) must be complete."
         )
     bad = (y != 0) & (y != 1)
     if bad.any():
-        raise DataError(
-            f"truth must be 0 or 1; found other values at item(s) {_positions(bad, ids)}."
-        )
+        raise DataError(f"truth: {_examples(bad, y, where)} is not 0 or 1; truth must be 0 or 1.")
     return y.astype(np.int8)
 
 
 def check_names(names, k: int, what: str = "annotator") -> list[str]:
-    """Unique, non-empty string names of length ``k``."""
+    """Unique, non-empty string names of length ``k`` (integers become strings)."""
     if names is None:
         return [f"a{j + 1}" for j in range(k)]
+    if isinstance(names, (str, bytes, dict)) or not hasattr(names, "__iter__"):
+        raise DataError(f"{what} names must be a list of strings; got {show_value(names)}.")
     names = list(names)
     if len(names) != k:
         raise DataError(f"got {len(names)} {what} names for {k} {what} columns.")
     out = []
     for n in names:
-        if not isinstance(n, (str, int, np.integer)):
-            raise DataError(f"{what} names must be strings; got {n!r}.")
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (str, int, np.integer)):
+            raise DataError(f"{what} names must be strings; got {show_value(n)}.")
         s = str(n)
         if not s.strip():
             raise DataError(f"{what} names must be non-empty strings.")
@@ -176,13 +407,110 @@ def check_names(names, k: int, what: str = "annotator") -> list[str]:
     return out
 
 
-def check_item_ids(ids, n_items: int) -> np.ndarray:
+def _object_array(values, what: str) -> np.ndarray:
+    """A 1-D object array of the values exactly as given (no string coercion)."""
+    import pandas as pd
+
+    if isinstance(values, np.ndarray):
+        return values
+    if isinstance(values, (pd.Series, pd.Index)):
+        return values.to_numpy(dtype=object)
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+        raise DataError(f"{what} must be a sequence (one per item); got {type(values).__name__}.")
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
+
+
+def check_ids(values, *, what: str, where: Where, allow_float: bool = False) -> np.ndarray:
+    """Ids (item ids, annotator ids, groups): no missing value, one type, as written.
+
+    Strings and integers are accepted; floats only when ``allow_float`` (groups).
+    Mixed types are refused because ``1`` and ``"1"``, or ``5`` and ``"05"``, would
+    otherwise be merged or kept apart depending on a conversion the user never
+    asked for. A blank string is a missing id.
+
+    Examples
+    --------
+    >>> check_ids(["05", "5"], what="item ids", where=str).tolist()
+    ['05', '5']
+    >>> check_ids([1, "1"], what="item ids", where=str)
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.DataError: item ids: numbers and strings are mixed (1 at 0, '1' at 1); ...
+    """
+    import pandas as pd
+    from pandas.api.types import infer_dtype
+
+    arr = _object_array(values, what)
+    if arr.ndim != 1:
+        raise DataError(f"{what} must be 1-D; got shape {arr.shape}.")
+    if arr.size == 0:
+        return arr
+    missing = np.asarray(pd.isna(arr), dtype=bool)
+    if arr.dtype.kind in "OUS":
+        blank = np.array([isinstance(v, str) and not v.strip() for v in arr], dtype=bool)
+        missing |= blank
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise DataError(
+            f"{what} is missing (blank) at {where(i)} ({int(missing.sum())} such row(s)); every "
+            "row needs one. Fill it in or remove the row."
+        )
+    kind = infer_dtype(arr, skipna=False)
+    if kind in ("string", "integer") or (allow_float and kind in ("floating", "boolean")):
+        if kind == "floating" and not np.all(np.isfinite(arr.astype(np.float64))):
+            raise DataError(f"{what} must be finite.")
+        return arr
+    is_str = np.array([isinstance(v, str) for v in arr], dtype=bool)
+    if is_str.any() and not is_str.all():
+        i, j = int(np.flatnonzero(~is_str)[0]), int(np.flatnonzero(is_str)[0])
+        a, b = sorted((i, j))
+        raise DataError(
+            f"{what}: numbers and strings are mixed ({show_value(arr[a])} at {where(a)}, "
+            f"{show_value(arr[b])} at {where(b)}); ids are compared exactly as given, so use "
+            "one type (for example all strings)."
+        )
+    i = next(
+        (
+            i
+            for i, v in enumerate(arr)
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (str, int, np.integer))
+        ),
+        0,
+    )
+    allowed = "strings, integers or floats" if allow_float else "strings or integers"
+    raise DataError(
+        f"{what} must be {allowed}; {show_value(arr[i])} at {where(i)} is a "
+        f"{type(arr[i]).__name__}. Convert the ids (for example to str) first."
+    )
+
+
+def check_item_ids(ids, n_items: int, where: Where | None = None) -> np.ndarray:
+    """Item ids: ``0 .. n-1`` by default, else unique strings or integers of shape (n,)."""
     if ids is None:
         return np.arange(n_items)
-    ids = np.asarray(ids)
-    if ids.shape != (n_items,):
-        raise DataError(f"item ids must have shape ({n_items},); got {ids.shape}.")
-    _, counts = np.unique(ids, return_counts=True)
-    if (counts > 1).any():
-        raise DataError("item ids must be unique; some ids appear more than once.")
-    return ids
+    where = where or ItemWhere()
+    arr = check_ids(ids, what="item ids", where=where)
+    if arr.shape != (n_items,):
+        raise DataError(f"item ids must have shape ({n_items},); got {arr.shape}.")
+    import pandas as pd
+
+    dup = pd.Index(arr).duplicated(keep=False)
+    if dup.any():
+        first = int(np.flatnonzero(dup)[0])
+        second = int(np.flatnonzero(dup & (arr == arr[first]))[1])
+        raise DataError(
+            f"item ids must be unique; {show_value(arr[first])} appears at {where(first)} and "
+            f"at {where(second)} ({int(dup.sum())} rows share an id). Give every item one row."
+        )
+    return arr
+
+
+def check_groups(group, n_items: int, where: Where | None = None) -> np.ndarray:
+    """A user grouping of the items: shape (n,), no missing value, one type."""
+    arr = check_ids(group, what="group", where=where or ItemWhere(), allow_float=True)
+    if arr.shape != (n_items,):
+        raise DataError(f"group must have shape ({n_items},); got {arr.shape}.")
+    return arr

@@ -16,6 +16,7 @@ from bayescal.errors import ConfigError
 from bayescal.report.ambiguity_audit import audit_ambiguity
 from bayescal.report.cli_output import report_outcome, say
 from bayescal.report.core import check_out_dir, fmt
+from bayescal.report.inputs import load_ambiguity_data
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="NumPy .npz with arrays logits (n, K) and counts (n, K); "
         "optional classes, item_ids, reference",
+    )
+    parser.add_argument(
+        "--missing-predictions",
+        choices=("error", "drop"),
+        default="error",
+        help="ChaosNLI items without a prediction: refuse (default) or drop them and say how "
+        "many (recorded in summary.json)",
     )
     parser.add_argument("--out", required=True, help="output directory (report.html, summary.json)")
     parser.add_argument("--name", default=None, help="dataset name shown in the report")
@@ -82,22 +90,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
-def _load(args):
-    from bayescal.ambiguity import load_chaosnli, load_cifar10h
-    from bayescal.ambiguity.loaders import load_npz
-    from bayescal.errors import ConfigError
-
-    if args.cifar10h:
-        return load_cifar10h(args.cifar10h)
-    if args.chaosnli:
-        if len(args.chaosnli) < 2:
-            raise ConfigError(
-                "--chaosnli needs the ChaosNLI JSONL followed by at least one prediction file."
-            )
-        return load_chaosnli(args.chaosnli[0], args.chaosnli[1:])
-    return load_npz(args.npz)
-
-
 def _command(args) -> str:
     """The equivalent command line, rebuilt from the parsed arguments with every default
     spelled out.
@@ -113,6 +105,7 @@ def _command(args) -> str:
     else:
         parts += ["--npz", args.npz]
     for flag in (
+        "missing_predictions",
         "name",
         "annotations",
         "objective",
@@ -135,7 +128,7 @@ def _command(args) -> str:
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
-    data = _load(args)
+    data = load_ambiguity_data(args)
     if args.name:
         data = dataclasses.replace(data, name=args.name)
     if args.max_items is not None:

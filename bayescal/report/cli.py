@@ -7,10 +7,11 @@ import shlex
 import sys
 import time
 
-from bayescal.examples import EXAMPLES, load_example
+from bayescal.examples import EXAMPLES
 from bayescal.report.audit import CHANNEL_CHOICES, audit
 from bayescal.report.cli_output import progress_wanted, report_outcome, say
 from bayescal.report.core import check_out_dir, fmt
+from bayescal.report.inputs import load_audit_data
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,80 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
-def _load(args):
-    from bayescal.data.container import load_long, load_table
-    from bayescal.errors import ConfigError
-
-    if args.example:
-        if args.data:
-            raise ConfigError("give either DATA or --example, not both.")
-        return load_example(args.example)
-    if not args.data:
-        raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
-    if _out_of_core(args.data):
-        return _summarize_out_of_core(args)
-    if args.long:
-        parts = [p.strip() for p in args.long.split(",")]
-        if len(parts) != 3 or not all(parts):
-            raise ConfigError(
-                f"--long needs three column names ITEM,ANNOTATOR,LABEL; got {args.long!r}."
-            )
-        return load_long(
-            args.data,
-            item=parts[0],
-            annotator=parts[1],
-            label=parts[2],
-            score=args.score,
-            truth=args.truth,
-        )
-    annotators = None
-    if args.annotators:
-        annotators = [a.strip() for a in args.annotators.split(",") if a.strip()]
-    return load_table(
-        args.data, score=args.score, annotators=annotators, truth=args.truth, item=args.item
-    )
-
-
-def _out_of_core(path: str) -> bool:
-    """A folder or a glob of CSV/Parquet files is summarised chunk by chunk with dask."""
-    from pathlib import Path
-
-    return Path(path).is_dir() or any(c in path for c in "*?[")
-
-
-def _summarize_out_of_core(args):
-    from bayescal.scale import summarize
-
-    annotators = [a.strip() for a in args.annotators.split(",")] if args.annotators else None
-    if args.long:
-        from bayescal.scale import summarize_long_dask
-
-        item, annotator, label = [p.strip() for p in args.long.split(",")]
-        return summarize_long_dask(
-            args.data,
-            item=item,
-            annotator=annotator,
-            label=label,
-            score=args.score,
-            truth=args.truth,
-            annotators=annotators,
-            groups=args.groups,
-            bins=args.bins,
-        )
-    return summarize(
-        args.data,
-        groups=args.groups,
-        bins=args.bins,
-        score=args.score,
-        annotators=annotators,
-        truth=args.truth,
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
-    data = _load(args)
+    data = load_audit_data(args)
     say(args, f"bayescal: {data!r}")
     say(
         args,

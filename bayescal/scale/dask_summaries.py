@@ -116,7 +116,8 @@ def tree_sum(parts: list, fan_in: int = TREE_FAN_IN) -> Any:
 
 def _summarize_file_chunk(chunk, spec: WideSpec, batch_rows: int):
     total = None
-    for frame, where in read_batches(chunk, spec.columns, batch_rows):
+    roles = {c: "label" for c in spec.columns} | {spec.score: "number"}
+    for frame, where in read_batches(chunk, spec.columns, batch_rows, roles):
         s = summarize_batch(*wide_arrays(frame, spec, where), spec)
         total = s if total is None else total + s
     if total is None:  # an empty block: contributes nothing

@@ -222,8 +222,10 @@ class _Convert:
 def _convert_chunk(chunk, columns, batch_rows, convert, chunk_id):
     import pandas as pd
 
+    roles = {convert.item: "id", convert.annotator: "id", convert.label: "label"}
+    roles |= {convert.score: "number", convert.truth: "label"}
     parts, first = [], 0
-    for frame, where in read_batches(chunk, columns, batch_rows):
+    for frame, where in read_batches(chunk, columns, batch_rows, roles):
         parts.append(convert(frame, where, chunk_id, first))
         first += len(frame)
     if not parts:
@@ -519,14 +521,22 @@ def summarize_long_dask(
     return summary
 
 
-def _annotator_names(chunk_frame, annotator):
+def _annotator_names(chunk_frame, annotator, where=None):
+    blank = chunk_frame[annotator].isna().to_numpy()
+    if blank.any():
+        r = int(np.flatnonzero(blank)[0])
+        place = where(r) if where is not None else "a partition of the dask DataFrame"
+        raise DataError(
+            f"{place}: the annotator {annotator!r} is missing (blank); every answer needs its "
+            "annotator (a missing answer is a missing row)."
+        )
     return set(chunk_frame[annotator].astype(str).unique().tolist())
 
 
 def _names_of_chunk(chunk, column, batch_rows):
     names = set()
-    for frame, _ in read_batches(chunk, [column], batch_rows):
-        names |= _annotator_names(frame, column)
+    for frame, where in read_batches(chunk, [column], batch_rows, {column: "id"}):
+        names |= _annotator_names(frame, column, where)
     return names
 
 

@@ -10,6 +10,15 @@ only when an error needs them (it rereads the earlier blocks of that file).
 
 Files are opened through fsspec (a dependency of dask), so remote URLs such as
 ``s3://bucket/*.parquet`` work when the matching fsspec backend is installed.
+
+The rules are those of the in-memory readers (:mod:`bayescal.data.files`): local
+sources must be regular files; CSV text must be UTF-8 with lines of at most
+``MAX_LINE_BYTES`` and every non-blank row with as many fields as the header
+(checked on each block before pandas parses it, because pandas silently fills a
+short row with missing values and may take an extra field as an index); id
+columns are read as text, exactly as written; Parquet column types must fit
+their role. An existing path is a path even when its name has glob characters
+(``run[1].csv``); only a path that does not exist is expanded as a glob.
 """
 
 from __future__ import annotations
@@ -18,6 +27,16 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from bayescal.data.files import (
+    MAX_LINE_BYTES,
+    check_file,
+    check_parquet_types,
+    csv_row_lines,
+    parse_csv_header,
+)
+from bayescal.data.validation import parse_numbers
 from bayescal.errors import ConfigError, DataError
 
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
@@ -94,9 +113,7 @@ def list_files(source, fmt: str | None = None):
             fs = fs_s
         elif type(fs_s) is not type(fs):
             raise ConfigError("all sources must live on the same filesystem.")
-        if any(ch in root for ch in "*?["):
-            found = sorted(p for p in fs_s.glob(root) if fs_s.isfile(p))
-        elif fs_s.isdir(root):
+        if fs_s.isdir(root):
             found = sorted(
                 p
                 for p in fs_s.find(root)
@@ -104,6 +121,8 @@ def list_files(source, fmt: str | None = None):
             )
         elif fs_s.exists(root):
             found = [root]
+        elif any(ch in root for ch in "*?["):
+            found = sorted(p for p in fs_s.glob(root) if fs_s.isfile(p))
         else:
             raise DataError(
                 f"{s!r} does not exist; pass a file, a "
@@ -111,6 +130,9 @@ def list_files(source, fmt: str | None = None):
             )
         if not found:
             raise DataError(f"{s!r} matches no CSV or Parquet file.")
+        if _is_local(fs_s):
+            for path in found:
+                check_file(path, "data file")
         paths.extend(found)
     formats = {fmt or _suffix_format(p) for p in paths}
     if None in formats:
@@ -133,28 +155,46 @@ def _csv_compression(path: str) -> str | None:
     return infer_compression(path)
 
 
+def _is_local(fs) -> bool:
+    protocol = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
+    return "file" in protocol or "local" in protocol
+
+
 def read_header(fs, path: str, fmt: str) -> list[str]:
-    """Column names of one file (first line of a CSV, schema of a Parquet file)."""
+    """Column names of one file (first line of a CSV, schema of a Parquet file).
+
+    The CSV header is read with a size limit (``MAX_LINE_BYTES``) and checked like
+    the in-memory reader's (UTF-8, not compressed content, names unique and not blank);
+    a Parquet file must start and end with ``PAR1``.
+    """
     if fmt == "parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        with fs.open(path, "rb") as fh:
-            return list(pq.ParquetFile(fh).schema_arrow.names)
-    import pandas as pd
-
-    with fs.open(path, "rb", compression=_csv_compression(path)) as fh:
-        first = fh.readline()
-    if not first.strip():
-        raise DataError(f"CSV file {path!r} is empty: it needs a header row.")
-    names = list(pd.read_csv(io.BytesIO(first), nrows=0).columns)
-    seen = set()
-    for name in names:
-        if name in seen:
-            raise DataError(
-                f"CSV file {path!r} has the column {name!r} twice; column names must be unique."
-            )
-        seen.add(name)
-    return names
+        try:
+            with fs.open(path, "rb") as fh:
+                head = fh.read(4)
+                fh.seek(-4, 2)
+                tail = fh.read(4)
+                if head != b"PAR1" or tail != b"PAR1":
+                    raise DataError(
+                        f"data file {path!r} is named like Parquet but is not a Parquet file "
+                        "(it must start and end with 'PAR1')."
+                    )
+                return list(pq.ParquetFile(fh).schema_arrow.names)
+        except (pa.ArrowException, OSError) as exc:
+            raise DataError(f"data file {path!r} cannot be read as Parquet: {exc}.") from None
+    compression = _csv_compression(path)
+    try:
+        with fs.open(path, "rb", compression=compression) as fh:
+            first = fh.readline(MAX_LINE_BYTES + 1)
+    except (OSError, EOFError) as exc:
+        raise DataError(
+            f"CSV file {path!r} cannot be read"
+            + (f" as {compression}-compressed data" if compression else "")
+            + f": {exc}."
+        ) from None
+    return parse_csv_header(first, path, "CSV file")
 
 
 def make_chunks(fs, paths, fmt: str, blocksize: int | None, batch_rows: int) -> list[Chunk]:
@@ -215,14 +255,42 @@ def _csv_lines_before(chunk: Chunk) -> int:
     return lines
 
 
+def _chunk_bytes(chunk: Chunk) -> bytes:
+    """The chunk's text, header line first (a later block gets the file's header)."""
+    with chunk.fs.open(chunk.path, "rb", compression=chunk.compression) as fh:
+        if chunk.length is None:
+            return fh.read()
+        from fsspec.utils import read_block
+
+        data = read_block(fh, chunk.offset, chunk.length, b"\n")
+        if chunk.offset > 0:
+            fh.seek(0)
+            data = fh.readline() + data
+    return data
+
+
+def _block_rows(chunk: Chunk, data: bytes) -> np.ndarray:
+    """Check a CSV block (header line first) with the in-memory reader's structure check
+    (:func:`bayescal.data.files.csv_row_lines`) and return the line of ``data`` on which
+    each data row starts; messages name lines of the file."""
+
+    def line_of(local: int) -> int:
+        # only messages need it, and counting the lines before a block rereads the file
+        return local if local == 1 else _csv_lines_before(chunk) + local - 1
+
+    return csv_row_lines(data, chunk.path, "CSV file", line_of=line_of)
+
+
 class CsvWhere:
-    """Describe row ``r`` of a batch as ``file ..., line L`` (counted lazily)."""
+    """Describe row ``r`` of a batch as ``file ..., line L`` (counted lazily: only an
+    error needs it, and then the chunk is read again)."""
 
     def __init__(self, chunk: Chunk, first_row: int):
         self.chunk, self.first_row = chunk, first_row
 
     def __call__(self, r: int) -> str:
-        line = _csv_lines_before(self.chunk) + self.first_row + r + 1
+        rows = _block_rows(self.chunk, _chunk_bytes(self.chunk))
+        line = _csv_lines_before(self.chunk) + int(rows[self.first_row + r]) - 1
         return f"file {self.chunk.path!r}, line {line}"
 
 
@@ -245,47 +313,67 @@ class PartitionWhere:
         )
 
 
-def read_batches(chunk: Chunk, columns: list[str], batch_rows: int):
-    """Yield ``(frame, where)`` batches of one chunk; ``where(r)`` names row r of the batch."""
+def read_batches(chunk: Chunk, columns: list[str], batch_rows: int, roles: dict | None = None):
+    """Yield ``(frame, where)`` batches of one chunk; ``where(r)`` names row r of the batch.
+
+    ``roles`` maps columns to ``"number"``, ``"label"`` or ``"id"`` (as in
+    :func:`bayescal.data.files.check_parquet_types`): Parquet column types are checked
+    against it, and CSV id columns are read as text exactly as written.
+    """
     import pandas as pd
 
+    roles = roles or {}
     if chunk.fmt == "parquet":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         with chunk.fs.open(chunk.path, "rb") as fh:
-            pf = pq.ParquetFile(fh)
-            first = chunk.row_offset
-            for batch in pf.iter_batches(
-                batch_size=batch_rows, row_groups=list(chunk.row_groups), columns=columns
-            ):
-                frame = batch.to_pandas()
-                yield frame, ParquetWhere(chunk.path, first)
-                first += len(frame)
+            try:
+                pf = pq.ParquetFile(fh)
+                check_parquet_types(pf.schema_arrow, chunk.path, roles)
+                batches = pf.iter_batches(
+                    batch_size=batch_rows, row_groups=list(chunk.row_groups), columns=columns
+                )
+                first = chunk.row_offset
+                for batch in batches:
+                    frame = batch.to_pandas()
+                    yield frame, ParquetWhere(chunk.path, first)
+                    first += len(frame)
+            except (pa.ArrowException, OSError) as exc:
+                raise DataError(
+                    f"data file {chunk.path!r} cannot be read as Parquet: {exc}."
+                ) from None
         return
 
-    with chunk.fs.open(chunk.path, "rb", compression=chunk.compression) as fh:
-        if chunk.length is None:
-            data = fh.read()
-        else:
-            from fsspec.utils import read_block
-
-            data = read_block(fh, chunk.offset, chunk.length, b"\n")
-            if chunk.offset > 0:
-                fh.seek(0)
-                data = fh.readline() + data
+    try:
+        data = _chunk_bytes(chunk)
+    except (OSError, EOFError) as exc:
+        raise DataError(f"CSV file {chunk.path!r} cannot be read: {exc}.") from None
+    _block_rows(chunk, data)
     # Only blank cells are missing (as in bayescal.load_csv): "NA" in a label column
-    # is an error to report, not a silent missing answer. Blank lines are kept so that
-    # row r of the block is line r of the file.
+    # is an error to report, not a silent missing answer. Blank lines are skipped, and
+    # CsvWhere maps rows back to lines.
     reader = pd.read_csv(
         io.BytesIO(data),
         usecols=columns,
+        dtype={c: str for c, role in roles.items() if role == "id" and c in columns},
         keep_default_na=False,
         na_values=[""],
-        skip_blank_lines=False,
+        skip_blank_lines=True,
         chunksize=batch_rows,
+        encoding="utf-8",
     )
     first = 0
     with reader:
         for frame in reader:
-            yield frame, CsvWhere(chunk, first)
+            where = CsvWhere(chunk, first)
+            for c in columns:
+                # A number column pandas could not parse as numbers (text such as "nan" or
+                # "True") gets the in-memory reader's strict rules and messages.
+                if roles.get(c) in ("number", "label") and frame[c].dtype.kind not in "iuf":
+                    values = frame[c].to_numpy(dtype=object)
+                    frame[c] = parse_numbers(
+                        values, what=f"column {c!r}", where=where, blank="missing"
+                    )
+            yield frame, where
             first += len(frame)

@@ -7,6 +7,8 @@ is its pattern (and its score), so counting patterns is the one pass.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from bayescal.errors import DataError
@@ -30,8 +32,10 @@ __all__ = [
 
 def check_pattern_k(k: int) -> None:
     if k > MAX_PATTERN_ANNOTATORS:
+        # 3**k itself is never built: at K = 5000 it has 2386 digits.
+        cells = f"{3**k:,}" if k <= 40 else f"a number with {int(k * math.log10(3)) + 1} digits"
         raise DataError(
-            f"{k} annotators give 3**{k} = {3**k:,} response-pattern cells, above the limit of "
+            f"{k} annotators give 3**{k} ({cells}) response-pattern cells, above the limit of "
             f"{MAX_PATTERN_ANNOTATORS} annotators (bayescal.summaries.MAX_PATTERN_ANNOTATORS). "
             "Use the per-item path (bayescal.channels.em.dawid_skene_em_items) or keep the "
             "annotators with the most answers."

@@ -104,7 +104,7 @@ BAD_ARRAYS = [
     ("label -1", dict(labels=[[0, -1, 1], [1, 1, 0], [0, 0, 1]]), "0, 1 or missing"),
     ("label 0.5", dict(labels=[[0, 0.5, 1], [1, 1, 0], [0, 0, 1]]), "0, 1 or missing"),
     ("string labels", dict(labels=[["yes", "no", "no"]] * 3), "numeric"),
-    ("inf label", dict(labels=[[0, np.inf, 1], [1, 1, 0], [0, 0, 1]]), "infinite"),
+    ("inf label", dict(labels=[[0, np.inf, 1], [1, 1, 0], [0, 0, 1]]), "has inf at item 0"),
     ("1-D labels", dict(labels=[0, 1, 1]), "2-D"),
     ("3-D labels", dict(labels=np.zeros((3, 2, 2))), "2-D"),
     ("row mismatch", dict(labels=[[0, 1, 1], [1, 1, 0]]), "rows"),
@@ -183,14 +183,18 @@ def test_from_long_needs_dataframe():
 
 
 BAD_CSV = [
-    ("non-numeric score", "score,r1,r2\n0.1,0,1\nabc,1,1\n", "non-numeric value 'abc' on line 3"),
-    ("label 2", "score,r1,r2\n0.1,0,2\n0.4,1,1\n", "value 2 on line 2"),
-    ("blank score", "score,r1,r2\n,0,1\n0.4,1,1\n", "blank on line 2"),
+    (
+        "non-numeric score",
+        "score,r1,r2\n0.1,0,1\nabc,1,1\n",
+        "'abc' at '.*bad.csv', line 3 is not a number",
+    ),
+    ("label 2", "score,r1,r2\n0.1,0,2\n0.4,1,1\n", "'r2' has 2.0 at '.*bad.csv', line 2"),
+    ("blank score", "score,r1,r2\n,0,1\n0.4,1,1\n", "blank at '.*bad.csv', line 2"),
     ("score out of range", "score,r1,r2\n0.1,0,1\n1.4,1,1\n", "outside \\[0, 1\\]"),
     ("duplicated column", "score,r1,r1\n0.1,0,1\n0.4,1,1\n", "twice"),
     ("empty file", "", "empty"),
     ("header only", "score,r1,r2\n", "no data rows"),
-    ("text label", "score,r1,r2\n0.1,yes,1\n0.4,1,1\n", "non-numeric"),
+    ("text label", "score,r1,r2\n0.1,yes,1\n0.4,1,1\n", "'yes' at .*line 2 is not a number"),
 ]
 
 

@@ -1,0 +1,172 @@
+"""The command line's inputs: from parsed arguments to validated data.
+
+The ``audit`` and ``audit-ambiguity`` commands hand their parsed arguments here;
+every file then goes through the library's one validation path
+(:mod:`bayescal.data.files`, :mod:`bayescal.data.validation`,
+:mod:`bayescal.ambiguity.validation`), so a bad input ends as one
+:class:`~bayescal.errors.BayescalError` line with exit status 2.
+
+DATA is read in memory when it is an existing file (even one named ``run[1].csv``)
+and summarised out of core when it is a folder or, if no such path exists, a glob.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from bayescal.errors import ConfigError
+
+__all__ = [
+    "parse_names",
+    "parse_long_columns",
+    "is_out_of_core",
+    "load_audit_data",
+    "summarize_out_of_core",
+    "load_ambiguity_data",
+]
+
+_GLOB = "*?["
+
+
+def parse_names(text: str, flag: str) -> list[str]:
+    """Split a comma-separated option value; an empty name is an error.
+
+    Examples
+    --------
+    >>> parse_names("r1, r2", "--annotators")
+    ['r1', 'r2']
+    >>> parse_names("r1,,r2", "--annotators")
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.ConfigError: --annotators has an empty name at position 2 of 'r1,,r2'; ...
+    """
+    names = [p.strip() for p in text.split(",")]
+    for i, name in enumerate(names, 1):
+        if not name:
+            raise ConfigError(
+                f"{flag} has an empty name at position {i} of {text!r}; give comma-separated "
+                "column names without empty entries."
+            )
+    return names
+
+
+def parse_long_columns(text: str) -> tuple[str, str, str]:
+    """``--long ITEM,ANNOTATOR,LABEL`` as three column names (in memory and out of core).
+
+    Examples
+    --------
+    >>> parse_long_columns("task,worker,label")
+    ('task', 'worker', 'label')
+    >>> parse_long_columns("item,annotator")
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.ConfigError: --long needs three column names ITEM,ANNOTATOR,LABEL; ...
+    """
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 3 or not all(parts):
+        raise ConfigError(
+            f"--long needs three column names ITEM,ANNOTATOR,LABEL; got {text!r} "
+            f"({len(parts)} part(s)). Example: --long task,worker,label."
+        )
+    return parts[0], parts[1], parts[2]
+
+
+def is_out_of_core(path: str) -> bool:
+    """A folder, or a glob that is not an existing path, is summarised chunk by chunk.
+
+    An existing file is read in memory even when its name contains ``*``, ``?`` or ``[``
+    (``run[1].csv``); a missing path without glob characters goes to the in-memory
+    reader, which says that it does not exist.
+    """
+    p = Path(path)
+    if p.is_dir():
+        return True
+    if p.exists() or p.is_symlink():
+        return False
+    return any(c in path for c in _GLOB)
+
+
+def load_audit_data(args):
+    """Data of ``bayescal audit``: an :class:`~bayescal.Annotations` or, out of core, a
+    :class:`~bayescal.Summary`."""
+    from bayescal.data.container import load_long, load_table
+    from bayescal.examples import load_example
+
+    if args.example:
+        if args.data:
+            raise ConfigError("give either DATA or --example, not both.")
+        return load_example(args.example)
+    if not args.data:
+        raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
+    if is_out_of_core(args.data):
+        return summarize_out_of_core(args)
+    if args.long:
+        item, annotator, label = parse_long_columns(args.long)
+        return load_long(
+            args.data,
+            item=item,
+            annotator=annotator,
+            label=label,
+            score=args.score,
+            truth=args.truth,
+        )
+    annotators = parse_names(args.annotators, "--annotators") if args.annotators else None
+    return load_table(
+        args.data, score=args.score, annotators=annotators, truth=args.truth, item=args.item
+    )
+
+
+def summarize_out_of_core(args):
+    """Summarise a folder or glob of CSV/Parquet files with dask (wide, or long with --long)."""
+    from bayescal.scale import summarize, summarize_long_dask
+
+    annotators = parse_names(args.annotators, "--annotators") if args.annotators else None
+    if args.long:
+        item, annotator, label = parse_long_columns(args.long)
+        return summarize_long_dask(
+            args.data,
+            item=item,
+            annotator=annotator,
+            label=label,
+            score=args.score,
+            truth=args.truth,
+            annotators=annotators,
+            groups=args.groups,
+            bins=args.bins,
+        )
+    return summarize(
+        args.data,
+        groups=args.groups,
+        bins=args.bins,
+        score=args.score,
+        annotators=annotators,
+        truth=args.truth,
+    )
+
+
+def load_ambiguity_data(args):
+    """Data of ``bayescal audit-ambiguity``: an :class:`~bayescal.ambiguity.AmbiguityData`.
+
+    With ``--missing-predictions drop`` ChaosNLI items without a prediction are left
+    out; how many and why is kept in ``data.attrs`` (and so in ``summary.json``) and
+    said on stderr unless ``--quiet``.
+    """
+    from bayescal.ambiguity.loaders import load_chaosnli, load_cifar10h, load_npz
+
+    if args.cifar10h:
+        return load_cifar10h(args.cifar10h)
+    if args.chaosnli:
+        if len(args.chaosnli) < 2:
+            raise ConfigError(
+                "--chaosnli needs the ChaosNLI JSONL followed by at least one prediction file."
+            )
+        data = load_chaosnli(
+            args.chaosnli[0],
+            args.chaosnli[1:],
+            missing_predictions=args.missing_predictions,
+        )
+        if data.attrs.get("n_dropped") and not args.quiet:
+            print(f"bayescal: {data.attrs['dropped_reason']}", file=sys.stderr)
+        return data
+    return load_npz(args.npz)
