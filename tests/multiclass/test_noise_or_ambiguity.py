@@ -1,0 +1,102 @@
+"""Noise or ambiguity: the check tells class-conditional noise from within-item dispersion."""
+
+import numpy as np
+import pytest
+
+from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.result import ChannelFit
+from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.errors import ConfigError, DataError
+from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
+from bayescal.simulate import simulate_multiclass
+from bayescal.simulate.multiclass import multiclass_population
+from bayescal.summaries.multiclass import summarize_multiclass
+
+
+def ambiguous_data(n, c, k, kappa, seed):
+    """Each item has its own answer distribution pi ~ Dirichlet(kappa T[y]) (ambiguity);
+    its k answers are independent draws from pi."""
+    pop = multiclass_population(c, n_annotators=k)
+    rng = np.random.default_rng(seed)
+    d = simulate_multiclass(n, population=pop, random_state=seed)
+    t = pop.confusion.mean(axis=0)
+    pi = np.stack([rng.dirichlet(kappa * t[y]) for y in d.truth])
+    u = rng.random((n, k, 1))
+    lab = np.minimum((u > np.cumsum(pi, axis=1)[:, None, :]).sum(axis=2), c - 1)
+    return MulticlassAnnotations.from_arrays(d.probs, lab.astype(float), truth=d.truth)
+
+
+def _em(data):
+    return multiclass_dawid_skene_em(summarize_multiclass(data))
+
+
+def test_noise_data_are_not_called_ambiguous():
+    data = simulate_multiclass(3000, 4, random_state=0, missing=0.2)
+    check = noise_or_ambiguity(data, _em(data), n_replicates=60, random_state=1)
+    assert check.view == "noise"
+    assert check.source == "parametric bootstrap"
+    # the statistic is centred at 1 under the model: replicates within a few sd of 1
+    assert abs(check.overall["dispersion_replicated"] - 1) < 0.02
+    assert abs(check.overall["dispersion_observed"] - 1) < 0.06
+    assert check.patterns is not None and check.per_item is None
+    assert any("little power" in r for r in check.reasons)
+
+
+def test_many_answers_reveal_ambiguity():
+    data = ambiguous_data(600, 3, 30, 20.0, seed=3)
+    check = noise_or_ambiguity(data, _em(data), n_replicates=60, random_state=1)
+    assert check.view == "ambiguity"
+    # Dirichlet(20 T) answers: intra-item correlation ~ 1/21, so phi ~ 1 + 29/21 ~ 2.4
+    assert check.overall["dispersion_observed"] > 1.8
+    assert check.overall["dispersion_tail"] < 0.01
+    assert check.per_item["share_overdispersed"] > 0.15
+    assert [f.code for f in check.flags] == ["noise.overdispersed"]
+    d = check.to_dict()
+    assert d["view"] == "ambiguity" and set(d["per_class"]) == {"0", "1", "2"}
+
+
+def test_noise_with_many_answers_passes_the_per_item_test():
+    data = simulate_multiclass(800, 3, random_state=4, n_annotators=20)
+    check = noise_or_ambiguity(data, _em(data), n_replicates=60, random_state=2)
+    assert check.view == "noise"
+    # at level 0.05 about 5% of items by chance (the fit adapts, so a little fewer)
+    assert check.per_item["share_overdispersed"] < 0.10
+
+
+def test_a_posterior_gives_a_posterior_predictive_check():
+    data = simulate_multiclass(2000, 3, random_state=5)
+    em = _em(data)
+    t = np.concatenate([em.confusion.values] * 3)
+    post = ChannelFit.from_confusion(
+        t,
+        np.concatenate([em.class_prevalence.values] * 3),
+        annotators=em.annotators,
+        classes=em.classes,
+        groups=list(em.class_prevalence["group"].values),
+        group_counts=em.group_counts.values,
+        method="draws",
+    )
+    check = noise_or_ambiguity(data, post, n_replicates=30)
+    assert check.source == "posterior predictive" and check.view == "noise"
+
+
+def test_pooled_channels_and_refusals():
+    data = simulate_multiclass(1500, 3, random_state=6)
+    pooled = multiclass_dawid_skene_em(summarize_multiclass(data), pooled=True)
+    assert noise_or_ambiguity(data, pooled, n_replicates=20).view in ("noise", "misfit")
+    grouped = _em(data)
+    with pytest.raises(DataError, match="summarise the data with the grouping"):
+        noise_or_ambiguity(data, grouped, groups=2, n_replicates=20)
+    with pytest.raises(ConfigError, match="n_replicates"):
+        noise_or_ambiguity(data, grouped, n_replicates=5)
+
+
+def test_single_answers_are_inconclusive():
+    data = simulate_multiclass(1500, 3, random_state=7, missing=0.0)
+    lab = data.labels.copy()
+    lab[20:, 1:] = np.nan  # only 20 items keep more than one answer
+    sparse = MulticlassAnnotations.from_arrays(data.probs, lab)
+    fit = multiclass_dawid_skene_em(summarize_multiclass(data))
+    check = noise_or_ambiguity(sparse, fit, n_replicates=20)
+    assert check.view == "inconclusive"
+    assert "cannot tell noise from ambiguity" in check.reasons[0]
