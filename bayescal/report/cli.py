@@ -1,4 +1,8 @@
-"""``bayescal audit``: the binary calibration audit from the command line."""
+"""``bayescal audit``: the calibration audit from the command line.
+
+Binary data by default; with ``--probs`` (or a multiclass ``--example``) the
+multiclass audit runs instead (:mod:`bayescal.report.multiclass_cli`).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ import shlex
 import sys
 import time
 
+from bayescal.errors import ConfigError
 from bayescal.examples import EXAMPLES
 from bayescal.report.audit import CHANNEL_CHOICES, audit
 from bayescal.report.cli_output import progress_wanted, report_outcome, say
 from bayescal.report.core import check_out_dir, fmt
 from bayescal.report.inputs import load_audit_data
+from bayescal.report.multiclass_cli import VIEW_CHOICES, run_multiclass, wants_multiclass
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +26,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--example", choices=sorted(EXAMPLES), help="run on an embedded example instead of DATA"
     )
     parser.add_argument("--score", default="score", help="score column (default: score)")
+    parser.add_argument(
+        "--probs",
+        default=None,
+        metavar="P0,P1,...",
+        help="multiclass data: the class-probability columns in class order (runs the "
+        "multiclass audit)",
+    )
+    parser.add_argument(
+        "--classes", default=None, help="multiclass: comma-separated class names (optional)"
+    )
+    parser.add_argument(
+        "--view",
+        choices=VIEW_CHOICES,
+        default="auto",
+        help="multiclass: the analysis the noise-or-ambiguity evidence supports (auto), or "
+        "noise, ambiguity or both",
+    )
     parser.add_argument(
         "--annotators", default=None, help="comma-separated annotator columns (default: all others)"
     )
@@ -34,8 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--groups",
         type=int,
-        default=5,
-        help="equal-width score groups for the channels (default 5)",
+        default=None,
+        help="equal-width score groups for the channels (default 5; multiclass: one group "
+        "per predicted class, or this many confidence groups)",
     )
     parser.add_argument("--channels", choices=CHANNEL_CHOICES, default="bayes")
     parser.add_argument(
@@ -59,6 +83,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
+    if wants_multiclass(args):
+        return run_multiclass(args, t0)
+    stray = [f for f, on in (("--classes", args.classes), ("--view", args.view != "auto")) if on]
+    if stray:
+        raise ConfigError(f"{' and '.join(stray)} apply to multiclass data only: add --probs.")
+    if args.groups is None:
+        args.groups = 5
     data = load_audit_data(args)
     say(args, f"bayescal: {data!r}")
     say(
