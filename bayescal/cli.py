@@ -83,6 +83,14 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bayescal.bench.ambiguity",
         "Multiclass soft-target calibrators on CIFAR-10H or ChaosNLI (Tao et al.).",
     ),
+    "motivating-example": (
+        "bayescal.bench.motivating_example",
+        "Tao et al.'s three-cluster example, sweeping when TS raises ECE_true.",
+    ),
+    "isic": (
+        "bayescal.bench.isic",
+        "ISIC 2019 Table 3: Dawid-Skene annotators over a simulated 8-class classifier.",
+    ),
     "scale": (
         "bayescal.bench.scale",
         "Out-of-core summaries + score-bin EM + NC-ECE "

@@ -1,11 +1,27 @@
-"""Write the binary-track notebooks in notebooks/ (outputs are produced by running them).
+"""Write the notebooks' sources and execute every notebook in notebooks/ (outputs committed).
 
-    python scripts/build_notebooks.py
+    python scripts/build_notebooks.py                 # write sources, execute all (full mode)
+    python scripts/build_notebooks.py --no-execute    # only write the sources this script owns
+    python scripts/build_notebooks.py --quick NAME..  # execute some in quick mode (no write-back)
 
-Every notebook reads BAYESCAL_QUICK: set to 1 (as CI does) it shrinks draws and
-repetitions so the whole notebook runs in well under a minute.
+The sources of quickstart, toy_study, bayesian_channels and
+ambiguity_cifar10h_chaosnli are written here; the other notebooks in
+notebooks/ (recalibration, and those other modules own) are executed as they
+are. Executed notebooks keep their outputs, figures included, so they read on
+any notebook viewer; each runs in a fresh kernel from notebooks/ with
+``BAYESCAL_QUICK`` unset (full mode). CI re-executes them in quick mode
+(``BAYESCAL_QUICK=1``: fewer draws and repetitions, well under a minute each)
+without writing them back. Every notebook's data ship with the package.
+
+The notebooks follow the PyMC example gallery: a title and a short
+statement of the question, sections that each say what they show, a
+summary, references, authors, and a watermark of the versions used.
 """
 
+import argparse
+import os
+import sys
+import time
 from pathlib import Path
 
 import nbformat as nbf
@@ -14,6 +30,37 @@ OUT = Path(__file__).resolve().parents[1] / "notebooks"
 
 QUICK = """import os
 QUICK = os.environ.get("BAYESCAL_QUICK") == "1"  # CI runs notebooks in quick mode"""
+
+WATERMARK = (
+    "code",
+    "import platform\n\n"
+    "from bayescal.report.core import package_versions\n\n"
+    'print(f"Last run with Python {platform.python_version()} on {platform.machine()}")\n'
+    "for name, version in package_versions().items():\n"
+    '    print(f"{name:12s} {version}")',
+)
+
+
+def tail(summary: str, references: str) -> list:
+    """Summary, references, authors and watermark: the end of every gallery notebook."""
+    return [
+        ("md", "## Summary\n\n" + summary),
+        ("md", "## References\n\n" + references),
+        ("md", "## Authors\n\nWritten by the bayescal developers for bayescal 0.2."),
+        ("md", "## Watermark"),
+        WATERMARK,
+    ]
+
+
+HANADA = (
+    "- Hanada, H. and Futami, F. *Noisy-label calibration with multiple annotators* "
+    "(the binary paper behind NC-ECE; `shared/papers/noisy-label-calibration-multiple-"
+    "annotators.md`).\n"
+    "- Peterson, J. C. et al. *Human uncertainty makes classification more robust*. ICCV 2019 "
+    "(CIFAR-10H).\n"
+    "- Nie, Y., Zhou, X. and Bansal, M. *What can we learn from collective human opinions on "
+    "natural language inference data?* EMNLP 2020 (ChaosNLI)."
+)
 
 
 def notebook(cells):
@@ -72,6 +119,14 @@ QUICKSTART = [
         "random_state=0)\nresult",
     ),
     ("code", "result.summary['ece']['nc']"),
+    *tail(
+        "Three noisy answers per item are enough to estimate each annotator's channel without "
+        "ground truth; with the channels, the noise-corrected ECE is close to the ECE against "
+        "the reference labels, while the soft-vote and majority-vote ECEs, which take the "
+        "answers as truth, are several times larger. `bc.audit` runs the whole chain with "
+        "Bayesian channels and writes the report shown above (`result.save('report/')`).",
+        HANADA,
+    ),
 ]
 
 TOY = [
@@ -117,6 +172,12 @@ TOY = [
         "        ax.plot(sizes, mae, 'o-', label=method)\n"
         "ax.set_xscale('log'); ax.set_xlabel('N'); ax.set_ylabel('MAE vs population ECE'); "
         "ax.legend();",
+    ),
+    *tail(
+        "With known flip rates the noise-corrected ECE tracks the exact population ECE as N "
+        "grows, while soft-vote and majority-vote ECE stay biased by the annotators' noise; "
+        "reusing the sample for channels and evaluation costs little here.",
+        HANADA,
     ),
 ]
 
@@ -179,10 +240,336 @@ BAYES = [
         "ax.fill_between(x, band['lo'].values, band['hi'].values, alpha=.3, label='90% band')\n"
         "ax.plot(x, band['mean'].values, 'o-', label='corrected positive rate')\nax.legend();",
     ),
+    *tail(
+        "The grouped Dawid-Skene model on pattern counts samples in seconds whatever the number "
+        "of items; its predictive check flags the marginal model, which ignores that "
+        "prevalence changes with the score, and LOO prefers the grouped model. The posterior "
+        "draws carry channel uncertainty into the NC-ECE interval, shown next to the "
+        "evaluation-sample uncertainty.",
+        HANADA,
+    ),
 ]
 
 
-def main():
+TAO = (
+    "- Tao, L., Luo, H., Dong, M. and Xu, C. *Confidence calibration under ambiguous ground "
+    "truth*. arXiv:2603.22879, 2026 (`shared/papers/calibration-under-ambiguous-ground-truth."
+    "txt`).\n"
+    "- Peterson, J. C. et al. *Human uncertainty makes classification more robust*. ICCV 2019 "
+    "(CIFAR-10H).\n"
+    "- Nie, Y., Zhou, X. and Bansal, M. *What can we learn from collective human opinions on "
+    "natural language inference data?* EMNLP 2020 (ChaosNLI).\n"
+    "- Baan, J. et al. *Stop measuring calibration when humans disagree*. EMNLP 2022 "
+    "(RoBERTa-base predictions).\n"
+    "- Dawid, A. P. and Skene, A. M. *Maximum likelihood estimation of observer error-rates "
+    "using the EM algorithm*. Applied Statistics, 1979."
+)
+
+AMBIGUITY = [
+    (
+        "md",
+        "# Calibration under ambiguous ground truth: ChaosNLI, CIFAR-10H and ISIC 2019\n\n"
+        "When annotators genuinely disagree, the target of calibration is the distribution of "
+        "their labels, not the voted label. This notebook compares voted-label calibrators "
+        "(TS, Platt, Dirichlet-Hard, ...) with calibrators fitted against the annotator "
+        "distribution (SLTS, MCTS, Dirichlet-Soft, ...) on two real datasets that ship with "
+        "bayescal, scores them with Tao et al.'s true-label ECE, gives every number an "
+        "interval, and says which differences are real. It ends with the paper's motivating "
+        "example and its ISIC 2019 setting. Set `BAYESCAL_QUICK=1` for a fast run.",
+    ),
+    (
+        "code",
+        QUICK + "\n\nimport warnings\n\n"
+        "import matplotlib.pyplot as plt\nimport numpy as np\nimport pandas as pd\n\n"
+        "from bayescal.ambiguity import (\n"
+        "    METHODS,\n    annotation_entropy,\n    brier,\n    brier_sampled,\n"
+        "    ece_voted,\n    entropy_strata_errors,\n    evaluate_methods,\n"
+        "    load_ambiguity_example,\n    metric_intervals,\n    paired_differences,\n"
+        "    stratified_split,\n)\n"
+        "from bayescal.ambiguity.isic import simulate_isic\n"
+        "from bayescal.ambiguity.metric_intervals import intervals_to_dict\n"
+        "from bayescal.ambiguity.simulate import run_motivating_example\n"
+        "from bayescal.plotting import entropy_histogram, true_and_voted_reliability\n\n"
+        "N_DRAWS = 20 if QUICK else 100  # label draws of the sampled ECEs (the paper: 100)\n"
+        "N_BOOT = 50 if QUICK else 200  # bootstrap replicates of the intervals\n"
+        "SEED = 42  # Tao et al.'s split seed\n"
+        "NAMES = (\n"
+        "    ['Uncalibrated', 'TS', 'Dirichlet-Hard', 'SLTS', 'MCTS S=1', 'Dirichlet-Soft',\n"
+        "     'IR-Soft', 'LS-TS', 'Oracle TS (oracle)']\n"
+        "    if QUICK\n    else list(METHODS)\n)\n"
+        "pd.set_option('display.precision', 3)",
+    ),
+    (
+        "md",
+        "## The data\n\n"
+        "Both datasets ship with the package (`load_ambiguity_example`; provenance and licences "
+        "in `bayescal/ambiguity/data/README.md`): every ChaosNLI-SNLI pair with 100 "
+        "annotations and the logits of a fine-tuned RoBERTa-base, and 2,000 CIFAR-10H images "
+        "(200 per class) with about 50 annotations each and the outputs of a ResNet-110. "
+        "Normalised annotation entropy is 0 when annotators agree and 1 when their labels are "
+        "uniform over the classes.",
+    ),
+    (
+        "code",
+        "datasets = {name: load_ambiguity_example(name) for name in ('chaosnli-snli', "
+        "'cifar10h-2000')}\n"
+        "if QUICK:  # a few hundred items are enough to run every cell\n"
+        "    datasets = {name: d.subset(np.arange(500)) for name, d in datasets.items()}\n"
+        "fig, axes = plt.subplots(1, 2, figsize=(10, 3))\n"
+        "for ax, d in zip(axes, datasets.values()):\n"
+        "    entropy_histogram(annotation_entropy(d.counts), ax=ax)\n"
+        "    ax.set_title(d.name, fontsize=10)\n"
+        "pd.DataFrame(\n"
+        "    {\n"
+        "        d.name: {\n"
+        "            'items': d.n_items,\n"
+        "            'classes': d.n_classes,\n"
+        "            'annotations per item (median)': float(np.median(d.counts.sum(1))),\n"
+        "            'model agrees with the vote': float(np.mean(d.logits.argmax(1) == "
+        "d.voted)),\n"
+        "            'mean normalised entropy': float(annotation_entropy(d.counts).mean()),\n"
+        "        }\n"
+        "        for d in datasets.values()\n"
+        "    }\n"
+        ")",
+    ),
+    (
+        "md",
+        "## Every calibrator on a stratified 50/50 split\n\n"
+        "Everything is fitted on the calibration half and scored on the test half, except "
+        "**Oracle TS**, which is fitted on the test half and is only an upper reference. "
+        "`evaluate_methods` gives the paper's metrics (ECE-type in percent); "
+        "`metric_intervals` adds a bias-corrected bootstrap interval over the test items, "
+        "each resampled with its own label draws.",
+    ),
+    (
+        "code",
+        "def compare(data):\n"
+        "    cal, test = stratified_split(data.voted, fraction=0.5, random_state=SEED)\n"
+        "    with warnings.catch_warnings():\n"
+        "        warnings.simplefilter('ignore')  # optimiser notes; the audit reports them\n"
+        "        res = evaluate_methods(data, cal, test, NAMES, random_state=SEED, "
+        "n_draws=N_DRAWS)\n"
+        "    iv = metric_intervals(\n"
+        "        res.probas, data.counts[test], n_boot=N_BOOT, n_draws=N_DRAWS, "
+        "random_state=SEED\n"
+        "    )\n"
+        "    return res, iv, test\n\n\n"
+        "def table(res, iv):\n"
+        "    cells = intervals_to_dict(iv)\n"
+        "    keys = ['ece_true', 'aece', 'cwece', 'brier', 'brier_sampled', 'nll']\n"
+        "    digits = {'brier': 4, 'brier_sampled': 4, 'nll': 3}\n"
+        "    rows = {}\n"
+        "    for name, row in res.rows.items():\n"
+        "        out = {'T': row['temperature']}\n"
+        "        for k in keys:\n"
+        "            c, d = cells[name][k], digits.get(k, 2)\n"
+        "            out[k] = f\"{c['estimate']:.{d}f} [{c['lo']:.{d}f}, {c['hi']:.{d}f}]\"\n"
+        "        rows[name] = out\n"
+        "    return pd.DataFrame(rows).T\n\n\n"
+        "results = {name: compare(d) for name, d in datasets.items()}\n"
+        "table(*results['chaosnli-snli'][:2])",
+    ),
+    ("code", "table(*results['cifar10h-2000'][:2])"),
+    (
+        "md",
+        "On ChaosNLI, fitting against the annotator distribution cuts ECE_true by more than "
+        "half relative to TS, as the paper reports; on CIFAR-10H with a ResNet-110 the gain "
+        "is smaller (see `docs/ambiguity.md` for the full-data numbers and where they "
+        "disagree with the paper). An ECE interval can lie below its estimate: binned ECEs "
+        "are biased upward, and the interval corrects for it.",
+    ),
+    (
+        "md",
+        "## Reliability against drawn labels and against the vote\n\n"
+        "A voted-label calibrator can look calibrated against the voted label (bottom row) "
+        "while staying over-confident against labels drawn from the annotators (top row).",
+    ),
+    (
+        "code",
+        "res, iv, test = results['chaosnli-snli']\n"
+        "counts = datasets['chaosnli-snli'].counts[test]\n"
+        "show = ['Uncalibrated', 'TS', 'SLTS', 'Dirichlet-Soft']\n"
+        "fig, axes = plt.subplots(2, len(show), figsize=(2.7 * len(show), 5.8), "
+        "squeeze=False)\n"
+        "true_and_voted_reliability(\n"
+        "    {n: res.bins[n] for n in show},\n"
+        "    {n: ece_voted(res.probas[n], counts) for n in show},\n"
+        "    axes=axes,\n"
+        ");",
+    ),
+    (
+        "md",
+        "## Which differences are real?\n\n"
+        "`paired_differences` scores two methods on the same resampled items and the same "
+        "label draws; a difference whose interval contains 0 is *not distinguishable*.",
+    ),
+    (
+        "code",
+        "for name, (res, iv, test) in results.items():\n"
+        "    diff = paired_differences(iv, 'Dirichlet-Soft')\n"
+        "    same = [\n"
+        "        str(m) for m in diff.calibrator.values\n"
+        "        if m != 'Dirichlet-Soft' and 'oracle' not in str(m)\n"
+        "        and not bool(diff.distinguishable.sel(calibrator=m, metric='ece_true'))\n"
+        "    ]\n"
+        '    print(f"{name}: not distinguishable from Dirichlet-Soft on ECE_true: "\n'
+        "          f\"{', '.join(same) or 'none'}\")",
+    ),
+    (
+        "md",
+        "## Two Brier scores\n\n"
+        "Tao et al.'s Eq. 5 is the squared distance to the annotator distribution, "
+        "`mean ||p - pi||^2`; the Brier score against one label drawn from the annotators is "
+        "`E ||p - e_y||^2 = Eq. 5 + (1 - ||pi||^2)`, whose floor is the annotators' own "
+        "disagreement. The second is on the scale of the Brier columns in the paper's tables "
+        "(about 0.5 on ChaosNLI), the first is not.",
+    ),
+    (
+        "code",
+        "res, iv, test = results['chaosnli-snli']\n"
+        "pi = datasets['chaosnli-snli'].counts[test]\n"
+        "p = res.probas['Dirichlet-Soft']\n"
+        "pis = pi / pi.sum(1, keepdims=True)\n"
+        'print(f"Eq. 5: {brier(p, pi):.4f}   sampled label: {brier_sampled(p, pi):.4f}   "\n'
+        '      f"difference: {brier_sampled(p, pi) - brier(p, pi):.4f} = mean(1 - ||pi||^2) = "\n'
+        '      f"{np.mean(1 - (pis ** 2).sum(1)):.4f}")',
+    ),
+    (
+        "md",
+        "## Proposition 2: the error of TS grows with annotation entropy\n\n"
+        "Mean pointwise error `|p_c - pi_c|` by annotation-entropy stratum (unanimous items "
+        "first, the rest in four equal-frequency strata), test half.",
+    ),
+    (
+        "code",
+        "fig, ax = plt.subplots(figsize=(5.5, 3.5))\n"
+        "for name, (res, iv, test) in results.items():\n"
+        "    d = datasets[name]\n"
+        "    strata = entropy_strata_errors(d, test, {'TS': res.probas['TS']}, 5)\n"
+        "    x = [s['entropy_mean'] for s in strata['strata']]\n"
+        "    ax.errorbar(x, strata['TS']['mean_error'], yerr=strata['TS']['se'], fmt='o-', "
+        "label=d.name)\n"
+        "ax.set_xlabel('normalised annotation entropy')\n"
+        "ax.set_ylabel('TS pointwise error (%)')\nax.legend(fontsize=8);",
+    ),
+    (
+        "md",
+        "## The motivating example (Section 4)\n\n"
+        "Three Gaussian clusters, the middle one ambiguous (`pi = (0, 0.7, 0.3)`), an MLP "
+        "trained on voted labels. Whether TS sharpens the network (T < 1) depends on how "
+        "confident it is on voted labels: with weight decay 1e-2 the network is "
+        "under-confident, TS sharpens it and raises ECE_true, as in the paper (T = 0.62, "
+        "6.26 % to 9.64 %); with 1e-4 it is already confident and TS barely moves "
+        "(`bayescal bench motivating-example` sweeps this).",
+    ),
+    (
+        "code",
+        "rows = {}\n"
+        "for l2 in (1e-4, 1e-2):\n"
+        "    with warnings.catch_warnings():\n"
+        "        warnings.simplefilter('ignore')  # a quick MLP stops before convergence\n"
+        "        out = run_motivating_example(\n"
+        "            n_per_cluster=150 if QUICK else 500,\n"
+        "            hidden=16 if QUICK else 64,\n"
+        "            max_iter=100 if QUICK else 300,\n"
+        "            l2=l2,\n"
+        "            n_draws=N_DRAWS,\n"
+        "            random_state=0,\n"
+        "        )\n"
+        "    for name, r in out['methods'].items():\n"
+        "        rows[(f'l2={l2:g}', name)] = r\n"
+        "pd.DataFrame(rows).T[['T', 'ece_voted', 'ece_true', 'ece_true_ambiguous', "
+        "'ece_true_clear']]",
+    ),
+    (
+        "md",
+        "## ISIC 2019: Dawid–Skene annotators\n\n"
+        "The paper's ISIC setting draws m = 9 dermatologist labels per image from an 8x8 "
+        "confusion matrix (shipped with bayescal). Its classifiers are trained networks; "
+        "`simulate_isic` replaces them by a simulated over-confident classifier "
+        "(`bayescal bench isic` runs the full Table 3 comparison).",
+    ),
+    (
+        "code",
+        "isic = simulate_isic(600 if QUICK else 7600, random_state=0)\n"
+        "res, iv, test = compare(isic)\n"
+        "table(res, iv)",
+    ),
+    *tail(
+        "Calibrators fitted against the annotator distribution beat voted-label calibrators "
+        "on true-label ECE, Brier and NLL when annotators disagree (ChaosNLI, the ISIC "
+        "simulation); where a model's own errors dominate (CIFAR-10H with a ResNet-110) the "
+        "gain is smaller. Bootstrap intervals and paired differences show which of the "
+        "soft calibrators cannot be told apart on a test half of this size. The paper's "
+        "Brier columns are on the scale of the sampled-label Brier score, not of its Eq. 5; "
+        "and the motivating example's headline (TS raising ECE_true) holds when the network "
+        "is under-confident on voted labels.",
+        TAO,
+    ),
+]
+
+
+#: Notebook name -> cells, for the notebooks whose sources this script writes.
+SOURCES = {
+    "quickstart": QUICKSTART,
+    "toy_study": TOY,
+    "bayesian_channels": BAYES,
+    "ambiguity_cifar10h_chaosnli": AMBIGUITY,
+}
+
+
+def execute(path: Path, quick: bool, timeout: int) -> float:
+    """Run ``path`` in a fresh kernel from notebooks/; write it back with outputs unless quick."""
+    import nbclient
+
+    env_before = os.environ.pop("BAYESCAL_QUICK", None)
+    if quick:
+        os.environ["BAYESCAL_QUICK"] = "1"
+    try:
+        nb = nbf.read(path, as_version=4)
+        started = time.perf_counter()
+        nbclient.NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent)}},
+        ).execute()
+        seconds = time.perf_counter() - started
+    finally:
+        os.environ.pop("BAYESCAL_QUICK", None)
+        if env_before is not None:
+            os.environ["BAYESCAL_QUICK"] = env_before
+    if not quick:
+        nbf.write(nb, path)
+    return seconds
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="notebooks to execute (default: all)")
+    parser.add_argument("--no-execute", action="store_true", help="only write the sources")
+    parser.add_argument("--no-write", action="store_true", help="do not rewrite the sources")
+    parser.add_argument(
+        "--quick", action="store_true", help="execute in quick mode, without writing back"
+    )
+    parser.add_argument("--timeout", type=int, default=3600, help="seconds per cell")
+    args = parser.parse_args(argv)
+    OUT.mkdir(exist_ok=True)
+    if not args.no_write:
+        for name, cells in SOURCES.items():
+            nbf.write(notebook(cells), OUT / f"{name}.ipynb")
+            print("wrote", OUT / f"{name}.ipynb")
+    if args.no_execute:
+        return 0
+    paths = sorted(OUT.glob("*.ipynb"))
+    if args.names:
+        paths = [p for p in paths if p.stem in args.names]
+    for path in paths:
+        seconds = execute(path, args.quick, args.timeout)
+        mode = "quick" if args.quick else "full"
+        print(f"executed {path.name} ({mode} mode) in {seconds:.0f} s", flush=True)
+    return 0
     OUT.mkdir(exist_ok=True)
     for name, cells in (
         ("quickstart", QUICKSTART),
@@ -194,4 +581,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

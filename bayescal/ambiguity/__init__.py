@@ -1,7 +1,8 @@
 """Multiclass calibration under ambiguous ground truth (Tao et al.; SPEC §2).
 
 Metrics against annotator distributions (``ece_true``, ``aece``, ``cwece``,
-``ece_plugin``, ``ece_voted``, ``brier``, ``nll``), post-hoc calibrators on
+``ece_plugin``, ``ece_voted``, ``brier`` (Eq. 5), ``brier_sampled``, ``nll``)
+with bootstrap intervals (:func:`metric_intervals`), post-hoc calibrators on
 cached logits with hard (voted) or soft (distribution) targets, loaders for
 CIFAR-10H and ChaosNLI, simulators, and the recommendation engine:
 :func:`assess_ambiguity` compares the calibrators on one dataset
@@ -41,11 +42,18 @@ from bayescal.ambiguity.evaluation import (
     evaluate_methods,
     fit_evaluate,
 )
+from bayescal.ambiguity.examples import AMBIGUITY_EXAMPLES, load_ambiguity_example
 from bayescal.ambiguity.loaders import AmbiguityData, load_chaosnli, load_cifar10h, stratified_split
+from bayescal.ambiguity.metric_intervals import (
+    INTERVAL_METRICS,
+    metric_intervals,
+    paired_differences,
+)
 from bayescal.ambiguity.metrics import (
     accuracy,
     aece,
     brier,
+    brier_sampled,
     cwece,
     ece_plugin,
     ece_true,
@@ -103,6 +111,12 @@ __all__ = [
     "ece_plugin",
     "ece_voted",
     "brier",
+    "brier_sampled",
+    "INTERVAL_METRICS",
+    "AMBIGUITY_EXAMPLES",
+    "load_ambiguity_example",
+    "metric_intervals",
+    "paired_differences",
     "nll",
     "accuracy",
     "evaluate",

@@ -17,12 +17,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+import xarray as xr
 
 from bayescal._random import seed_from
 from bayescal._typing import RandomState
 from bayescal.ambiguity.calibrators import METHODS
 from bayescal.ambiguity.evaluation import MethodResults, entropy_strata_errors, evaluate_methods
 from bayescal.ambiguity.loaders import AmbiguityData, stratified_split
+from bayescal.ambiguity.metric_intervals import metric_intervals
 from bayescal.ambiguity.recommend import (
     ANNOTATION_LEVELS,
     OBJECTIVES,
@@ -69,6 +71,9 @@ class AmbiguityAssessment:
         Input, per-method and outcome warnings, in that order.
     settings : dict
         The settings used.
+    intervals : xarray.Dataset or None
+        Test-half metrics of every method that ran with bootstrap intervals
+        (:func:`~bayescal.ambiguity.metric_intervals`); None when ``n_boot=0``.
     """
 
     seed: int
@@ -81,6 +86,7 @@ class AmbiguityAssessment:
     strata: dict | None
     flags: list = field(default_factory=list)
     settings: dict = field(default_factory=dict)
+    intervals: xr.Dataset | None = None
 
     @property
     def level(self) -> str:
@@ -101,6 +107,8 @@ def assess_ambiguity(
     cv_folds: int = 5,
     entropy_strata: int = 5,
     distribution_threshold: int = 10,
+    n_boot: int = 200,
+    interval_prob: float = 0.9,
 ) -> AmbiguityAssessment:
     """Compare Tao et al.'s calibrators on one dataset and recommend one.
 
@@ -131,6 +139,10 @@ def assess_ambiguity(
         Strata of the error-by-entropy table; below 2, no table.
     distribution_threshold : int, default 10
         Median annotations per item from which counts read as distributions.
+    n_boot : int, default 200
+        Bootstrap replicates of the metric intervals (0: no intervals).
+    interval_prob : float, default 0.9
+        Probability of the metric intervals.
 
     Returns
     -------
@@ -165,6 +177,11 @@ def assess_ambiguity(
         )
         run = [n for n in METHODS if n in names or n in (*_ALWAYS, method)]
         results = evaluate_methods(data, cal, test, run, **common)
+        intervals = None
+        if n_boot and results.probas:
+            intervals = metric_intervals(
+                results.probas, data.counts[test], n_boot=n_boot, prob=interval_prob, **common
+            )
     for row in results.rows.values():
         row["usable"] = usable(row["group"], level)
     rec = explain_recommendation(method, level, objective, profile, check, fallbacks, results.rows)
@@ -196,7 +213,10 @@ def assess_ambiguity(
             "cv_folds": int(cv_folds),
             "entropy_strata": entropy_strata,
             "distribution_threshold": distribution_threshold,
+            "n_boot": n_boot,
+            "interval_prob": interval_prob,
         },
+        intervals=intervals,
     )
 
 

@@ -45,7 +45,17 @@ ECE_KEYS = ("ece_true", "aece", "cwece", "ece_plugin", "ece_voted")
 #: dropped. Programming errors (TypeError, AttributeError, ...) propagate.
 FIT_FAILURES = (BayescalError, ArithmeticError, ValueError, np.linalg.LinAlgError)
 
-_ROW_KEYS = ("ece_true", "aece", "cwece", "ece_plugin", "ece_voted", "brier", "nll", "accuracy")
+_ROW_KEYS = (
+    "ece_true",
+    "aece",
+    "cwece",
+    "ece_plugin",
+    "ece_voted",
+    "brier",
+    "brier_sampled",
+    "nll",
+    "accuracy",
+)
 
 
 def fit_evaluate(

@@ -19,7 +19,13 @@ Definitions (top class ``c = argmax_k p_k``, confidence ``p_c``; a draw
 - ``ece_voted``: ordinary ECE against the voted label ``y* = argmax pi``.
 - ``cwece``: mean over classes ``k`` of the binned error of ``p_k`` against
   ``1(y~ = k)``, averaged over draws.
-- ``brier = mean_i sum_k (p_ik - pi_ik)^2``; ``nll = mean_i -sum_k pi_ik log p_ik``.
+- ``brier``: Tao et al.'s Eq. 5, ``mean_i sum_k (p_ik - pi_ik)^2`` (distance to the
+  annotator distribution; zero for a perfect prediction of ``pi``).
+- ``brier_sampled``: the Brier score against a label drawn from the annotator
+  distribution, ``mean_i E_{y~ ~ pi_i} ||p_i - e_y~||^2``, computed exactly as
+  ``brier + mean_i (1 - ||pi_i||^2)``; its floor is the annotators' own
+  disagreement, and it is on the scale of Tao et al.'s published Brier columns.
+- ``nll = mean_i -sum_k pi_ik log p_ik``.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ __all__ = [
     "ece_voted",
     "cwece",
     "brier",
+    "brier_sampled",
     "nll",
     "accuracy",
     "evaluate",
@@ -288,15 +295,63 @@ def cwece(proba, targets, *, n_bins: int = 15, n_draws: int = 100, random_state=
 
 
 def brier(proba, targets) -> float:
-    """Mean squared distance ``mean_i sum_k (p_ik - pi_ik)^2`` to the annotator distribution.
+    """Brier score against the annotator distribution (Tao et al., Eq. 5).
+
+    ``mean_i sum_k (p_ik - pi_ik)^2``: the squared distance of the prediction
+    to the annotator distribution ``pi``; zero when ``p = pi``. Compare
+    :func:`brier_sampled`, the form on the scale of Tao et al.'s tables.
+
+    Parameters
+    ----------
+    proba : array-like of shape (n_items, n_classes)
+    targets : array-like of shape (n_items, n_classes) or (n_items,)
+        Annotator counts or distributions; integer labels mean one-hot.
+
+    Returns
+    -------
+    float
 
     Examples
     --------
     >>> brier([[0.5, 0.5]], [[1, 0]])
     0.5
+    >>> brier([[0.75, 0.25]], [[3, 1]])  # p equals pi
+    0.0
     """
     p, pi = _inputs(proba, targets)
     return float(((p - pi) ** 2).sum(axis=1).mean())
+
+
+def brier_sampled(proba, targets) -> float:
+    """Brier score against a label drawn from the annotator distribution (exact expectation).
+
+    ``mean_i E_{y~ ~ pi_i} ||p_i - e_y~||^2 = brier(p, pi) + mean_i (1 - ||pi_i||^2)``
+    (expand the square: ``E e_y~ = pi`` and ``||e_y~||^2 = 1``). The second
+    term is the annotators' own disagreement, so even ``p = pi`` scores
+    ``1 - ||pi||^2``; this is the scale of the Brier columns in Tao et al.'s
+    tables, whose text defines Brier by Eq. 5 (:func:`brier`). No labels are
+    sampled: the expectation is exact.
+
+    Parameters
+    ----------
+    proba : array-like of shape (n_items, n_classes)
+    targets : array-like of shape (n_items, n_classes) or (n_items,)
+        Annotator counts or distributions; integer labels mean one-hot (then
+        both forms agree).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> brier_sampled([[0.75, 0.25]], [[3, 1]])  # p = pi: only the disagreement 1 - 0.625
+    0.375
+    >>> brier_sampled([[0.5, 0.5]], [0]) == brier([[0.5, 0.5]], [0])
+    True
+    """
+    p, pi = _inputs(proba, targets)
+    return float((((p - pi) ** 2).sum(axis=1) + 1.0 - (pi**2).sum(axis=1)).mean())
 
 
 def nll(proba, targets) -> float:
@@ -342,8 +397,9 @@ def evaluate(
     -------
     dict
         ``ece_true``, ``aece``, ``cwece``, ``ece_plugin``, ``ece_voted``,
-        ``brier``, ``nll``, ``accuracy``. The three sampled metrics use
-        independent streams spawned from ``random_state``.
+        ``brier`` (Eq. 5), ``brier_sampled``, ``nll``, ``accuracy``. The three
+        sampled metrics use independent streams spawned from ``random_state``
+        (the first three children of its seed sequence, in that order).
 
     Examples
     --------
@@ -361,6 +417,7 @@ def evaluate(
         "ece_plugin": float(ece_plugin(proba, targets, n_bins=n_bins).ece),
         "ece_voted": float(ece_voted(proba, targets, n_bins=n_bins).ece),
         "brier": brier(proba, targets),
+        "brier_sampled": brier_sampled(proba, targets),
         "nll": nll(proba, targets),
         "accuracy": accuracy(proba, targets),
     }

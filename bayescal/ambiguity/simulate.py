@@ -246,6 +246,7 @@ def run_motivating_example(
     n_per_cluster: int = 500,
     hidden: int = 64,
     max_iter: int = 300,
+    l2: float = 1e-4,
     n_draws: int = 100,
     random_state: RandomState = 0,
 ) -> dict:
@@ -255,6 +256,9 @@ def run_motivating_example(
     points per cluster; an :class:`MLP` is trained on voted labels; TS, Platt
     and HB-Hard are fitted on the calibration sample's voted labels (SLTS on
     its distributions, for contrast); all are scored on the test sample.
+    ``hidden``, ``max_iter`` and ``l2`` (weight decay) are the :class:`MLP`'s:
+    they decide how confident the network is on voted labels, hence whether
+    TS sharpens (T < 1) or softens it.
 
     Returns
     -------
@@ -275,7 +279,7 @@ def run_motivating_example(
     """
     rng = check_random_state(random_state)
     train, cal, test = (gaussian_three_class(n_per_cluster, random_state=rng) for _ in range(3))
-    net = MLP(hidden=hidden, max_iter=max_iter, random_state=rng).fit(train.X, train.voted)
+    net = MLP(hidden=hidden, l2=l2, max_iter=max_iter, random_state=rng).fit(train.X, train.voted)
     z_cal, z_test = net.logits(cal.X), net.logits(test.X)
     methods = {
         "Uncalibrated": (Uncalibrated(), cal.voted),

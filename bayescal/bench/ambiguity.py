@@ -21,6 +21,7 @@ import json
 import time
 
 from bayescal.ambiguity.evaluation import entropy_strata_errors, fit_evaluate
+from bayescal.bench._io import environment
 
 __all__ = ["add_arguments", "run"]
 
@@ -38,6 +39,7 @@ ABLATION_METHODS = (
     "IR-Soft",
 )
 ENTROPY_METHODS = ("Uncalibrated", "TS", "SLTS", "Dirichlet-Soft")
+_ABLATION_KEYS = ("ece_true", "aece", "cwece", "nll", "brier", "brier_sampled")
 
 
 def add_arguments(parser) -> None:
@@ -97,6 +99,12 @@ def add_arguments(parser) -> None:
         "--entropy-bins", type=int, default=5, help="Equal-frequency entropy strata (default 5)."
     )
     parser.add_argument("--ablations", action="store_true", help="Run all three ablations.")
+    parser.add_argument(
+        "--n-boot",
+        type=int,
+        default=200,
+        help="Bootstrap replicates of the first seed's metric intervals (default 200; 0: none).",
+    )
 
 
 def _load(args):
@@ -156,7 +164,7 @@ def _cal_size_ablation(data, cal, test, specs, args, seed):
                     n_bins=args.n_bins,
                     n_draws=args.n_draws,
                 )
-                res[name] = {"ece_true": r["ece_true"], "nll": r["nll"], "brier": r["brier"]}
+                res[name] = {k: r[k] for k in _ABLATION_KEYS}
         rows[f"{frac:g}"] = {"n_cal": int(np.size(sub)), "results": res}
     return rows
 
@@ -190,7 +198,7 @@ def _annotation_ablation(data, cal, test, specs, args, seed):
                     n_draws=args.n_draws,
                     targets=targets,
                 )
-                res[name] = {"ece_true": r["ece_true"], "nll": r["nll"], "brier": r["brier"]}
+                res[name] = {k: r[k] for k in _ABLATION_KEYS}
                 if "T" in r:
                     res[name]["T"] = r["T"]
         rows[str(m)] = res
@@ -198,9 +206,12 @@ def _annotation_ablation(data, cal, test, specs, args, seed):
 
 
 def run(args) -> int:
+    import os
+
     import numpy as np
 
-    from bayescal.ambiguity import METHODS, stratified_split
+    from bayescal.ambiguity import METHODS, metric_intervals, stratified_split
+    from bayescal.ambiguity.metric_intervals import intervals_to_dict
     from bayescal.errors import ConfigError
 
     t_start = time.perf_counter()
@@ -240,6 +251,22 @@ def run(args) -> int:
 
     cal, test = split_first
     first = args.seeds[0]
+    intervals = None
+    if args.n_boot:
+        ds = metric_intervals(
+            probas_first,
+            data.counts[test],
+            n_boot=args.n_boot,
+            n_bins=args.n_bins,
+            n_draws=args.n_draws,
+            random_state=first,
+        )
+        intervals = {
+            "interval_method": ds.attrs["interval_method"],
+            "prob": ds.attrs["prob"],
+            "n_boot": ds.attrs["n_boot"],
+            "methods": intervals_to_dict(ds),
+        }
     out = {
         "dataset": data.name,
         "n_cal": int(cal.size),
@@ -250,12 +277,13 @@ def run(args) -> int:
             "split": "stratified 50/50 by voted label (ties: lowest class index)",
             "n_bins": args.n_bins,
             "n_draws": args.n_draws,
-            "units": "ece_true, aece, cwece, ece_plugin, ece_voted "
-            "in percent; brier, nll, accuracy as fractions",
+            "units": "ece_true, aece, cwece, ece_plugin, ece_voted in percent; brier (Tao et "
+            "al.'s Eq. 5), brier_sampled (Eq. 5 + 1 - ||pi||^2), nll, accuracy as fractions",
             "oracle": "'Oracle TS (oracle)' is SLTS fitted on the "
             "TEST split: an upper reference, not a method",
         },
         "results": per_seed[first],
+        "intervals_first_seed": intervals,
         "seconds_all_methods": float(sum(r["seconds"] for r in per_seed[first].values())),
     }
     if len(args.seeds) > 1:
@@ -284,6 +312,8 @@ def run(args) -> int:
         )
         out["figure"] = str(args.figure)
     out["seconds_total"] = time.perf_counter() - t_start
+    out["environment"] = environment()
+    out["load_average_1min"] = os.getloadavg()[0]
 
     text = json.dumps(
         out, indent=2, default=lambda o: o.item() if isinstance(o, np.generic) else str(o)

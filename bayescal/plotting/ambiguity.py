@@ -151,9 +151,9 @@ def reliability_panels(
 
 
 def true_and_voted_reliability(
-    true: dict, voted: dict, *, axes: np.ndarray | None = None
+    true: dict, voted: dict, *, stacked: bool = False, axes: np.ndarray | None = None
 ) -> np.ndarray:
-    """Reliability against annotator draws (top row) and against the voted label (bottom row).
+    """Reliability against annotator draws and against the voted label, per method.
 
     Tao et al., Sec. 4: a voted-label calibrator such as TS can look calibrated
     against the voted label while staying overconfident against labels drawn
@@ -164,11 +164,17 @@ def true_and_voted_reliability(
     true, voted : dict of str -> xarray.Dataset
         Per-bin data of :func:`~bayescal.ambiguity.ece_true` and
         :func:`~bayescal.ambiguity.ece_voted` per panel title (same keys).
-    axes : array of Axes of shape (2, len(true)), optional
+    stacked : bool, default False
+        False: one column per method, true labels in the top row and voted
+        labels below (axes of shape (2, n_methods)). True: one row per method,
+        true and voted side by side (axes of shape (n_methods, 2)), for narrow
+        screens.
+    axes : array of Axes, optional
+        Of the shape above.
 
     Returns
     -------
-    ndarray of Axes of shape (2, len(true))
+    ndarray of Axes of shape (2, n_methods), or (n_methods, 2) when ``stacked``
 
     Examples
     --------
@@ -180,16 +186,17 @@ def true_and_voted_reliability(
     (2, 1)
     """
     names = list(true)
+    shape = (len(names), 2) if stacked else (2, len(names))
     with literal_text():
         if axes is None:
-            _, axes = pyplot().subplots(
-                2, len(names), figsize=(2.7 * len(names), 5.8), squeeze=False
-            )
-        axes = np.asarray(axes).reshape(2, len(names))
+            size = (5.4, 2.7 * len(names)) if stacked else (2.7 * len(names), 5.8)
+            _, axes = pyplot().subplots(*shape, figsize=size, squeeze=False)
+        axes = np.asarray(axes).reshape(shape)
         for j, name in enumerate(names):
             shown = display_name(name)
-            reliability_diagram(true[name], ax=axes[0, j], title=f"{shown}\ntrue labels")
-            reliability_diagram(voted[name], ax=axes[1, j], title=f"{shown}\nvoted labels")
+            top, bottom = (axes[j, 0], axes[j, 1]) if stacked else (axes[0, j], axes[1, j])
+            reliability_diagram(true[name], ax=top, title=f"{shown}\ntrue labels")
+            reliability_diagram(voted[name], ax=bottom, title=f"{shown}\nvoted labels")
         axes[0, 0].figure.tight_layout()
     return axes
 

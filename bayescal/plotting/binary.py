@@ -10,6 +10,7 @@ a function is called.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -49,6 +50,7 @@ def noise_corrected_reliability(
     band: xr.Dataset | None = None,
     reference: BinnedECE | None = None,
     prob: float = 0.9,
+    clip: bool = True,
     axes: Sequence[Axes] | None = None,
 ) -> np.ndarray:
     """Naive (vote-based) and noise-corrected reliability diagrams side by side.
@@ -56,7 +58,10 @@ def noise_corrected_reliability(
     Hanada & Futami, Sec. 3 (Definition 4): the corrected curve is the bin
     mean of the noise-corrected labels ``U``, unbiased for the clean positive
     rate of the bin; the naive curves take the mean answer or the majority
-    vote as truth.
+    vote as truth. ``U`` is not confined to [0, 1], so the corrected curve and
+    its band can leave [0, 1] in sparse bins; with ``clip`` (the default) they
+    are drawn clipped to [0, 1] and a clipped point is drawn hollow on the
+    border (the numbers themselves are not changed; say so in a caption).
 
     Parameters
     ----------
@@ -71,7 +76,10 @@ def noise_corrected_reliability(
         :func:`~bayescal.oracle_ece` when reference labels exist.
     prob : float, default 0.9
         Probability of ``band`` (legend text).
+    clip : bool, default True
+        Draw the corrected curve and band clipped to [0, 1].
     axes : sequence of two Axes, optional
+        Side by side or stacked; the caller chooses the layout.
 
     Returns
     -------
@@ -86,8 +94,8 @@ def noise_corrected_reliability(
     >>> d = simulate_toy(2000, random_state=0)
     >>> ch = ChannelFit.known(TOY_FP, 1 - np.array(TOY_FN))
     >>> axes = noise_corrected_reliability(soft_vote_ece(d), majority_vote_ece(d), nc_ece(d, ch))
-    >>> len(axes)
-    2
+    >>> len(axes), [float(v) for v in axes[1].get_ylim()]
+    (2, [-0.02, 1.02])
     """
     with literal_text():
         if axes is None:
@@ -99,24 +107,44 @@ def noise_corrected_reliability(
             ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1)
             ax.set_xlim(0, 1)
             ax.set_xlabel("mean score in bin")
+            ax.set_ylabel("positive rate in bin")
             ax.grid(alpha=0.3)
         axes[0].plot(x[ok], soft_vote.bin_mean_target.values[0][ok], "o-", label="soft vote")
         axes[0].plot(
             x[ok], majority_vote.bin_mean_target.values[0][ok], "s-", label="majority vote"
         )
         axes[0].set_title("Naive: votes taken as truth", fontsize=10)
-        axes[0].set_ylabel("positive rate in bin")
-        point = corrected.bin_mean_target.values.mean(axis=0)
-        axes[1].plot(x[ok], point[ok], "o-", color="C2", label="noise-corrected")
+        point = corrected.bin_mean_target.values.mean(axis=0)[ok]
+        shown = np.clip(point, 0.0, 1.0) if clip else point
+        axes[1].plot(x[ok], shown, "-", color="C2")
+        inside = shown == point
+        axes[1].plot(x[ok][inside], shown[inside], "o", color="C2", label="noise-corrected")
+        if not inside.all():
+            axes[1].plot(
+                x[ok][~inside],
+                shown[~inside],
+                "o",
+                mfc="white",
+                color="C2",
+                label="noise-corrected, beyond [0, 1]",
+            )
         if band is not None:
+            lo = np.asarray(band["lo"].values, dtype=float)[ok]
+            hi = np.asarray(band["hi"].values, dtype=float)[ok]
+            if clip:
+                lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
             axes[1].fill_between(
                 x[ok],
-                np.asarray(band["lo"].values)[ok],
-                np.asarray(band["hi"].values)[ok],
+                lo,
+                hi,
                 color="C2",
                 alpha=0.25,
-                label=f"{int(round(prob * 100))}% credible band",
+                label=f"{int(round(prob * 100))}% credible band"
+                + (" (shown within [0, 1])" if clip else ""),
             )
+        if clip:
+            for ax in axes:
+                ax.set_ylim(-0.02, 1.02)
         axes[1].set_title("Noise-corrected (clean-label) estimate", fontsize=10)
         for ax in axes:
             if reference is not None:
@@ -152,6 +180,7 @@ def channel_forest(
         A point fit drawn as crosses over the posterior.
     prob : float, default 0.9
     axes : sequence of two Axes, optional
+        Side by side (sharing the y axis) or stacked.
 
     Returns
     -------
@@ -203,7 +232,8 @@ def channel_forest(
                     )
             ax.set_title(title, fontsize=10)
             ax.grid(alpha=0.3)
-        axes[0].set_yticks(y, names, parse_math=False)
+        for ax in axes:
+            ax.set_yticks(y, names, parse_math=False)
         axes[1].legend(fontsize=7, loc="lower left")
         axes[0].figure.suptitle(
             f"Annotator channels ({int(round(prob * 100))}% intervals)", fontsize=11, y=1.03
@@ -221,7 +251,10 @@ def pattern_predictive_check(
     One panel per score group: bars are the equal-tailed ``prob`` interval of
     the replicated counts, dots the observed counts (the pattern-count check of
     :mod:`bayescal.bayes.diagnostics`). Dots outside their bars flag dependent
-    annotators or a misfitting channel model.
+    annotators or a misfitting channel model. A pattern label has one
+    character per annotator, in the annotators' order (named under the axis):
+    ``1`` = answered positive, ``0`` = answered negative, ``.`` = no answer;
+    patterns never observed nor predicted are left out.
 
     Parameters
     ----------
@@ -246,6 +279,7 @@ def pattern_predictive_check(
     used = (obs.sum(axis=0) > 0) | (hi.sum(axis=0) > 0)
     labels = np.asarray(idata.observed_data["pattern"].values)[used]
     groups = [display_name(g) for g in idata.observed_data["group"].values]
+    order = _annotator_order(idata)
     n_g = obs.shape[0]
     x = np.arange(int(used.sum()))
     with literal_text():
@@ -261,32 +295,82 @@ def pattern_predictive_check(
             ax.set_ylabel(groups[g], fontsize=7, rotation=0, ha="right", parse_math=False)
             ax.grid(alpha=0.3)
         axes[-1].set_xticks(x, [str(s) for s in labels], rotation=90, fontsize=7, parse_math=False)
+        # Wrapped to the figure's width so narrow layouts keep their size.
+        width = max(30, int(axes[-1].figure.get_figwidth() * 15))
+        axes[-1].set_xlabel(
+            textwrap.fill(
+                f"response pattern: one character per annotator ({order}); "
+                "1 = positive, 0 = negative, . = no answer",
+                width,
+            ),
+            fontsize=8,
+            parse_math=False,
+        )
         axes[0].set_title(
-            "Response patterns: observed (dots) vs posterior predictive "
-            f"{int(round(prob * 100))}% (bars)",
+            textwrap.fill(
+                "Response patterns: observed (dots) vs posterior predictive "
+                f"{int(round(prob * 100))}% (bars)",
+                max(30, int(axes[0].figure.get_figwidth() * 12)),
+            ),
             fontsize=10,
         )
     return axes
 
 
+def _annotator_order(idata: InferenceData) -> str:
+    """The annotators in pattern order, shown literally (from the posterior's coordinates)."""
+    names = idata.posterior["a"]["annotator"].values
+    return " ".join(display_name(n) for n in names)
+
+
 def channel_trace(idata: InferenceData, *, axes: np.ndarray | None = None) -> np.ndarray:
-    """ArviZ trace plot of the channels ``a`` and ``b`` (compact, one row per variable).
+    """ArviZ trace plot of the channels ``a`` and ``b``, with a legend of annotators and chains.
 
     Sampler check of the channel posterior (Hanada & Futami's channels, Sec. 4).
+    ArviZ's compact trace draws every annotator of a variable on one axis,
+    one colour per annotator and one line style per chain; the legend below
+    the plot says which is which.
 
     Parameters
     ----------
     idata : arviz.InferenceData
     axes : array of Axes of shape (2, 2), optional
+        Rows ``a`` and ``b``; columns density and trace. Reshape a (4, 1) grid
+        to (2, 2) to stack the four panels.
 
     Returns
     -------
     ndarray of Axes
     """
     import arviz as az
+    from matplotlib.lines import Line2D
 
+    names = [display_name(n) for n in idata.posterior["a"]["annotator"].values]
     with literal_text():
-        return az.plot_trace(idata, var_names=["a", "b"], compact=True, figsize=(9, 4), axes=axes)
+        axes = az.plot_trace(idata, var_names=["a", "b"], compact=True, figsize=(9, 4), axes=axes)
+        titles = {"a": "a = P(answer 1 | Y = 0)", "b": "b = P(answer 1 | Y = 1)"}
+        for row, var in zip(axes, ("a", "b")):
+            for ax in row:
+                ax.set_title(titles[var], fontsize=9)
+        # ArviZ colours the annotators in coordinate order and styles the chains.
+        colours = list(dict.fromkeys(line.get_color() for line in axes[0, 1].get_lines()))
+        styles = list(dict.fromkeys(line.get_linestyle() for line in axes[0, 1].get_lines()))
+        handles = [Line2D([], [], color=c, lw=2, label=name) for c, name in zip(colours, names)] + [
+            Line2D([], [], color="grey", ls=ls, label=f"chain {i}")
+            for i, ls in enumerate(styles[: idata.posterior.sizes["chain"]])
+        ]
+        fig = axes[0, 0].figure
+        fig.legend(
+            handles=handles,
+            loc="lower center",
+            ncol=min(len(handles), 4 if fig.get_figwidth() < 6 else 8),
+            fontsize=8,
+            frameon=False,
+            bbox_to_anchor=(0.5, 1.0),
+            title="colour = annotator, line style = chain",
+            title_fontsize=8,
+        )
+    return axes
 
 
 def recalibration_curves(

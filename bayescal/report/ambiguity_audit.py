@@ -21,13 +21,14 @@ import numpy as np
 from bayescal._typing import RandomState
 from bayescal.ambiguity.assessment import AmbiguityAssessment, assess_ambiguity
 from bayescal.ambiguity.loaders import AmbiguityData
+from bayescal.ambiguity.metric_intervals import intervals_to_dict, paired_differences
 from bayescal.ambiguity.metrics import ece_voted
 from bayescal.ambiguity.recommend import AmbiguityRecommendation
 from bayescal.display import display_name
 from bayescal.errors import ConfigError
 from bayescal.plotting.ambiguity import entropy_histogram, true_and_voted_reliability
 from bayescal.report.core import Provenance, Report, Section, Table, fmt
-from bayescal.report.figures import figure, new_figure
+from bayescal.report.figures import responsive_figure
 
 __all__ = ["audit_ambiguity", "AmbiguityReport"]
 
@@ -96,6 +97,8 @@ def audit_ambiguity(
     cv_folds: int = 5,
     entropy_strata: int = 5,
     distribution_threshold: int = 10,
+    n_boot: int = 200,
+    interval_prob: float = 0.9,
     command: str | None = None,
     title: str | None = None,
 ) -> AmbiguityReport:
@@ -133,6 +136,11 @@ def audit_ambiguity(
         Strata of the error-versus-annotation-entropy table (unanimous items first).
     distribution_threshold : int, default 10
         Median annotations per item from which counts read as distributions.
+    n_boot : int, default 200
+        Bootstrap replicates behind the metric intervals and the "not
+        distinguishable" statements (0: none).
+    interval_prob : float, default 0.9
+        Probability of those intervals.
     command : str, optional
         The command line, recorded for reproducibility.
     title : str, optional
@@ -169,6 +177,8 @@ def audit_ambiguity(
         cv_folds=cv_folds,
         entropy_strata=entropy_strata,
         distribution_threshold=distribution_threshold,
+        n_boot=n_boot,
+        interval_prob=interval_prob,
     )
     summary = _summary(data, a)
     sections = [
@@ -228,15 +238,61 @@ def _summary(data: AmbiguityData, a: AmbiguityAssessment) -> dict:
             "never a method and never recommended",
             "n_bins": s["n_bins"],
             "n_draws": s["n_draws"],
-            "units": "ece_true, aece, cwece, ece_plugin, ece_voted in percent; brier, nll, "
-            "accuracy as fractions; accuracy against voted labels",
+            "units": "ece_true, aece, cwece, ece_plugin, ece_voted in percent; brier (Tao et "
+            "al.'s Eq. 5, squared distance to the annotator distribution), brier_sampled "
+            "(against a label drawn from it: Eq. 5 + 1 - ||pi||^2), nll, accuracy as "
+            "fractions; accuracy against voted labels",
         },
         "methods": a.methods.rows,
+        "intervals": _interval_summary(a),
         "recommendation": a.recommendation.to_dict(),
         "entropy_strata": a.strata,
     }
     if data.reference is not None:
         out["reference_agreement"] = float(np.mean(data.voted == data.reference))
+    return out
+
+
+_INTERVAL_TEXT = {
+    "ece_true": ("ECE_true %", 2),
+    "aece": ("aECE %", 2),
+    "cwece": ("cwECE %", 2),
+    "ece_voted": ("ECE_voted %", 2),
+    "brier": ("Brier, Eq. 5 (vs π)", 4),
+    "brier_sampled": ("Brier, sampled label", 4),
+    "nll": ("NLL", 3),
+    "accuracy": ("accuracy %", 1),
+}
+
+
+def _interval_summary(a: AmbiguityAssessment) -> dict | None:
+    """Estimates, intervals and paired differences against the recommended method (JSON)."""
+    ds = a.intervals
+    if ds is None:
+        return None
+    rec = a.recommendation.method
+    out = {
+        "prob": ds.attrs["prob"],
+        "n_boot": ds.attrs["n_boot"],
+        "interval_method": ds.attrs["interval_method"],
+        "units": "as in 'methods' (ECE-type metrics and accuracy in percent)",
+        "methods": intervals_to_dict(ds),
+    }
+    if rec in ds.calibrator.values:
+        versus = intervals_to_dict(paired_differences(ds, rec))
+        versus.pop(rec)
+        out["versus_recommended"] = {
+            "reference": rec,
+            "methods": versus,
+            "not_distinguishable": {
+                str(m): [
+                    name
+                    for name, metrics in versus.items()
+                    if not metrics[str(m)]["distinguishable"] and not a.methods.rows[name]["oracle"]
+                ]
+                for m in ds.metric.values
+            },
+        }
     return out
 
 
@@ -287,8 +343,12 @@ def _data_section(data: AmbiguityData, a: AmbiguityAssessment, summary: dict) ->
         (shown[j], int(voted[j]), f"{100 * share[j]:.1f}%", int(pred[j]))
         for j in range(min(data.n_classes, MAX_CLASS_ROWS))
     ]
-    fig = new_figure(figsize=(6, 2.8))
-    entropy_histogram(a.entropy, ax=fig.subplots())
+    histogram = responsive_figure(
+        "Annotation entropy per item: how much annotators disagree.",
+        lambda fig, narrow: entropy_histogram(a.entropy, ax=fig.subplots()),
+        size=(6, 2.8),
+        narrow_height=2.6,
+    )
     notes = []
     if data.n_classes > MAX_CLASS_ROWS:
         notes.append(
@@ -305,7 +365,7 @@ def _data_section(data: AmbiguityData, a: AmbiguityAssessment, summary: dict) ->
                 class_rows,
             ),
         ],
-        figures=[figure("Annotation entropy per item: how much annotators disagree.", fig)],
+        figures=[histogram],
         notes=notes,
     )
 
@@ -366,7 +426,8 @@ def _methods_section(a: AmbiguityAssessment) -> Section:
         "aECE %",
         "cwECE %",
         "ECE_voted %",
-        "Brier",
+        "Brier, Eq. 5 (vs π)",
+        "Brier, sampled label",
         "NLL",
         "accuracy %",
         "seconds",
@@ -382,7 +443,7 @@ def _methods_section(a: AmbiguityAssessment) -> Section:
         )
         if r["status"] != "ok":
             rows.append(
-                (label, _GROUP_TEXT[r["group"]], usable, "failed: " + r["error"], *[""] * 8)
+                (label, _GROUP_TEXT[r["group"]], usable, "failed: " + r["error"], *[""] * 9)
             )
             continue
         rows.append(
@@ -396,6 +457,7 @@ def _methods_section(a: AmbiguityAssessment) -> Section:
                 fmt(r["cwece"], 2),
                 fmt(r["ece_voted"], 2),
                 fmt(r["brier"], 4),
+                fmt(r["brier_sampled"], 4),
                 fmt(r["nll"], 3),
                 fmt(100 * r["accuracy"], 1),
                 fmt(r["seconds"], 2),
@@ -406,15 +468,88 @@ def _methods_section(a: AmbiguityAssessment) -> Section:
         "confidences with labels drawn from the annotator distribution; ECE_voted "
         "with the voted label; Brier and NLL score the whole predicted distribution "
         "against the annotator distribution (lower is better everywhere).",
+        "Two Brier scores: 'Eq. 5 (vs π)' is Tao et al.'s Eq. 5, mean ||p − π||², the "
+        "squared distance to the annotator distribution (0 for a perfect prediction); "
+        "'sampled label' is the Brier score against one label drawn from the annotators, "
+        "E||p − e_y||² = Eq. 5 + (1 − ||π||²), whose floor is the annotators' own "
+        "disagreement and whose scale matches the Brier columns of Tao et al.'s tables.",
         "Oracle TS (oracle) is fitted on the test half itself: it shows how far a single "
         "temperature can go, it is not a method you can use, and it is never recommended.",
     ]
-    return Section(
-        key="methods",
-        title="Method comparison",
-        tables=[Table("Every method, test half", header, rows)],
-        notes=notes,
-    )
+    tables = [Table("Every method, test half", header, rows)]
+    summary = _interval_summary(a)
+    if summary is not None:
+        tables += _interval_tables(summary)
+        notes += _distinguishable_notes(summary)
+    return Section(key="methods", title="Method comparison", tables=tables, notes=notes)
+
+
+def _interval_tables(summary: dict) -> list[Table]:
+    pct = int(round(100 * summary["prob"]))
+    keys = [k for k in _INTERVAL_TEXT if k != "accuracy"]
+    rows = []
+    for name, metrics in summary["methods"].items():
+        cells = []
+        for key in keys:
+            v, digits = metrics[key], _INTERVAL_TEXT[key][1]
+            cells.append(
+                f"{fmt(v['estimate'], digits)} [{fmt(v['lo'], digits)}, {fmt(v['hi'], digits)}]"
+            )
+        rows.append((name, *cells))
+    tables = [
+        Table(
+            f"Test-half metrics with {pct}% intervals ({summary['interval_method']}; "
+            f"{summary['n_boot']} replicates)",
+            ("method", *[_INTERVAL_TEXT[k][0] for k in keys]),
+            rows,
+        )
+    ]
+    versus = summary.get("versus_recommended")
+    if versus and versus["methods"]:
+        ref = versus["reference"]
+        rows = []
+        for name, metrics in versus["methods"].items():
+            cells = []
+            for key in keys:
+                v, digits = metrics[key], _INTERVAL_TEXT[key][1]
+                mark = "" if v["distinguishable"] else " (n.d.)"
+                cells.append(
+                    f"{v['estimate']:+.{digits}f} [{fmt(v['lo'], digits)}, "
+                    f"{fmt(v['hi'], digits)}]{mark}"
+                )
+            rows.append((name, *cells))
+        tables.append(
+            Table(
+                f"Each method minus the recommended {ref}, paired on the same resampled items "
+                f"and label draws ({pct}% intervals; n.d. = not distinguishable: the interval "
+                "contains 0)",
+                ("method", *[_INTERVAL_TEXT[k][0] for k in keys]),
+                rows,
+            )
+        )
+    return tables
+
+
+def _distinguishable_notes(summary: dict) -> list[str]:
+    pct = int(round(100 * summary["prob"]))
+    notes = [
+        f"Intervals are {pct}% basic bootstrap intervals over the test items (each item "
+        "resampled together with its label draws). Binned ECEs are biased upward, and the "
+        "basic interval corrects for that, so an ECE interval can lie below its estimate: "
+        "the estimate is the paper's statistic, the interval is for the population value."
+    ]
+    versus = summary.get("versus_recommended")
+    if not versus:
+        return notes
+    ref = versus["reference"]
+    for key in ("ece_true", "nll", "brier"):
+        same = versus["not_distinguishable"][key]
+        label = _INTERVAL_TEXT[key][0].replace(" %", "")
+        if same:
+            notes.append(f"Not distinguishable from {ref} on {label} at {pct}%: {', '.join(same)}.")
+        else:
+            notes.append(f"On {label}, every other method is distinguishable from {ref} at {pct}%.")
+    return notes
 
 
 def _reliability_section(data: AmbiguityData, a: AmbiguityAssessment) -> Section:
@@ -438,17 +573,25 @@ def _reliability_section(data: AmbiguityData, a: AmbiguityAssessment) -> Section
     titles = {n: n + (" (recommended)" if n == rec.method and n != "TS" else "") for n in show}
     true = {titles[n]: bins[n] for n in show}
     voted = {titles[n]: ece_voted(a.methods.probas[n], counts, n_bins=n_bins) for n in show}
-    fig = new_figure(figsize=(2.7 * len(show), 5.8))
-    true_and_voted_reliability(true, voted, axes=fig.subplots(2, len(show), squeeze=False))
+    k = len(show)
     return Section(
         key="reliability",
         title="Reliability diagrams",
         figures=[
-            figure(
-                "Top row: accuracy against labels drawn from the annotator "
-                "distribution (ECE_true); bottom row: against the voted label "
-                "(ECE_voted). Red = overconfident, green = underconfident. Test half.",
-                fig,
+            responsive_figure(
+                "Accuracy against labels drawn from the annotator distribution (ECE_true; "
+                "top row, or left on a phone) and against the voted label (ECE_voted; bottom "
+                "row, or right). Red = overconfident, green = underconfident. Test half.",
+                lambda fig, narrow: true_and_voted_reliability(
+                    true,
+                    voted,
+                    stacked=narrow,
+                    axes=fig.subplots(k, 2, squeeze=False)
+                    if narrow
+                    else fig.subplots(2, k, squeeze=False),
+                ),
+                size=(2.7 * k, 5.8),
+                narrow_height=2.2 * k,
             )
         ],
         notes=[

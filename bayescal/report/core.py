@@ -96,11 +96,19 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    """A captioned figure as a base64 PNG (see :func:`bayescal.report.figures.figure`)."""
+    """A captioned figure as a base64 PNG (see :func:`bayescal.report.figures.figure`).
+
+    ``narrow_png_base64``, when given, is the same figure laid out for a phone
+    (panels stacked); the HTML shows it on screens up to 640 px wide. ``dpi``
+    and ``narrow_dpi`` are the resolutions the PNGs were drawn at.
+    """
 
     caption: str
     png_base64: str
     alt: str = ""
+    narrow_png_base64: str = ""
+    dpi: int = 100
+    narrow_dpi: int = 200
 
 
 @dataclass(eq=False)

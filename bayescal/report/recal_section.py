@@ -27,7 +27,7 @@ from bayescal.recal import (
     naive_targets,
 )
 from bayescal.report.core import Section, Table, fmt
-from bayescal.report.figures import figure, new_figure
+from bayescal.report.figures import responsive_figure
 from bayescal.report.sections import Context
 from bayescal.summaries.summary import Summary
 
@@ -119,12 +119,16 @@ def recalibration_section(ctx: Context) -> Section:
         "heldout_nc_ece": record[f"{best}_corrected"]["nc"],
     }
     ctx.diagnostics["recalibration"] = record
-    fig = new_figure(figsize=(5.5, 4.2))
-    recalibration_curves(
-        {fam: (fitted[(fam, "corrected")], fitted[(fam, "naive")]) for fam in FAMILIES},
-        band=band,
-        prob=ctx.prob,
-        ax=fig.subplots(),
+    maps = responsive_figure(
+        "Recalibration maps: corrected (solid) vs naive (dotted)",
+        lambda fig, narrow: recalibration_curves(
+            {fam: (fitted[(fam, "corrected")], fitted[(fam, "naive")]) for fam in FAMILIES},
+            band=band,
+            prob=ctx.prob,
+            ax=fig.subplots(),
+        ),
+        size=(5.5, 4.2),
+        narrow_height=3.6,
     )
     notes = [
         f"Maps fitted on {fit_d.n_items} items and evaluated on {test_d.n_items} other items "
@@ -145,6 +149,6 @@ def recalibration_section(ctx: Context) -> Section:
                 rows,
             )
         ],
-        figures=[figure("Recalibration maps: corrected (solid) vs naive (dotted)", fig)],
+        figures=[maps],
         notes=notes,
     )

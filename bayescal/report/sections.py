@@ -32,7 +32,7 @@ from bayescal.plotting.binary import (
     pattern_predictive_check,
 )
 from bayescal.report.core import Section, Table, fmt
-from bayescal.report.figures import figure, new_figure
+from bayescal.report.figures import responsive_figure
 from bayescal.summaries.summary import Summary, summarize
 
 __all__ = [
@@ -129,7 +129,7 @@ def data_section(ctx: Context) -> Section:
         ("reference labels given", "yes" if d["has_truth"] else "no"),
     ]
     per = [
-        (name, d["answers_per_annotator"][name], fmt(d["positive_rate_per_annotator"][name], 3))
+        (name, d["answers_per_annotator"][name], fmt(d["positive_rate_per_annotator"][name]))
         for name in ctx.data.annotators
     ]
     if d["n_unannotated"]:
@@ -284,9 +284,9 @@ def channel_section(ctx: Context) -> Section:
         n_g = int(post.group_counts.values[g])
         if post.n_draws > 1:
             lo, hi = _interval(vals, ctx.prob)
-            prev_rows.append((str(label), n_g, f"{vals.mean():.3f} [{lo:.3f}, {hi:.3f}]"))
+            prev_rows.append((str(label), n_g, f"{fmt(vals.mean())} [{fmt(lo)}, {fmt(hi)}]"))
         else:
-            prev_rows.append((str(label), n_g, f"{vals[0]:.3f}"))
+            prev_rows.append((str(label), n_g, fmt(vals[0])))
     header = (
         "annotator",
         "a point",
@@ -295,8 +295,18 @@ def channel_section(ctx: Context) -> Section:
         f"b posterior mean [{ctx.percent}%]",
         "gap b - a",
     )
-    fig = new_figure(figsize=(8, 0.45 * len(entries) + 1.4))
-    channel_forest(post, point=ctx.point, prob=ctx.prob, axes=fig.subplots(1, 2, sharey=True))
+    height = 0.45 * len(entries) + 1.4
+    forest = responsive_figure(
+        "Channels per annotator",
+        lambda fig, narrow: channel_forest(
+            post,
+            point=ctx.point,
+            prob=ctx.prob,
+            axes=fig.subplots(2, 1) if narrow else fig.subplots(1, 2, sharey=True),
+        ),
+        size=(8, height),
+        narrow_height=2 * height,
+    )
     return Section(
         key="channels",
         title="Annotator channels",
@@ -308,7 +318,7 @@ def channel_section(ctx: Context) -> Section:
                 prev_rows,
             ),
         ],
-        figures=[figure("Channels per annotator", fig)],
+        figures=[forest],
         notes=[note],
     )
 
@@ -326,7 +336,7 @@ def diagnostics_section(ctx: Context) -> Section:
     diag = ctx.channels.diagnostics
     ppc = diag.get("ppc_tail_prob", {})
     rows = [
-        ("R-hat (max over a, b, prevalence)", fmt(diag.get("rhat_max"), 4), "< 1.01"),
+        ("R-hat (max over a, b, prevalence)", fmt(diag.get("rhat_max"), 3), "< 1.01"),
         ("bulk ESS (min)", fmt(diag.get("ess_bulk_min"), 0), "> 100 per chain"),
         ("tail ESS (min)", fmt(diag.get("ess_tail_min"), 0), "> 100 per chain"),
         ("divergent transitions", fmt(diag.get("divergences")), "0"),
@@ -337,15 +347,32 @@ def diagnostics_section(ctx: Context) -> Section:
     idata = ctx.channels.idata
     if idata is not None and "posterior_predictive" in idata.groups():
         n_groups = idata.observed_data.sizes["group"]
-        fig = new_figure(figsize=(9, 1.7 * n_groups + 0.6))
-        pattern_predictive_check(
-            idata, prob=0.9, axes=fig.subplots(n_groups, 1, squeeze=False, sharex=True)
+        figures.append(
+            responsive_figure(
+                "Posterior predictive check of response patterns, one panel per score group. "
+                "A pattern lists every annotator's answer in the annotators' order "
+                "(named under the plot): 1 = answered positive, 0 = answered negative, "
+                ". = no answer. Dots are the observed counts, bars the 90% posterior-predictive "
+                "intervals; dots outside their bars point to dependent annotators or a "
+                "misfitting channel model.",
+                lambda fig, narrow: pattern_predictive_check(
+                    idata,
+                    prob=0.9,
+                    axes=fig.subplots(n_groups, 1, squeeze=False, sharex=True),
+                ),
+                size=(9, 1.7 * n_groups + 0.6),
+                narrow_height=1.5 * n_groups + 1.0,
+            )
         )
-        figures.append(figure("Posterior predictive check of response patterns", fig))
-        fig = new_figure(figsize=(9, 4))
-        channel_trace(idata, axes=fig.subplots(2, 2, squeeze=False))
-        fig.tight_layout()
-        figures.append(figure("Trace of the channels (ArviZ)", fig))
+        figures.append(
+            responsive_figure(
+                "Trace of the channels (ArviZ): densities and traces of a and b; one colour "
+                "per annotator, one line style per chain (legend above the plot).",
+                _draw_trace(idata),
+                size=(9, 4),
+                narrow_height=7.5,
+            )
+        )
     ctx.diagnostics["ppc_p_min"] = min(ppc.values()) if ppc else None
     return Section(
         key="diagnostics",
@@ -361,6 +388,16 @@ def diagnostics_section(ctx: Context) -> Section:
         ],
         figures=figures,
     )
+
+
+def _draw_trace(idata):
+    def draw(fig, narrow):
+        # Narrow: the four panels stacked (a density, a trace, b density, b trace).
+        grid = fig.subplots(4, 1).reshape(2, 2) if narrow else fig.subplots(2, 2, squeeze=False)
+        channel_trace(idata, axes=grid)
+        fig.tight_layout()
+
+    return draw
 
 
 # --------------------------------------------------------------------------- ECE
@@ -401,15 +438,24 @@ def ece_section(ctx: Context) -> Section:
     ]
     if "oracle" in e:
         rows.append(("reference-label ECE (truth column)", fmt(e["oracle"].value), ""))
-    fig = new_figure(figsize=(9, 4))
-    noise_corrected_reliability(
-        e["soft_vote"],
-        e["majority_vote"],
-        e["nc_point"],
-        band=iv.curve_band(ctx.prob),
-        reference=e.get("oracle"),
-        prob=ctx.prob,
-        axes=fig.subplots(1, 2, sharey=True),
+    band = iv.curve_band(ctx.prob)
+    reliability = responsive_figure(
+        "Reliability diagrams: naive (votes taken as truth) vs noise-corrected. The corrected "
+        "positive rate of a bin is an unbiased estimate that can fall outside [0, 1] in sparse "
+        f"bins; the curve and its {ctx.percent}% band are drawn clipped to [0, 1] (a hollow "
+        "marker on the border is a bin whose estimate lies beyond it); the numbers in the "
+        "tables are not clipped.",
+        lambda fig, narrow: noise_corrected_reliability(
+            e["soft_vote"],
+            e["majority_vote"],
+            e["nc_point"],
+            band=band,
+            reference=e.get("oracle"),
+            prob=ctx.prob,
+            axes=fig.subplots(2, 1, sharex=True) if narrow else fig.subplots(1, 2, sharey=True),
+        ),
+        size=(9, 4),
+        narrow_height=7.2,
     )
     notes = [
         "All errors use the same fixed bins and the same (annotated) items. NC-ECE replaces each "
@@ -430,12 +476,28 @@ def ece_section(ctx: Context) -> Section:
                 rows,
             )
         ],
-        figures=[figure("Reliability diagrams: naive vs noise-corrected", fig)],
+        figures=[reliability],
         notes=notes,
     )
 
 
 # ------------------------------------------------------------------------ summary.json
+def _estimate_label(ctx: Context, iv: dict) -> str:
+    """Which number the headline shows, in words."""
+    if "plugin" in iv:  # the interval result reports a bias-aware estimate beside the plug-in
+        return "bias-aware NC-ECE estimate"
+    source = ctx.point_method if ctx.point is not None else ctx.channels.method
+    return f"NC-ECE with the point channels ({source})"
+
+
+def _point_percentile(interval, point: float) -> float | None:
+    """Share (in percent) of the interval's draws at or below the headline estimate."""
+    draws = np.asarray(interval.ece["full"].values, dtype=float).ravel()
+    if draws.size < 2 or point is None or not np.isfinite(point):
+        return None
+    return float(100.0 * np.mean(draws <= point))
+
+
 def build_summary(ctx: Context) -> dict:
     """The audit's keys of ``summary.json`` (the report adds warnings and reproducibility)."""
     post = ctx.channels
@@ -468,11 +530,14 @@ def build_summary(ctx: Context) -> dict:
             "majority_vote": ctx.errors["majority_vote"].value,
             "nc": {
                 "point": iv["point"],
+                "estimate": _estimate_label(ctx, iv),
+                "point_percentile": _point_percentile(ctx.interval, iv["point"]),
                 "mean": iv["mean"],
                 "lo": iv["lo"],
                 "hi": iv["hi"],
                 "prob": iv["prob"],
                 "decomposition": iv["decomposition"],
+                **{k: iv[k] for k in ("plugin", "interval_method", "p_value") if k in iv},
             },
             "bins": [float(x) for x in ctx.summary.bin_edges],
         },
