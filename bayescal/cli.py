@@ -42,6 +42,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bayescal.bench.multiclass_channels",
         "Multiclass Dawid-Skene EM: bayescal vs crowd-kit on simulated confusion matrices.",
     ),
+    "multiclass-bayes-speed": (
+        "bayescal.bench.multiclass_bayes_speed",
+        "Multiclass Dawid-Skene posterior (10,000 items, C = 10, K = 3): time, R-hat and ESS "
+        "per sampler and parametrisation.",
+    ),
     "ncece": (
         "bayescal.bench.ncece",
         "NC-ECE cost for one channel fit and for many posterior draws (vs per-item numpy).",

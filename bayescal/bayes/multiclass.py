@@ -59,6 +59,7 @@ __all__ = [
     "DEFAULT_DIAGONAL",
     "DEFAULT_OFF_DIAGONAL",
     "DEFAULT_PREVALENCE",
+    "REFERENCES",
 ]
 
 #: Default Dirichlet concentrations: confusion rows (diagonal, off-diagonal) and prevalence.
@@ -256,8 +257,13 @@ class MulticlassModelSpec:
         ).astype(np.int64)
 
 
+#: Which class each simplex's log-ratio coordinates are taken against: the largest entry of
+#: the starting point (default; chosen by measurement, models/multiclass.md) or the last class.
+REFERENCES = ("largest", "last")
+
+
 def make_multiclass_spec(
-    summary, *, pooled: bool = False, priors=None, orient=0, start=None
+    summary, *, pooled: bool = False, priors=None, orient=0, start=None, reference="largest"
 ) -> MulticlassModelSpec:
     """The model spec from a :class:`~bayescal.summaries.multiclass.MulticlassSummary`.
 
@@ -272,6 +278,9 @@ def make_multiclass_spec(
     start : ChannelFit, optional
         A point fit (oriented by the same annotator) where chains start; default
         the prior means of the confusions and the observed answer shares.
+    reference : {"largest", "last"}, default "largest"
+        The class each simplex's unconstrained coordinates are log-ratios against
+        (see :mod:`bayescal.bayes.multiclass_density`); the model is the same.
 
     Returns
     -------
@@ -286,6 +295,8 @@ def make_multiclass_spec(
     ((3, 3, 3), ['0', '1', '2'])
     """
     priors = MulticlassPriors.coerce(priors)
+    if reference not in REFERENCES:
+        raise ConfigError(f"reference must be one of {REFERENCES}; got {reference!r}.")
     if not isinstance(pooled, bool):
         raise ConfigError(f"pooled must be True or False; got {pooled!r}.")
     annotators = list(summary.annotators)
@@ -321,10 +332,16 @@ def make_multiclass_spec(
         prevalence_alpha=beta,
         init_confusion=init_t,
         init_prevalence=init_rho,
-        confusion_reference=init_t.argmax(axis=-1),
-        prevalence_reference=init_rho.argmax(axis=-1),
+        confusion_reference=_references(init_t, reference),
+        prevalence_reference=_references(init_rho, reference),
         group_edges=None if pooled else summary.group_edges,
     )
+
+
+def _references(start, reference):
+    if reference == "largest":
+        return start.argmax(axis=-1)
+    return np.full(start.shape[:-1], start.shape[-1] - 1, dtype=np.int64)
 
 
 def _start_from(fit, annotators, prevalence_groups, pooled):

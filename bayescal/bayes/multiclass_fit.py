@@ -321,6 +321,7 @@ def fit_multiclass_channels_bayes(
     cores: int | None = None,
     target_accept: float = 0.8,
     sampler: str = "nutpie",
+    reference: str = "largest",
     random_state=0,
     progress: bool = False,
     check: bool = True,
@@ -346,12 +347,17 @@ def fit_multiclass_channels_bayes(
         Chains run in parallel (nutpie: threads, None = 1; PyMC: processes, None =
         PyMC's default).
     target_accept : float, default 0.8
-        Measured on the speed benchmark: 0.9 halves the step size's gain without
-        removing divergences (there were none at 0.8) and gave half the ESS per second.
+        Measured (``docs/results/multiclass_bayes_speed.json``): at 10,000 items,
+        C = 10, no divergences at 0.8, and 0.9 gave 892 instead of 1,536 as the
+        smallest bulk ESS of a confusion entry for the same gradient evaluations.
     sampler : {"nutpie", "pymc"}, default "nutpie"
         ``"nutpie"`` samples the hand-written density
         (:class:`~bayescal.bayes.multiclass_density.MulticlassLogDensity`);
         ``"pymc"`` samples the PyMC model itself (the reference).
+    reference : {"largest", "last"}, default "largest"
+        Unconstrained coordinates: log-ratios against each simplex's largest
+        starting entry, or against the last class (same model; the benchmark
+        ``bayescal bench multiclass-bayes-speed`` compares them).
     random_state : None, int or numpy.random.Generator, default 0
         The only source of randomness (EM start, chain seeds and jitter).
     progress : bool, default False
@@ -392,7 +398,9 @@ def fit_multiclass_channels_bayes(
     warnings = check_multiclass_design(summary, pooled=pooled)
     rng = check_random_state(random_state)
     start = _start(summary, pooled, orient, int(rng.integers(2**31 - 1)), warnings)
-    spec = make_multiclass_spec(summary, pooled=pooled, priors=priors, orient=orient, start=start)
+    spec = make_multiclass_spec(
+        summary, pooled=pooled, priors=priors, orient=orient, start=start, reference=reference
+    )
     empty = [g for g, n in zip(spec.groups, spec.group_counts) if n == 0]
     if empty and not pooled:
         warnings.append(
@@ -453,6 +461,8 @@ def fit_multiclass_channels_bayes(
         "data_hash": attrs["data_hash"],
         "relabelled_draws": n_moved,
         "start": "em" if start is not None else "prior_mean",
+        "reference": reference,
+        "gradient_evaluations": int(stats["n_steps"].sum()) if "n_steps" in stats else None,
     }
     converged = True
     if check:
