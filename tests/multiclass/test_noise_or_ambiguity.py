@@ -9,21 +9,8 @@ from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
 from bayescal.simulate import simulate_multiclass
-from bayescal.simulate.multiclass import multiclass_population
+from bayescal.simulate.ambiguous import simulate_ambiguous_multiclass
 from bayescal.summaries.multiclass import summarize_multiclass
-
-
-def ambiguous_data(n, c, k, kappa, seed):
-    """Each item has its own answer distribution pi ~ Dirichlet(kappa T[y]) (ambiguity);
-    its k answers are independent draws from pi."""
-    pop = multiclass_population(c, n_annotators=k)
-    rng = np.random.default_rng(seed)
-    d = simulate_multiclass(n, population=pop, random_state=seed)
-    t = pop.confusion.mean(axis=0)
-    pi = np.stack([rng.dirichlet(kappa * t[y]) for y in d.truth])
-    u = rng.random((n, k, 1))
-    lab = np.minimum((u > np.cumsum(pi, axis=1)[:, None, :]).sum(axis=2), c - 1)
-    return MulticlassAnnotations.from_arrays(d.probs, lab.astype(float), truth=d.truth)
 
 
 def _em(data):
@@ -43,7 +30,9 @@ def test_noise_data_are_not_called_ambiguous():
 
 
 def test_many_answers_reveal_ambiguity():
-    data = ambiguous_data(600, 3, 30, 20.0, seed=3)
+    data = simulate_ambiguous_multiclass(
+        600, 3, n_annotators=30, concentration=20.0, random_state=3
+    )
     check = noise_or_ambiguity(data, _em(data), n_replicates=60, random_state=1)
     assert check.view == "ambiguity"
     # Dirichlet(20 T) answers: intra-item correlation ~ 1/21, so phi ~ 1 + 29/21 ~ 2.4
