@@ -46,7 +46,6 @@ def test_simulation_based_calibration():
     rng = np.random.default_rng(2024)
     n_rep, n_keep = 100, 99
     ranks = np.zeros((n_rep, 4), dtype=int)
-    relabelled = 0
     for r in range(n_rep):
         t, rho = _prior_draw(rng, 3, 3, priors)
         data = _simulate(rng, t, rho, 200)
@@ -60,7 +59,6 @@ def test_simulation_based_calibration():
             check=False,
             random_state=int(rng.integers(2**31)),
         )
-        relabelled += fit.diagnostics["relabelled_draws"]
         conf = fit.confusion.values
         prev = fit.class_prevalence.values[:, 0]
         draws = np.stack([conf[:, 0, 0, 0], conf[:, 1, 1, 2], conf[:, 2, 2, 2], prev[:, 0]], 1)
@@ -71,8 +69,6 @@ def test_simulation_based_calibration():
         counts = np.bincount(ranks[:, q] * 10 // (n_keep + 1), minlength=10)
         chi2 = ((counts - n_rep / 10) ** 2 / (n_rep / 10)).sum()
         assert chi2 < 27.9, (q, counts.tolist())
-    # the labelling mechanism holds on this prior: no chain visits another labelling
-    assert relabelled == 0
 
 
 @pytest.mark.slow
