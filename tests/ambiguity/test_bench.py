@@ -1,4 +1,4 @@
-"""The ``bayescal bench ambiguity`` command on a few methods of the real ChaosNLI data."""
+"""The ``bayescal bench ambiguity`` command on a few methods of real ChaosNLI data (tests/data)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_bench_layout_oracle_label_and_ablations(chaosnli_paths, tmp_path, capsy
     capsys.readouterr()
     res = json.loads(out.read_text())
     assert res["dataset"] == "ChaosNLI-SNLI"
-    assert res["n_cal"] + res["n_test"] == 1514
+    assert res["n_cal"] + res["n_test"] == 600
     r = res["results"]
     for key in ("ece_true", "aece", "cwece", "brier", "nll", "ece_voted", "seconds"):
         assert key in r["TS"]

@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from conftest import delta_method_se, population_summary
+from core_helpers import delta_method_se, population_summary
 from scipy.optimize import minimize
 from scipy.special import expit, logit
 

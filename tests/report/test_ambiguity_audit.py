@@ -15,7 +15,7 @@ from bayescal.cli import main
 from bayescal.errors import DataError
 from bayescal.report.ambiguity_audit import audit_ambiguity
 
-DATA = (Path(__file__).parents[2] / ".." / "shared" / "data").resolve()
+DATA = Path(__file__).parents[1] / "data"  # real-data subsets, see tests/data/README.md
 FAST_METHODS = ["Uncalibrated", "TS", "SLTS", "MCTS S=1", "LS-TS", "Oracle TS (oracle)"]
 QUICK = ["--n-draws", "20", "--quiet"]
 METRIC_KEYS = {
@@ -33,15 +33,6 @@ METRIC_KEYS = {
     "usable",
     "status",
 }
-
-
-def _need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(
-            f"shared data not found at {path} (expected next "
-            "to the repository clone, in ../shared/data)"
-        )
-    return path
 
 
 def _simulated(n=600, m=20, seed=0, classes=None):
@@ -124,7 +115,7 @@ def _check_html(html):
 
 
 def test_cli_cifar10h_subset(tmp_path):
-    path = _need(DATA / "cifar10h" / "resnet-110.csv")
+    path = DATA / "cifar10h" / "resnet-110.csv"
     out = tmp_path / "c10h"
     code = main(
         [
@@ -159,8 +150,8 @@ def test_cli_cifar10h_subset(tmp_path):
 
 def test_cli_chaosnli_subset(tmp_path):
     root = DATA / "chaosnli"
-    jsonl = _need(root / "chaosNLI_snli.jsonl")
-    preds = [_need(root / "predictions" / f"SNLI_{s}_roberta-base_0.json") for s in ("dev", "test")]
+    jsonl = root / "chaosNLI_snli.jsonl"
+    preds = [root / "predictions" / f"SNLI_{s}_roberta-base_0.json" for s in ("dev", "test")]
     out = tmp_path / "chaos"
     code = main(
         [

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import brute_force_cells, summary_cells
+from multiclass_helpers import brute_force_cells, summary_cells
 
 import bayescal.summaries.multiclass as smc
 from bayescal.data.multiclass import MulticlassAnnotations
