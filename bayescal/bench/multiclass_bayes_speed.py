@@ -29,6 +29,12 @@ from __future__ import annotations
 import os
 import time
 
+from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bench._io import environment, write_json
+from bayescal.errors import ConfigError
+from bayescal.simulate import multiclass_population, simulate_multiclass
+from bayescal.summaries.multiclass import summarize_multiclass
+
 DEFAULT_CONFIGS = ("nutpie:largest:0.8", "nutpie:last:0.8", "nutpie:largest:0.9")
 
 
@@ -53,7 +59,6 @@ def add_arguments(parser) -> None:
 
 
 def _parse(config: str):
-    from bayescal.errors import ConfigError
 
     parts = config.split(":")
     if len(parts) != 3:
@@ -88,11 +93,6 @@ def run(args) -> int:
     import warnings
 
     import numpy as np
-
-    from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
-    from bayescal.bench._io import environment, write_json
-    from bayescal.simulate import multiclass_population, simulate_multiclass
-    from bayescal.summaries.multiclass import summarize_multiclass
 
     configs = [_parse(c) for c in args.configs]
     load_at_start = list(os.getloadavg())

@@ -17,6 +17,13 @@ from __future__ import annotations
 import os
 import time
 
+from bayescal.bench._io import environment, write_json
+from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
+from bayescal.simulate import simulate_multiclass
+from bayescal.simulate.ambiguous import simulate_ambiguous_multiclass
+from bayescal.summaries.multiclass import summarize_multiclass
+
 
 def add_arguments(parser) -> None:
     parser.add_argument("--n", type=int, default=2000, help="items per dataset")
@@ -39,13 +46,6 @@ def run(args) -> int:
     import warnings
 
     import numpy as np
-
-    from bayescal.bench._io import environment, write_json
-    from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
-    from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
-    from bayescal.simulate import simulate_multiclass
-    from bayescal.simulate.ambiguous import simulate_ambiguous_multiclass
-    from bayescal.summaries.multiclass import summarize_multiclass
 
     load_at_start = list(os.getloadavg())
     rng = np.random.default_rng(args.seed)

@@ -29,6 +29,22 @@ from __future__ import annotations
 import os
 import time
 
+from bayescal.ambiguity.loaders import load_chaosnli, load_cifar10h
+from bayescal.ambiguity.metrics import ece_true
+from bayescal.ambiguity.targets import subsample_annotations
+from bayescal.bench._io import environment, write_json
+from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.metrics.multiclass import (
+    estimate_multiclass_nc_ece,
+    multiclass_nc_ece,
+    multiclass_oracle_ece,
+    multiclass_vote_ece,
+)
+from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
+from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
+from bayescal.summaries.multiclass import summarize_multiclass
+
 
 def add_arguments(parser) -> None:
     parser.add_argument(
@@ -52,8 +68,6 @@ def _slots(counts, k, rng):
     """(n, k) answers: k of each item's answers without replacement, in random slot order."""
     import numpy as np
 
-    from bayescal.ambiguity.targets import subsample_annotations
-
     counts = np.asarray(counts, dtype=np.int64)
     n, c = counts.shape
     counts = subsample_annotations(counts, k, random_state=rng)
@@ -63,18 +77,6 @@ def _slots(counts, k, rng):
 
 def _replicate(probs, counts, truth, classes, k, bins, rng, seed):
     import numpy as np
-
-    from bayescal.ambiguity.metrics import ece_true
-    from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
-    from bayescal.data.multiclass import MulticlassAnnotations
-    from bayescal.metrics.multiclass import (
-        estimate_multiclass_nc_ece,
-        multiclass_oracle_ece,
-        multiclass_vote_ece,
-    )
-    from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
-    from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
-    from bayescal.summaries.multiclass import summarize_multiclass
 
     t0 = time.perf_counter()
     lab = _slots(counts, k, rng)
@@ -112,11 +114,6 @@ def _replicate(probs, counts, truth, classes, k, bins, rng, seed):
 
 
 def _all_answers(probs, counts, truth, classes, bins, rng, seed):
-    from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
-    from bayescal.data.multiclass import MulticlassAnnotations
-    from bayescal.metrics.multiclass import multiclass_nc_ece
-    from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
-    from bayescal.summaries.multiclass import summarize_multiclass
 
     t0 = time.perf_counter()
     # every item keeps as many answers as the item with the fewest has (47 on CIFAR-10H,
@@ -156,9 +153,6 @@ def run(args) -> int:
 
     import numpy as np
     from scipy.special import softmax
-
-    from bayescal.ambiguity.loaders import load_chaosnli, load_cifar10h
-    from bayescal.bench._io import environment, write_json
 
     load_at_start = list(os.getloadavg())
     rng = np.random.default_rng(args.seed)
