@@ -24,12 +24,21 @@ its number of answers, ``E_iy = sum_{j answered} T_j[y, :]``):
 
 Dispersion per latent class ``y``
     ``phi_y = sum_i r_iy |v_i - E_iy|^2 / sum_i r_iy V_iy`` with
-    ``V_iy = sum_{j answered} sum_a T_j[y, a] (1 - T_j[y, a])``, the variance of
-    ``|v_i - E_iy|^2`` under the model given ``y``. Under the noise model
+    ``E_iy = sum_{j answered} M_j[y, :]`` and
+    ``V_iy = sum_{j answered} sum_a M_j[y, a] (1 - M_j[y, a])``, the mean and the
+    variance of ``|v_i - E_iy|^2`` given ``y`` when annotator ``j`` answers with
+    rates ``M_j[y, :]``. ``M`` is the responsibility-weighted answer rate of the data
+    themselves (one M step): equal to the confusions at a maximum-likelihood fit, and
+    otherwise it keeps a mean that misses (a posterior pulled by its prior, channels
+    from elsewhere) from adding its squared bias to the dispersion; such misfits show
+    in the pattern and disagreement checks instead. Under the noise model
     ``phi`` is near 1; if answers to one item share an intra-item correlation
     ``rho_icc`` beyond the class, ``phi`` is about ``1 + (N - 1) rho_icc``: with
     many answers per item (ChaosNLI: 100) a little ambiguity makes ``phi`` large.
-    Upper-tail probability ``P(phi_rep >= phi_obs)``.
+    Upper-tail probability ``P(phi_rep >= phi_obs)`` (the evidence for ambiguity);
+    the lower tail flags answers *less* dispersed than the fitted confusions imply
+    (confusions noisier than the answers, for example a prior that weighs on rows
+    with few items), a misfit of another kind.
 Disagreement per latent class ``y``
     The share of disagreeing pairs among an item's answers,
     ``d_i = 1 - sum_a v_ia (v_ia - 1) / (N_i (N_i - 1))``, averaged with weights
@@ -48,6 +57,13 @@ Per-item test (many answers per item)
 
 The verdict (:attr:`NoiseAmbiguityCheck.view`) says which view the evidence
 supports and why, with the numbers; it is never given without the check.
+
+Which channels to check: the maximum-likelihood fit (multiclass EM), or a posterior
+close to it. The statistics compare the agreement within items with what the
+*given* channels allow, so channels that fit worse than the best noise model (for
+example confusions pulled toward uniform) leave the same excess agreement as
+ambiguity does. Only when the best-fitting noise model still falls short is the
+excess evidence against the noise view.
 """
 
 from __future__ import annotations
@@ -211,8 +227,20 @@ def _statistics(states, group, weight, t, rho, pidx):
     counts = _answer_counts(states, c)  # (m, C)
     n_ans = counts.sum(axis=1)
     mask = answered.astype(np.float64)
-    e = np.einsum("mj,jya->mya", mask, t)  # expected counts given y
-    var = np.einsum("mj,jy->my", mask, (t * (1 - t)).sum(axis=2))
+    # The class means come from these answers (one M step with these responsibilities), not
+    # from the channels: at a maximum-likelihood fit they coincide, and otherwise a mean that
+    # misses would add its squared bias to the dispersion and pass for over-dispersion.
+    wr = weight[:, None] * r
+    idx = np.where(answered, states, 0)
+    num = np.stack(
+        [
+            np.stack([np.bincount(idx[:, j], wr[:, y] * mask[:, j], c) for y in range(c)])
+            for j in range(t.shape[0])
+        ]
+    )  # (K, C, C)
+    tm = (num + 1e-12) / (num + 1e-12).sum(axis=2, keepdims=True)
+    e = np.einsum("mj,jya->mya", mask, tm)  # expected counts given y
+    var = np.einsum("mj,jy->my", mask, (tm * (1 - tm)).sum(axis=2))
     s = ((counts[:, None, :] - e) ** 2).sum(axis=2)
     ok = n_ans >= 2
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -342,8 +370,9 @@ def noise_or_ambiguity(
         with ``groups``, which must match the channels' groups unless they are
         pooled).
     channels : ChannelFit
-        A point fit (parametric bootstrap at it) or a posterior (one draw per
-        replicate, cycling through the draws: a posterior predictive check).
+        A point fit (parametric bootstrap at it; use the EM fit, see the module
+        docstring) or a posterior (one draw per replicate, cycling through the
+        draws: a posterior predictive check).
     groups : channel groups, default "predicted"
         Only with a container.
     n_replicates : int, default 200
@@ -455,6 +484,7 @@ def noise_or_ambiguity(
                     pool.size, 1
                 )
     disp_tail = (disp_rep >= disp_obs).mean(axis=0)
+    disp_lower = (disp_rep <= disp_obs).mean(axis=0)
     upper = (dis_rep >= dis_obs).mean(axis=0)
     lower = (dis_rep <= dis_obs).mean(axis=0)
     dis_tail = np.minimum(1.0, 2 * np.minimum(upper, lower))
@@ -478,6 +508,7 @@ def noise_or_ambiguity(
         "dispersion_observed": float(disp_obs.mean(axis=0)[c]),
         "dispersion_replicated": float(disp_rep.mean(axis=0)[c]),
         "dispersion_tail": float(disp_tail[c]),
+        "dispersion_lower_tail": float(disp_lower[c]),
         "disagreement_observed": float(dis_obs.mean(axis=0)[c]),
         "disagreement_replicated": float(dis_rep.mean(axis=0)[c]),
         "disagreement_excess": float((dis_obs - dis_rep).mean(axis=0)[c]),
@@ -560,6 +591,13 @@ def _verdict(overall, per_class, patterns, per_item, answers, alpha, point):
             + ". This is what ambiguity (or item difficulty) predicts, not class-conditional "
             "noise."
         )
+    elif overall["dispersion_lower_tail"] < alpha:
+        reasons.append(
+            text + f": the answers vary less than the fitted confusions imply (lower tail "
+            f"probability {overall['dispersion_lower_tail']:.3g}); the confusions are noisier "
+            "than the annotators, as when the prior's pseudo-answers weigh on rows with few "
+            "items (many classes, few items per class)."
+        )
     else:
         reasons.append(text + ": consistent with class-conditional noise.")
         if n_med < MANY_ANSWERS:
@@ -611,7 +649,7 @@ def _verdict(overall, per_class, patterns, per_item, answers, alpha, point):
                 "noise or ambiguity",
             )
         )
-    elif misfit_groups or dis_tail < alpha:
+    elif misfit_groups or dis_tail < alpha or overall["dispersion_lower_tail"] < alpha:
         view = "misfit"
         flags.append(
             Flag(

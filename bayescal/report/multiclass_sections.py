@@ -359,8 +359,10 @@ def diagnostics_section(ctx: MulticlassContext) -> Section:
 # --------------------------------------------------------------------------- evidence
 def evidence_section(ctx: MulticlassContext) -> Section:
     """The noise-or-ambiguity check; it decides which analysis runs with ``view="auto"``."""
+    # at the maximum-likelihood fit: the best noise model is what the evidence is about
+    fit = ctx.point if ctx.point is not None else ctx.channels
     with _warnings.catch_warnings(record=True):
-        ctx.check = noise_or_ambiguity(ctx.summary, ctx.channels, random_state=ctx.seed)
+        ctx.check = noise_or_ambiguity(ctx.summary, fit, random_state=ctx.seed)
     chk = ctx.check
     for f in chk.flags:
         if f not in ctx.flags:
@@ -436,9 +438,10 @@ def evidence_section(ctx: MulticlassContext) -> Section:
     }[ctx.view]
     notes = [
         f"Verdict: {chk.view}. " + " ".join(chk.reasons),
-        f"Replicated data: {chk.replicates} sets ({chk.source}), each keeping every item's "
-        "channel group and answering annotators; dispersion near 1 is what one true class per "
-        "item with the fitted confusions produces.",
+        f"Replicated data: {chk.replicates} sets ({chk.source} at the "
+        f"{'EM' if ctx.point is not None else 'posterior'} fit: the best-fitting noise model), "
+        "each keeping every item's channel group and answering annotators; dispersion near 1 "
+        "is what one true class per item with the fitted confusions produces.",
         f"Which analysis runs: {chosen}.",
     ]
     return Section(

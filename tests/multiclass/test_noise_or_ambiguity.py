@@ -89,3 +89,21 @@ def test_single_answers_are_inconclusive():
     check = noise_or_ambiguity(sparse, fit, n_replicates=20)
     assert check.view == "inconclusive"
     assert "cannot tell noise from ambiguity" in check.reasons[0]
+
+
+def test_answers_spread_more_evenly_than_independent_draws_are_a_misfit():
+    """Four answers per item, exactly two of them the true class (the other two wrong at
+    random): the count of the true class never varies, where independent answers would give
+    it a binomial spread. The dispersion's lower tail flags it as a misfit, not ambiguity."""
+    rng = np.random.default_rng(10)
+    base = simulate_multiclass(2000, 3, random_state=10, n_annotators=4)
+    y = base.truth
+    wrong = (y[:, None] + rng.integers(1, 3, size=(y.size, 2))) % 3
+    answers = np.concatenate([np.repeat(y[:, None], 2, axis=1), wrong], axis=1)
+    lab = rng.permuted(answers, axis=1).astype(float)
+    data = MulticlassAnnotations.from_arrays(base.probs, lab, truth=y)
+    check = noise_or_ambiguity(data, _em(data), n_replicates=40)
+    assert check.view == "misfit"
+    assert check.overall["dispersion_observed"] < 0.9 * check.overall["dispersion_replicated"]
+    assert check.overall["dispersion_lower_tail"] < 0.01
+    assert any("vary less than the fitted confusions" in r for r in check.reasons)
