@@ -388,6 +388,15 @@ def multiclass_pattern_loglik(spec: MulticlassModelSpec, confusion, prevalence) 
     Returns
     -------
     ndarray of shape (..., L, P)
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> spec = make_multiclass_spec(summarize_multiclass(simulate_multiclass(300, random_state=0)))
+    >>> lp = multiclass_pattern_loglik(spec, spec.init_confusion, spec.init_prevalence)
+    >>> lp.shape == spec.counts.shape
+    True
     """
     lpc = _log_pattern_class(spec.states, confusion)  # (..., P, C)
     logrho = np.log(np.asarray(prevalence, dtype=np.float64))[..., spec.prevalence_index, :]
@@ -436,6 +445,12 @@ def reference_ratio_transform(reference, n_classes: int):
     Returns
     -------
     pymc.logprob.transforms.Transform
+
+    Examples
+    --------
+    >>> tr = reference_ratio_transform(np.array([0, 2]), 3)
+    >>> tr.backward(np.zeros((2, 2))).eval().round(3).tolist()
+    [[0.333, 0.333, 0.333], [0.333, 0.333, 0.333]]
     """
     import pytensor.tensor as pt
     from pymc.logprob.transforms import Transform

@@ -265,6 +265,16 @@ def cell_loglik(spec, confusion, prevalence) -> tuple[np.ndarray, np.ndarray, np
     loglik : ndarray of shape (S, n_cells)
     group, pattern : ndarray of shape (n_cells,)
         The cells, in the order of ``numpy.nonzero(spec.counts)``.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.bayes.multiclass import make_multiclass_spec
+    >>> spec = make_multiclass_spec(summarize_multiclass(simulate_multiclass(300, random_state=0)))
+    >>> ll, g, s = cell_loglik(spec, spec.init_confusion[None], spec.init_prevalence[None])
+    >>> ll.shape == (1, g.size) and bool((ll < 0).all())
+    True
     """
     g, s = np.nonzero(spec.counts)
     log_t = np.log(np.ascontiguousarray(confusion, dtype=np.float64))

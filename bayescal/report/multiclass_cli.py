@@ -24,14 +24,29 @@ __all__ = ["wants_multiclass", "load_multiclass_data", "run_multiclass", "VIEW_C
 
 
 def wants_multiclass(args: argparse.Namespace) -> bool:
-    """``--probs`` given, or a multiclass example named."""
+    """``--probs`` given, or a multiclass example named.
+
+    Examples
+    --------
+    >>> wants_multiclass(argparse.Namespace(probs=None, example="cifar10h-10class"))
+    True
+    >>> wants_multiclass(argparse.Namespace(probs=None, example="snli-entailment"))
+    False
+    """
     return bool(getattr(args, "probs", None)) or getattr(args, "example", None) in (
         MULTICLASS_EXAMPLES
     )
 
 
 def load_multiclass_data(args: argparse.Namespace):
-    """The :class:`~bayescal.data.multiclass.MulticlassAnnotations` the arguments name."""
+    """The :class:`~bayescal.data.multiclass.MulticlassAnnotations` the arguments name.
+
+    Examples
+    --------
+    >>> args = argparse.Namespace(example="snli-3class", data=None, probs=None)
+    >>> load_multiclass_data(args).classes
+    ['entailment', 'neutral', 'contradiction']
+    """
     from bayescal.data.container import load_table
 
     if args.example:
@@ -72,7 +87,22 @@ def load_multiclass_data(args: argparse.Namespace):
 
 
 def run_multiclass(args: argparse.Namespace, started: float) -> int:
-    """Load, audit, save and report; ``--out`` was checked by the caller."""
+    """Load, audit, save and report; ``--out`` was checked by the caller.
+
+    Examples
+    --------
+    >>> import tempfile, time
+    >>> from bayescal.cli import build_parser
+    >>> from bayescal.report import cli
+    >>> parser = build_parser()
+    >>> sub = parser._subparsers._group_actions[0].choices["audit"]
+    >>> cli.add_arguments(sub)
+    >>> out = tempfile.mkdtemp() + "/report"
+    >>> args = parser.parse_args(["audit", "--example", "snli-3class", "--channels",
+    ...                           "dawid-skene-em", "--out", out, "--quiet"])
+    >>> run_multiclass(args, time.perf_counter())
+    0
+    """
     if args.channels not in MULTICLASS_CHANNEL_CHOICES:
         raise ConfigError(
             f"--channels {args.channels} is a binary estimator; multiclass data take "
