@@ -76,8 +76,13 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     ),
     "coverage": (
         "bayescal.bench.coverage",
-        "Frequentist coverage of NC-ECE credible intervals "
-        "(toy Shifted / Nonlinear, grouped Bayesian channels).",
+        "Coverage of the bias-aware NC-ECE interval and level of the calibration test "
+        "(toy conditions, point or Bayesian channels, options compared).",
+    ),
+    "memory": (
+        "bayescal.bench.memory",
+        "Peak RSS of summarize + NC-ECE + interval at K = 6, 9, 12 and 500 bins "
+        "(one process per case).",
     ),
     "gaussian-recal": (
         "bayescal.bench.gaussian_recal",

@@ -51,7 +51,6 @@ SAME_NAME |= {"plotting", "bench"}
 LAZY_SIBLING_EXCEPTIONS = {
     ("bayes/diagnostics.py", "bayescal.bayes.models"): "speed (bayes/)",
     ("bayes/fit.py", "bayescal.bayes.diagnostics"): "speed (bayes/)",
-    ("bench/coverage.py", "bayescal.bench._io"): "intervals (bench/coverage.py)",
 }
 
 #: Upward imports kept for now: (file, imported module) -> owner and the fix.

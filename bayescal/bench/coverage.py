@@ -1,39 +1,76 @@
-"""``bayescal bench coverage``: frequentist coverage of the NC-ECE credible interval.
+"""``bayescal bench coverage``: coverage of the NC-ECE interval and level of the calibration test.
 
-Toy Shifted and Nonlinear conditions (Sec. 6.1), n in {2000, 8000}, R
-repetitions. Channels come from the grouped Bayesian model (five equal-width
-score groups, 2 chains x ``--draws`` after ``--tune``) fitted on the same
-sample (``reuse``) or on the first half with NC-ECE on the second (``split``).
-For each repetition the 90% interval of :func:`bayescal.nc_ece_interval` is
-checked against the exact population binned ECE (ten equal-width bins, by
-quadrature):
+Toy conditions of Sec. 6.1 (``calibrated``, ``shifted``, ``nonlinear``), any sizes n,
+``split`` (channels on the first half, NC-ECE on the second) or ``reuse`` (both on
+all n), R repetitions per cell. Channels:
 
-- ``full``: channel posterior draws x Bayesian bootstrap of the evaluation items;
-- ``evaluation_only``: the bootstrap with the posterior-mean channels (ignores
-  channel uncertainty).
+- ``point``: joint score-bin EM (five equal-width score groups); the interval is then
+  evaluation-only (conditional on the channels) and is reported as such;
+- ``bootstrap``: the same EM fit plus ``--channel-draws`` draws of
+  :func:`bayescal.channels.bootstrap.bootstrap_channels` (its sampling spread); the
+  ``full`` interval carries them;
+- ``bayes``: the grouped Bayesian model (2 chains x ``--draws`` after ``--tune``),
+  compiled once, pattern counts swapped per repetition (nutpie when installed);
+  the ``full`` interval carries the channel posterior.
 
-The PyMC model is compiled once and its pattern counts swapped per
-repetition. Sampler: nutpie (same PyMC model, compiled with numba) when it is
-installed, else PyMC's NUTS with a reused step; the JSON says which.
+Each repetition's interval (:func:`bayescal.nc_ece_interval` with ``sample_use``
+set to the cell's mode, ten equal-width bins) is checked against the exact
+population binned ECE (quadrature), and the test of perfect calibration's p-value
+against ``1 - prob``. Intervals per cell: ``full`` (channel draws x item
+bootstrap), ``evaluation_only`` (item bootstrap, channels held at their point
+value) and ``reported`` (what the library reports for that mode: ``full`` for
+split, ``evaluation_only`` for reuse); the test uses the reported source. From the
+reported source's replicates the benchmark also scores the alternatives the choice
+was made between (``methods``):
+
+- intervals: ``percentile`` (v0.1: equal-tailed quantiles of the resampled
+  plug-in, which is also the flat-prior posterior of the bin moments with ``|.|``
+  integrated), ``basic`` (``2 theta_hat - quantiles``), ``basic_test`` (basic, lower
+  end 0 when the test does not reject), ``linear_upper`` (basic lower end,
+  linearised upper end, no test), ``shrinkage_posterior`` (normal empirical-Bayes
+  prior on the bin moments, ``|.|`` integrated over the posterior),
+  ``bias_aware`` (the library's: linear upper end, basic lower end, lower end 0 when
+  the test does not reject);
+- point estimates: ``plugin``, ``bootstrap_bc`` (the library's), ``spec4_inversion``
+  (per bin, invert ``E|D| = s g(|d| / s)`` of SPEC §4), ``squared_debiased``
+  (Kumar et al. 2019 style ``sqrt(max(D^2 - s^2, 0))`` per bin): bias and RMSE;
+- tests: ``abs`` (the library's) and ``chi2`` (``sum D_m^2 / s_m^2`` against
+  chi-square with the number of non-empty bins): rejection rates.
+
+JSON: ``protocol``, ``results`` (one row per cell and interval source, with
+coverage, its Monte Carlo SE, mean width, the test's rejection rate and the
+population binned ECE), ``cells`` (bias of the estimate and of the plug-in, test
+rejection, seconds), ``methods`` (the comparison above), load and timings.
 """
 
 from __future__ import annotations
 
+import os
 import time
+import warnings
 
 import numpy as np
 
+from bayescal.bench._io import environment, write_json
+
 DEFAULT_SIZES = (2000, 8000)
-CONDITIONS = ("shifted", "nonlinear")
-MODES = ("reuse", "split")
+CONDITIONS = ("calibrated", "shifted", "nonlinear")
+MODES = ("split", "reuse")
+CHANNELS = ("point", "bootstrap", "bayes")
+N_GROUPS, N_BINS = 5, 10
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
-    parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
-    parser.add_argument("--modes", nargs="+", default=list(MODES))
-    parser.add_argument("--draws", type=int, default=500)
+    parser.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS))
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument("--channels", choices=CHANNELS, default="bayes")
+    parser.add_argument("--n-bootstrap", type=int, default=2000)
+    parser.add_argument(
+        "--channel-draws", type=int, default=1000, help="bootstrap draws (--channels bootstrap)"
+    )
+    parser.add_argument("--draws", type=int, default=500, help="per chain (--channels bayes)")
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--prob", type=float, default=0.9)
     parser.add_argument("--sampler", choices=["auto", "nutpie", "pymc"], default="auto")
@@ -52,7 +89,7 @@ class _Sampler:
         from bayescal.bayes.models import build_pymc_model
 
         logging.getLogger("pymc").setLevel(logging.ERROR)
-        self.spec, self.kind, self.draws, self.tune = spec, kind, draws, tune
+        self.kind, self.draws, self.tune = kind, draws, tune
         self.built = build_pymc_model(spec)
         t0 = time.perf_counter()
         if kind == "nutpie":
@@ -80,7 +117,6 @@ class _Sampler:
                 progress_bar=False,
                 cores=1,
             )
-            div = int(idata.sample_stats["diverging"].sum())
         else:
             import pymc as pm
 
@@ -96,132 +132,329 @@ class _Sampler:
                     progressbar=False,
                     compute_convergence_checks=False,
                 )
-            div = int(idata.sample_stats["diverging"].sum())
+        div = int(idata.sample_stats["diverging"].sum())
         post = idata.posterior
         s = post.sizes["chain"] * post.sizes["draw"]
-        a = post["a"].transpose("chain", "draw", "annotator").values.reshape(s, -1)
-        b = post["b"].transpose("chain", "draw", "annotator").values.reshape(s, -1)
-        prev = post["prevalence"].transpose("chain", "draw", "group").values.reshape(s, -1)
-        return a, b, prev, div
+
+        def flat(name, dim):
+            return post[name].transpose("chain", "draw", dim).values.reshape(s, -1)
+
+        return flat("a", "annotator"), flat("b", "annotator"), flat("prevalence", "group"), div
+
+
+# ---------------------------------------------------------------- the alternatives
+def _g(t):
+    """SPEC §4 in units of s: E|t + N(0, 1)|."""
+    from scipy import stats
+
+    t = np.abs(t)
+    return np.sqrt(2 / np.pi) * np.exp(-(t**2) / 2) + t * (1 - 2 * stats.norm.cdf(-t))
+
+
+_T_GRID = np.linspace(0.0, 40.0, 8001)
+
+
+def _spec4_inversion(d, s):
+    """Per bin, the |d| with E|D| = |D_observed| (0 below the d = 0 floor)."""
+    ok = s > 0
+    t = np.interp(np.abs(d[ok]) / s[ok], _g(_T_GRID), _T_GRID, left=0.0)
+    out = np.abs(d).copy()
+    out[ok] = t * s[ok]
+    return float(out.sum())
+
+
+def _shrinkage_posterior(d, s, prob, rng, n=2000):
+    """Normal prior d_m ~ N(0, tau^2), tau^2 by moments; quantiles of sum |d| a posteriori."""
+    ok = s > 0
+    tau2 = max(0.0, float(np.mean(d[ok] ** 2 - s[ok] ** 2)))
+    shrink = tau2 / (tau2 + s[ok] ** 2)
+    draws = d[ok] * shrink + np.sqrt(shrink * s[ok] ** 2) * rng.standard_normal((n, ok.sum()))
+    q = np.quantile(np.abs(draws).sum(axis=1), [(1 - prob) / 2, (1 + prob) / 2])
+    return float(q[0]), float(q[1])
+
+
+def _alternatives(d, reps, prob, rng):
+    """Intervals, point estimates and p-values of the options, from one set of replicates."""
+    from scipy import stats
+
+    from bayescal.metrics.uncertainty import bias_aware_interval, debiased_ece
+
+    alpha = 1 - prob
+    dev = reps - reps.mean(axis=0)
+    s = reps.std(axis=0)
+    theta = float(np.abs(d).sum())
+    boot = np.abs(d + dev).sum(axis=1)
+    q_lo, q_hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2])
+    raw = np.abs(reps).sum(axis=1)
+    lo_basic, hi_basic = max(0.0, 2 * theta - q_hi), max(0.0, 2 * theta - q_lo)
+    lo_ba, hi_ba, p_abs = bias_aware_interval(d, reps, prob)
+    hi_lin = hi_ba
+    ok = s > 0
+    p_chi = float(stats.chi2.sf(np.sum(d[ok] ** 2 / s[ok] ** 2), ok.sum())) if ok.any() else 1.0
+    keep = p_abs <= alpha
+    intervals = {
+        "percentile": tuple(np.quantile(raw, [alpha / 2, 1 - alpha / 2])),
+        "basic": (lo_basic, hi_basic),
+        "basic_test": (lo_basic if keep else 0.0, hi_basic),
+        "linear_upper": (lo_basic, hi_lin),
+        "shrinkage_posterior": _shrinkage_posterior(d, s, prob, rng),
+        "bias_aware": (lo_ba, hi_ba),
+    }
+    estimates = {
+        "plugin": theta,
+        "bootstrap_bc": debiased_ece(d, reps),
+        "spec4_inversion": _spec4_inversion(d, s),
+        "squared_debiased": float(np.sqrt(np.maximum(d**2 - s**2, 0.0)).sum()),
+    }
+    return intervals, estimates, {"abs": p_abs, "chi2": p_chi}
+
+
+# ---------------------------------------------------------------- one repetition
+def _rep_seed(base, cond, n, mode, r):
+    seq = np.random.SeedSequence([base, CONDITIONS.index(cond), n, MODES.index(mode), r])
+    return int(seq.generate_state(1, dtype=np.uint32)[0])
+
+
+def _summaries(data, mode):
+    from bayescal.summaries.summary import summarize_arrays
+
+    n = data.n_items
+    edges_g, edges_b = np.linspace(0, 1, N_GROUPS + 1), np.linspace(0, 1, N_BINS + 1)
+
+    def summ(idx):
+        return summarize_arrays(
+            data.score[idx],
+            data.labels[idx],
+            annotators=data.annotators,
+            group_edges=edges_g,
+            bin_edges=edges_b,
+        )
+
+    idx = np.arange(n)
+    if mode == "reuse":
+        s = summ(idx)
+        return s, s
+    return summ(idx[: n // 2]), summ(idx[n // 2 :])
+
+
+def _channels(kind, channel_summary, samplers, args, seed, annotators):
+    """(channels, point channels or None, divergences, compile seconds) for one repetition."""
+    from bayescal.channels.bootstrap import bootstrap_channels
+    from bayescal.channels.fit import fit_channels
+    from bayescal.channels.result import ChannelFit
+
+    if kind != "bayes":
+        fit = fit_channels(channel_summary, "score_bin_em", random_state=seed)
+        if kind == "point":
+            return fit, None, 0, 0.0
+        draws = bootstrap_channels(
+            channel_summary, fit, n_draws=args.channel_draws, random_state=seed
+        )
+        return draws, fit, 0, 0.0
+    from bayescal.bayes.models import make_spec
+
+    spec = make_spec(channel_summary, "grouped")
+    key = spec.counts.shape
+    compile_seconds = 0.0
+    if key not in samplers:
+        samplers[key] = _Sampler(spec, args.sampler_kind, args.draws, args.tune)
+        compile_seconds = samplers[key].compile_seconds
+    a, b, prev, div = samplers[key](spec.counts, seed)
+    post = ChannelFit.from_draws(
+        a,
+        b,
+        prev,
+        annotators=annotators,
+        groups=list(spec.prevalence_groups),
+        group_counts=spec.prevalence_group_counts(),
+        method="bayes_grouped",
+    )
+    return post, None, div, compile_seconds
+
+
+def _sampler_kind(requested):
+    import importlib.util
+
+    from bayescal.errors import ConfigError
+
+    have = importlib.util.find_spec("nutpie") is not None
+    if requested == "auto":
+        return "nutpie" if have else "pymc"
+    if requested == "nutpie" and not have:
+        raise ConfigError("--sampler nutpie needs the nutpie package: pip install nutpie.")
+    return requested
+
+
+def _check_args(args):
+    from bayescal.errors import ConfigError
+
+    if args.reps < 2:
+        raise ConfigError(f"--reps must be at least 2; got {args.reps}.")
+    if min(args.sizes) < 100:
+        raise ConfigError(f"--sizes must be at least 100 items; got {min(args.sizes)}.")
+    if not 0 < args.prob < 1:
+        raise ConfigError(f"--prob must be in (0, 1); got {args.prob}.")
+
+
+# ---------------------------------------------------------------- the study
+def _run_cell(args, cond, n, mode, pop, samplers):
+    from bayescal.metrics.uncertainty import nc_ece_interval
+    from bayescal.simulate import simulate_toy
+
+    sources = ("evaluation",) if args.channels == "point" else ("full", "evaluation")
+    sources = sources + ("reported",)
+    hits = {s: [] for s in sources}
+    above = {s: [] for s in sources}
+    widths = {s: [] for s in sources}
+    alt_hits, alt_widths, alt_est, alt_rej = {}, {}, {}, {}
+    estimates, plugins, rejects = [], [], []
+    divergences, compile_seconds, sparse = 0, 0.0, 0
+    t0 = time.perf_counter()
+    for r in range(args.reps):
+        seed = _rep_seed(args.seed, cond, n, mode, r)
+        data = simulate_toy(n, cond, random_state=seed)
+        ch_s, ev_s = _summaries(data, mode)
+        fit, point, div, comp = _channels(
+            args.channels, ch_s, samplers, args, seed, data.annotators
+        )
+        divergences += div
+        compile_seconds += comp
+        iv = nc_ece_interval(
+            ev_s,
+            fit,
+            prob=args.prob,
+            n_bootstrap=args.n_bootstrap,
+            point_channels=point,
+            sample_use=mode,
+            random_state=seed,
+        )
+        for s in sources:
+            lo, hi = iv.interval(None if s == "reported" else s)
+            hits[s].append(lo <= pop <= hi)
+            above[s].append(pop > hi)
+            widths[s].append(hi - lo)
+        sparse += bool(iv.info["warnings"])
+        estimates.append(iv.estimate)
+        plugins.append(iv.plugin)
+        rejects.append(iv.p_value <= 1 - args.prob)
+        rng = np.random.default_rng(seed)
+        ints, ests, pvals = _alternatives(
+            iv.plugin_moments.values, iv.moments[iv.source].values, args.prob, rng
+        )
+        for k, (lo, hi) in ints.items():
+            alt_hits.setdefault(k, []).append(lo <= pop <= hi)
+            alt_widths.setdefault(k, []).append(hi - lo)
+        for k, v in ests.items():
+            alt_est.setdefault(k, []).append(v)
+        for k, v in pvals.items():
+            alt_rej.setdefault(k, []).append(v <= 1 - args.prob)
+    seconds = time.perf_counter() - t0 - compile_seconds
+    reject_rate = float(np.mean(rejects))
+    rows = []
+    for s in sources:
+        cov = float(np.mean(hits[s]))
+        rows.append(
+            {
+                "condition": cond,
+                "n": n,
+                "mode": mode,
+                "interval": {"evaluation": "evaluation_only"}.get(s, s),
+                "coverage": cov,
+                "coverage_se": float(np.sqrt(cov * (1 - cov) / args.reps)),
+                "miss_above": float(np.mean(above[s])),
+                "miss_below": float(1 - cov - np.mean(above[s])),
+                "mean_width": float(np.mean(widths[s])),
+                "reps": args.reps,
+                "test_rejection_rate": reject_rate,
+                "population_binned_ece": pop,
+            }
+        )
+    cell = {
+        "condition": cond,
+        "n": n,
+        "mode": mode,
+        "population_binned_ece": pop,
+        "estimate_bias": float(np.mean(estimates) - pop),
+        "estimate_rmse": float(np.sqrt(np.mean((np.array(estimates) - pop) ** 2))),
+        "plugin_bias": float(np.mean(plugins) - pop),
+        "test_rejection_rate": reject_rate,
+        "test_rejection_se": float(np.sqrt(reject_rate * (1 - reject_rate) / args.reps)),
+        "divergences": divergences,
+        "sparse_bin_warnings": sparse,
+        "seconds": seconds,
+    }
+    methods = {
+        "condition": cond,
+        "n": n,
+        "mode": mode,
+        "source": "full" if mode == "split" and args.channels != "point" else "evaluation",
+        "intervals": {
+            k: {"coverage": float(np.mean(v)), "mean_width": float(np.mean(alt_widths[k]))}
+            for k, v in alt_hits.items()
+        },
+        "estimates": {
+            k: {
+                "bias": float(np.mean(v) - pop),
+                "rmse": float(np.sqrt(np.mean((np.array(v) - pop) ** 2))),
+            }
+            for k, v in alt_est.items()
+        },
+        "tests": {k: {"rejection_rate": float(np.mean(v))} for k, v in alt_rej.items()},
+    }
+    return rows, cell, methods, compile_seconds
 
 
 def run(args) -> int:
-    import importlib.util
+    from bayescal.errors import IdentificationWarning
+    from bayescal.simulate import toy_population_binned_ece
 
-    from bayescal.bayes.models import make_spec
-    from bayescal.bench._io import environment, write_json
-    from bayescal.channels.result import ChannelFit
-    from bayescal.errors import ConfigError
-    from bayescal.metrics.uncertainty import nc_ece_interval
-    from bayescal.simulate import simulate_toy, toy_population_binned_ece
-    from bayescal.summaries.summary import summarize_arrays
-
-    if args.reps < 2:
-        raise ConfigError("--reps must be at least 2.")
-    kind = args.sampler
-    if kind == "auto":
-        kind = "nutpie" if importlib.util.find_spec("nutpie") else "pymc"
-    if kind == "nutpie" and importlib.util.find_spec("nutpie") is None:
-        raise ConfigError("--sampler nutpie needs the nutpie package: pip install nutpie.")
+    _check_args(args)
+    args.sampler_kind = _sampler_kind(args.sampler) if args.channels == "bayes" else None
+    load_start = os.getloadavg()
     t_start = time.perf_counter()
-    edges_g, edges_b = np.linspace(0, 1, 6), np.linspace(0, 1, 11)
-    samplers = {}
-    results, details = [], []
+    samplers: dict = {}
+    results, cells, methods = [], [], []
     compile_seconds = 0.0
-    for ci, cond in enumerate(args.conditions):
+    edges_b = np.linspace(0, 1, N_BINS + 1)
+    for cond in args.conditions:
         pop = toy_population_binned_ece(cond, edges_b)
-        for ni, n in enumerate(args.sizes):
-            for mi, mode in enumerate(args.modes):
-                hits = {"full": [], "evaluation_only": []}
-                widths = {"full": [], "evaluation_only": []}
-                points, divs = [], 0
-                t_cell = time.perf_counter()
-                for r in range(args.reps):
-                    seed = args.seed + 1_000_000 * ci + 100_000 * ni + 10_000 * mi + r
-                    d = simulate_toy(n, cond, random_state=seed)
-
-                    def summ(idx, d=d):
-                        return summarize_arrays(
-                            d.score[idx],
-                            d.labels[idx],
-                            annotators=d.annotators,
-                            group_edges=edges_g,
-                            bin_edges=edges_b,
-                        )
-
-                    idx = np.arange(n)
-                    ch_s, ev_s = (
-                        (summ(idx), None)
-                        if mode == "reuse"
-                        else (summ(idx[: n // 2]), summ(idx[n // 2 :]))
-                    )
-                    ev_s = ch_s if ev_s is None else ev_s
-                    spec = make_spec(ch_s, "grouped")
-                    key = spec.counts.shape
-                    if key not in samplers:
-                        samplers[key] = _Sampler(spec, kind, args.draws, args.tune)
-                        compile_seconds += samplers[key].compile_seconds
-                    a, b, prev, div = samplers[key](spec.counts, seed)
-                    divs += div
-                    post = ChannelFit.from_draws(
-                        a,
-                        b,
-                        prev,
-                        annotators=d.annotators,
-                        groups=list(spec.prevalence_groups),
-                        group_counts=spec.prevalence_group_counts(),
-                        method="bayes_grouped",
-                    )
-                    iv = nc_ece_interval(ev_s, post, prob=args.prob, random_state=seed)
-                    points.append(iv.point)
-                    for name, source in (("full", "full"), ("evaluation_only", "evaluation")):
-                        lo, hi = iv.interval(source)
-                        hits[name].append(lo <= pop <= hi)
-                        widths[name].append(hi - lo)
-                for name in hits:
-                    cov = float(np.mean(hits[name]))
-                    results.append(
-                        {
-                            "condition": cond,
-                            "n": n,
-                            "mode": mode,
-                            "interval": name,
-                            "coverage": cov,
-                            "coverage_se": float(np.sqrt(cov * (1 - cov) / args.reps)),
-                            "mean_width": float(np.mean(widths[name])),
-                            "reps": args.reps,
-                        }
-                    )
-                details.append(
-                    {
-                        "condition": cond,
-                        "n": n,
-                        "mode": mode,
-                        "population_binned_ece": pop,
-                        "point_bias": float(np.mean(points) - pop),
-                        "divergences": divs,
-                        "seconds": time.perf_counter() - t_cell,
-                    }
-                )
+        for n in args.sizes:
+            for mode in args.modes:
+                with warnings.catch_warnings():
+                    # sparse-bin warnings are counted per cell (cells[].sparse_bin_warnings)
+                    warnings.simplefilter("ignore", IdentificationWarning)
+                    rows, cell, meth, comp = _run_cell(args, cond, n, mode, pop, samplers)
+                results += rows
+                cells.append(cell)
+                methods.append(meth)
+                compile_seconds += comp
+    protocol = {
+        "reps": args.reps,
+        "sizes": args.sizes,
+        "conditions": args.conditions,
+        "modes": args.modes,
+        "channels": args.channels,
+        "prob": args.prob,
+        "test_level": round(1 - args.prob, 10),
+        "channel_groups": N_GROUPS,
+        "evaluation_bins": N_BINS,
+        "n_bootstrap": args.n_bootstrap,
+        "seed": args.seed,
+    }
+    if args.channels == "bayes":
+        protocol.update(chains=2, draws=args.draws, tune=args.tune, sampler=args.sampler_kind)
+    else:
+        protocol["channel_estimator"] = "score_bin_em"
+    if args.channels == "bootstrap":
+        protocol["channel_draws"] = args.channel_draws
     out = {
-        "protocol": {
-            "reps": args.reps,
-            "sizes": args.sizes,
-            "conditions": args.conditions,
-            "modes": args.modes,
-            "prob": args.prob,
-            "channel_groups": 5,
-            "evaluation_bins": 10,
-            "chains": 2,
-            "draws": args.draws,
-            "tune": args.tune,
-            "sampler": kind,
-            "seed": args.seed,
-        },
+        "protocol": protocol,
         "results": results,
-        "cells": details,
+        "cells": cells,
+        "methods": methods,
         "compile_seconds": compile_seconds,
         "seconds": time.perf_counter() - t_start,
+        "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
         "environment": environment(),
     }
     write_json(out, args.json_path)

@@ -47,8 +47,9 @@ def em_run(counts, i1, i0, a0, b0, mu0, *, tol=1e-9, max_iter=1000, clip=1e-6):
 
     Parameters
     ----------
-    counts : ndarray (L, P)
-        Pattern counts per group (float).
+    counts : ndarray (L, P) or (R, L, P)
+        Pattern counts per group (float); with a leading axis, one data set per
+        start (the bootstrap of :mod:`bayescal.channels.bootstrap`).
     i1, i0 : ndarray (P, K)
         Indicators of "answered 1" and "answered 0" for each pattern.
     a0, b0 : ndarray (R, K); mu0 : ndarray (R, L)
@@ -58,8 +59,8 @@ def em_run(counts, i1, i0, a0, b0, mu0, *, tol=1e-9, max_iter=1000, clip=1e-6):
     -------
     dict with a, b, mu (final), mean_loglik (R,), converged (R,), n_iter (R,)
     """
-    n = counts.sum()
-    group_n = counts.sum(axis=1)
+    n = counts.sum(axis=(-2, -1))
+    group_n = counts.sum(axis=-1)
     a, b, mu = a0.copy(), b0.copy(), mu0.copy()
     r = a.shape[0]
     prev = np.full(r, np.nan)

@@ -8,8 +8,10 @@ the signed bin moments
 
 come from ``Summary.bin_pattern_counts`` and ``bin_score_sum`` alone, and the
 error is ``sum_l |D_l|`` (empty bins add zero). For channel posteriors the
-corrected targets and moments are computed for all draws at once:
-O(S x M x 3**K) after the one pass over the data.
+corrected targets are computed only for the patterns that hold items, and the
+moments only over the non-empty (bin, pattern) cells (:class:`CellTable`), in
+chunks of draws: O(S x C) time for C non-empty cells (C <= number of items) and
+memory bounded by :data:`CHUNK_ELEMENTS` per array, whatever 3**K is.
 """
 
 from __future__ import annotations
@@ -21,10 +23,16 @@ import xarray as xr
 
 from bayescal.dims import BIN, DRAW
 from bayescal.errors import ConfigError, DataError
+from bayescal.summaries.patterns import states_of
 from bayescal.summaries.summary import Summary, as_summary
 
 __all__ = [
     "BinnedECE",
+    "CellTable",
+    "cell_table",
+    "row_chunks",
+    "corrected_cell_moments",
+    "CHUNK_ELEMENTS",
     "binned_ece_from_targets",
     "corrected_pattern_targets",
     "soft_vote_targets",
@@ -34,6 +42,12 @@ __all__ = [
     "majority_vote_ece",
     "TIE_RULES",
 ]
+
+#: Largest number of float64 elements in one working array of the draw-wise kernels
+#: (2**21 elements = 16 MiB): draws or bootstrap replicates are processed in row
+#: chunks of at most this many (rows x cells) elements, so peak memory does not grow
+#: with the number of draws or with 3**K.
+CHUNK_ELEMENTS = 1 << 21
 
 #: Majority vote ties (possible when an even number answered): "negative" counts a
 #: tie as 0 (the SPEC's strict ``sum A > K/2``), "positive" as 1, "half" as 1/2.
@@ -171,6 +185,118 @@ def corrected_pattern_targets(
     num = (w / d) @ x.T - (w * a / d) @ ans.T  # (S, P)
     den = w @ ans.T
     return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+# ---------------------------------------------------------------- non-empty cells
+@dataclass(frozen=True, eq=False)
+class CellTable:
+    """The non-empty (bin, pattern) cells of an evaluation summary, in bin order.
+
+    Everything a binned error needs from the items, without the empty cells of
+    the dense ``bin_pattern_counts[bin, pattern]`` (3**K columns): C cells, at
+    most as many as the items.
+
+    Attributes
+    ----------
+    bin : ndarray of shape (C,)
+        Bin index of each cell (non-decreasing).
+    pattern : ndarray of shape (C,)
+        Index of each cell's pattern into :attr:`patterns`.
+    count : ndarray of shape (C,)
+        Items in the cell (float64).
+    score_sum : ndarray of shape (C,)
+        Sum of the scores of the cell's items.
+    patterns : ndarray of shape (P_obs,)
+        Pattern codes (``sum_j s_j 3**j``) that hold at least one item.
+    n_bins : int
+        Number of bins M (empty bins included).
+    """
+
+    bin: np.ndarray
+    pattern: np.ndarray
+    count: np.ndarray
+    score_sum: np.ndarray
+    patterns: np.ndarray
+    n_bins: int
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.count.size)
+
+    @property
+    def n(self) -> float:
+        """Items in the table."""
+        return float(self.count.sum())
+
+    @property
+    def mean_score(self) -> np.ndarray:
+        """Mean score of each cell, shape (C,)."""
+        return self.score_sum / self.count
+
+    @property
+    def bin_score_sum(self) -> np.ndarray:
+        """Score sum per bin, shape (M,)."""
+        return self.bin_sums(self.score_sum[None, :])[0]
+
+    def bin_sums(self, values: np.ndarray) -> np.ndarray:
+        """Sum cell values within each bin: (r, C) -> (r, M); empty bins are 0."""
+        values = np.asarray(values, dtype=np.float64)
+        out = np.zeros((values.shape[0], self.n_bins))
+        if self.n_cells:
+            starts = np.flatnonzero(np.r_[True, self.bin[1:] != self.bin[:-1]])
+            out[:, self.bin[starts]] = np.add.reduceat(values, starts, axis=1)
+        return out
+
+
+def cell_table(bin_pattern_counts: np.ndarray, bin_pattern_score_sum: np.ndarray) -> CellTable:
+    """Build a :class:`CellTable` from dense summary arrays of shape (M, P).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = cell_table(np.array([[2, 0, 1], [0, 0, 0]]), np.array([[0.3, 0, 0.1], [0, 0, 0]]))
+    >>> t.bin.tolist(), t.patterns.tolist(), t.bin_sums(t.count[None]).tolist()
+    ([0, 0], [0, 2], [[3.0, 0.0]])
+    """
+    counts = np.asarray(bin_pattern_counts)
+    n_bins, n_pat = counts.shape
+    flat = np.flatnonzero(counts.ravel())  # bin-major, so cells come in bin order
+    b, p = np.divmod(flat, n_pat)
+    patterns, pattern = np.unique(p, return_inverse=True)
+    return CellTable(
+        bin=b,
+        pattern=pattern.reshape(-1),
+        count=counts.ravel()[flat].astype(np.float64),
+        score_sum=np.asarray(bin_pattern_score_sum, dtype=np.float64).ravel()[flat],
+        patterns=patterns,
+        n_bins=int(n_bins),
+    )
+
+
+def row_chunks(n_rows: int, row_size: int):
+    """Slices of ``range(n_rows)`` holding at most :data:`CHUNK_ELEMENTS` / row_size rows."""
+    step = max(1, CHUNK_ELEMENTS // max(1, int(row_size)))
+    return [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
+
+
+def corrected_cell_moments(
+    table: CellTable, k: int, a: np.ndarray, b: np.ndarray, w: np.ndarray
+) -> np.ndarray:
+    """Signed NC bin moments per channel draw, shape (S, M), in chunks of draws.
+
+    ``D_l = (1/n) sum_{cells c in l} n_c (U_{p(c)} - mean score_c)`` with the
+    corrected targets of :func:`corrected_pattern_targets`, computed for the
+    observed patterns only (SPEC §1, NC-ECE; Hanada & Futami, Eq. 7).
+    """
+    states = states_of(table.patterns, k)
+    s = a.shape[0]
+    out = np.empty((s, table.n_bins))
+    zsum = table.bin_score_sum
+    width = max(table.n_cells, states.shape[0])
+    for rows in row_chunks(s, width):
+        u = corrected_pattern_targets(states, a[rows], b[rows], w[rows])  # (r, P_obs)
+        out[rows] = (table.bin_sums(u[:, table.pattern] * table.count) - zsum) / table.n
+    return out
 
 
 # ---------------------------------------------------------------- errors from summaries

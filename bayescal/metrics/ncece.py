@@ -11,9 +11,16 @@
 
 Summaries are mergeable, so cross-fitting costs one pass over the data: the
 channel sample of fold k is the whole summary minus fold k's.
+
+Layout: :func:`nc_moments` is the numeric kernel (plain arrays in, signed bin
+moments out, over the non-empty cells only); :func:`nc_ece` wraps it into a
+labelled :class:`~bayescal.metrics.binned.BinnedECE`; :func:`estimate_nc_ece`
+handles the sample-use modes on top of both.
 """
 
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
@@ -25,13 +32,15 @@ from bayescal.metrics.binned import (
     _as_summary,
     _channels_for,
     _result,
-    binned_ece_from_targets,
-    corrected_pattern_targets,
+    cell_table,
+    corrected_cell_moments,
 )
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
+from bayescal.summaries.partition import check_bin_occupancy
 
 __all__ = [
     "nc_ece",
+    "nc_moments",
     "estimate_nc_ece",
     "evaluate_recalibrated",
     "recalibrated_values",
@@ -40,6 +49,45 @@ __all__ = [
 ]
 
 SAMPLE_MODES = ("split", "reuse", "crossfit")
+
+
+def nc_moments(summary, channels, *, weights="equal", lam: float = DEFAULT_SHRINKAGE):
+    """Signed NC bin moments per channel draw and the weights used (the numeric kernel).
+
+    ``D_l = (1/n) sum_i (U_i - Z_i) 1(Z_i in B_l)`` with corrected labels
+    ``U = sum_j w_j (A_j - a_j) / delta_j`` (Hanada & Futami, Eq. 7; SPEC §1),
+    computed over the non-empty (bin, pattern) cells of ``summary`` only and in
+    chunks of draws, so memory does not grow with 3**K or with the draws.
+
+    Parameters
+    ----------
+    summary : Summary
+    channels : ChannelFit
+        One draw (point fit) or S draws (posterior).
+    weights, lam
+        Weight rule (see :func:`bayescal.metrics.annotator_weights`).
+
+    Returns
+    -------
+    moments : ndarray of shape (S, n_bins)
+    weights : xarray.DataArray of shape (S, n_annotators)
+
+    Examples
+    --------
+    >>> from bayescal import ChannelFit, summarize
+    >>> from bayescal.simulate import simulate_toy, TOY_FP, TOY_FN
+    >>> import numpy as np
+    >>> s = summarize(simulate_toy(2000, "shifted", random_state=0), bins=10)
+    >>> m, w = nc_moments(s, ChannelFit.known(TOY_FP, 1 - np.array(TOY_FN)))
+    >>> m.shape, w.shape
+    ((1, 10), (1, 3))
+    """
+    if summary.n_items == 0:
+        raise DataError("the evaluation set has no annotated items; nothing to evaluate.")
+    a, b = _channels_for(summary, channels)
+    w = annotator_weights(channels, weights, lam=lam)
+    table = cell_table(summary.bin_pattern_counts.values, summary.bin_pattern_score_sum.values)
+    return corrected_cell_moments(table, summary.n_annotators, a, b, w.values), w
 
 
 def nc_ece(
@@ -51,7 +99,7 @@ def nc_ece(
     bins=None,
     bin_strategy: str = "uniform",
 ) -> BinnedECE:
-    """Noise-corrected binned ECE with given channels.
+    """Noise-corrected binned ECE with given channels (the plug-in ``sum_l |D_l|``).
 
     Parameters
     ----------
@@ -59,7 +107,8 @@ def nc_ece(
         Evaluation items (a summary fixes its own bins).
     channels : ChannelFit
         Point estimate (one draw) or posterior (many draws); the result has one
-        NC-ECE per draw, computed from bin sums in O(draws x bins x 3**K).
+        NC-ECE per draw, computed from the non-empty (bin, pattern) cells in
+        O(draws x cells), memory bounded whatever the draws or 3**K.
     weights : str or array-like
         Weight rule (see :func:`bayescal.metrics.annotator_weights`) or explicit weights.
     bins : int or edges, default 10 equal-width bins (only with a container).
@@ -67,7 +116,11 @@ def nc_ece(
     Returns
     -------
     BinnedECE
-        ``ece[draw]``, signed ``bin_moments[draw, bin]``, bin counts, weights used.
+        ``ece[draw]``, signed ``bin_moments[draw, bin]``, bin counts, weights used;
+        ``info["warnings"]`` holds the sparse-bin warning when there are too many
+        bins for the data (see :func:`bayescal.summaries.partition.check_bin_occupancy`).
+        This is the raw plug-in; :func:`bayescal.nc_ece_interval` gives the
+        bias-aware estimate and interval.
 
     Examples
     --------
@@ -79,27 +132,83 @@ def nc_ece(
     >>> round(nc_ece(data, known).value, 2)
     0.09
     """
+    _check_channel_fit(channels)
+    summary = _as_summary(data, bins, bin_strategy)
+    moments, w = nc_moments(summary, channels, weights=weights, lam=lam)
+    return _result(
+        summary,
+        moments,
+        "nc",
+        weights=w,
+        info={
+            "channels": channels.method,
+            "weight_rule": w.attrs["rule"],
+            "warnings": _bin_warnings(summary),
+        },
+    )
+
+
+def _check_channel_fit(channels) -> None:
     from bayescal.channels.result import ChannelFit
 
     if not isinstance(channels, ChannelFit):
         raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
-    summary = _as_summary(data, bins, bin_strategy)
-    a, b = _channels_for(summary, channels)
-    w = annotator_weights(channels, weights, lam=lam)
-    targets = corrected_pattern_targets(summary.states, a, b, w.values)
-    return binned_ece_from_targets(
-        summary,
-        targets,
-        "nc",
-        weights=w,
-        info={"channels": channels.method, "weight_rule": w.attrs["rule"]},
-    )
 
 
+def _bin_warnings(summary) -> list[str]:
+    message = check_bin_occupancy(summary.bin_count.values, stacklevel=4)
+    return [] if message is None else [message]
+
+
+# ---------------------------------------------------------------- sample-use modes
 def _fit(summary, method, options):
     from bayescal.channels.fit import fit_channels
 
     return fit_channels(summary, method, **options)
+
+
+def _reuse(summ, order, method, options, weights, lam):
+    s = summ(order)
+    fit = _fit(s, method, options)
+    moments, _ = nc_moments(s, fit, weights=weights, lam=lam)
+    return s, moments, {"channel_fits": [fit]}
+
+
+def _split(summ, order, method, options, weights, lam, fraction):
+    if not isinstance(fraction, numbers.Real) or not 0 < fraction < 1:
+        raise ConfigError(f"fraction must be in (0, 1); got {fraction!r}.")
+    cut = int(round(fraction * order.size))
+    if cut == 0 or cut == order.size:
+        raise DataError(
+            f"split of {order.size} items at fraction {fraction} leaves one side empty."
+        )
+    fit = _fit(summ(order[:cut]), method, options)
+    s = summ(order[cut:])
+    moments, _ = nc_moments(s, fit, weights=weights, lam=lam)
+    return s, moments, {"channel_fits": [fit], "n_channel": cut, "n_eval": order.size - cut}
+
+
+def _crossfit(summ, order, method, options, weights, lam, folds):
+    if isinstance(folds, bool) or not isinstance(folds, numbers.Integral) or folds < 2:
+        raise ConfigError(
+            f"cross-fitting needs at least 2 folds; got {folds!r}. With "
+            "one fold there is no held-out part: use mode='reuse'."
+        )
+    if folds > order.size:
+        raise DataError(
+            f"{folds} folds for {order.size} annotated items: some folds would be empty."
+        )
+    fold_summaries = [summ(p) for p in np.array_split(order, folds)]
+    whole = sum(fold_summaries[1:], fold_summaries[0])
+    pooled = np.zeros((1, whole.n_bins))
+    fits = []
+    for fs in fold_summaries:
+        fit = _fit(whole - fs, method, options)
+        fits.append(fit)
+        moments, _ = nc_moments(fs, fit, weights=weights, lam=lam)
+        # signed moments are pooled before |.| is taken (App. C.4)
+        pooled = pooled + moments * (fs.n_items / whole.n_items)
+    return whole, pooled, {"folds": int(folds), "channel_fits": fits}
 
 
 def estimate_nc_ece(
@@ -145,7 +254,9 @@ def estimate_nc_ece(
     Returns
     -------
     BinnedECE
-        ``info`` records the mode, folds or split sizes, and the channel fits.
+        The plug-in NC-ECE (Hanada & Futami, Eq. 7; App. C.4 for cross-fitting).
+        ``info`` records the mode, folds or split sizes, the channel fits and any
+        sparse-bin warning (judged on the evaluation items).
 
     Examples
     --------
@@ -154,7 +265,6 @@ def estimate_nc_ece(
     >>> r.mode, r.info["folds"]
     ('crossfit', 5)
     """
-    from bayescal.data.container import Annotations
     from bayescal.summaries.partition import make_edges
     from bayescal.summaries.summary import summarize_arrays
 
@@ -182,46 +292,13 @@ def estimate_nc_ece(
     rng = check_random_state(random_state)
     order = rng.permutation(annotated) if shuffle else annotated
     if mode == "reuse":
-        s = summ(order)
-        fit = _fit(s, channels, options)
-        out = nc_ece(s, fit, weights=weights, lam=lam)
-        out.mode, out.info["channel_fits"] = "reuse", [fit]
-        return out
-    if mode == "split":
-        if not 0 < fraction < 1:
-            raise ConfigError(f"fraction must be in (0, 1); got {fraction}.")
-        cut = int(round(fraction * order.size))
-        if cut == 0 or cut == order.size:
-            raise DataError(
-                f"split of {order.size} items at fraction {fraction} leaves one side empty."
-            )
-        fit = _fit(summ(order[:cut]), channels, options)
-        out = nc_ece(summ(order[cut:]), fit, weights=weights, lam=lam)
-        out.mode = "split"
-        out.info.update(channel_fits=[fit], n_channel=cut, n_eval=order.size - cut)
-        return out
-    if not isinstance(folds, (int, np.integer)) or folds < 2:
-        raise ConfigError(
-            f"cross-fitting needs at least 2 folds; got {folds!r}. With "
-            "one fold there is no held-out part: use mode='reuse'."
-        )
-    if folds > order.size:
-        raise DataError(
-            f"{folds} folds for {order.size} annotated items: some folds would be empty."
-        )
-    parts = np.array_split(order, folds)
-    fold_summaries = [summ(p) for p in parts]
-    whole = sum(fold_summaries[1:], fold_summaries[0])
-    pooled = None
-    fits = []
-    for fs in fold_summaries:
-        fit = _fit(whole - fs, channels, options)
-        fits.append(fit)
-        r = nc_ece(fs, fit, weights=weights, lam=lam)
-        m = r.bin_moments.values * (fs.n_items / whole.n_items)
-        pooled = m if pooled is None else pooled + m
-    out = _result(whole, pooled, "nc", mode="crossfit", info={"folds": folds, "channel_fits": fits})
-    return out
+        evaluation, moments, info = _reuse(summ, order, channels, options, weights, lam)
+    elif mode == "split":
+        evaluation, moments, info = _split(summ, order, channels, options, weights, lam, fraction)
+    else:
+        evaluation, moments, info = _crossfit(summ, order, channels, options, weights, lam, folds)
+    info["warnings"] = _bin_warnings(evaluation)
+    return _result(evaluation, moments, "nc", mode=mode, info=info)
 
 
 #: The one default weight rule for judging a score (NC-ECE of an original or a

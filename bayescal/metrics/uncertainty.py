@@ -1,30 +1,76 @@
-"""NC-ECE credible intervals with two sources of uncertainty, and the corrected curve.
+"""NC-ECE: a bias-aware estimate and interval, and a noise-corrected test of perfect calibration.
+
+The target is the population binned ECE ``theta = sum_m |d_m|``, with signed bin
+moments ``d_m = E[(Y - Z) 1(Z in B_m)]`` (SPEC §1). The plug-in
+``theta_hat = sum_m |D_m|`` from the corrected bin moments ``D_m`` is biased
+upward, by up to ``sum_m s_m sqrt(2/pi)`` when the model is calibrated (SPEC §4),
+and a percentile interval centred on it inherits the bias twice. What is
+reported instead (chosen by measurement, ``bayescal bench coverage``; see
+``docs/intervals.md``):
+
+Estimate
+    ``max(0, 2 theta_hat - mean_r theta*_r)``: the bootstrap bias correction,
+    with ``theta*_r = sum_m |D_m + E_rm|`` and ``E_r`` the replicate deviations
+    of the bin moments (below).
+Interval
+    Lower end ``max(0, 2 theta_hat - q_{1 - a/2}(theta*))`` (basic bootstrap: it
+    subtracts the estimated bias). Upper end ``theta_hat + q_{1 - a/2}(L)`` with
+    ``L_r = -sum_m sign(D_m) E_rm``: since ``|d| <= |D| + sign(d) (d - D)`` for
+    every bin, ``theta - theta_hat`` is at most a linear function of the errors,
+    whatever the bias, so this end needs no bias estimate. ``a = 1 - prob``.
+Test of perfect calibration
+    H0: every ``d_m = 0`` (``E[Y - Z | Z in B_m] = 0`` for all m). Statistic
+    ``theta_hat``; its null distribution is that of ``sum_m |E_rm|``, so
+    ``p = (1 + #{r: sum_m |E_rm| >= theta_hat}) / (R + 1)``. When
+    ``p > a`` the data are consistent with calibration and the lower end is 0: the
+    interval is ``[0, hi]`` and covers a calibrated model's ECE of 0.
+
+Two sources of uncertainty make the replicates ``D_r``:
 
 Channel uncertainty
     The posterior draws of the channels (``ChannelFit`` with S draws); each draw
-    gives corrected labels and an NC-ECE on the fixed evaluation items.
+    gives corrected labels and bin moments on the fixed evaluation items. A point
+    fit (one draw) has none: its interval is evaluation-only and says so;
+    :func:`bayescal.channels.bootstrap.bootstrap_channels` gives an EM fit's draws.
 Evaluation-sample uncertainty
     A Bayesian bootstrap of the evaluation items (Rubin 1981): item weights
     ``w ~ Dirichlet(1, ..., 1)``. By the aggregation property of the Dirichlet,
     the total weight of each (bin, pattern) cell is exactly
-    ``Dirichlet(cell counts)``, so it is drawn on the M x 3**K cells, not the
-    n items. Within a cell the corrected label is constant; the score enters
-    through the cell's mean score. That is the only approximation: it ignores the
-    variation of Z within a cell, which is at most the variation within a bin
-    (sd <= width / sqrt(12), about 0.03 for ten bins) against a corrected-label
-    residual sd of roughly 0.5 to 1, so it removes well under 1% of the
-    bootstrap variance with ten or more bins. With very wide bins (one bin on
-    [0, 1]) it understates the evaluation spread; use at least ten bins.
+    ``Dirichlet(cell counts)``, so it is drawn on the non-empty cells, never on
+    all M x 3**K of them, in chunks of replicates (memory bounded by
+    :data:`~bayescal.metrics.binned.CHUNK_ELEMENTS` per array). Within a cell the
+    corrected label is constant; the score enters through the cell's mean score.
+    That is the only approximation: it ignores the variation of Z within a cell,
+    which is at most the variation within a bin (sd <= width / sqrt(12), about
+    0.03 for ten bins) against a corrected-label residual sd of roughly 0.5 to 1,
+    so it removes well under 1% of the bootstrap variance with ten or more bins.
 
-``full`` pairs channel draw s with bootstrap replicate s (both sources);
-``channel`` uses the observed cell weights (channels only); ``evaluation``
-uses one channel value (the posterior mean channels, or the point fit) with
-the bootstrap (sampling only). The three are reported side by side; the
-variances are not additive in general because of the absolute values.
+``full`` pairs replicate r with channel draw ``r mod S`` (both sources; this is
+how channel uncertainty enters the interval and the test); ``channel`` uses the
+observed cell weights (channels only); ``evaluation`` uses one channel value
+(the posterior mean channels, or the point fit) with the bootstrap. Each source
+gets the same bias-aware construction; the variances are not additive in general
+because of the absolute values.
+
+Which source is reported depends on how the channels relate to the evaluation
+items (``sample_use``). ``"split"`` (channels from other items, the default):
+``full``. ``"reuse"`` (channels fitted on these same items, as the audit does):
+``evaluation``. In reuse the channels' estimation error is a function of the
+same items and partly cancels their evaluation noise, so adding channel draws as
+an independent source over-covers (``bench coverage``, Bayesian channels: up to
+0.98 at nominal 0.90), while resampling the items with the channels held at their
+point value covers at 0.907 to 0.96 with the test's level at 0.065 to 0.092
+(Bayesian or EM channels, 500 to 8000 items).
+
+Layout: plain-numpy kernels (:func:`bootstrap_bin_moments`,
+:func:`debiased_ece`, :func:`bias_aware_interval`, :func:`calibration_p_value`),
+the labelled result :class:`NCECEPosterior`, and the entry point
+:func:`nc_ece_interval` that checks the arguments and wires them together.
 """
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,61 +78,331 @@ import xarray as xr
 
 from bayescal._random import check_random_state
 from bayescal.dims import BIN, DRAW
-from bayescal.errors import ConfigError
-from bayescal.metrics.binned import _as_summary, _channels_for, corrected_pattern_targets
+from bayescal.errors import ConfigError, DataError
+from bayescal.metrics.binned import (
+    CellTable,
+    _as_summary,
+    _channels_for,
+    cell_table,
+    corrected_cell_moments,
+    corrected_pattern_targets,
+    row_chunks,
+)
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
+from bayescal.summaries.partition import check_bin_occupancy
+from bayescal.summaries.patterns import states_of
 
-__all__ = ["NCECEPosterior", "nc_ece_interval", "SOURCES"]
+__all__ = [
+    "NCECEPosterior",
+    "nc_ece_interval",
+    "bootstrap_bin_moments",
+    "debiased_ece",
+    "bias_aware_interval",
+    "calibration_p_value",
+    "SOURCES",
+    "SAMPLE_USES",
+    "INTERVAL_METHOD",
+    "DEFAULT_REPLICATES",
+    "MIN_REPLICATES",
+]
 
 SOURCES = ("full", "channel", "evaluation")
 
+#: Bootstrap replicates when none are asked for (at least one per channel draw).
+DEFAULT_REPLICATES = 2000
 
+#: Fewest replicates accepted: the interval's ends are 5% / 95% quantiles and the
+#: p-value moves in steps of 1 / (R + 1), so fewer leave both to a handful of draws.
+MIN_REPLICATES = 100
+
+#: The interval construction, as reported in results.
+INTERVAL_METHOD = (
+    "bias-aware bootstrap: basic (bias-corrected) lower end, linearised upper end; "
+    "[0, hi] when the calibration test does not reject at level 1 - prob"
+)
+
+#: How the channels relate to the evaluation items (see the module docstring).
+SAMPLE_USES = ("split", "reuse")
+
+#: The source reported for each sample use.
+_REPORTED_SOURCE = {"split": "full", "reuse": "evaluation"}
+
+_SOURCE_NOTES = {
+    ("split", True): "channel draws paired with a Bayesian bootstrap of the evaluation items",
+    ("split", False): "point channels: evaluation-sample uncertainty only, conditional on the "
+    "channels (pass channel draws, e.g. bootstrap_channels, to include theirs)",
+    ("reuse", True): "channels fitted on these items: Bayesian bootstrap of the items with the "
+    "channels held at their point value (adding channel draws as independent over-covers)",
+    ("reuse", False): "channels fitted on these items: Bayesian bootstrap of the items with the "
+    "channels held at their point value",
+}
+
+
+# ---------------------------------------------------------------- numeric kernels
+def _deviations(replicates: np.ndarray) -> np.ndarray:
+    reps = np.asarray(replicates, dtype=np.float64)
+    return reps - reps.mean(axis=0, keepdims=True)
+
+
+def debiased_ece(moments: np.ndarray, replicates: np.ndarray) -> float:
+    """Bootstrap bias-corrected binned ECE, ``max(0, 2 theta_hat - mean_r theta*_r)``.
+
+    Parameters
+    ----------
+    moments : ndarray of shape (M,)
+        Signed bin moments ``D_m`` of the sample (SPEC §1).
+    replicates : ndarray of shape (R, M)
+        Resampled bin moments; only their deviations from their mean are used.
+
+    Returns
+    -------
+    float
+        The plug-in ``sum_m |D_m|`` minus its bootstrap estimate of the upward bias
+        of ``|.|`` (SPEC §4), floored at 0 (an ECE is never negative).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e = np.random.default_rng(0).normal(0, 0.01, (4000, 1))
+    >>> round(debiased_ece(np.array([0.05]), e), 3)
+    0.05
+    """
+    d = np.asarray(moments, dtype=np.float64)
+    theta = np.abs(d).sum()
+    boot = np.abs(d + _deviations(replicates)).sum(axis=1)
+    return float(max(0.0, 2.0 * theta - boot.mean()))
+
+
+def calibration_p_value(moments: np.ndarray, replicates: np.ndarray) -> float:
+    """Noise-corrected test of perfect calibration, H0: every signed bin moment is 0.
+
+    Statistic ``theta_hat = sum_m |D_m|``; under H0, ``D`` is distributed as the
+    replicate deviations ``E_r`` (centred replicates: resampling noise from the
+    evaluation items and, with a channel posterior, from the channels), so
+    ``p = (1 + #{r: sum_m |E_rm| >= theta_hat}) / (R + 1)`` (SPEC §4; the
+    test the interval's lower end switches on).
+
+    Parameters
+    ----------
+    moments : ndarray of shape (M,)
+    replicates : ndarray of shape (R, M)
+
+    Returns
+    -------
+    float in (0, 1]
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e = np.random.default_rng(0).normal(0, 0.01, (999, 3))
+    >>> calibration_p_value(np.array([0.05, -0.04, 0.0]), e) < 0.01
+    True
+    """
+    d = np.asarray(moments, dtype=np.float64)
+    null = np.abs(_deviations(replicates)).sum(axis=1)
+    return float((1 + np.count_nonzero(null >= np.abs(d).sum())) / (null.size + 1))
+
+
+def bias_aware_interval(
+    moments: np.ndarray, replicates: np.ndarray, prob: float
+) -> tuple[float, float, float]:
+    """Interval for the population binned ECE that accounts for the bias of ``|.|``.
+
+    Lower end: basic bootstrap ``2 theta_hat - q_{1-a/2}(theta*)``; upper end:
+    ``theta_hat + q_{1-a/2}(-sum_m sign(D_m) E_rm)``, valid because
+    ``|d| <= |D| + sign(d) (d - D)``; the lower end is 0 when the calibration
+    test's p-value exceeds ``a = 1 - prob`` (SPEC §4).
+
+    Parameters
+    ----------
+    moments : ndarray of shape (M,)
+    replicates : ndarray of shape (R, M)
+    prob : float in (0, 1)
+
+    Returns
+    -------
+    (lo, hi, p_value)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e = np.random.default_rng(0).normal(0, 0.01, (2000, 2))
+    >>> lo, hi, p = bias_aware_interval(np.array([0.003, -0.002]), e, 0.9)
+    >>> lo, p > 0.1
+    (0.0, True)
+    """
+    d = np.asarray(moments, dtype=np.float64)
+    dev = _deviations(replicates)
+    alpha = 1.0 - prob
+    theta = np.abs(d).sum()
+    boot = np.abs(d + dev).sum(axis=1)
+    linear = -(np.sign(d) * dev).sum(axis=1)
+    p = calibration_p_value(d, replicates)
+    lo = 0.0 if p > alpha else max(0.0, 2.0 * theta - np.quantile(boot, 1 - alpha / 2))
+    hi = theta + max(0.0, float(np.quantile(linear, 1 - alpha / 2)))
+    return float(lo), float(hi), p
+
+
+def bootstrap_bin_moments(
+    table: CellTable,
+    k: int,
+    draws: tuple[np.ndarray, np.ndarray, np.ndarray],
+    point: tuple[np.ndarray, np.ndarray, np.ndarray],
+    n_rep: int,
+    rng: np.random.Generator,
+) -> dict[str, np.ndarray]:
+    """Resampled signed bin moments under each source, on the non-empty cells only.
+
+    Parameters
+    ----------
+    table : CellTable
+        Non-empty (bin, pattern) cells of the evaluation items.
+    k : int
+        Number of annotators.
+    draws : (a, b, w), each of shape (S, K)
+        Channel draws and their annotator weights; replicate r uses draw ``r mod S``.
+    point : (a, b, w), each of shape (1, K)
+        The point channels (evaluation-only source and the sample moments).
+    n_rep : int
+        Replicates R.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    dict
+        ``point`` (M,): sample moments at the point channels; ``full``,
+        ``evaluation``, ``channel`` (R, M): replicate moments; ``rate_full``,
+        ``rate_evaluation`` (R, M): corrected positive rate per bin under those
+        sources (NaN for empty bins).
+        Work is done in chunks of replicates, so memory is O(chunk x cells).
+    """
+    a, b, w = draws
+    pa, pb, pw = point
+    states = states_of(table.patterns, k)
+    zbar = table.mean_score
+    u_point = corrected_pattern_targets(states, pa, pb, pw)[0][table.pattern]  # (C,)
+    n_bins, s = table.n_bins, a.shape[0]
+    out = {
+        "point": (table.bin_sums((u_point * table.count)[None])[0] - table.bin_score_sum) / table.n,
+        "channel": corrected_cell_moments(table, k, a, b, w)[np.arange(n_rep) % s],
+    }
+    for key in ("full", "evaluation", "rate_full", "rate_evaluation"):
+        out[key] = np.empty((n_rep, n_bins))
+    empty = table.bin_sums(table.count[None])[0] == 0
+    for rows in row_chunks(n_rep, max(table.n_cells, states.shape[0])):
+        g = rng.standard_gamma(table.count, size=(rows.stop - rows.start, table.n_cells))
+        g /= g.sum(axis=1, keepdims=True)
+        weight = table.bin_sums(g)
+        out["evaluation"][rows] = table.bin_sums(g * (u_point - zbar))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["rate_evaluation"][rows] = table.bin_sums(g * u_point) / weight
+        if s == 1:
+            out["full"][rows] = out["evaluation"][rows]
+            out["rate_full"][rows] = out["rate_evaluation"][rows]
+            continue
+        d = np.arange(rows.start, rows.stop) % s
+        u = corrected_pattern_targets(states, a[d], b[d], w[d])[:, table.pattern]
+        out["full"][rows] = table.bin_sums(g * (u - zbar))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["rate_full"][rows] = table.bin_sums(g * u) / weight
+    out["rate_full"][:, empty] = np.nan
+    out["rate_evaluation"][:, empty] = np.nan
+    return out
+
+
+# ---------------------------------------------------------------- labelled result
 @dataclass(eq=False)
 class NCECEPosterior:
-    """Posterior draws of NC-ECE under each uncertainty source, and of the corrected curve.
+    """NC-ECE: bias-aware estimate, interval and calibration test, with their replicates.
 
     Attributes
     ----------
     ece : xarray.Dataset
-        Variables ``full``, ``channel``, ``evaluation``, each of shape (draw,).
+        Variables ``full``, ``channel``, ``evaluation``, each of shape (draw,):
+        the raw resampled plug-in ``sum_m |D*_m|`` (biased upward like the
+        plug-in; the bias-aware quantities below are built from ``moments``).
     moments : xarray.Dataset
         The signed bin moments behind them, each of shape (draw, bin).
-    point : float
-        NC-ECE at the point channels (posterior-mean channels for a posterior).
+    plugin_moments : xarray.DataArray of shape (bin,)
+        Signed bin moments of the sample at the point channels.
+    plugin : float
+        The raw plug-in NC-ECE ``sum_m |D_m|`` at the point channels (biased upward).
     curve : xarray.Dataset
         Per bin: ``count``, ``mean_score`` and ``corrected_rate[draw, bin]`` (the
-        corrected positive rate, full uncertainty), for a reliability diagram
+        corrected positive rate under the reported source), for a reliability diagram
         with credible bands. Empty bins are NaN (nothing to draw).
     bin_edges : ndarray
     prob : float
         Default interval probability.
+    sample_use : {"split", "reuse"}
+        Whether the channels came from other items or from these; it picks the
+        reported source (:attr:`source`).
+    info : dict
+        ``channel_draws``, ``bootstrap_replicates``, ``weights``,
+        ``channel_uncertainty`` (False for a point fit), ``warnings``.
     """
 
     ece: xr.Dataset
     moments: xr.Dataset
-    point: float
+    plugin_moments: xr.DataArray
+    plugin: float
     curve: xr.Dataset
     bin_edges: np.ndarray
     prob: float = 0.9
+    sample_use: str = "split"
     info: dict = field(default_factory=dict)
 
-    def interval(self, source: str = "full", prob: float | None = None) -> tuple[float, float]:
-        """Equal-tailed credible interval of NC-ECE under ``source``."""
+    @property
+    def source(self) -> str:
+        """The reported source: ``"full"`` for split samples, ``"evaluation"`` for reuse."""
+        return _REPORTED_SOURCE[self.sample_use]
+
+    def _replicates(self, source: str | None) -> np.ndarray:
+        source = self.source if source is None else source
         if source not in SOURCES:
             raise ConfigError(f"source must be one of {SOURCES}; got {source!r}.")
-        p = self.prob if prob is None else prob
-        if not 0 < p < 1:
-            raise ConfigError(f"prob must be in (0, 1); got {p}.")
-        q = np.quantile(self.ece[source].values, [(1 - p) / 2, 1 - (1 - p) / 2])
-        return float(q[0]), float(q[1])
+        return self.moments[source].values
 
-    def prob_above(self, threshold: float, source: str = "full") -> float:
-        """Posterior probability that the (binned) ECE exceeds ``threshold``."""
-        return float((self.ece[source].values > threshold).mean())
+    @property
+    def point(self) -> float:
+        """The plug-in at the point channels (same as :attr:`plugin`)."""
+        return self.plugin
+
+    @property
+    def estimate(self) -> float:
+        """Bias-corrected NC-ECE, the reported point; see :func:`debiased_ece`."""
+        return debiased_ece(self.plugin_moments.values, self._replicates(None))
+
+    @property
+    def p_value(self) -> float:
+        """p-value of H0 "perfectly calibrated"; see :func:`calibration_p_value`."""
+        return calibration_p_value(self.plugin_moments.values, self._replicates(None))
+
+    @property
+    def interval_method(self) -> str:
+        draws = bool(self.info.get("channel_uncertainty", True))
+        return f"{INTERVAL_METHOD}; {_SOURCE_NOTES[(self.sample_use, draws)]}"
+
+    def interval(self, source: str | None = None, prob: float | None = None) -> tuple[float, float]:
+        """Bias-aware interval of the population binned ECE under ``source``.
+
+        ``source`` defaults to the reported one (:attr:`source`). ``[0, hi]`` when
+        the calibration test does not reject at ``1 - prob``; see
+        :func:`bias_aware_interval`.
+        """
+        p = _check_prob(self.prob if prob is None else prob)
+        lo, hi, _ = bias_aware_interval(self.plugin_moments.values, self._replicates(source), p)
+        return lo, hi
+
+    def prob_above(self, threshold: float, source: str | None = None) -> float:
+        """Share of bias-corrected replicates ``2 theta_hat - theta*_r`` above ``threshold``."""
+        d = self.plugin_moments.values
+        boot = np.abs(d + _deviations(self._replicates(source))).sum(axis=1)
+        return float(np.mean(2.0 * np.abs(d).sum() - boot > threshold))
 
     def curve_band(self, prob: float | None = None) -> xr.Dataset:
         """Mean and equal-tailed band of the corrected positive rate per bin."""
-        p = self.prob if prob is None else prob
+        p = _check_prob(self.prob if prob is None else prob)
         rate = self.curve["corrected_rate"]
         return xr.Dataset(
             {
@@ -99,7 +415,7 @@ class NCECEPosterior:
         )
 
     def decomposition(self) -> dict:
-        """Standard deviation of NC-ECE under each source (and each interval)."""
+        """Per source: sd of the resampled NC-ECE and the bias-aware interval."""
         out = {}
         for s in SOURCES:
             lo, hi = self.interval(s)
@@ -107,35 +423,79 @@ class NCECEPosterior:
         return out
 
     def to_dict(self) -> dict:
-        lo, hi = self.interval("full")
+        lo, hi = self.interval()
         return {
-            "point": self.point,
-            "mean": float(self.ece["full"].mean()),
+            "point": self.estimate,
+            "plugin": self.plugin,
+            "mean": float(self.ece[self.source].mean()),
             "lo": lo,
             "hi": hi,
             "prob": self.prob,
+            "p_value": self.p_value,
+            "interval_method": self.interval_method,
+            "sample_use": self.sample_use,
+            "source": self.source,
+            "channel_uncertainty": bool(self.info.get("channel_uncertainty", True)),
+            "warnings": list(self.info.get("warnings", [])),
             "decomposition": self.decomposition(),
         }
 
     def __repr__(self) -> str:
-        d = self.to_dict()
+        lo, hi = self.interval()
         return (
-            f"<NCECEPosterior point={d['point']:.5f} mean={d['mean']:.5f} "
-            f"{int(self.prob * 100)}% [{d['lo']:.5f}, {d['hi']:.5f}] draws={self.ece.sizes[DRAW]} "
-            f"(channel-only width {d['decomposition']['channel']['width']:.5f}, "
-            f"evaluation-only width {d['decomposition']['evaluation']['width']:.5f})>"
+            f"<NCECEPosterior estimate={self.estimate:.5f} plugin={self.plugin:.5f} "
+            f"{int(round(self.prob * 100))}% {self.source} [{lo:.5f}, {hi:.5f}] "
+            f"p(calibrated)={self.p_value:.3g} replicates={self.ece.sizes[DRAW]}>"
         )
 
 
-def _bootstrap_cell_weights(counts: np.ndarray, n_rep: int, rng) -> np.ndarray:
-    """Dirichlet(counts) over the nonzero cells, shape (n_rep, M, P), summing to one."""
-    flat = counts.ravel()
-    nz = np.flatnonzero(flat > 0)
-    g = rng.standard_gamma(flat[nz], size=(n_rep, nz.size))
-    g /= g.sum(axis=1, keepdims=True)
-    out = np.zeros((n_rep, flat.size))
-    out[:, nz] = g
-    return out.reshape((n_rep,) + counts.shape)
+# ---------------------------------------------------------------- entry point
+def _check_prob(prob) -> float:
+    if isinstance(prob, bool) or not isinstance(prob, numbers.Real) or not 0 < prob < 1:
+        raise ConfigError(f"prob must be a number in (0, 1); got {prob!r}.")
+    return float(prob)
+
+
+def _check_n_bootstrap(n_bootstrap, n_draws: int) -> int:
+    if n_bootstrap is None:
+        return max(n_draws, DEFAULT_REPLICATES)
+    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, numbers.Integral):
+        raise ConfigError(
+            f"n_bootstrap must be a whole number of replicates; got {n_bootstrap!r}. "
+            f"Leave it unset for {DEFAULT_REPLICATES}."
+        )
+    if n_bootstrap < MIN_REPLICATES:
+        raise ConfigError(
+            f"n_bootstrap must be at least {MIN_REPLICATES}; got {n_bootstrap}. The interval's "
+            "ends are tail quantiles and the p-value moves in steps of 1 / (n_bootstrap + 1)."
+        )
+    return int(n_bootstrap)
+
+
+def _point_channels(channels, point_channels):
+    from bayescal.channels.result import ChannelFit
+
+    if point_channels is None and channels.n_draws == 1:
+        return channels
+    if point_channels is None:
+        return ChannelFit.from_point(
+            channels.a.values.mean(axis=0),
+            channels.b.values.mean(axis=0),
+            channels.prevalence.values.mean(axis=0),
+            annotators=channels.annotators,
+            groups=[str(g) for g in channels.prevalence["group"].values],
+            group_counts=channels.group_counts.values,
+            method=f"{channels.method} (posterior mean)",
+        )
+    if not isinstance(point_channels, ChannelFit):
+        raise ConfigError(
+            f"point_channels must be a ChannelFit; got {type(point_channels).__name__}."
+        )
+    if point_channels.n_draws != 1:
+        raise ConfigError(
+            f"point_channels must be one draw (a point fit); got {point_channels.n_draws} draws."
+        )
+    return point_channels
 
 
 def nc_ece_interval(
@@ -149,27 +509,48 @@ def nc_ece_interval(
     prob: float = 0.9,
     n_bootstrap: int | None = None,
     point_channels=None,
+    sample_use: str = "split",
     random_state=0,
 ) -> NCECEPosterior:
-    """NC-ECE posterior with channel and evaluation-sample uncertainty.
+    """NC-ECE with a bias-aware interval and a test of perfect calibration.
+
+    The interval is for the population binned ECE (SPEC §1); it accounts for the
+    upward bias of binned ``|.|`` errors (SPEC §4) and reaches 0 when the data are
+    consistent with calibration. See the module docstring for the construction.
 
     Parameters
     ----------
     data : Annotations or Summary
         Evaluation items.
     channels : ChannelFit
-        A posterior (many draws). A point fit (one draw) is allowed: then only
-        the evaluation-sample source varies and ``n_bootstrap`` sets the number of
-        replicates (default 2000).
-    point_channels : ChannelFit, optional
-        The channels for ``point`` and for the evaluation-only source; default:
-        the posterior mean of ``a`` and ``b``.
+        A posterior (many draws): its draws enter the ``full`` interval and the
+        test. A point fit (one draw) is allowed: then only the evaluation sample
+        varies, and the interval and test are conditional on the channels.
+    weights, lam
+        Annotator weight rule (see :func:`bayescal.metrics.annotator_weights`).
+    bins : int or edges, default 10 equal-width bins (only with a container).
     prob : float, default 0.9
-    random_state : int or Generator
+        Interval probability; the calibration test's level is ``1 - prob``.
+    n_bootstrap : int, optional
+        Bootstrap replicates (at least :data:`MIN_REPLICATES`); default
+        ``max(draws, 2000)``. Replicate r uses channel draw ``r mod draws``.
+    point_channels : ChannelFit, optional
+        One-draw channels for the plug-in, the sample moments and the
+        evaluation-only source; default: the posterior mean of ``a`` and ``b``.
+    sample_use : {"split", "reuse"}, default "split"
+        ``"split"``: the channels come from other items (or are known); the
+        reported interval pairs channel draws with the item bootstrap. ``"reuse"``:
+        the channels were fitted on these items; the reported interval resamples
+        the items with the channels held at their point value (see the module
+        docstring for why and the measured coverage). When unsure, ``"split"`` is
+        the conservative choice.
+    random_state : None, int or Generator, default 0
 
     Returns
     -------
     NCECEPosterior
+        ``.estimate`` (bias-corrected), ``.plugin`` (raw), ``.interval()``,
+        ``.p_value``, ``.interval_method``, ``.to_dict()``.
 
     Examples
     --------
@@ -184,105 +565,70 @@ def nc_ece_interval(
     ...                              groups=["all"], group_counts=[4000], method="example")
     >>> r = nc_ece_interval(data, post)
     >>> lo, hi = r.interval()
-    >>> bool(lo < r.point < hi)
-    True
+    >>> bool(lo < r.estimate < hi), r.p_value < 0.01
+    (True, True)
     """
     from bayescal.channels.result import ChannelFit
 
     if not isinstance(channels, ChannelFit):
         raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
-    if not 0 < prob < 1:
-        raise ConfigError(f"prob must be in (0, 1); got {prob}.")
+    prob = _check_prob(prob)
+    if sample_use not in SAMPLE_USES:
+        raise ConfigError(f"sample_use must be one of {SAMPLE_USES}; got {sample_use!r}.")
+    n_rep = _check_n_bootstrap(n_bootstrap, channels.n_draws)
     rng = check_random_state(random_state)
     summary = _as_summary(data, bins, bin_strategy)
+    if summary.n_items == 0:
+        raise DataError("the evaluation set has no annotated items; nothing to evaluate.")
+    point_channels = _point_channels(channels, point_channels)
     a, b = _channels_for(summary, channels)
-    s = channels.n_draws
-    n_rep = s if s > 1 else int(n_bootstrap or 2000)
-    if n_bootstrap is not None and s > 1 and n_bootstrap != s:
-        raise ConfigError(
-            "with a channel posterior the bootstrap pairs one "
-            "replicate with each draw; leave n_bootstrap unset."
-        )
-    if point_channels is None:
-        point_channels = ChannelFit.from_point(
-            a.mean(axis=0),
-            b.mean(axis=0),
-            channels.prevalence.values.mean(axis=0),
-            annotators=channels.annotators,
-            groups=[str(g) for g in channels.prevalence["group"].values],
-            group_counts=channels.group_counts.values,
-            method=f"{channels.method} (posterior mean)",
-        )
     pa, pb = _channels_for(summary, point_channels)
-    states = summary.states
-    u_draws = corrected_pattern_targets(
-        states, a, b, annotator_weights(channels, weights, lam=lam).values
+    table = cell_table(summary.bin_pattern_counts.values, summary.bin_pattern_score_sum.values)
+    w = annotator_weights(channels, weights, lam=lam).values
+    pw = w if point_channels is channels else annotator_weights(point_channels, weights, lam=lam)
+    reps = bootstrap_bin_moments(
+        table, summary.n_annotators, (a, b, w), (pa, pb, np.asarray(pw)), n_rep, rng
     )
-    u_point = corrected_pattern_targets(
-        states, pa, pb, annotator_weights(point_channels, weights, lam=lam).values
-    )
-    if s == 1:
-        u_draws = np.repeat(u_draws, n_rep, axis=0)
+    return _posterior(summary, table, reps, prob, sample_use, channels, weights)
 
-    counts = summary.bin_pattern_counts.values.astype(np.float64)  # (M, P)
-    zsum = summary.bin_pattern_score_sum.values
-    n = counts.sum()
+
+def _posterior(summary, table, reps, prob, sample_use, channels, weights) -> NCECEPosterior:
+    """Wrap the kernel's arrays into the labelled result."""
+    draws = np.arange(reps["full"].shape[0])
+    source = _REPORTED_SOURCE[sample_use]
+    bins_coord = summary.dataset[BIN].values
+    bin_count = table.bin_sums(table.count[None])[0]
     with np.errstate(invalid="ignore", divide="ignore"):
-        zbar = np.where(counts > 0, zsum / np.where(counts > 0, counts, 1), 0.0)  # (M, P)
-    wts = _bootstrap_cell_weights(counts, n_rep, rng)  # (R, M, P)
-
-    # channel only: observed weights counts / n, exact score sums (a point fit repeats one row)
-    mom_channel = (u_draws @ counts.T - zsum.sum(axis=1)) / n  # (S, M)
-    # evaluation only: point channels, bootstrap weights
-    mom_eval = np.einsum("rmp,rmp->rm", wts, u_point[0][None, None, :] - zbar[None])
-    # full: draw s with replicate s
-    mom_full = np.einsum("rmp,rmp->rm", wts, u_draws[:, None, :] - zbar[None])
-    point = float(np.abs((u_point @ counts.T - zsum.sum(axis=1)) / n).sum())
-
-    draws = np.arange(n_rep)
-    ece = xr.Dataset(
-        {
-            "full": ((DRAW,), np.abs(mom_full).sum(axis=1)),
-            "channel": ((DRAW,), np.abs(mom_channel).sum(axis=1)),
-            "evaluation": ((DRAW,), np.abs(mom_eval).sum(axis=1)),
-        },
-        coords={DRAW: draws},
-    )
-    bins_coord = summary.bin_count[BIN].values
-    moments = xr.Dataset(
-        {
-            "full": ((DRAW, BIN), mom_full),
-            "channel": ((DRAW, BIN), mom_channel),
-            "evaluation": ((DRAW, BIN), mom_eval),
-        },
-        coords={DRAW: draws, BIN: bins_coord},
-    )
-    bin_w = wts.sum(axis=2)  # (R, M)
-    bin_count = counts.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.einsum("rmp,rp->rm", wts, u_draws) / bin_w
-        mean_score = zsum.sum(axis=1) / bin_count
-    empty = bin_count == 0
-    rate[:, empty] = np.nan
-    mean_score = np.where(empty, np.nan, mean_score)
-    curve = xr.Dataset(
-        {
-            "corrected_rate": ((DRAW, BIN), rate),
-            "mean_score": ((BIN,), mean_score),
-            "count": ((BIN,), bin_count),
-        },
-        coords={DRAW: draws, BIN: bins_coord},
-    )
+        mean_score = np.where(bin_count > 0, table.bin_score_sum / bin_count, np.nan)
+    message = check_bin_occupancy(bin_count, stacklevel=4)
     return NCECEPosterior(
-        ece=ece,
-        moments=moments,
-        point=point,
-        curve=curve,
+        ece=xr.Dataset(
+            {s: ((DRAW,), np.abs(reps[s]).sum(axis=1)) for s in SOURCES}, coords={DRAW: draws}
+        ),
+        moments=xr.Dataset(
+            {s: ((DRAW, BIN), reps[s]) for s in SOURCES},
+            coords={DRAW: draws, BIN: bins_coord},
+        ),
+        plugin_moments=xr.DataArray(
+            reps["point"], dims=(BIN,), coords={BIN: bins_coord}, name="plugin_moments"
+        ),
+        plugin=float(np.abs(reps["point"]).sum()),
+        curve=xr.Dataset(
+            {
+                "corrected_rate": ((DRAW, BIN), reps[f"rate_{source}"]),
+                "mean_score": ((BIN,), mean_score),
+                "count": ((BIN,), bin_count),
+            },
+            coords={DRAW: draws, BIN: bins_coord},
+        ),
         bin_edges=summary.bin_edges,
         prob=prob,
+        sample_use=sample_use,
         info={
-            "channel_draws": s,
-            "bootstrap_replicates": n_rep,
+            "channel_draws": channels.n_draws,
+            "bootstrap_replicates": int(draws.size),
             "weights": weights if isinstance(weights, str) else "explicit",
+            "channel_uncertainty": channels.n_draws > 1,
+            "warnings": [] if message is None else [message],
         },
     )

@@ -1,14 +1,56 @@
-"""Partitions of the score range [0, 1] into cells (score groups or ECE bins)."""
+"""Partitions of the score range [0, 1] into cells (score groups or ECE bins).
+
+Every partition is made here, so every caller gets the same guards:
+
+- an absurd number of cells, more than :data:`MAX_CELLS`, is refused
+  (:class:`~bayescal.errors.ConfigError`) by :func:`make_edges`;
+- too many bins for the data (more bins than items, or many empty or near-empty
+  bins) give an :class:`~bayescal.errors.IdentificationWarning` with a suggested
+  number of bins (:func:`check_bin_occupancy`), because a binned ``|.|`` error
+  summed over sparse bins measures mostly noise (SPEC §4: the plug-in's upward
+  bias grows like ``sqrt(M / n)``). The metrics call it on the whole evaluation
+  set; it is not raised while summarising, because summaries are mergeable and a
+  chunk may rightly hold fewer items than bins.
+"""
 
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
-from bayescal.errors import ConfigError, DataError
+from bayescal.errors import ConfigError, DataError, IdentificationWarning
 
-__all__ = ["make_edges", "assign", "equal_mass_edges", "cell_labels"]
+__all__ = [
+    "make_edges",
+    "assign",
+    "equal_mass_edges",
+    "cell_labels",
+    "check_bin_occupancy",
+    "suggest_bins",
+    "MAX_CELLS",
+    "MIN_BIN_ITEMS",
+    "SPARSE_ITEM_SHARE",
+]
+
+#: Hard cap on the number of cells of any partition. The summaries keep dense
+#: (cell x 3**K pattern) arrays, and a binned error over more than a thousand bins
+#: is dominated by its noise floor below about 10**6 items (the plug-in's upward
+#: bias is about 0.64 sd(U) sqrt(M / n), SPEC §4), so more cells is a mistake, not
+#: a finer audit.
+MAX_CELLS = 1000
+
+#: A bin holding fewer items than this is "near-empty": with corrected labels of
+#: standard deviation about 0.8 to 1, its mean has a standard error above ~0.25,
+#: so its ``|.|`` is mostly noise.
+MIN_BIN_ITEMS = 10
+
+#: Warn when more than this share of the items sits in near-empty bins (or when
+#: more than half of the bins are empty). A few sparse bins at the ends of the
+#: score range are normal (ten bins on 250 toy items put about 3% of the items
+#: there); most items in sparse bins is a bin count chosen for far more data.
+SPARSE_ITEM_SHARE = 0.25
 
 
 def make_edges(spec, *, what: str = "bins", scores=None, strategy: str = "uniform") -> np.ndarray:
@@ -30,6 +72,7 @@ def make_edges(spec, *, what: str = "bins", scores=None, strategy: str = "unifor
         m = int(spec)
         if m < 1:
             raise ConfigError(f"number of {what} must be at least 1; got {m}.")
+        _check_cell_count(m, what)
         if strategy == "uniform":
             return np.linspace(0.0, 1.0, m + 1)
         if strategy == "quantile":
@@ -51,7 +94,82 @@ def make_edges(spec, *, what: str = "bins", scores=None, strategy: str = "unifor
             f"{what} edges must cover [0, 1] (first 0, last 1); got {edges[0]:g}..{edges[-1]:g}. "
             "Scores outside the edges would silently drop out of the partition."
         )
+    _check_cell_count(edges.size - 1, what)
     return edges
+
+
+def _check_cell_count(m: int, what: str) -> None:
+    if m > MAX_CELLS:
+        raise ConfigError(
+            f"{m} {what} is above the limit of {MAX_CELLS} (bayescal.summaries.partition."
+            f"MAX_CELLS): a binned error over that many cells measures its own noise. Use at "
+            f"most {MAX_CELLS} (10 to 20 {what} suit most audits)."
+        )
+
+
+def suggest_bins(bin_count) -> int:
+    """Number of bins the data support: merge adjacent bins until each holds enough items.
+
+    Greedy left-to-right merge of the current bins into runs of at least
+    :data:`MIN_BIN_ITEMS` items (a short last run joins the previous one); the
+    number of runs is the suggestion (at least 1).
+
+    Examples
+    --------
+    >>> suggest_bins([5, 5, 30, 0, 0, 19, 40])
+    4
+    """
+    counts = np.asarray(bin_count, dtype=np.int64).reshape(-1)
+    total = int(counts.sum())
+    if total < MIN_BIN_ITEMS:
+        return 1
+    runs, acc = 0, 0
+    for c in counts:
+        acc += int(c)
+        if acc >= MIN_BIN_ITEMS:
+            runs, acc = runs + 1, 0
+    return max(1, runs)
+
+
+def check_bin_occupancy(bin_count, *, what: str = "bins", stacklevel: int = 2) -> str | None:
+    """Warn when there are too many bins for the data; return the message (or None).
+
+    Too many: more than :data:`SPARSE_ITEM_SHARE` of the items sit in bins with
+    fewer than :data:`MIN_BIN_ITEMS` items, or more than half of the bins are
+    empty. The warning (:class:`~bayescal.errors.IdentificationWarning`) names the
+    counts and a suggested number of bins (:func:`suggest_bins`); callers record
+    the returned message in their results.
+
+    Parameters
+    ----------
+    bin_count : array-like of int, shape (M,)
+        Items per bin.
+    stacklevel : int, default 2
+        Passed to :func:`warnings.warn` (2: the caller of this function).
+
+    Examples
+    --------
+    >>> check_bin_occupancy([300, 250, 200, 150, 100]) is None
+    True
+    """
+    counts = np.asarray(bin_count, dtype=np.int64).reshape(-1)
+    n = int(counts.sum())
+    if n == 0 or counts.size < 2:
+        return None
+    sparse = (counts > 0) & (counts < MIN_BIN_ITEMS)
+    empty = int((counts == 0).sum())
+    share = counts[sparse].sum() / n
+    if share <= SPARSE_ITEM_SHARE and 2 * empty <= counts.size:
+        return None
+    message = (
+        f"too many {what} for the data: {counts.size} {what} over {n} items, {empty} empty and "
+        f"{int(sparse.sum())} with fewer than {MIN_BIN_ITEMS} items (holding {share:.0%} of the "
+        f"items). A binned error over sparse {what} is inflated by noise; use at most about "
+        f"{suggest_bins(counts)} {what} (each then holds {MIN_BIN_ITEMS} items or more; 10 to "
+        f"20 suit most audits), or equal-mass {what}."
+    )
+    warnings.warn(message, IdentificationWarning, stacklevel=stacklevel)
+    return message
 
 
 def equal_mass_edges(scores, m: int, *, what: str = "bins") -> np.ndarray:

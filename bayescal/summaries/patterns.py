@@ -26,6 +26,7 @@ __all__ = [
     "check_pattern_k",
     "encode_patterns",
     "pattern_states",
+    "states_of",
     "pattern_labels",
 ]
 
@@ -71,6 +72,33 @@ def pattern_states(k: int) -> np.ndarray:
     check_pattern_k(k)
     idx = np.arange(3**k)
     return np.stack([(idx // 3**j) % 3 for j in range(k)], axis=1).astype(np.int8)
+
+
+def states_of(patterns, k: int) -> np.ndarray:
+    """States of the given pattern indices only, shape (len(patterns), K), int8.
+
+    The same rows as ``pattern_states(k)[patterns]`` without building all 3**K of
+    them: metrics over posterior draws need the patterns that hold items, which are
+    at most as many as the items, however large 3**K is.
+
+    Parameters
+    ----------
+    patterns : array-like of int, shape (n,)
+        Pattern indices in ``[0, 3**K)``.
+    k : int
+        Number of annotators.
+
+    Examples
+    --------
+    >>> states_of([5, 0], 2).tolist()
+    [[2, 1], [0, 0]]
+    """
+    check_pattern_k(k)
+    idx = np.asarray(patterns, dtype=np.int64).reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= 3**k):
+        raise DataError(f"pattern indices must lie in [0, 3**{k}); got {idx.min()}..{idx.max()}.")
+    power = 3 ** np.arange(k, dtype=np.int64)
+    return ((idx[:, None] // power[None, :]) % 3).astype(np.int8)
 
 
 def pattern_labels(k: int) -> np.ndarray:

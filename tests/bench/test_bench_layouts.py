@@ -63,7 +63,7 @@ def test_coverage_layout(tmp_path):
     )
     row = r["results"][0]
     assert {"condition", "n", "mode", "interval", "coverage", "mean_width", "reps"} <= set(row)
-    assert {x["interval"] for x in r["results"]} == {"full", "evaluation_only"}
+    assert {x["interval"] for x in r["results"]} == {"full", "evaluation_only", "reported"}
 
 
 @pytest.mark.slow

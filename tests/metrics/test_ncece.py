@@ -156,7 +156,7 @@ def test_vote_errors_and_tie_rule():
     assert r_pos.value == pytest.approx(abs((1 + 1) / 2 - 0.5))
     assert bc.soft_vote_ece(d, bins=1).value == pytest.approx(abs((0.5 + 1) / 2 - 0.5))
     with pytest.raises(ConfigError, match="tie"):
-        bc.majority_vote_ece(d, tie="coin")
+        bc.majority_vote_ece(d, bins=1, tie="coin")
 
 
 def test_oracle_matches_direct_and_needs_truth():

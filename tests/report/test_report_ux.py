@@ -82,7 +82,8 @@ def test_every_report_figure_has_a_phone_layout(point_report, ambiguity_report):
 
 def test_headline_names_the_estimate_and_where_it_sits(point_report):
     nc = point_report.summary["ece"]["nc"]
-    assert nc["estimate"] == "NC-ECE with the point channels (score_bin_em)"
+    assert nc["estimate"] == "bias-aware NC-ECE estimate"  # the interval reports a plug-in too
+    assert nc["plugin"] >= nc["point"] and 0 < nc["p_value"] <= 1
     assert 0 <= nc["point_percentile"] <= 100
     draws = point_report.interval.ece["full"].values
     assert nc["point_percentile"] == pytest.approx(100 * np.mean(draws <= nc["point"]))
