@@ -2,7 +2,8 @@
 
 The multiclass NC-ECE (:mod:`bayescal.metrics.multiclass`) is a sum of absolute
 signed bin moments, like the binary one, so it has the same upward bias near
-zero (SPEC §4) and gets the same treatment as the binary track's intervals:
+zero (SPEC §4) and gets the same treatment as the binary track's intervals (the
+kernels of :mod:`bayescal.metrics.uncertainty`, on multiclass replicates):
 
 Replicates of the signed moments ``D_r``
     ``full``: channel draw ``r mod S`` and a Bayesian bootstrap of the evaluation
@@ -48,6 +49,12 @@ from bayescal.metrics.multiclass import (
     inverse_confusions,
     multiclass_weights,
 )
+from bayescal.metrics.uncertainty import (
+    INTERVAL_METHOD,
+    bias_aware_interval,
+    calibration_p_value,
+    debiased_ece,
+)
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 
 __all__ = [
@@ -91,40 +98,30 @@ class IntervalPart:
         """Raw plug-in ``sum |D|`` at the point channels (biased upward)."""
         return float(np.abs(self.plugin_moments).sum())
 
-    def _dev(self, source):
+    def _replicates(self, source):
         if source not in SOURCES:
             raise ConfigError(f"source must be one of {SOURCES}; got {source!r}.")
-        reps = self.replicates[source]
-        return reps - reps.mean(axis=0, keepdims=True)
+        return self.replicates[source]
 
     @property
     def estimate(self) -> float:
-        """Bias-corrected NC-ECE, ``max(0, 2 theta_hat - mean theta*)`` (full source)."""
-        d = self.plugin_moments
-        boot = np.abs(d + self._dev("full")).sum(axis=1)
-        return float(max(0.0, 2.0 * np.abs(d).sum() - boot.mean()))
+        """Bias-corrected NC-ECE (full source); see
+        :func:`~bayescal.metrics.uncertainty.debiased_ece`."""
+        return debiased_ece(self.plugin_moments, self._replicates("full"))
 
     def p_value(self, source: str = "full") -> float:
-        """Test of perfect calibration (H0: every signed moment is 0)."""
-        null = np.abs(self._dev(source)).sum(axis=1)
-        return float((1 + np.count_nonzero(null >= self.plugin)) / (null.size + 1))
+        """Test of perfect calibration (H0: every signed moment is 0); see
+        :func:`~bayescal.metrics.uncertainty.calibration_p_value`."""
+        return calibration_p_value(self.plugin_moments, self._replicates(source))
 
     def interval(self, source: str = "full", prob: float | None = None) -> tuple[float, float]:
-        """Bias-aware interval; ``[0, hi]`` when the calibration test does not reject."""
+        """Bias-aware interval; ``[0, hi]`` when the calibration test does not reject (see
+        :func:`~bayescal.metrics.uncertainty.bias_aware_interval`)."""
         p = self.prob if prob is None else prob
         if not 0 < p < 1:
             raise ConfigError(f"prob must be in (0, 1); got {p!r}.")
-        d, dev, alpha = self.plugin_moments, self._dev(source), 1.0 - p
-        theta = np.abs(d).sum()
-        boot = np.abs(d + dev).sum(axis=1)
-        linear = -(np.sign(d) * dev).sum(axis=1)
-        lo = (
-            0.0
-            if self.p_value(source) > alpha
-            else max(0.0, 2.0 * theta - float(np.quantile(boot, 1 - alpha / 2)))
-        )
-        hi = theta + max(0.0, float(np.quantile(linear, 1 - alpha / 2)))
-        return float(lo), float(hi)
+        lo, hi, _ = bias_aware_interval(self.plugin_moments, self._replicates(source), p)
+        return lo, hi
 
     def replicated_ece(self, source: str = "full") -> np.ndarray:
         """The raw resampled plug-in ``sum |D_r|`` per replicate (biased upward)."""
@@ -150,8 +147,7 @@ class IntervalPart:
             "hi": hi,
             "prob": self.prob,
             "p_value": self.p_value(),
-            "interval_method": "bias-aware bootstrap (basic lower end, linearised upper end, "
-            "[0, hi] when the calibration test does not reject)",
+            "interval_method": INTERVAL_METHOD,
             "decomposition": self.decomposition(),
         }
 
