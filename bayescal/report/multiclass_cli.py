@@ -133,12 +133,17 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
     )
     s = result.summary
     nc = s["ece"]["nc"]
-    headline = (
-        f"bayescal: evidence: {s['view']['evidence']}; top-label NC-ECE {fmt(nc['point'])} "
-        f"({int(round(nc['prob'] * 100))}% interval [{fmt(nc['lo'])}, {fmt(nc['hi'])}]), "
-        f"soft-vote ECE {fmt(s['ece']['soft_vote'])}"
+    noise = (
+        f"top-label NC-ECE {fmt(nc['point'])} ({int(round(nc['prob'] * 100))}% interval "
+        f"[{fmt(nc['lo'])}, {fmt(nc['hi'])}])"
     )
-    if "ece_true" in s["ece"]["ambiguity"]:
-        headline += f", ECE_true {fmt(s['ece']['ambiguity']['ece_true'])}"
+    ece_true = s["ece"]["ambiguity"].get("ece_true")
+    views = [noise] if ece_true is None else [noise, f"ECE_true {fmt(ece_true)}"]
+    if s["view"]["ran"] == ["ambiguity"]:
+        views.reverse()  # the view the evidence supports comes first
+    headline = (
+        f"bayescal: evidence: {s['view']['evidence']}; {', '.join(views)}, soft-vote ECE "
+        f"{fmt(s['ece']['soft_vote'])}"
+    )
     report_outcome(args, result, headline, started)
     return 0

@@ -656,6 +656,16 @@ def ambiguity_view_section(ctx: MulticlassContext) -> Section:
 def recalibration_section(ctx: MulticlassContext) -> Section:
     """Corrected temperature and vector scaling: fitted on one half, judged on the other."""
     data = ctx.data
+    if not ctx.runs("noise"):
+        return Section(
+            key="recalibration",
+            title="Recalibration (noise view)",
+            status="skipped",
+            reason=f"the evidence supports the {ctx.check.view} view, and corrected maps assume "
+            "one true class per item. Soft-target calibrators fitted to the answer distribution "
+            "are compared by `bayescal audit-ambiguity`; --view both runs the corrected maps "
+            "here anyway.",
+        )
     annotated = np.flatnonzero(data.annotated)
     if annotated.size < MIN_RECAL_ITEMS:
         return Section(
