@@ -54,6 +54,21 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bayescal.bench.multiclass_channels",
         "Multiclass Dawid-Skene EM: bayescal vs crowd-kit on simulated confusion matrices.",
     ),
+    "multiclass-bayes-speed": (
+        "bayescal.bench.multiclass_bayes_speed",
+        "Multiclass Dawid-Skene posterior (10,000 items, C = 10, K = 3): time, R-hat and ESS "
+        "per sampler and parametrisation.",
+    ),
+    "multiclass-evidence": (
+        "bayescal.bench.multiclass_evidence",
+        "False alarms and power of the noise-or-ambiguity check on simulated noise and "
+        "ambiguity, with few and many answers per item.",
+    ),
+    "multiclass-real": (
+        "bayescal.bench.multiclass_real",
+        "CIFAR-10H (ResNet-110) and ChaosNLI-SNLI with K = 3..5 slot-sampled answers: "
+        "NC-ECE vs true-label ECE vs votes vs ECE_true, and the noise-or-ambiguity evidence.",
+    ),
     "ncece": (
         "bayescal.bench.ncece",
         "NC-ECE cost for one channel fit and for many posterior draws (vs per-item numpy).",

@@ -1,4 +1,4 @@
-"""Build the two embedded binary examples from ../shared/data (seeded, reproducible).
+"""Build the embedded examples from ../shared/data (seeded, reproducible).
 
     python scripts/build_examples.py [--data ../shared/data]
 
@@ -14,6 +14,19 @@
     makes the example exercise missing answers. Reference = the CIFAR-10 label
     (1 = dog).
 
+(c) snli-3class (multiclass): the 1,514 ChaosNLI-SNLI pairs. Probabilities =
+    softmax of RoBERTa-base's logits reordered from (entailment, contradiction,
+    neutral) to ChaosNLI's (entailment, neutral, contradiction). Three real
+    annotations per pair, sampled without replacement from its 100, written as
+    class names. No reference column: ChaosNLI has no true class beyond the
+    annotations (the audit's ambiguity view uses the answers themselves).
+(d) cifar10h-10class (multiclass): 1,000 CIFAR-10 test images drawn without
+    replacement. Probabilities = ResNet-110 softmax (six decimals; every row
+    sums to one within 1e-5). Three real human answers sampled without
+    replacement from the image's votes, as class names. Reference = the
+    CIFAR-10 label. (c) and (d) use their own generator (seed + 14), so (a) and
+    (b) are unchanged.
+
 ChaosNLI and CIFAR-10H collect answers from anonymous crowds, so the three
 columns are annotation slots (random crowd members), not three fixed people:
 their channels describe the crowd's average answer behaviour.
@@ -28,6 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bayescal.examples import MULTICLASS_EXAMPLES
+
 SEED = 20261129
 OUT = Path(__file__).resolve().parents[1] / "bayescal" / "examples"
 
@@ -38,13 +53,18 @@ def _softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def build_snli(data: Path, rng) -> list[dict]:
+def _snli_predictions(data: Path) -> dict:
     preds = {}
     for name in ("SNLI_dev_roberta-base_0.json", "SNLI_test_roberta-base_0.json"):
         for line in (data / "chaosnli" / "predictions" / name).read_text().splitlines():
             if line.strip():
                 rec = json.loads(line)
                 preds[rec["uid"]] = rec
+    return preds
+
+
+def build_snli(data: Path, rng) -> list[dict]:
+    preds = _snli_predictions(data)
     rows = []
     for line in (data / "chaosnli" / "chaosNLI_snli.jsonl").read_text().splitlines():
         if not line.strip():
@@ -92,6 +112,44 @@ def build_cifar(data: Path, rng) -> list[dict]:
     return rows
 
 
+SNLI_CLASSES = MULTICLASS_EXAMPLES["snli-3class"][0]
+CIFAR_CLASSES = MULTICLASS_EXAMPLES["cifar10h-10class"][0]
+
+
+def build_snli_multiclass(data: Path, rng) -> list[dict]:
+    preds = _snli_predictions(data)
+    rows = []
+    for line in (data / "chaosnli" / "chaosNLI_snli.jsonl").read_text().splitlines():
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        pool = np.repeat(np.arange(3), rec["label_count"])
+        pick = pool[rng.choice(pool.size, size=3, replace=False)]
+        p = _softmax(np.asarray(preds[rec["uid"]]["logits"])[[0, 2, 1]])
+        row = {"item": rec["uid"]}
+        row.update({f"p_{c}": f"{v:.6f}" for c, v in zip(SNLI_CLASSES, p)})
+        row.update({f"r{j + 1}": SNLI_CLASSES[a] for j, a in enumerate(pick)})
+        rows.append(row)
+    return rows
+
+
+def build_cifar_multiclass(data: Path, rng) -> list[dict]:
+    table = np.loadtxt(data / "cifar10h" / "resnet-110.csv", delimiter=",")
+    label = table[:, 0].astype(int)
+    counts = table[:, 1:11].astype(int)
+    prob = table[:, 11:21]
+    rows = []
+    for i in np.sort(rng.choice(label.size, size=1000, replace=False)):
+        pool = np.repeat(np.arange(10), counts[i])
+        pick = pool[rng.choice(pool.size, size=3, replace=False)]
+        row = {"item": f"cifar10-test-{i}"}
+        row.update({f"p_{c}": f"{v:.6f}" for c, v in zip(CIFAR_CLASSES, prob[i] / prob[i].sum())})
+        row.update({f"r{j + 1}": CIFAR_CLASSES[a] for j, a in enumerate(pick)})
+        row["reference"] = CIFAR_CLASSES[label[i]]
+        rows.append(row)
+    return rows
+
+
 def write(rows, path: Path) -> None:
     with path.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -112,6 +170,9 @@ def main() -> None:
     rng = np.random.default_rng(SEED)
     write(build_snli(data, rng), OUT / "snli-entailment.csv")
     write(build_cifar(data, rng), OUT / "cifar10h-catdog.csv")
+    rng_mc = np.random.default_rng(SEED + 14)
+    write(build_snli_multiclass(data, rng_mc), OUT / "snli-3class.csv")
+    write(build_cifar_multiclass(data, rng_mc), OUT / "cifar10h-10class.csv")
 
 
 if __name__ == "__main__":

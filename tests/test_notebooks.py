@@ -27,4 +27,5 @@ def test_notebooks_exist():
         "bayesian_channels",
         "recalibration",
         "ambiguity_cifar10h_chaosnli",
+        "multiclass_noise",
     } <= names

@@ -44,7 +44,7 @@ THRESHOLDS = {"rhat_max": 1.01, "ess_per_chain_min": 100.0, "bfmi_min": 0.3, "pp
 #: Fewest draws per chain for R-hat and ESS (rank-normalised split R-hat halves each chain;
 #: ArviZ returns NaN below 4) and for E-BFMI (a variance of energy differences needs 2).
 MIN_DRAWS = {"rhat": 4, "ess": 4, "bfmi": 2}
-_PARAMS = ("a", "b", "prevalence")
+_PARAMS = ("a", "b", "confusion", "prevalence")
 
 
 def _worst(da: xr.DataArray, fn) -> tuple[float, str]:

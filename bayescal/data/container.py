@@ -21,6 +21,7 @@ import numpy as np
 import xarray as xr
 
 from bayescal.data.files import LineWhere, open_parquet, read_csv, read_parquet
+from bayescal.data.multiclass import MulticlassAnnotations, load_multiclass_csv
 from bayescal.data.validation import (
     ItemWhere,
     RowWhere,
@@ -636,28 +637,42 @@ def _is_parquet(path) -> bool:
 
 def load_csv(
     path,
-    score: str = "score",
+    score: str | None = None,
     annotators=None,
     truth: str | None = None,
     item: str | None = None,
-) -> Annotations:
+    *,
+    probs=None,
+    classes=None,
+) -> Annotations | MulticlassAnnotations:
     """Read a wide CSV: one row per item, one column per annotator, blank = missing.
 
     The file must be UTF-8 text (see :mod:`bayescal.data.files` for every rule);
     cells are decimal numbers, and a label cell is 0, 1 or blank (missing answer).
     Text such as ``nan`` or ``NA`` is refused, never read as missing.
 
+    With ``probs`` (one probability column per class, in class order) the file is
+    multiclass data (SPEC §3) and is read by
+    :func:`~bayescal.data.multiclass.load_multiclass_csv` into a
+    :class:`~bayescal.data.multiclass.MulticlassAnnotations`: answers are class
+    indices (or class names with ``classes``). Which container comes back is
+    decided by the arguments, never guessed from the file.
+
     Parameters
     ----------
     path : str or Path
         CSV file with a header row (tab-separated when named ``*.tsv``).
     score : str, default "score"
-        Column of predicted probabilities.
+        Column of predicted probabilities (binary data; not with ``probs``).
     annotators : list of str, optional
-        Annotator columns; default every column other than ``score``, ``truth``
-        and ``item``.
+        Annotator columns; default every column other than ``score`` (or
+        ``probs``), ``truth`` and ``item``.
     truth, item : str, optional
         Columns with the clean label and the item id (ids are kept as written).
+    probs : list of str, optional
+        Multiclass data: the class-probability columns ``[p0, ..., pC-1]``.
+    classes : list of str, optional
+        Multiclass data: class names in column order (answers may use them).
 
     Raises
     ------
@@ -671,7 +686,13 @@ def load_csv(
     >>> _ = open(p, "w").write("score,r1,r2,r3\\n0.1,0,0,\\n0.8,1,,1\\n")
     >>> load_csv(p, annotators=["r1", "r2", "r3"]).n_items
     2
+    >>> _ = open(p, "w").write("p0,p1,p2,r1,r2,r3\\n0.7,0.2,0.1,0,0,\\n0.1,0.3,0.6,2,1,2\\n")
+    >>> load_csv(p, probs=["p0", "p1", "p2"]).n_classes
+    3
     """
+    if probs is not None or classes is not None:
+        return _load_multiclass(path, score, annotators, truth, item, probs, classes)
+    score = "score" if score is None else score
     table = read_csv(path, what="CSV file", text_columns=[] if item is None else [item])
     names = _annotator_columns(
         table.header,
@@ -705,9 +726,33 @@ def load_csv(
     )
 
 
+def _load_multiclass(path, score, annotators, truth, item, probs, classes):
+    """The multiclass branch of :func:`load_csv` / :func:`load_table`."""
+    if probs is None:
+        raise ConfigError(
+            "classes was given without probs: multiclass data need probs=[p0, ..., pC-1], the "
+            "probability column of each class in class order."
+        )
+    if score is not None:
+        raise ConfigError(
+            f"give either score={score!r} (binary data) or probs={list(probs)!r} (multiclass "
+            "data), not both."
+        )
+    return load_multiclass_csv(
+        path, probs=probs, annotators=annotators, truth=truth, item=item, classes=classes
+    )
+
+
 def load_table(
-    path, score: str = "score", annotators=None, truth: str | None = None, item: str | None = None
-) -> Annotations:
+    path,
+    score: str | None = None,
+    annotators=None,
+    truth: str | None = None,
+    item: str | None = None,
+    *,
+    probs=None,
+    classes=None,
+) -> Annotations | MulticlassAnnotations:
     """Read a wide table (CSV or Parquet): one row per item, one column per annotator.
 
     Files named ``*.parquet`` / ``*.pq`` / ``*.parq`` are Parquet; everything else is
@@ -715,7 +760,12 @@ def load_table(
     columns are typed: the score integer or float; labels and truth integer, float or
     boolean (null = missing answer); the item id string or integer. Any other type
     (text in a number column, lists, structs, timestamps, decimals) is refused by name.
+    With ``probs`` (and optionally ``classes``) the table is multiclass data, as in
+    :func:`load_csv`.
     """
+    if probs is not None or classes is not None:
+        return _load_multiclass(path, score, annotators, truth, item, probs, classes)
+    score = "score" if score is None else score
     if not _is_parquet(path):
         return load_csv(path, score=score, annotators=annotators, truth=truth, item=item)
     pf = open_parquet(path)

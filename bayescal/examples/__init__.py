@@ -8,9 +8,32 @@ from pathlib import Path
 EXAMPLES = {
     "snli-entailment": "snli-entailment.csv",
     "cifar10h-catdog": "cifar10h-catdog.csv",
+    "snli-3class": "snli-3class.csv",
+    "cifar10h-10class": "cifar10h-10class.csv",
 }
 
-__all__ = ["EXAMPLES", "load_example", "example_path"]
+#: Multiclass examples: name -> (class names, reference column or None). Their probability
+#: columns are ``p_<class>``; the answers (class names) are in ``r1``, ``r2``, ``r3``.
+MULTICLASS_EXAMPLES = {
+    "snli-3class": (("entailment", "neutral", "contradiction"), None),
+    "cifar10h-10class": (
+        (
+            "airplane",
+            "automobile",
+            "bird",
+            "cat",
+            "deer",
+            "dog",
+            "frog",
+            "horse",
+            "ship",
+            "truck",
+        ),
+        "reference",
+    ),
+}
+
+__all__ = ["EXAMPLES", "MULTICLASS_EXAMPLES", "load_example", "example_path"]
 
 
 def example_path(name: str) -> Path:
@@ -23,15 +46,32 @@ def example_path(name: str) -> Path:
 
 
 def load_example(name: str):
-    """Load an embedded example as :class:`~bayescal.Annotations` (with reference labels as truth).
+    """Load an embedded example (with its reference labels as truth, where it has them).
+
+    Binary examples give :class:`~bayescal.Annotations`; the multiclass ones
+    (:data:`MULTICLASS_EXAMPLES`) give
+    :class:`~bayescal.data.multiclass.MulticlassAnnotations`.
 
     Examples
     --------
     >>> data = load_example("snli-entailment")
     >>> data.n_items, data.annotators
     (1514, ['r1', 'r2', 'r3'])
+    >>> load_example("cifar10h-10class").n_classes
+    10
     """
     from bayescal.data.container import load_csv
+
+    if name in MULTICLASS_EXAMPLES:
+        classes, reference = MULTICLASS_EXAMPLES[name]
+        return load_csv(
+            example_path(name),
+            probs=[f"p_{c}" for c in classes],
+            classes=list(classes),
+            annotators=["r1", "r2", "r3"],
+            truth=reference,
+            item="item",
+        )
 
     return load_csv(
         example_path(name),

@@ -1,4 +1,8 @@
-"""``bayescal audit``: the binary calibration audit from the command line."""
+"""``bayescal audit``: the calibration audit from the command line.
+
+Binary data by default; with ``--probs`` (or a multiclass ``--example``) the
+multiclass audit runs instead (:mod:`bayescal.report.multiclass_cli`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import shlex
 import sys
 import time
 
+from bayescal.errors import ConfigError
 from bayescal.examples import EXAMPLES
 from bayescal.progress import dask_progress
 from bayescal.report.audit import CHANNEL_CHOICES, audit
@@ -23,6 +28,7 @@ from bayescal.report.cli_options import (
 from bayescal.report.cli_output import display_of, progress_wanted, report_outcome, say
 from bayescal.report.core import check_out_dir, fmt
 from bayescal.report.inputs import is_out_of_core, load_audit_data
+from bayescal.report.multiclass_cli import VIEW_CHOICES, run_multiclass, wants_multiclass
 
 EPILOG = """\
 examples:
@@ -30,6 +36,8 @@ examples:
   bayescal audit ratings.csv --annotators r1,r2,r3 --truth gold --out audit/
   bayescal audit answers.csv --long item,rater,label --channels score-bin-em --out audit/
   bayescal audit 'parts/*.parquet' --channels score-bin-em --bins 15 --out audit/
+  bayescal audit --example cifar10h-10class --out cifar-report/
+  bayescal audit answers.csv --probs p0,p1,p2 --annotators r1,r2,r3 --out audit/
 
 --out is replaced as a whole, and only once the report is complete: after an error or
 Ctrl-C it holds the earlier report, byte for byte.
@@ -49,6 +57,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=sorted(EXAMPLES),
         help="run on an embedded example instead of DATA (default: none)",
     )
+    parser.add_argument(
+        "--probs",
+        default=None,
+        metavar="P0,P1,...",
+        help="multiclass data: the class-probability columns in class order (runs the "
+        "multiclass audit; default: none)",
+    )
+    parser.add_argument(
+        "--classes", default=None, help="multiclass: comma-separated class names (default: 0..C-1)"
+    )
+    parser.add_argument(
+        "--view",
+        choices=VIEW_CHOICES,
+        default="auto",
+        help="multiclass: the analysis the noise-or-ambiguity evidence supports (auto), or "
+        "noise, ambiguity or both (default: %(default)s)",
+    )
     parser.add_argument("--score", default="score", help="score column (default: %(default)s)")
     parser.add_argument(
         "--annotators",
@@ -56,7 +81,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated annotator columns (default: every column not named by another "
         "option)",
     )
-    parser.add_argument("--truth", default=None, help="reference-label column, 0/1 (default: none)")
+    parser.add_argument(
+        "--truth",
+        default=None,
+        help="reference-label column: 0/1, or a class with --probs (default: none)",
+    )
     parser.add_argument("--item", default=None, help="item-id column (default: none)")
     parser.add_argument(
         "--long",
@@ -68,9 +97,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--groups",
         type=integer(1, MAX_CELLS),
-        default=5,
+        default=None,
         help="equal-width score groups with their own prevalence in the channel model; 1 is "
-        "the marginal design, which needs 3 or more annotators (default: %(default)s)",
+        "the marginal design, which needs 3 or more annotators (default: 5; multiclass: one "
+        "group per predicted class, or this many confidence groups)",
     )
     parser.add_argument(
         "--channels",
@@ -134,6 +164,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
+    if wants_multiclass(args):
+        return run_multiclass(args, t0)
+    stray = [f for f, on in (("--classes", args.classes), ("--view", args.view != "auto")) if on]
+    if stray:
+        raise ConfigError(f"{' and '.join(stray)} apply to multiclass data only: add --probs.")
+    if args.groups is None:
+        args.groups = 5
     data = _load(args)
     say(args, f"bayescal: {data!r}")
     say(

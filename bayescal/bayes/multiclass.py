@@ -1,0 +1,586 @@
+"""Bayesian multiclass Dawid–Skene: the PyMC twin of multiclass EM and its fast sampler.
+
+Model (SPEC §3; Dawid & Skene 1979), per channel group ``g`` with prevalence row
+``q(g)``::
+
+    T_j[y, :]  ~ Dirichlet(alpha_j[y, :])       confusion rows, per annotator j and class y
+    rho[q, :]  ~ Dirichlet(beta_q)              class prevalence per channel group
+    n[g, :]    | T, rho  ~ multinomial per missingness mask, with
+    P(s | g) = sum_y rho[q(g), y] prod_{j answered in s} T_j[y, s_j]
+
+The latent class is summed out on the summary's pattern counts (observed
+patterns only: at most ``min(n, L (C+1)**K)`` non-empty cells, so the same form
+serves every C and K; there is no larger per-item table to fall back to).
+
+Label switching. Relabelling the latent classes (the rows of every ``T_j`` and
+the columns of ``rho`` by one permutation) leaves the likelihood unchanged. The
+default prior breaks the symmetry (``alpha_j[y, y] = 2`` on the diagonal, 1 off
+it: each row's own class is the most likely answer a priori) and chains start
+from the oriented EM fit, so they explore the one labelling in which the
+designated annotator's diagonal is largest. Each draw is checked: the
+assignment maximising the designated annotator's diagonal (the EM orientation
+rule, :mod:`bayescal.channels.orientation`) must be the identity. Draws where it
+is not are relabelled and counted; with a relabelling-invariant prior (equal
+diagonal and off-diagonal concentrations) that relabelling is exact, otherwise
+it is reported as a warning. The choice and its measurements are in
+``models/multiclass.md``.
+
+Two backends sample the same posterior: ``sampler="nutpie"`` (default) runs
+nutpie on the hand-written density of
+:class:`~bayescal.bayes.multiclass_density.MulticlassLogDensity`, and
+``sampler="pymc"`` runs PyMC's NUTS on :func:`build_multiclass_pymc_model`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bayescal.channels.orientation import (
+    dominant_diagonal_permutation,
+    orient_index,
+    relabel_classes,
+)
+from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS
+from bayescal.dims import ANNOTATOR, CLASS, GROUP
+from bayescal.errors import ConfigError
+
+__all__ = [
+    "MulticlassPriors",
+    "MulticlassModelSpec",
+    "make_multiclass_spec",
+    "build_multiclass_pymc_model",
+    "multiclass_pattern_loglik",
+    "orient_draws",
+    "free_classes",
+    "reference_ratio_transform",
+    "DEFAULT_DIAGONAL",
+    "DEFAULT_OFF_DIAGONAL",
+    "DEFAULT_PREVALENCE",
+    "REFERENCES",
+]
+
+#: Default Dirichlet concentrations: confusion rows (diagonal, off-diagonal) and prevalence.
+DEFAULT_DIAGONAL = 2.0
+DEFAULT_OFF_DIAGONAL = 1.0
+DEFAULT_PREVALENCE = 1.0
+
+_PRIOR_KEYS = ("diagonal", "off_diagonal", "prevalence")
+
+
+def _positive(name, value, errors):
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        errors.append(f"{name} must be a number or a 1-D array of numbers; got {value!r}")
+        return None
+    if arr.ndim > 1 or arr.size == 0:
+        errors.append(f"{name} must be a scalar or a non-empty 1-D array; got shape {arr.shape}")
+        return None
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        errors.append(f"{name} must be finite and > 0; got {value!r}")
+        return None
+    return arr
+
+
+class MulticlassPriors:
+    """Dirichlet priors of the multiclass model, validated at construction.
+
+    Parameters
+    ----------
+    config : mapping, optional
+        Any subset of ``{"diagonal", "off_diagonal", "prevalence"}``, merged with
+        the keywords (keywords win).
+    diagonal : float or array-like of shape (K,), default 2
+        Concentration of ``T_j[y, y]`` in each confusion row's Dirichlet.
+    off_diagonal : float or array-like of shape (K,), default 1
+        Concentration of every ``T_j[y, a]``, ``a != y``.
+    prevalence : float or array-like of shape (L',), default 1
+        Symmetric Dirichlet concentration of each group's class prevalence.
+
+    Why these defaults: ``off_diagonal = 1`` puts no mass spike at 0 (rare
+    confusions stay samplable), and ``diagonal = 2`` makes each row's own class
+    the most likely answer a priori, which selects one labelling of the latent
+    classes (see the module docstring); with C = 2 a row is
+    ``Beta(2, 1)``-like, close to the binary model's ``Beta(2, 2)`` restricted
+    to ``a < b``. A flat prevalence does not pull groups whose class is nearly
+    certain inward. Pass ``diagonal == off_diagonal`` for a prior that is
+    invariant under relabelling (then the per-draw relabelling is exact).
+
+    Raises
+    ------
+    ConfigError
+        Listing every problem: unknown keys, non-positive or non-finite values.
+
+    Examples
+    --------
+    >>> MulticlassPriors(diagonal=5)
+    MulticlassPriors(diagonal=5, off_diagonal=1, prevalence=1)
+    >>> MulticlassPriors(diag=5)
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.ConfigError: 1 problem in multiclass priors:
+      - unknown prior 'diag'; known priors are 'diagonal', 'off_diagonal', 'prevalence'
+    """
+
+    def __init__(self, config: Mapping | None = None, **priors):
+        merged: dict = {}
+        if config is not None:
+            if not isinstance(config, Mapping):
+                raise ConfigError(f"priors config must be a mapping; got {type(config).__name__}.")
+            merged.update(config)
+        merged.update(priors)
+        errors = [
+            f"unknown prior {key!r}; known priors are " + ", ".join(repr(k) for k in _PRIOR_KEYS)
+            for key in merged
+            if key not in _PRIOR_KEYS
+        ]
+        defaults = dict(
+            zip(_PRIOR_KEYS, (DEFAULT_DIAGONAL, DEFAULT_OFF_DIAGONAL, DEFAULT_PREVALENCE))
+        )
+        values = {}
+        for key in _PRIOR_KEYS:
+            values[key] = _positive(f"prior {key!r}", merged.get(key, defaults[key]), errors)
+        if errors:
+            head = "1 problem" if len(errors) == 1 else f"{len(errors)} problems"
+            raise ConfigError(
+                f"{head} in multiclass priors:\n" + "\n".join(f"  - {e}" for e in errors)
+            )
+        self.diagonal = values["diagonal"]
+        self.off_diagonal = values["off_diagonal"]
+        self.prevalence = values["prevalence"]
+
+    @classmethod
+    def coerce(cls, priors) -> MulticlassPriors:
+        """``None`` -> defaults, a mapping -> validated, a MulticlassPriors unchanged."""
+        if priors is None:
+            return cls()
+        if isinstance(priors, MulticlassPriors):
+            return priors
+        if isinstance(priors, Mapping):
+            return cls(priors)
+        raise ConfigError(
+            f"priors must be None, a mapping or a MulticlassPriors; got {type(priors).__name__}."
+        )
+
+    @staticmethod
+    def _expand(arr, size, what):
+        if arr.ndim == 1 and arr.size != size:
+            raise ConfigError(
+                f"prior {what!r} has {arr.size} values but the model has {size}; give one value "
+                "or one per entry."
+            )
+        return np.broadcast_to(arr, (size,)).astype(np.float64)
+
+    def confusion_alpha(self, n_annotators: int, n_classes: int) -> np.ndarray:
+        """Dirichlet concentrations of the confusion rows, shape (K, C, C)."""
+        diag = self._expand(self.diagonal, n_annotators, "diagonal")
+        off = self._expand(self.off_diagonal, n_annotators, "off_diagonal")
+        eye = np.eye(n_classes)[None]
+        return diag[:, None, None] * eye + off[:, None, None] * (1.0 - eye)
+
+    def prevalence_alpha(self, n_rows: int, n_classes: int) -> np.ndarray:
+        """Dirichlet concentrations of the prevalence rows, shape (L', C)."""
+        return np.repeat(self._expand(self.prevalence, n_rows, "prevalence")[:, None], n_classes, 1)
+
+    @property
+    def invariant(self) -> bool:
+        """True when the prior is unchanged by relabelling the latent classes."""
+        diag, off = np.broadcast_arrays(self.diagonal, self.off_diagonal)
+        return bool(np.array_equal(diag, off))
+
+    def to_dict(self) -> dict:
+        """Plain, JSON-friendly description (stored in InferenceData attrs)."""
+        return {key: np.asarray(getattr(self, key)).tolist() for key in _PRIOR_KEYS}
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, MulticlassPriors) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        def show(x):
+            return f"{float(x):g}" if x.ndim == 0 else "[" + ", ".join(f"{v:g}" for v in x) + "]"
+
+        return (
+            f"MulticlassPriors(diagonal={show(self.diagonal)}, "
+            f"off_diagonal={show(self.off_diagonal)}, prevalence={show(self.prevalence)})"
+        )
+
+
+@dataclass
+class MulticlassModelSpec:
+    """Everything a backend needs: counts on observed patterns, groups, priors, start.
+
+    ``counts[g, s]`` are the summary's pattern counts on its observed patterns
+    ``states[s, j]`` (class index, or C = missing); ``prevalence_index[g]`` maps
+    each group to its prevalence row (all to row 0 when pooled). The references
+    ``confusion_reference[j, y]`` and ``prevalence_reference[q]`` name the class
+    each simplex's log-ratio coordinates are taken against (the largest entry of
+    the starting point; see :mod:`bayescal.bayes.multiclass_density`).
+    """
+
+    annotators: list
+    classes: list
+    groups: list
+    prevalence_groups: list
+    prevalence_index: np.ndarray
+    states: np.ndarray
+    patterns: np.ndarray
+    counts: np.ndarray
+    orient: int
+    priors: MulticlassPriors
+    confusion_alpha: np.ndarray
+    prevalence_alpha: np.ndarray
+    init_confusion: np.ndarray
+    init_prevalence: np.ndarray
+    confusion_reference: np.ndarray
+    prevalence_reference: np.ndarray
+    group_edges: np.ndarray | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n_annotators(self) -> int:
+        return len(self.annotators)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def group_counts(self) -> np.ndarray:
+        return self.counts.sum(axis=1)
+
+    def prevalence_group_counts(self) -> np.ndarray:
+        return np.bincount(
+            self.prevalence_index, weights=self.group_counts, minlength=len(self.prevalence_groups)
+        ).astype(np.int64)
+
+
+#: Which class each simplex's log-ratio coordinates are taken against: the largest entry of
+#: the starting point (default; chosen by measurement, models/multiclass.md) or the last class.
+REFERENCES = ("largest", "last")
+
+
+def make_multiclass_spec(
+    summary, *, pooled: bool = False, priors=None, orient=0, start=None, reference="largest"
+) -> MulticlassModelSpec:
+    """The model spec from a :class:`~bayescal.summaries.multiclass.MulticlassSummary`.
+
+    Parameters
+    ----------
+    summary : MulticlassSummary
+    pooled : bool, default False
+        One prevalence row for every group (the marginal model, group ``"all"``).
+    priors : MulticlassPriors, mapping or None
+    orient : int or str, default 0
+        The designated annotator whose diagonal fixes the labelling.
+    start : ChannelFit, optional
+        A point fit (oriented by the same annotator) where chains start; default
+        the prior means of the confusions and the observed answer shares.
+    reference : {"largest", "last"}, default "largest"
+        The class each simplex's unconstrained coordinates are log-ratios against
+        (see :mod:`bayescal.bayes.multiclass_density`); the model is the same.
+
+    Returns
+    -------
+    MulticlassModelSpec
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> spec = make_multiclass_spec(summarize_multiclass(simulate_multiclass(300, random_state=0)))
+    >>> spec.confusion_alpha.shape, spec.prevalence_groups
+    ((3, 3, 3), ['0', '1', '2'])
+    """
+    priors = MulticlassPriors.coerce(priors)
+    if reference not in REFERENCES:
+        raise ConfigError(f"reference must be one of {REFERENCES}; got {reference!r}.")
+    if not isinstance(pooled, bool):
+        raise ConfigError(f"pooled must be True or False; got {pooled!r}.")
+    annotators = list(summary.annotators)
+    j = orient_index(annotators, orient)
+    k, c = summary.n_annotators, summary.n_classes
+    groups = [str(g) for g in summary.groups]
+    if pooled:
+        prevalence_groups = ["all"]
+        prevalence_index = np.zeros(len(groups), dtype=np.int64)
+    else:
+        prevalence_groups = list(groups)
+        prevalence_index = np.arange(len(groups), dtype=np.int64)
+    alpha = priors.confusion_alpha(k, c)
+    beta = priors.prevalence_alpha(len(prevalence_groups), c)
+    if start is None:
+        init_t = alpha / alpha.sum(axis=-1, keepdims=True)
+        shares = summary.answer_counts.values.sum(axis=0) + 1.0
+        init_rho = np.tile(shares / shares.sum(), (len(prevalence_groups), 1))
+    else:
+        init_t, init_rho = _start_from(start, annotators, prevalence_groups, pooled)
+    return MulticlassModelSpec(
+        annotators=annotators,
+        classes=[str(x) for x in summary.classes],
+        groups=groups,
+        prevalence_groups=prevalence_groups,
+        prevalence_index=prevalence_index,
+        states=np.asarray(summary.states, dtype=np.int64),
+        patterns=np.asarray(summary.pattern_labels),
+        counts=summary.pattern_counts.values.astype(np.int64),
+        orient=j,
+        priors=priors,
+        confusion_alpha=alpha,
+        prevalence_alpha=beta,
+        init_confusion=init_t,
+        init_prevalence=init_rho,
+        confusion_reference=_references(init_t, reference),
+        prevalence_reference=_references(init_rho, reference),
+        group_edges=None if pooled else summary.group_edges,
+    )
+
+
+def _references(start, reference):
+    if reference == "largest":
+        return start.argmax(axis=-1)
+    return np.full(start.shape[:-1], start.shape[-1] - 1, dtype=np.int64)
+
+
+def _start_from(fit, annotators, prevalence_groups, pooled):
+    """Starting confusions and prevalences from a point fit, kept off the simplex boundary."""
+    if fit.annotators != annotators:
+        raise ConfigError(
+            f"the start fit is for annotators {fit.annotators}, the data have {annotators}."
+        )
+    t = fit.confusion.values[0]
+    rho = fit.class_prevalence.values[0]
+    if pooled:
+        w = fit.group_counts.values.astype(np.float64)
+        rho = (w @ rho / max(w.sum(), 1.0))[None] if rho.shape[0] > 1 else rho
+    by_name = dict(zip([str(g) for g in fit.class_prevalence["group"].values], rho))
+    rho = np.stack([by_name.get(g, rho.mean(axis=0)) for g in prevalence_groups])
+    # EM clips probabilities at 1e-6; start a little inside so logs stay moderate
+    floor = 1e-3
+    t = (t + floor) / (1 + floor * t.shape[-1])
+    rho = (rho + floor) / (1 + floor * rho.shape[-1])
+    return t, rho
+
+
+# --------------------------------------------------------------------------- numpy kernels
+def _log_pattern_class(states, confusion) -> np.ndarray:
+    """``sum_{j answered} log T_j[y, s_j]`` for draws: (..., P, C) from confusion (..., K, C, C)."""
+    t = np.asarray(confusion, dtype=np.float64)
+    lead, (k, c, _) = t.shape[:-3], t.shape[-3:]
+    logt = np.concatenate([np.log(t), np.zeros((*lead, k, c, 1))], axis=-1)  # missing: log 1
+    out = np.zeros((*lead, states.shape[0], c))
+    for j in range(k):
+        out += np.moveaxis(np.take(logt[..., j, :, :], states[:, j], axis=-1), -1, -2)
+    return out
+
+
+def multiclass_pattern_loglik(spec: MulticlassModelSpec, confusion, prevalence) -> np.ndarray:
+    """``log P(s | g)`` for every group and observed pattern, over leading draw axes.
+
+    Parameters
+    ----------
+    spec : MulticlassModelSpec
+    confusion : array-like of shape (..., K, C, C)
+    prevalence : array-like of shape (..., L', C)
+
+    Returns
+    -------
+    ndarray of shape (..., L, P)
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> spec = make_multiclass_spec(summarize_multiclass(simulate_multiclass(300, random_state=0)))
+    >>> lp = multiclass_pattern_loglik(spec, spec.init_confusion, spec.init_prevalence)
+    >>> lp.shape == spec.counts.shape
+    True
+    """
+    lpc = _log_pattern_class(spec.states, confusion)  # (..., P, C)
+    logrho = np.log(np.asarray(prevalence, dtype=np.float64))[..., spec.prevalence_index, :]
+    joint = logrho[..., :, None, :] + lpc[..., None, :, :]  # (..., L, P, C)
+    top = joint.max(axis=-1, keepdims=True)
+    return (top + np.log(np.exp(joint - top).sum(axis=-1, keepdims=True)))[..., 0]
+
+
+# --------------------------------------------------------------------------- PyMC backend
+def free_classes(reference, n_classes: int) -> np.ndarray:
+    """The classes carried by the free coordinates of each simplex: all but its reference.
+
+    Parameters
+    ----------
+    reference : array-like of int, shape (...)
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (..., n_classes - 1), in class order.
+
+    Examples
+    --------
+    >>> free_classes(np.array([0, 2]), 3).tolist()
+    [[1, 2], [0, 1]]
+    """
+    ref = np.asarray(reference, dtype=np.int64)
+    cls = np.broadcast_to(np.arange(n_classes), (*ref.shape, n_classes))
+    keep = cls != ref[..., None]
+    return cls[keep].reshape(*ref.shape, n_classes - 1)
+
+
+def reference_ratio_transform(reference, n_classes: int):
+    """PyMC transform of simplices to reference log-ratios (one reference class per simplex).
+
+    ``forward``: ``v_a = log x_a - log x_r`` for ``a != r``; ``backward``:
+    ``softmax`` of ``z`` with ``z_r = 0``; log-Jacobian ``sum_k log x_k`` (see
+    :mod:`bayescal.bayes.multiclass_density`, which writes the same density by hand).
+
+    Parameters
+    ----------
+    reference : array-like of int, shape (...)
+        The reference class of each simplex (the batch shape of the variable).
+    n_classes : int
+
+    Returns
+    -------
+    pymc.logprob.transforms.Transform
+
+    Examples
+    --------
+    >>> tr = reference_ratio_transform(np.array([0, 2]), 3)
+    >>> tr.backward(np.zeros((2, 2))).eval().round(3).tolist()
+    [[0.333, 0.333, 0.333], [0.333, 0.333, 0.333]]
+    """
+    import pytensor.tensor as pt
+    from pymc.logprob.transforms import Transform
+
+    ref = np.asarray(reference, dtype=np.int64)
+    eye = np.eye(n_classes)
+    place = eye[free_classes(ref, n_classes)]  # (..., C-1, C): where each free coordinate goes
+    contrast = np.swapaxes(place - eye[ref][..., None, :], -1, -2)  # (..., C, C-1)
+
+    class ReferenceRatio(Transform):
+        name = "reference_ratio"
+
+        def forward(self, value, *inputs):
+            return pt.sum(pt.log(value)[..., :, None] * contrast, axis=-2)
+
+        def backward(self, value, *inputs):
+            z = pt.sum(value[..., :, None] * place, axis=-2)  # z_ref = 0
+            return pt.special.softmax(z, axis=-1)
+
+        def log_jac_det(self, value, *inputs):
+            z = pt.sum(value[..., :, None] * place, axis=-2)
+            # sum_k log x_k = sum_k z_k - C logsumexp(z), and sum_k z_k = sum v
+            return pt.sum(value, axis=-1) - n_classes * pt.logsumexp(z, axis=-1)
+
+    return ReferenceRatio()
+
+
+@dataclass
+class BuiltMulticlassModel:
+    """A PyMC model and the shared variable holding its counts."""
+
+    model: object
+    counts: object
+    spec: MulticlassModelSpec
+
+
+def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassModel:
+    """The PyMC model of ``spec`` (imports PyMC here, so ``import bayescal`` stays light).
+
+    Free variables ``confusion[annotator, true_class, answered_class]`` (Dirichlet
+    rows, PyMC's simplex transform) and ``prevalence[group, class]``; the
+    likelihood is a ``pm.Potential`` on the non-empty (group, pattern) cells
+    (multinomial constants dropped). Initial values: ``spec.init_confusion`` and
+    ``spec.init_prevalence``.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> spec = make_multiclass_spec(summarize_multiclass(simulate_multiclass(300, random_state=0)))
+    >>> built = build_multiclass_pymc_model(spec)
+    >>> sorted(built.model.named_vars)[:2]
+    ['confusion', 'pattern_loglik']
+    """
+    import pymc as pm
+    import pytensor
+    import pytensor.tensor as pt
+
+    k, c = spec.n_annotators, spec.n_classes
+    g_idx, s_idx = np.nonzero(spec.counts)
+    counts = pytensor.shared(spec.counts[g_idx, s_idx].astype(np.float64), name="cell_counts")
+    coords = {
+        ANNOTATOR: spec.annotators,
+        TRUE_CLASS: spec.classes,
+        ANSWERED_CLASS: spec.classes,
+        GROUP: spec.prevalence_groups,
+        CLASS: spec.classes,
+    }
+    with pm.Model(coords=coords) as model:
+        confusion = pm.Dirichlet(
+            "confusion",
+            a=spec.confusion_alpha,
+            dims=(ANNOTATOR, TRUE_CLASS, ANSWERED_CLASS),
+            initval=spec.init_confusion,
+            default_transform=None,
+            transform=reference_ratio_transform(spec.confusion_reference, c),
+        )
+        prevalence = pm.Dirichlet(
+            "prevalence",
+            a=spec.prevalence_alpha,
+            dims=(GROUP, CLASS),
+            initval=spec.init_prevalence,
+            default_transform=None,
+            transform=reference_ratio_transform(spec.prevalence_reference, c),
+        )
+        logt = pt.concatenate([pt.log(confusion), pt.zeros((k, c, 1))], axis=2)
+        # l[s, y] = sum_j log T_j[y, s_j] (a missing answer gathers log 1 = 0)
+        ll = sum(logt[j][:, spec.states[:, j]].T for j in range(k))  # (P, C)
+        logrho = pt.log(prevalence)[spec.prevalence_index[g_idx]]  # (cells, C)
+        joint = logrho + ll[s_idx]
+        pm.Potential("pattern_loglik", (counts * pm.math.logsumexp(joint, axis=1)).sum())
+    return BuiltMulticlassModel(model=model, counts=counts, spec=spec)
+
+
+# --------------------------------------------------------------------------- labelling
+def orient_draws(confusion, prevalence, orient: int):
+    """Relabel each draw so that the designated annotator's diagonal is largest (SPEC §3).
+
+    Parameters
+    ----------
+    confusion : ndarray of shape (S, K, C, C)
+    prevalence : ndarray of shape (S, L, C)
+    orient : int
+
+    Returns
+    -------
+    confusion, prevalence : relabelled copies
+    relabelled : ndarray of shape (S,), bool
+        Draws whose labelling was changed.
+
+    Examples
+    --------
+    >>> t = np.array([[[0.9, 0.1], [0.2, 0.8]]] * 3)
+    >>> swapped = t[:, ::-1]  # rows exchanged: the other labelling of the same model
+    >>> conf, prev, moved = orient_draws(np.stack([t, swapped]), np.array([[[0.3, 0.7]]] * 2), 0)
+    >>> moved.tolist(), bool(np.allclose(conf[1], t))
+    ([False, True], True)
+    """
+    conf = np.array(confusion, dtype=np.float64)
+    prev = np.array(prevalence, dtype=np.float64)
+    c = conf.shape[-1]
+    diag = np.einsum("syy->sy", conf[:, orient])
+    # fast path: the identity is optimal whenever each row's diagonal beats every other
+    # entry of its column (then no other assignment can have a larger diagonal sum)
+    col_max_other = np.where(np.eye(c, dtype=bool)[None], -np.inf, conf[:, orient]).max(axis=1)
+    check = np.flatnonzero(~np.all(diag > col_max_other, axis=1))
+    moved = np.zeros(conf.shape[0], dtype=bool)
+    for s in check:
+        perm = dominant_diagonal_permutation(conf[s, orient])
+        if not np.array_equal(perm, np.arange(c)):
+            conf[s], prev[s] = relabel_classes(conf[s], prev[s], perm)
+            moved[s] = True
+    return conf, prev, moved

@@ -1,0 +1,489 @@
+"""``fit_multiclass_channels_bayes``: the posterior of multiclass confusion matrices.
+
+The Bayesian twin of :func:`~bayescal.channels.multiclass_em.multiclass_dawid_skene_em`
+(SPEC §3; the model and its label handling are in :mod:`bayescal.bayes.multiclass`,
+the model card in ``models/multiclass.md``). The result is the one
+:class:`~bayescal.channels.result.ChannelFit` type with
+``confusion[draw, annotator, true_class, answered_class]`` and
+``class_prevalence[draw, group, class]`` (chains and draws stacked into ``draw``),
+so NC-ECE, its intervals and recalibration run unchanged over the posterior.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import warnings as _warnings
+
+import numpy as np
+import xarray as xr
+from scipy.special import gammaln
+
+from bayescal._random import check_random_state
+from bayescal.bayes.diagnostics import sampling_checks
+from bayescal.bayes.multiclass import (
+    build_multiclass_pymc_model,
+    make_multiclass_spec,
+    orient_draws,
+)
+from bayescal.bayes.multiclass_density import MulticlassLogDensity, cell_loglik
+from bayescal.channels.multiclass_em import (
+    SINGULAR_WARNING,
+    check_multiclass_design,
+    multiclass_dawid_skene_em,
+)
+from bayescal.channels.orientation import diagonal_dominance_failures
+from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
+from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.dims import ANNOTATOR, CHAIN, CLASS, DRAW, GROUP, PATTERN
+from bayescal.errors import ConfigError, FitError
+from bayescal.summaries.multiclass import MulticlassSummary, summarize_multiclass
+
+__all__ = ["fit_multiclass_channels_bayes", "MULTICLASS_SAMPLERS", "MIN_CHECK_DRAWS"]
+
+MULTICLASS_SAMPLERS = ("nutpie", "pymc")
+
+#: Fewest draws per chain for which R-hat and ESS are defined (ArviZ returns NaN below 4).
+MIN_CHECK_DRAWS = 4
+
+#: nutpie's sampler statistics renamed to PyMC's names, so ``sample_stats`` reads the same.
+_NUTPIE_STATS = {
+    "diverging": "diverging",
+    "energy": "energy",
+    "step_size": "step_size",
+    "n_steps": "n_steps",
+    "logp": "lp",
+    "depth": "tree_depth",
+    "maxdepth_reached": "reached_max_treedepth",
+    "mean_tree_accept": "acceptance_rate",
+}
+
+
+def _check_settings(draws, tune, chains, cores, target_accept, sampler, check) -> None:
+    """Every sampler setting checked before any work, all problems in one ConfigError."""
+    errors = []
+    for name, val, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < low:
+            errors.append(f"{name} must be an integer >= {low}; got {val!r}")
+    if cores is not None and (
+        isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or cores < 1
+    ):
+        errors.append(f"cores must be None or an integer >= 1; got {cores!r}")
+    if (
+        isinstance(target_accept, bool)
+        or not isinstance(target_accept, (float, int))
+        or not (0 < target_accept < 1)
+    ):
+        errors.append(f"target_accept must be in (0, 1); got {target_accept!r}")
+    if sampler not in MULTICLASS_SAMPLERS:
+        errors.append(f"sampler must be one of {MULTICLASS_SAMPLERS}; got {sampler!r}")
+    if check and not errors and draws < MIN_CHECK_DRAWS:
+        errors.append(
+            f"draws={draws} is too few to check convergence: R-hat and ESS need at least "
+            f"{MIN_CHECK_DRAWS} draws per chain (an audit needs hundreds). Use draws >= "
+            f"{MIN_CHECK_DRAWS}, or check=False for an unchecked smoke run"
+        )
+    if errors:
+        raise ConfigError("; ".join(errors) + ".")
+
+
+def _resolve(data, groups) -> MulticlassSummary:
+    if isinstance(data, MulticlassAnnotations):
+        return summarize_multiclass(data, groups="predicted" if groups is None else groups)
+    if isinstance(data, MulticlassSummary):
+        if groups is not None:
+            raise ConfigError(
+                "groups are fixed when the summary is built; pass groups to summarize_multiclass()."
+            )
+        return data
+    raise ConfigError(
+        f"expected MulticlassAnnotations or a MulticlassSummary; got {type(data).__name__}."
+    )
+
+
+def _start(summary, pooled, orient, seed, warnings):
+    """The EM fit chains start from (None, with a warning, when EM finds no acceptable start)."""
+    try:
+        with _warnings.catch_warnings():
+            _warnings.simplefilter("ignore")
+            return multiclass_dawid_skene_em(
+                summary, pooled=pooled, orient=orient, empty_groups="drop", random_state=seed
+            )
+    except FitError as exc:
+        warnings.append(
+            f"the EM fit used as the chains' starting point failed ({exc}); chains start from "
+            "the prior means instead, which can leave them in different labellings or local "
+            "modes. Check R-hat."
+        )
+        return None
+
+
+# --------------------------------------------------------------------------- samplers
+def _sample_nutpie(density, *, draws, tune, chains, cores, seed, target_accept, progress):
+    """nutpie on the hand-written density; unconstrained draws (chain, draw, n_dim) and stats."""
+    import nutpie
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    start = density.initial_point()
+    n_dim = density.n_dim
+
+    def make_expand_fn(*_seeds_and_chain):
+        def expand(x):
+            return {"x": np.array(x, dtype=np.float64)}
+
+        return expand
+
+    def initial_point(chain_seed):
+        # PyMC's default initialisation: the initial point jittered by U(-1, 1)
+        return start + np.random.default_rng(chain_seed).uniform(-1.0, 1.0, n_dim)
+
+    model = from_pyfunc(
+        n_dim,
+        density.sampler_function,
+        make_expand_fn,
+        [np.dtype("float64")],
+        [(n_dim,)],
+        ["x"],
+        coords={"unconstrained": [str(i) for i in range(n_dim)]},
+        dims={"x": ("unconstrained",)},
+        make_initial_point_fn=initial_point,
+    )
+    run = nutpie.sample(
+        model,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=cores or 1,
+        seed=seed,
+        target_accept=target_accept,
+        save_warmup=False,
+        progress_bar=progress,
+        blocking=False,
+    )
+    try:
+        # Ctrl-C (or an exception a SIGTERM handler raises) arrives in wait(); a blocking
+        # sample would turn it into a partial trace, so the run is cancelled instead.
+        trace = run.wait()
+    except BaseException:
+        run.cancel()
+        raise
+    _check_complete(trace.posterior, draws=draws, chains=chains)
+    x = trace.posterior["x"].transpose(CHAIN, DRAW, "unconstrained").values
+    stats = trace.sample_stats
+    sample_stats = xr.Dataset(
+        {new: stats[old] for old, new in _NUTPIE_STATS.items() if old in stats}
+    ).assign_coords({CHAIN: np.arange(chains), DRAW: np.arange(draws)})
+    conf, prev = density.constrain(x)
+    return conf, prev, sample_stats, {"inference_library": "nutpie", "version": nutpie.__version__}
+
+
+def _sample_pymc(spec, *, draws, tune, chains, cores, seed, target_accept, progress):
+    """PyMC's NUTS on the PyMC model (the reference); constrained draws and stats."""
+    import pymc as pm
+
+    built = build_multiclass_pymc_model(spec)
+    idata = pm.sample(
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=cores,
+        random_seed=seed,
+        target_accept=target_accept,
+        progressbar=progress,
+        compute_convergence_checks=False,
+        model=built.model,
+    )
+    _check_complete(idata.posterior, draws=draws, chains=chains)
+    post = idata.posterior
+    conf = post["confusion"].transpose(CHAIN, DRAW, ...).values
+    prev = post["prevalence"].transpose(CHAIN, DRAW, ...).values
+    stats = idata.sample_stats.drop_vars(
+        [v for v in idata.sample_stats.data_vars if v not in _NUTPIE_STATS.values()]
+    )
+    return conf, prev, stats, {"inference_library": "pymc", "version": pm.__version__}
+
+
+def _check_complete(posterior, *, draws, chains) -> None:
+    got = (int(posterior.sizes.get(CHAIN, 0)), int(posterior.sizes.get(DRAW, 0)))
+    if got != (chains, draws):
+        raise FitError(
+            f"the sampler returned {got[0]} chain(s) x {got[1]} draw(s) but {chains} x {draws} "
+            "were requested; an incomplete posterior is not used. Run again; if it repeats, "
+            "report it with the data hash."
+        )
+
+
+# --------------------------------------------------------------------------- InferenceData
+def _masks(states, n_classes):
+    answered = states < n_classes
+    code = answered.astype(np.int64) @ (1 << np.arange(states.shape[1], dtype=np.int64))
+    _, mask_id = np.unique(code, return_inverse=True)
+    return mask_id.reshape(-1)
+
+
+def _multinomial_constant(counts, mask_id) -> np.ndarray:
+    """``sum_m log N_gm! - sum_s log n_gs!`` per group (unobserved patterns add 0)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    per_mask = np.stack(
+        [counts[:, mask_id == m].sum(axis=1) for m in range(int(mask_id.max()) + 1)], axis=1
+    )
+    return gammaln(per_mask + 1).sum(axis=1) - gammaln(counts + 1).sum(axis=1)
+
+
+def _inference_data(spec, conf, prev, stats, attrs):
+    import arviz as az
+
+    chains, draws = conf.shape[:2]
+    cd = {CHAIN: np.arange(chains), DRAW: np.arange(draws)}
+    posterior = xr.Dataset(
+        {
+            "confusion": ((CHAIN, DRAW, ANNOTATOR, TRUE_CLASS, ANSWERED_CLASS), conf),
+            "prevalence": ((CHAIN, DRAW, GROUP, CLASS), prev),
+        },
+        coords={
+            **cd,
+            ANNOTATOR: spec.annotators,
+            TRUE_CLASS: spec.classes,
+            ANSWERED_CLASS: spec.classes,
+            GROUP: spec.prevalence_groups,
+            CLASS: spec.classes,
+        },
+        attrs=attrs,
+    )
+    mask_id = _masks(spec.states, spec.n_classes)
+    cell_ll, g, s = cell_loglik(
+        spec, conf.reshape(-1, *conf.shape[2:]), prev.reshape(-1, *prev.shape[2:])
+    )
+    per_group = np.zeros((cell_ll.shape[0], len(spec.groups)))
+    np.add.at(per_group.T, g, (cell_ll * spec.counts[g, s]).T)
+    ll = per_group.reshape(chains, draws, -1) + _multinomial_constant(spec.counts, mask_id)
+    data_coords = {GROUP: spec.groups, PATTERN: list(spec.patterns), ANNOTATOR: spec.annotators}
+    return az.InferenceData(
+        posterior=posterior,
+        sample_stats=stats.assign_attrs(attrs),
+        log_likelihood=xr.Dataset(
+            {"counts": ((CHAIN, DRAW, GROUP), ll)}, coords={**cd, GROUP: spec.groups}
+        ),
+        observed_data=xr.Dataset({"counts": ((GROUP, PATTERN), spec.counts)}, coords=data_coords),
+        constant_data=xr.Dataset(
+            {
+                "pattern_states": ((PATTERN, ANNOTATOR), spec.states),
+                "prevalence_index": ((GROUP,), spec.prevalence_index),
+                "mask_id": ((PATTERN,), mask_id),
+            },
+            coords=data_coords,
+        ),
+    )
+
+
+def _fitted_warnings(mean_confusion, spec) -> list[str]:
+    """Near-singular confusions and a designated annotator that is not diagonally dominant,
+    at the posterior mean (the checks multiclass EM runs on its fit)."""
+    out = []
+    sv = np.linalg.svd(mean_confusion, compute_uv=False).min(axis=1)
+    for name, v in zip(spec.annotators, sv):
+        if v < SINGULAR_WARNING:
+            out.append(
+                f"annotator {name!r} has a nearly singular posterior-mean confusion matrix "
+                f"(smallest singular value {v:.4f}, below {SINGULAR_WARNING}); corrected one-hot "
+                "targets multiply by its inverse, so NC-ECE becomes very noisy. Consider "
+                "dropping this annotator."
+            )
+    name = spec.annotators[spec.orient]
+    for y, a, tyy, tya in diagonal_dominance_failures(mean_confusion[spec.orient]):
+        out.append(
+            f"the designated annotator {name!r} is not diagonally dominant at the posterior "
+            f"mean: for true class {spec.classes[y]!r} it answers {spec.classes[a]!r} with "
+            f"probability {tya:.4f} >= {tyy:.4f}. Designate an annotator you trust (orient=...)."
+        )
+    return out
+
+
+def _data_hash(spec) -> str:
+    h = hashlib.sha256(np.ascontiguousarray(spec.counts).tobytes())
+    h.update(np.ascontiguousarray(spec.states).tobytes())
+    h.update(json.dumps([spec.annotators, spec.classes, spec.groups]).encode())
+    return h.hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- entry point
+def fit_multiclass_channels_bayes(
+    data,
+    *,
+    groups=None,
+    pooled: bool = False,
+    priors=None,
+    orient=0,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    cores: int | None = None,
+    target_accept: float = 0.8,
+    sampler: str = "nutpie",
+    reference: str = "largest",
+    random_state=0,
+    progress: bool = False,
+    check: bool = True,
+) -> ChannelFit:
+    """Sample the posterior of multiclass confusion matrices from pattern counts (SPEC §3).
+
+    Parameters
+    ----------
+    data : MulticlassAnnotations or MulticlassSummary
+        The container (summarised here with ``groups``) or an existing summary.
+    groups : channel groups, default "predicted"
+        See :func:`~bayescal.summaries.multiclass.summarize_multiclass`; only with
+        a container.
+    pooled : bool, default False
+        One class prevalence for every group (group ``"all"``).
+    priors : MulticlassPriors, mapping or None
+        Dirichlet concentrations (:class:`~bayescal.bayes.multiclass.MulticlassPriors`).
+    orient : int or str, default 0
+        The designated annotator whose diagonal fixes the labelling of the classes.
+    draws, tune, chains : int, default 1000, 1000, 4
+        NUTS settings per chain; the result has ``chains * draws`` draws.
+    cores : int or None
+        Chains run in parallel (nutpie: threads, None = 1; PyMC: processes, None =
+        PyMC's default).
+    target_accept : float, default 0.8
+        Measured (``docs/results/multiclass_bayes_speed.json``): at 10,000 items,
+        C = 10, no divergences at 0.8, and 0.9 gave 892 instead of 1,536 as the
+        smallest bulk ESS of a confusion entry for the same gradient evaluations.
+    sampler : {"nutpie", "pymc"}, default "nutpie"
+        ``"nutpie"`` samples the hand-written density
+        (:class:`~bayescal.bayes.multiclass_density.MulticlassLogDensity`);
+        ``"pymc"`` samples the PyMC model itself (the reference).
+    reference : {"largest", "last"}, default "largest"
+        Unconstrained coordinates: log-ratios against each simplex's largest
+        starting entry, or against the last class (same model; the benchmark
+        ``bayescal bench multiclass-bayes-speed`` compares them).
+    random_state : None, int or numpy.random.Generator, default 0
+        The only source of randomness (EM start, chain seeds and jitter).
+    progress : bool, default False
+    check : bool, default True
+        Run R-hat / ESS / divergence / BFMI checks; their problems become
+        ``warnings`` (also issued as Python warnings).
+
+    Returns
+    -------
+    ChannelFit
+        ``confusion[draw, annotator, true_class, answered_class]``,
+        ``class_prevalence[draw, group, class]`` (``layout="multiclass"``),
+        ``method`` ``"bayes_multiclass"`` (or ``"bayes_multiclass_pooled"``) and
+        ``idata`` with ``posterior``, ``sample_stats``, ``log_likelihood``
+        (``counts[chain, draw, group]``, multinomial per group with its constant),
+        ``observed_data`` and ``constant_data``. ``diagnostics`` holds the worst
+        R-hat / ESS, divergences, BFMI, timings and ``relabelled_draws``.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        When sampling is interrupted: a partial posterior is never returned.
+    IdentificationError, DataError
+        Designs that cannot identify the confusions (as multiclass EM).
+    FitError
+        When the sampler returns fewer chains or draws than requested.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> data = simulate_multiclass(1500, 3, random_state=0)
+    >>> fit = fit_multiclass_channels_bayes(data, draws=100, tune=200, chains=2)
+    >>> fit.confusion.shape, fit.layout
+    ((200, 3, 3, 3), 'multiclass')
+    """
+    _check_settings(draws, tune, chains, cores, target_accept, sampler, check)
+    summary = _resolve(data, groups)
+    warnings = check_multiclass_design(summary, pooled=pooled)
+    rng = check_random_state(random_state)
+    start = _start(summary, pooled, orient, int(rng.integers(2**31 - 1)), warnings)
+    spec = make_multiclass_spec(
+        summary, pooled=pooled, priors=priors, orient=orient, start=start, reference=reference
+    )
+    empty = [g for g, n in zip(spec.groups, spec.group_counts) if n == 0]
+    if empty and not pooled:
+        warnings.append(
+            f"channel group(s) {empty} contain no annotated item: their prevalence posterior is "
+            "the prior. Use fewer groups (or pooled=True) if those prevalences matter."
+        )
+    settings = dict(
+        draws=int(draws),
+        tune=int(tune),
+        chains=int(chains),
+        cores=cores,
+        seed=int(rng.integers(2**31 - 1)),
+        target_accept=float(target_accept),
+        progress=bool(progress),
+    )
+    t0 = time.perf_counter()
+    if sampler == "nutpie":
+        density = MulticlassLogDensity(spec)
+        density(density.initial_point())  # numba compile or cache load, timed apart
+        load_seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        conf, prev, stats, lib = _sample_nutpie(density, **settings)
+    else:
+        load_seconds = 0.0
+        conf, prev, stats, lib = _sample_pymc(spec, **settings)
+    sampling_seconds = time.perf_counter() - t0
+    flat_conf, flat_prev, moved = orient_draws(
+        conf.reshape(-1, *conf.shape[2:]), prev.reshape(-1, *prev.shape[2:]), spec.orient
+    )
+    conf, prev = flat_conf.reshape(conf.shape), flat_prev.reshape(prev.shape)
+    n_moved = int(moved.sum())
+    if n_moved:
+        exact = "exact" if spec.priors.invariant else "approximate (the prior is not invariant)"
+        warnings.append(
+            f"{n_moved} of {moved.size} draws were in another labelling of the latent classes "
+            f"(the designated annotator {spec.annotators[spec.orient]!r} had a larger diagonal "
+            f"after relabelling) and were relabelled; the relabelling is {exact}. Chains that "
+            "visit several labellings mean weakly separated classes: check R-hat, and "
+            "designate an annotator you trust."
+        )
+    pooled_name = "_pooled" if pooled else ""
+    attrs = {
+        "model": f"multiclass{pooled_name}",
+        "sampler": sampler,
+        "inference_library": lib["inference_library"],
+        "inference_library_version": lib["version"],
+        "orient_annotator": spec.annotators[spec.orient],
+        "priors": json.dumps(spec.priors.to_dict()),
+        "data_hash": _data_hash(spec),
+        "sampling_time": sampling_seconds,
+        "tuning_steps": int(tune),
+    }
+    idata = _inference_data(spec, conf, prev, stats, attrs)
+    diagnostics: dict = {
+        "sampler": sampler,
+        "sampling_seconds": sampling_seconds,
+        "load_seconds": load_seconds,
+        "data_hash": attrs["data_hash"],
+        "relabelled_draws": n_moved,
+        "start": "em" if start is not None else "prior_mean",
+        "reference": reference,
+        "gradient_evaluations": int(stats["n_steps"].sum()) if "n_steps" in stats else None,
+    }
+    converged = True
+    if check:
+        diag, msgs = sampling_checks(idata)
+        diagnostics.update(diag)
+        converged = diag["converged"]
+        warnings.extend(msgs)
+    diagnostics["loglik_posterior_mean"] = float(idata.log_likelihood["counts"].sum(GROUP).mean())
+    warnings.extend(_fitted_warnings(conf.mean(axis=(0, 1)), spec))
+    s = conf.shape[0] * conf.shape[1]
+    return ChannelFit.from_confusion(
+        conf.reshape(s, *conf.shape[2:]),
+        prev.reshape(s, *prev.shape[2:]),
+        annotators=spec.annotators,
+        classes=spec.classes,
+        groups=spec.prevalence_groups,
+        group_counts=spec.prevalence_group_counts(),
+        method=f"bayes_multiclass{pooled_name}",
+        warnings=warnings,
+        converged=converged,
+        diagnostics=diagnostics,
+        group_edges=spec.group_edges,
+        idata=idata,
+    )

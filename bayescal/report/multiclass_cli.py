@@ -1,0 +1,149 @@
+"""``bayescal audit --probs ...``: the multiclass audit from the command line.
+
+``bayescal audit`` hands over here when ``--probs`` names the class-probability
+columns or ``--example`` names a multiclass example; the arguments are those of
+``bayescal audit`` (:mod:`bayescal.report.cli`) plus ``--probs``, ``--classes``
+and ``--view``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from bayescal.errors import ConfigError
+from bayescal.examples import MULTICLASS_EXAMPLES, load_example
+from bayescal.report.cli_output import progress_wanted, report_outcome, say
+from bayescal.report.core import fmt
+from bayescal.report.inputs import is_out_of_core, parse_names
+from bayescal.report.multiclass_audit import MULTICLASS_CHANNEL_CHOICES, audit_multiclass
+from bayescal.report.multiclass_sections import VIEW_CHOICES
+
+__all__ = ["wants_multiclass", "load_multiclass_data", "run_multiclass", "VIEW_CHOICES"]
+
+
+def wants_multiclass(args: argparse.Namespace) -> bool:
+    """``--probs`` given, or a multiclass example named.
+
+    Examples
+    --------
+    >>> wants_multiclass(argparse.Namespace(probs=None, example="cifar10h-10class"))
+    True
+    >>> wants_multiclass(argparse.Namespace(probs=None, example="snli-entailment"))
+    False
+    """
+    return bool(getattr(args, "probs", None)) or getattr(args, "example", None) in (
+        MULTICLASS_EXAMPLES
+    )
+
+
+def load_multiclass_data(args: argparse.Namespace):
+    """The :class:`~bayescal.data.multiclass.MulticlassAnnotations` the arguments name.
+
+    Examples
+    --------
+    >>> args = argparse.Namespace(example="snli-3class", data=None, probs=None)
+    >>> load_multiclass_data(args).classes
+    ['entailment', 'neutral', 'contradiction']
+    """
+    from bayescal.data.container import load_table
+
+    if args.example:
+        if args.data:
+            raise ConfigError("give either DATA or --example, not both.")
+        if args.probs:
+            raise ConfigError("--example sets its own columns; leave out --probs.")
+        return load_example(args.example)
+    if not args.data:
+        raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
+    refused = [
+        flag
+        for flag, given in (
+            ("--long", args.long),
+            ("--score", args.score not in (None, "score")),
+        )
+        if given
+    ]
+    if refused:
+        raise ConfigError(
+            f"{' and '.join(refused)} cannot be combined with --probs: multiclass data are read "
+            "from a wide table with one probability column per class (--probs) and one answer "
+            "column per annotator."
+        )
+    if is_out_of_core(args.data):
+        raise ConfigError(
+            f"{args.data!r} is a folder or a glob; the multiclass audit reads one CSV or Parquet "
+            "file in memory (out-of-core multiclass summaries are not available)."
+        )
+    return load_table(
+        args.data,
+        annotators=parse_names(args.annotators, "--annotators") if args.annotators else None,
+        truth=args.truth,
+        item=args.item,
+        probs=parse_names(args.probs, "--probs"),
+        classes=parse_names(args.classes, "--classes") if args.classes else None,
+    )
+
+
+def run_multiclass(args: argparse.Namespace, started: float) -> int:
+    """Load, audit, save and report; ``--out`` was checked by the caller.
+
+    Examples
+    --------
+    >>> import tempfile, time
+    >>> from bayescal.cli import build_parser
+    >>> from bayescal.report import cli
+    >>> parser = build_parser()
+    >>> sub = parser._subparsers._group_actions[0].choices["audit"]
+    >>> cli.add_arguments(sub)
+    >>> out = tempfile.mkdtemp() + "/report"
+    >>> args = parser.parse_args(["audit", "--example", "snli-3class", "--channels",
+    ...                           "dawid-skene-em", "--out", out, "--quiet"])
+    >>> run_multiclass(args, time.perf_counter())
+    0
+    """
+    if args.channels not in MULTICLASS_CHANNEL_CHOICES:
+        raise ConfigError(
+            f"--channels {args.channels} is a binary estimator; multiclass data take "
+            f"{' or '.join(MULTICLASS_CHANNEL_CHOICES)}."
+        )
+    data = load_multiclass_data(args)
+    groups = "predicted" if args.groups is None else args.groups
+    say(args, f"bayescal: {data!r}")
+    say(
+        args,
+        f"bayescal: multiclass audit with channels={args.channels} (groups={groups}, "
+        f"bins={args.bins}, view={args.view})...",
+    )
+    result = audit_multiclass(
+        data,
+        channels=args.channels,
+        groups=groups,
+        bins=args.bins,
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        prob=args.prob,
+        view=args.view,
+        random_state=args.seed,
+        progress=progress_wanted(args),
+        command="bayescal "
+        + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
+    )
+    s = result.summary
+    nc = s["ece"]["nc"]
+    noise = (
+        f"top-label NC-ECE {fmt(nc['point'])} ({int(round(nc['prob'] * 100))}% interval "
+        f"[{fmt(nc['lo'])}, {fmt(nc['hi'])}])"
+    )
+    ece_true = s["ece"]["ambiguity"].get("ece_true")
+    views = [noise] if ece_true is None else [noise, f"ECE_true {fmt(ece_true)}"]
+    if s["view"]["ran"] == ["ambiguity"]:
+        views.reverse()  # the view the evidence supports comes first
+    headline = (
+        f"bayescal: evidence: {s['view']['evidence']}; {', '.join(views)}, soft-vote ECE "
+        f"{fmt(s['ece']['soft_vote'])}"
+    )
+    report_outcome(args, result, headline, started)
+    return 0

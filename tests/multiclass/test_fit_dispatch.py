@@ -1,0 +1,58 @@
+"""fit_channels dispatches multiclass containers and summaries to the multiclass estimator."""
+
+import numpy as np
+import pytest
+
+from bayescal.channels.fit import fit_channels
+from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.errors import ConfigError
+from bayescal.simulate import simulate_toy
+from bayescal.summaries.multiclass import summarize_multiclass
+
+
+def test_container_and_summary_give_the_direct_fit(mc_small, mc_small_summary):
+    direct = multiclass_dawid_skene_em(mc_small_summary, random_state=3)
+    via_data = fit_channels(mc_small, random_state=3)
+    via_summary = fit_channels(mc_small_summary, "dawid-skene-em", random_state=3)
+    for fit in (via_data, via_summary):
+        np.testing.assert_array_equal(fit.confusion.values, direct.confusion.values)
+        np.testing.assert_array_equal(fit.class_prevalence.values, direct.class_prevalence.values)
+        assert fit.layout == "multiclass"
+
+
+def test_groups_and_options_reach_the_estimator(mc_small):
+    pooled = fit_channels(mc_small, groups="all")
+    assert pooled.class_prevalence.sizes["group"] == 1
+    direct = multiclass_dawid_skene_em(summarize_multiclass(mc_small), pooled=True)
+    got = fit_channels(mc_small, pooled=True)
+    np.testing.assert_array_equal(got.confusion.values, direct.confusion.values)
+
+
+def test_refusals_name_the_problem(mc_small, mc_small_summary):
+    with pytest.raises(ConfigError, match="not available for multiclass data"):
+        fit_channels(mc_small, "score_bin_em")
+    with pytest.raises(ConfigError, match="summarize_multiclass"):
+        fit_channels(mc_small_summary, groups="all")
+
+
+def test_binary_data_keep_the_binary_default():
+    fit = fit_channels(simulate_toy(2000, random_state=0), groups=4)
+    assert fit.method == "score_bin_em" and fit.layout == "binary"
+
+
+def test_load_csv_with_probs_reads_multiclass_data(tmp_path):
+    from bayescal.data.container import load_csv, load_table
+    from bayescal.data.multiclass import MulticlassAnnotations, load_multiclass_csv
+
+    path = tmp_path / "m.csv"
+    path.write_text("item,p0,p1,p2,r1,r2,r3,y\na,0.7,0.2,0.1,0,0,,0\nb,0.1,0.3,0.6,2,1,2,2\n")
+    got = load_csv(path, probs=["p0", "p1", "p2"], truth="y", item="item")
+    direct = load_multiclass_csv(path, probs=["p0", "p1", "p2"], truth="y", item="item")
+    assert isinstance(got, MulticlassAnnotations)
+    assert got.dataset.identical(direct.dataset)
+    named = load_table(path, probs=["p0", "p1", "p2"], classes=["cat", "dog", "fox"], item="item")
+    assert named.classes == ["cat", "dog", "fox"] and named.annotators == ["r1", "r2", "r3", "y"]
+    with pytest.raises(ConfigError, match="not both"):
+        load_csv(path, score="p0", probs=["p0", "p1", "p2"])
+    with pytest.raises(ConfigError, match="classes was given without probs"):
+        load_csv(path, classes=["cat", "dog", "fox"])
