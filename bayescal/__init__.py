@@ -23,12 +23,15 @@ __version__ = "0.1.0"
 #: public name -> module that defines it (imported on first access)
 _LAZY = {
     "Annotations": "bayescal.data",
+    "MulticlassAnnotations": "bayescal.data",
     "load_csv": "bayescal.data",
     "load_table": "bayescal.data",
     "load_long": "bayescal.data",
     "load_example": "bayescal.examples",
     "Summary": "bayescal.summaries",
     "summarize": "bayescal.summaries",
+    "MulticlassSummary": "bayescal.summaries",
+    "summarize_multiclass": "bayescal.summaries",
     "ChannelFit": "bayescal.channels",
     "fit_channels": "bayescal.channels",
     "fit_channels_bayes": "bayescal.bayes",
@@ -49,12 +52,15 @@ _LAZY = {
 __all__ = [
     "__version__",
     "Annotations",
+    "MulticlassAnnotations",
     "load_csv",
     "load_table",
     "load_long",
     "load_example",
     "Summary",
     "summarize",
+    "MulticlassSummary",
+    "summarize_multiclass",
     "ChannelFit",
     "fit_channels",
     "fit_channels_bayes",
@@ -75,7 +81,13 @@ __all__ = [
 if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from bayescal.bayes import ChannelPriors, fit_channels_bayes, prior_predictive
     from bayescal.channels import ChannelFit, fit_channels
-    from bayescal.data import Annotations, load_csv, load_long, load_table
+    from bayescal.data import (
+        Annotations,
+        MulticlassAnnotations,
+        load_csv,
+        load_long,
+        load_table,
+    )
     from bayescal.examples import load_example
     from bayescal.metrics import (
         BinnedECE,
@@ -89,7 +101,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         soft_vote_ece,
     )
     from bayescal.report.audit import audit
-    from bayescal.summaries import Summary, summarize
+    from bayescal.summaries import MulticlassSummary, Summary, summarize, summarize_multiclass
 
 
 def __getattr__(name: str):

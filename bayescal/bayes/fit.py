@@ -26,10 +26,13 @@ from bayescal.bayes.models import (
     sample_counts,
     sample_prior,
 )
+from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.bayes.sampling import SAMPLERS, NUTSSettings, sample_nutpie, sample_pymc
 from bayescal.channels.result import ChannelFit
+from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError
+from bayescal.summaries.multiclass import MulticlassSummary
 
 __all__ = ["fit_channels_bayes", "prior_predictive", "resolve_summary", "MIN_CHECK_DRAWS"]
 
@@ -168,6 +171,22 @@ def _inference_data(posterior, sample_stats):
     return az.InferenceData(posterior=posterior, sample_stats=sample_stats)
 
 
+def _fit_multiclass(data, model, orientation, **options) -> ChannelFit:
+    """The multiclass Dawid-Skene posterior behind :func:`fit_channels_bayes`."""
+    pooled = {"grouped": False, "marginal": True}.get(model)
+    if pooled is None:
+        raise ConfigError(
+            f"model={model!r} is a binary channel model; multiclass data take "
+            "'grouped' (one class prevalence per group) or 'marginal' (pooled)."
+        )
+    if orientation != "all":
+        raise ConfigError(
+            f"orientation={orientation!r} applies to binary channels only; the multiclass "
+            "model orients every draw by the designated annotator's diagonal dominance."
+        )
+    return fit_multiclass_channels_bayes(data, pooled=pooled, **options)
+
+
 def fit_channels_bayes(
     data,
     model: str = "grouped",
@@ -180,7 +199,7 @@ def fit_channels_bayes(
     tune: int = 1000,
     chains: int = 4,
     cores: int | None = None,
-    target_accept: float = 0.9,
+    target_accept: float | None = None,
     sampler: str = "nutpie",
     random_state=0,
     progress: bool = False,
@@ -189,9 +208,16 @@ def fit_channels_bayes(
 ) -> ChannelFit:
     """Sample the posterior of annotator channels from response-pattern counts.
 
+    Multiclass data (``MulticlassAnnotations`` or ``MulticlassSummary``) go to
+    :func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` (SPEC §3,
+    multiclass Dawid-Skene): ``model="grouped"`` keeps one class prevalence per
+    group, ``"marginal"`` pools them; ``orientation`` must stay ``"all"`` and the
+    posterior predictive replicates are drawn by the noise-or-ambiguity check
+    (:mod:`bayescal.metrics.noise_or_ambiguity`), not here.
+
     Parameters
     ----------
-    data : Annotations or Summary
+    data : Annotations, Summary, MulticlassAnnotations or MulticlassSummary
         The container (summarised here with ``groups``) or an existing summary.
     model : {"grouped", "marginal", "hui_walter"}, default "grouped"
         ``"grouped"``: score-bin Dawid-Skene, shared channels and one prevalence
@@ -217,7 +243,10 @@ def fit_channels_bayes(
     cores : int or None
         Chains run in parallel. nutpie: threads (None = 1); PyMC: processes
         (None = PyMC's default).
-    target_accept : float, default 0.9
+    target_accept : float or None, default None
+        NUTS target acceptance; None means 0.9 for the binary models and 0.8
+        for the multiclass model (where 0.9 halved the ESS per second, see
+        ``models/multiclass.md``).
     sampler : {"nutpie", "pymc"}, default "nutpie"
         NUTS implementation; both sample the same posterior (see
         :mod:`bayescal.bayes.sampling` and the model cards). ``"nutpie"`` runs
@@ -264,6 +293,26 @@ def fit_channels_bayes(
     >>> fit.method, fit.a.dims, fit.a.sizes["draw"]
     ('bayes_grouped', ('draw', 'annotator'), 50)
     """
+    if isinstance(data, MulticlassAnnotations | MulticlassSummary):
+        return _fit_multiclass(
+            data,
+            model,
+            orientation,
+            groups=groups,
+            priors=priors,
+            orient=orient,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            target_accept=0.8 if target_accept is None else target_accept,
+            sampler=sampler,
+            random_state=random_state,
+            progress=progress,
+            check=check,
+        )
+    if target_accept is None:
+        target_accept = 0.9
     _check_settings(draws, tune, chains, cores, target_accept, sampler, check)
     summary = resolve_summary(data, groups)
     warnings = list(_check(summary, model))

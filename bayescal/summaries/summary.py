@@ -341,6 +341,11 @@ def summarize(data, *, groups=None, bins=DEFAULT_BINS, bin_strategy: str = "unif
     >>> s.n_items, s.n_groups, s.n_bins
     (1000, 5, 10)
     """
+    if type(data).__name__ == "MulticlassAnnotations":
+        raise DataError(
+            "summarize builds binary summaries; multiclass data are summarised by "
+            "bayescal.summarize_multiclass(data, groups=..., bins=...)."
+        )
     if not isinstance(data, Annotations):
         raise DataError(
             f"summarize expects an Annotations container; got {type(data).__name__}. "

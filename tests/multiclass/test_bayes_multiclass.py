@@ -257,3 +257,17 @@ def test_settings_and_designs_are_refused_by_name(small_data):
     two = MulticlassAnnotations.from_arrays(small_data.probs, small_data.labels[:, :2])
     with pytest.raises(IdentificationError, match="2 annotator"):
         fit_multiclass_channels_bayes(two)
+
+
+def test_fit_channels_bayes_dispatches_multiclass_data(small_fit, small_data):
+    """The one public entry point: multiclass data reach the multiclass model with the same
+    settings and seed, so the draws are the very same numbers; binary-only options are refused."""
+    from bayescal.bayes import fit_channels_bayes
+
+    via = fit_channels_bayes(small_data, draws=300, tune=400, chains=2, random_state=1)
+    np.testing.assert_array_equal(via.confusion.values, small_fit.confusion.values)
+    assert via.method == "bayes_multiclass"
+    with pytest.raises(ConfigError, match="binary channel model"):
+        fit_channels_bayes(small_data, "hui_walter", draws=10, tune=10, chains=1)
+    with pytest.raises(ConfigError, match="binary channels only"):
+        fit_channels_bayes(small_data, orientation="designated", draws=10, tune=10, chains=1)

@@ -56,3 +56,12 @@ def test_load_csv_with_probs_reads_multiclass_data(tmp_path):
         load_csv(path, score="p0", probs=["p0", "p1", "p2"])
     with pytest.raises(ConfigError, match="classes was given without probs"):
         load_csv(path, classes=["cat", "dog", "fox"])
+
+
+def test_binary_summarize_points_multiclass_data_to_its_summary(mc_small):
+    import bayescal as bc
+    from bayescal.errors import DataError
+
+    with pytest.raises(DataError, match="summarize_multiclass"):
+        bc.summarize(mc_small)
+    assert bc.summarize_multiclass(mc_small).n_classes == mc_small.n_classes
