@@ -408,6 +408,51 @@ def load_chaosnli(
     )
 
 
+#: Largest total of uncompressed array bytes an ``.npz`` may declare (4 GiB: ten classes of
+#: logits and counts for 25 million items); larger archives are refused before anything is
+#: allocated, so a small file cannot expand into the machine's memory (a "zip bomb").
+MAX_NPZ_BYTES = 4 << 30
+
+
+def _check_npz_sizes(p) -> None:
+    """Refuse an archive whose members declare more than :data:`MAX_NPZ_BYTES`, or whose
+    array headers promise more data than the member holds, before numpy allocates them."""
+    import zipfile
+
+    from numpy.lib import format as npy_format
+
+    try:
+        with zipfile.ZipFile(p) as zf:
+            members = zf.infolist()
+            total = sum(m.file_size for m in members)
+            if total > MAX_NPZ_BYTES:
+                raise DataError(
+                    f"npz file {str(p)!r} expands to {total / 2**30:.1f} GiB, more than the "
+                    f"{MAX_NPZ_BYTES / 2**30:.0f} GiB bayescal reads from one archive; split the "
+                    "items over several files."
+                )
+            for m in members:
+                with zf.open(m) as fh:
+                    version = npy_format.read_magic(fh)
+                    read_header = (
+                        npy_format.read_array_header_1_0
+                        if version == (1, 0)
+                        else npy_format.read_array_header_2_0
+                    )
+                    shape, _, dtype = read_header(fh)
+                need = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if need > m.file_size:
+                    raise DataError(
+                        f"npz file {str(p)!r}: array {m.filename!r} declares shape {shape} "
+                        f"({need:,} bytes) but the archive holds {m.file_size:,} bytes for it; "
+                        "the file is damaged or forged. Save it again with np.savez."
+                    )
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataError(
+            f"npz file {str(p)!r} is not a readable .npz archive of plain arrays ({exc})."
+        ) from None
+
+
 def load_npz(path, *, name: str | None = None) -> AmbiguityData:
     """Read logits and annotator counts from a NumPy ``.npz`` archive.
 
@@ -447,6 +492,7 @@ def load_npz(path, *, name: str | None = None) -> AmbiguityData:
             f"npz file {str(p)!r} is {found[0] if found else 'not an .npz archive'}; save the "
             "arrays with np.savez(path, logits=..., counts=...)."
         )
+    _check_npz_sizes(p)
     try:
         with np.load(p, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}

@@ -313,3 +313,41 @@ def test_parquet_float_item_ids_are_refused(tmp_path):
     pd.DataFrame({"id": [1.0, 2.0], "score": [0.1, 0.5], "r1": [1, 0]}).to_parquet(p)
     with pytest.raises(DataError, match="'id' has type floating; it must be string or integer"):
         load_table(p, item="id")
+
+
+# ------------------------------------------------------------ npz archives that expand
+def _npy_bytes(shape, payload: bytes) -> bytes:
+    """A .npy member whose header declares ``shape`` (float64) followed by ``payload``."""
+    import io
+
+    from numpy.lib import format as npy_format
+
+    buf = io.BytesIO()
+    npy_format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    return buf.getvalue() + payload
+
+
+def test_npz_whose_header_promises_more_than_it_holds_is_refused(tmp_path):
+    """A 1 kB archive declaring 8 TB of logits must be refused before numpy allocates."""
+    from bayescal.ambiguity.loaders import load_npz
+
+    f = tmp_path / "forged.npz"
+    with zipfile.ZipFile(f, "w") as zf:
+        zf.writestr("logits.npy", _npy_bytes((10**12,), b"\0" * 80))
+        zf.writestr("counts.npy", _npy_bytes((10,), b"\0" * 80))
+    with pytest.raises(DataError, match="declares shape .* damaged or forged"):
+        load_npz(f)
+
+
+def test_npz_that_expands_beyond_the_limit_is_refused(tmp_path, monkeypatch):
+    """A compressed archive of zeros (a zip bomb in small): the declared uncompressed total is
+    checked against MAX_NPZ_BYTES before any member is read (limit lowered for the test)."""
+    from bayescal.ambiguity import loaders
+
+    f = tmp_path / "bomb.npz"
+    z = np.zeros((250_000, 4))
+    np.savez_compressed(f, logits=z, counts=z)
+    assert f.stat().st_size < 100_000  # 16 MB of arrays in a few kB
+    monkeypatch.setattr(loaders, "MAX_NPZ_BYTES", 1 << 20)
+    with pytest.raises(DataError, match="expands to .* split the items"):
+        loaders.load_npz(f)
