@@ -17,6 +17,7 @@ import warnings as _warnings
 
 import numpy as np
 
+from bayescal.metrics.uncertainty import posterior_mean_channels
 from bayescal.plotting.binary import recalibration_curves
 from bayescal.recal import (
     HistogramMap,
@@ -83,7 +84,7 @@ def recalibration_section(ctx: Context) -> Section:
     order = np.random.default_rng(ctx.seed).permutation(annotated)
     fit_d = data.subset(np.sort(order[: order.size // 2]))
     test_d = data.subset(np.sort(order[order.size // 2 :]))
-    point = ctx.point if ctx.point is not None else ctx.channels
+    point = ctx.point if ctx.point is not None else posterior_mean_channels(ctx.channels)
     makers, j = _maps(fit_d.n_items)
 
     def evaluate(g):
