@@ -105,3 +105,20 @@ def test_the_audit_reuses_the_items_and_says_so(point_report):
     assert nc["sample_use"] == "reuse" and nc["source"] == "evaluation"
     notes = " ".join(next(s for s in point_report.sections if s.key == "ece").notes)
     assert "fitted on these same items" in notes and "p-value" in notes
+
+
+@pytest.mark.parametrize(
+    ("fp", "fn", "missing", "channels", "groups"),
+    [
+        ([0.1, 0.2], [0.15, 0.1], 0.0, "score-bin-em", 5),
+        ([0.08, 0.13, 0.18], [0.16, 0.11, 0.06], 0.0, "dawid-skene-em", 1),
+        ([0.1, 0.15, 0.2, 0.05, 0.25], [0.1, 0.05, 0.2, 0.15, 0.1], 0.4, "score-bin-em", 5),
+    ],
+)
+def test_clean_audit_raises_no_warning(fp, fn, missing, channels, groups):
+    d = simulate_toy(1500, "shifted", random_state=21, fp=fp, fn=fn, missing=missing)
+    r = audit(d, channels=channels, groups=groups)
+    # Only the plain fact that some items have no answer (40% missing over 5 annotators
+    # leaves about 1% of items unanswered) may be reported; nothing about plausibility.
+    assert {w["code"] for w in r.summary["warnings"]} <= {"data.unannotated"}
+    assert r.summary["ece"]["nc"]["reliable"] is True
