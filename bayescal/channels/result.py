@@ -9,7 +9,7 @@ import xarray as xr
 
 from bayescal.channels.plausibility import NEAR_CHANCE_GAP
 from bayescal.dims import ANNOTATOR, CLASS, DRAW, GROUP
-from bayescal.errors import DataError, IdentificationError
+from bayescal.errors import DataError
 
 __all__ = ["ChannelFit", "TRUE_CLASS", "ANSWERED_CLASS", "ROW_SUM_TOL", "LAYOUTS", "MIN_KNOWN_GAP"]
 
@@ -316,7 +316,7 @@ class ChannelFit:
         tiny = np.flatnonzero(np.abs(gaps) < MIN_KNOWN_GAP)
         if tiny.size:
             j = int(tiny[0])
-            raise IdentificationError(
+            raise DataError(
                 f"known channel of annotator {annotators[j]!r} has gap b - a = {gaps[j]:.3g} "
                 f"(|gap| below {MIN_KNOWN_GAP}): corrected labels divide by the gap, so every "
                 "corrected number would be noise. Check a and b (b = P(answer 1 | positive)), "

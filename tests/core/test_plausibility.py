@@ -16,7 +16,7 @@ from bayescal.channels.plausibility import (
 )
 from bayescal.channels.result import MIN_KNOWN_GAP, ChannelFit
 from bayescal.data.container import Annotations
-from bayescal.errors import IdentificationError
+from bayescal.errors import DataError
 from bayescal.simulate import simulate_toy
 from bayescal.summaries.summary import summarize
 
@@ -128,7 +128,7 @@ def test_out_of_range_ece_and_rates():
 
 
 def test_known_channels_refuse_a_vanishing_gap_and_say_what_they_assume():
-    with pytest.raises(IdentificationError, match=r"gap b - a = 1e-09"):
+    with pytest.raises(DataError, match=r"gap b - a = 1e-09"):
         ChannelFit.known([0.3, 0.1], [0.3 + 1e-9, 0.9])
     assert MIN_KNOWN_GAP == 1e-3
     weak = ChannelFit.known([0.3, 0.1], [0.33, 0.9], mu=0.4)
