@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from bayescal.cli import main
-from bayescal.data.container import load_csv
+from bayescal.data.container import Annotations, load_csv
 from bayescal.errors import ConfigError
 from bayescal.report import audit
 from bayescal.simulate import simulate_toy
@@ -46,6 +46,14 @@ def test_random_annotators_flagged_everywhere_and_not_a_confident_number(random_
     html = (out / "report.html").read_text()
     assert html.index("plausibility.near-chance") < html.index("Calibration error")
     assert "Not a reliable number" in html
+
+
+def test_random_annotators_repr_says_not_reliable():
+    rng = np.random.default_rng(2)
+    d = simulate_toy(600, random_state=2)
+    noise = Annotations.from_arrays(d.score, (rng.random((600, 3)) < 0.5).astype(float))
+    r = audit(noise, draws=150, tune=150)
+    assert "NOT RELIABLE: plausibility.near-chance" in repr(r)
 
 
 def test_random_annotators_cli_lines(tmp_path, capsys):
