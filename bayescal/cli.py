@@ -116,6 +116,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "CreditDefault recalibration study of App. G.3 with "
         "six scikit-learn predictors and simulated annotators.",
     ),
+    "stress-test": (
+        "bayescal.bench.stress_test",
+        "Hanada & Futami's human-label stress test (Sec. 6.3, Tables 3/8) on CIFAR-10H "
+        "cat/dog and ChaosNLI-SNLI entailment with real answers.",
+    ),
     "ambiguity": (
         "bayescal.bench.ambiguity",
         "Multiclass soft-target calibrators on CIFAR-10H or ChaosNLI (Tao et al.).",

@@ -25,6 +25,7 @@ from bayescal.ambiguity.calibrators import METHODS
 from bayescal.ambiguity.evaluation import FIT_FAILURES
 from bayescal.ambiguity.loaders import AmbiguityData
 from bayescal.ambiguity.metrics import evaluate
+from bayescal.ambiguity.simplex import softmax
 from bayescal.ambiguity.targets import annotation_entropy
 from bayescal.errors import ConfigError
 from bayescal.flags import Flag
@@ -43,6 +44,8 @@ __all__ = [
     "stratified_folds",
     "cross_validated_score",
     "check_guideline",
+    "LS_TS_ERROR_SHARE",
+    "ls_ts_smoothing_check",
     "explain_recommendation",
     "input_flags",
     "outcome_flags",
@@ -299,6 +302,63 @@ def cross_validated_score(
     return {"ece_true": 100.0 * m["ece_true"], "nll": m["nll"], "brier": m["brier"]}
 
 
+#: LS-TS's smoothing is flagged when the model's disagreement rate with the voted labels
+#: (1 - voted accuracy) is at least this share of the mean complement confidence.
+#: A model matching the label distribution picks the voted (modal) class, so its
+#: complement confidence is all ambiguity and the share is near 0; at 0.5 half of the
+#: smoothing can be the model's own errors. CIFAR-10H with ResNet-110: 0.057 / 0.069 =
+#: 0.83 (LS-TS 2.7x worse than TS, docs/ambiguity.md).
+LS_TS_ERROR_SHARE = 0.5
+
+
+def ls_ts_smoothing_check(logits: ArrayLike, voted: ArrayLike) -> dict:
+    """Is LS-TS's smoothing ambiguity, or the model's own errors? (Tao et al., Sec. 6.1)
+
+    LS-TS smooths voted labels by the mean complement confidence
+    ``e = mean_i (1 - p_{i, y*_i})``, meant to stand for how often annotators
+    disagree with the voted label. The model's own disagreements with the voted
+    labels (``1 - voted accuracy``) feed it too, each with a large ``1 - p_{y*}``.
+    When they make up at least :data:`LS_TS_ERROR_SHARE` of ``e`` the smoothing may
+    be mostly the model's errors and LS-TS turns underconfident (docs/ambiguity.md:
+    CIFAR-10H, ResNet-110). Voted labels alone cannot tell an ambiguity-driven
+    disagreement from a plain mistake (on ChaosNLI-SNLI the share is 0.91 and LS-TS
+    helps), so this warns rather than switches the method.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n_items, n_classes)
+        Uncalibrated logits of the calibration items.
+    voted : array-like of int, shape (n_items,)
+        Their voted labels.
+
+    Returns
+    -------
+    dict
+        ``mean_complement_confidence``, ``voted_error_rate``, ``error_share``,
+        ``threshold``, ``inflated`` (bool).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> z = np.log(np.array([[0.95, 0.05]] * 8 + [[0.05, 0.95]] * 2))
+    >>> r = ls_ts_smoothing_check(z, [0] * 10)
+    >>> round(r["voted_error_rate"], 2), round(r["mean_complement_confidence"], 2), r["inflated"]
+    (0.2, 0.23, True)
+    """
+    p = softmax(np.asarray(logits, dtype=np.float64))
+    y = np.asarray(voted, dtype=np.int64)
+    eps = float((1.0 - p[np.arange(y.size), y]).mean())
+    err = float((p.argmax(axis=1) != y).mean())
+    share = err / eps if eps > 0 else 0.0
+    return {
+        "mean_complement_confidence": eps,
+        "voted_error_rate": err,
+        "error_share": share,
+        "threshold": LS_TS_ERROR_SHARE,
+        "inflated": bool(share >= LS_TS_ERROR_SHARE),
+    }
+
+
 def check_guideline(
     data: AmbiguityData,
     cal: np.ndarray,
@@ -340,6 +400,8 @@ def check_guideline(
         "metric": "ece_true (percent, out-of-fold on the calibration half)",
         "scores": {},
     }
+    if level == "voted" and "LS-TS" in chain:
+        check["ls_ts"] = ls_ts_smoothing_check(data.logits[cal], data.voted[cal])
     if level == "voted" and int(data.counts[cal].sum(axis=1).max()) == 1:
         check["skipped"] = (
             "every calibration item has a single annotation declared as a voted "
@@ -424,6 +486,8 @@ def explain_recommendation(
             "dataset with only that level of annotation would not have."
         )
     reasons.extend(_level_caveats(level))
+    if method == "LS-TS" and check.get("ls_ts", {}).get("inflated"):
+        reasons.append(_ls_ts_warning(check["ls_ts"]))
     test = {}
     for n in ("Uncalibrated", "TS", method):
         r = rows.get(n, {})
@@ -446,6 +510,19 @@ def explain_recommendation(
         fallbacks=list(fallbacks),
         alternatives=_alternatives(method, level, rows),
         test=test,
+    )
+
+
+def _ls_ts_warning(ls: dict) -> str:
+    return (
+        f"Check of the LS-TS guideline: the mean complement confidence is "
+        f"{ls['mean_complement_confidence']:.3f} and the model disagrees with the voted label on "
+        f"{ls['voted_error_rate']:.1%} of the calibration items ({ls['error_share']:.0%} of it, "
+        f"threshold {ls['threshold']:.0%}): the smoothing may be mostly the model's own errors, "
+        "not ambiguity, and LS-TS then turns underconfident (CIFAR-10H with ResNet-110: LS-TS "
+        "2.7x worse than TS, docs/ambiguity.md). Voted labels cannot tell the two apart: "
+        "annotate a few hundred items several times (the guideline check then runs), or compare "
+        "with TS and Ent-LS."
     )
 
 
@@ -623,6 +700,14 @@ def outcome_flags(rec: AmbiguityRecommendation, rows: dict, level: str) -> list[
                     else "; without annotator data the guideline's "
                     "choice could not be checked beforehand."
                 ),
+                "recommendation",
+            )
+        )
+    if method == "LS-TS" and rec.check.get("ls_ts", {}).get("inflated"):
+        flags.append(
+            Flag(
+                "recommendation.ls-ts-smoothing",
+                _ls_ts_warning(rec.check["ls_ts"]),
                 "recommendation",
             )
         )

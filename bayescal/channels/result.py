@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
+from bayescal.channels.plausibility import NEAR_CHANCE_GAP
 from bayescal.dims import ANNOTATOR, CLASS, DRAW, GROUP
 from bayescal.errors import DataError
 
-__all__ = ["ChannelFit", "TRUE_CLASS", "ANSWERED_CLASS", "ROW_SUM_TOL", "LAYOUTS"]
+__all__ = ["ChannelFit", "TRUE_CLASS", "ANSWERED_CLASS", "ROW_SUM_TOL", "LAYOUTS", "MIN_KNOWN_GAP"]
 
 #: Dimension names of a confusion matrix: the latent (true) class and the answer.
 TRUE_CLASS = "true_class"
@@ -25,6 +26,10 @@ ROW_SUM_TOL = 1e-6
 LAYOUTS = ("binary", "multiclass")
 
 _BINARY_CLASSES = ("0", "1")
+
+#: Known channels with |b - a| below this are refused: the corrected label's noise grows
+#: like 1 / gap (the EM fits refuse the same gap through their ``min_gap``).
+MIN_KNOWN_GAP = 1e-3
 
 
 def _probability_array(name, arr):
@@ -274,22 +279,70 @@ class ChannelFit:
         )
 
     @classmethod
-    def known(cls, a, b, *, annotators=None, mu=0.5) -> ChannelFit:
+    def known(cls, a, b, *, annotators=None, mu=None) -> ChannelFit:
         """Binary channels supplied by the user (for example from a validation study).
+
+        Hanada & Futami's corrected labels (Sec. 3) divide by each gap ``b - a``, so a
+        gap below :data:`MIN_KNOWN_GAP` is refused (it multiplies the noise by more than
+        1,000; issue 12: a gap of 1e-9 gave NC-ECE 6.9e7) and one below
+        ``plausibility.NEAR_CHANCE_GAP`` is recorded in ``warnings``.
+
+        Parameters
+        ----------
+        a, b : array-like of shape (K,)
+            ``P(A_j = 1 | Y = 0)`` and ``P(A_j = 1 | Y = 1)``, each in [0, 1].
+        annotators : sequence of str, optional
+            Default ``a1 .. aK``.
+        mu : float, optional
+            The overall prevalence ``P(Y = 1)``; only inverse-variance annotator weights
+            use it. Default: 0.5, assumed, and said so in ``warnings``.
 
         Examples
         --------
-        >>> ch = ChannelFit.known([0.1, 0.2], [0.9, 0.8], annotators=["x", "y"])
-        >>> ch.delta.values.round(2).tolist()
-        [[0.8, 0.6]]
+        >>> ch = ChannelFit.known([0.1, 0.2], [0.9, 0.8], annotators=["x", "y"], mu=0.3)
+        >>> ch.delta.values.round(2).tolist(), ch.warnings
+        ([[0.8, 0.6]], [])
+        >>> ChannelFit.known([0.1], [0.9]).warnings[0][:44]
+        'prevalence not given: P(Y = 1) = 0.5 assumed'
         """
         a = np.atleast_1d(np.asarray(a, dtype=np.float64))
         b = np.atleast_1d(np.asarray(b, dtype=np.float64))
         if a.shape != b.shape or a.ndim != 1:
             raise DataError(f"a and b must be 1-D of equal length; got {a.shape} and {b.shape}.")
         annotators = _default_annotators(annotators, a.size)
+        _probability_array("a", a)
+        _probability_array("b", b)
+        gaps = b - a
+        tiny = np.flatnonzero(np.abs(gaps) < MIN_KNOWN_GAP)
+        if tiny.size:
+            j = int(tiny[0])
+            raise DataError(
+                f"known channel of annotator {annotators[j]!r} has gap b - a = {gaps[j]:.3g} "
+                f"(|gap| below {MIN_KNOWN_GAP}): corrected labels divide by the gap, so every "
+                "corrected number would be noise. Check a and b (b = P(answer 1 | positive)), "
+                "or drop this annotator."
+            )
+        notes = [
+            f"annotator {n!r}: known gap b - a = {g:.3g} is below {NEAR_CHANCE_GAP}; its "
+            "corrected labels are very noisy."
+            for n, g in zip(annotators, gaps)
+            if abs(g) < NEAR_CHANCE_GAP
+        ]
+        if mu is None:
+            mu = 0.5
+            notes.append(
+                "prevalence not given: P(Y = 1) = 0.5 assumed (only inverse-variance weights use "
+                "it); pass mu= to ChannelFit.known."
+            )
         return cls.from_point(
-            a, b, [mu], annotators=annotators, groups=["all"], group_counts=[0], method="known"
+            a,
+            b,
+            [mu],
+            annotators=annotators,
+            groups=["all"],
+            group_counts=[0],
+            method="known",
+            warnings=notes,
         )
 
     @classmethod

@@ -39,7 +39,7 @@ from bayescal.data.validation import (
 from bayescal.dims import ANNOTATOR, ITEM
 from bayescal.errors import ConfigError, DataError
 
-__all__ = ["Annotations", "load_csv", "load_table", "load_long"]
+__all__ = ["Annotations", "load_csv", "load_table", "load_long", "check_role_clash"]
 
 #: File names read as Parquet by :func:`load_table` and :func:`load_long`.
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
@@ -589,6 +589,30 @@ def _check_column_names(**names) -> None:
             )
 
 
+def check_role_clash(annotators, *, score, truth=None, item=None) -> None:
+    """Refuse a column named both as an annotator and as the score, truth or item.
+
+    A setting that contradicts itself (``--truth r1`` with ``r1`` an annotator) is a
+    :class:`~bayescal.errors.ConfigError`, not bad data (issue 12).
+
+    Examples
+    --------
+    >>> check_role_clash(["r1", "r2"], score="score", truth="gold")
+    >>> check_role_clash(["r1", "r2"], score="score", truth="r1")
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.ConfigError: column(s) ['r1'] cannot be both an annotator and ...
+    """
+    reserved = {c for c in (score, truth, item) if c is not None}
+    clash = [c for c in annotators if c in reserved]
+    if clash:
+        raise ConfigError(
+            f"column(s) {clash!r} cannot be both an annotator and the score, truth or item "
+            f"column (score={score!r}, truth={truth!r}, item={item!r}); remove them from the "
+            "annotators, or name another column for that role."
+        )
+
+
 def _annotator_columns(available, *, score, annotators, truth, item, source: str) -> list:
     """The annotator columns of a wide table, after checking every named column exists."""
     _check_column_names(score=score, truth=truth, item=item)
@@ -614,12 +638,7 @@ def _annotator_columns(available, *, score, annotators, truth, item, source: str
                 f"{source} has no annotator column(s) {missing!r}; columns are "
                 f"{_short(list(available))}."
             )
-        clash = [c for c in annotators if c in reserved]
-        if clash:
-            raise DataError(
-                f"column(s) {clash!r} cannot be both an annotator and the score, truth or item "
-                "column."
-            )
+        check_role_clash(annotators, score=score, truth=truth, item=item)
         check_names(annotators, len(annotators))
     if not annotators:
         raise DataError(f"{source} has no annotator columns.")
@@ -825,6 +844,11 @@ def load_long(
     _check_column_names(item=item, annotator=annotator, label=label, score=score, truth=truth)
     if None in (item, annotator, label, score):
         raise ConfigError("item=, annotator=, label= and score= must name columns; got None.")
+    if truth is not None and truth in (item, annotator, label, score):
+        raise ConfigError(
+            f"truth={truth!r} is also the item, annotator, label or score column; the reference "
+            "label needs its own column."
+        )
     columns = (item, annotator, label, score) + ((truth,) if truth is not None else ())
     if _is_parquet(path):
         pf = open_parquet(path)

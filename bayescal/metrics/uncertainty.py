@@ -99,6 +99,7 @@ __all__ = [
     "debiased_ece",
     "bias_aware_interval",
     "calibration_p_value",
+    "posterior_mean_channels",
     "SOURCES",
     "SAMPLE_USES",
     "INTERVAL_METHOD",
@@ -472,21 +473,38 @@ def _check_n_bootstrap(n_bootstrap, n_draws: int) -> int:
     return int(n_bootstrap)
 
 
+def posterior_mean_channels(channels):
+    """One-draw channels at the draws' mean of ``a``, ``b`` and the prevalence.
+
+    A point fit (one draw) is returned as it is.
+
+    Examples
+    --------
+    >>> from bayescal.channels.result import ChannelFit
+    >>> ch = ChannelFit.known([0.1], [0.9], mu=0.4)
+    >>> posterior_mean_channels(ch) is ch
+    True
+    """
+    from bayescal.channels.result import ChannelFit
+
+    if channels.n_draws == 1:
+        return channels
+    return ChannelFit.from_point(
+        channels.a.values.mean(axis=0),
+        channels.b.values.mean(axis=0),
+        channels.prevalence.values.mean(axis=0),
+        annotators=channels.annotators,
+        groups=[str(g) for g in channels.prevalence["group"].values],
+        group_counts=channels.group_counts.values,
+        method=f"{channels.method} (posterior mean)",
+    )
+
+
 def _point_channels(channels, point_channels):
     from bayescal.channels.result import ChannelFit
 
-    if point_channels is None and channels.n_draws == 1:
-        return channels
     if point_channels is None:
-        return ChannelFit.from_point(
-            channels.a.values.mean(axis=0),
-            channels.b.values.mean(axis=0),
-            channels.prevalence.values.mean(axis=0),
-            annotators=channels.annotators,
-            groups=[str(g) for g in channels.prevalence["group"].values],
-            group_counts=channels.group_counts.values,
-            method=f"{channels.method} (posterior mean)",
-        )
+        return posterior_mean_channels(channels)
     if not isinstance(point_channels, ChannelFit):
         raise ConfigError(
             f"point_channels must be a ChannelFit; got {type(point_channels).__name__}."

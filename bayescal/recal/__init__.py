@@ -7,7 +7,9 @@ logits, compact boxes), :class:`HistogramMap` (projected bin means),
 :func:`histogram_map_from_summary` (a histogram map from a summary's counts). Posterior maps:
 :func:`fit_posterior_map` / :class:`PosteriorMap` fit a map under every channel
 draw. Targets: :func:`corrected_targets`, :func:`naive_targets`,
-:func:`clean_targets`. Evaluation on fresh items: :func:`evaluate_map`.
+:func:`clean_targets`. Evaluation on fresh items: :func:`evaluate_map`. Choosing
+between the original score and the maps on held-out data (Sec. 6.3, App. G.4):
+:func:`choose_recalibration` -> :class:`RecalibrationChoice`.
 
 Typical use::
 
@@ -21,6 +23,7 @@ from bayescal.recal.ensemble import FAMILIES, PosteriorMap, fit_posterior_map, t
 from bayescal.recal.evaluate import evaluate_map
 from bayescal.recal.histogram import HistogramMap, ScoreBinMap, histogram_map_from_summary
 from bayescal.recal.parametric import PlattMap, TemperatureMap, clipped_logit
+from bayescal.recal.selection import RecalibrationChoice, choose_recalibration
 from bayescal.recal.targets import (
     TARGET_KINDS,
     RecalTargets,
@@ -50,4 +53,6 @@ __all__ = [
     "corrected_log_loss",
     "clipped_logit",
     "evaluate_map",
+    "choose_recalibration",
+    "RecalibrationChoice",
 ]

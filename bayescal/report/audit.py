@@ -65,6 +65,8 @@ class AuditReport(Report):
         s = self.summary
         nc = s["ece"]["nc"]
         interval = f" [{fmt(nc['lo'])}, {fmt(nc['hi'])}]" if nc.get("lo") is not None else ""
+        if not nc.get("reliable", True):
+            interval += " (NOT RELIABLE: " + ", ".join(nc["unreliable_because"]) + ")"
         return (
             f"<AuditReport {s['n_items']} items x {s['n_annotators']} annotators; "
             f"NC-ECE {fmt(nc['point'])}{interval}; soft-vote ECE {fmt(s['ece']['soft_vote'])}; "

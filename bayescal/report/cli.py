@@ -196,8 +196,11 @@ def run(args: argparse.Namespace) -> int:
     soft = result.summary["ece"]["soft_vote"]
     headline = (
         f"bayescal: NC-ECE {fmt(nc['point'])} ({int(round(nc['prob'] * 100))}% interval "
-        f"[{fmt(nc['lo'])}, {fmt(nc['hi'])}]), soft-vote ECE {fmt(soft)}"
+        f"[{fmt(nc['lo'])}, {fmt(nc['hi'])}], calibration test p = {fmt(nc.get('p_value'), 3)}), "
+        f"soft-vote ECE {fmt(soft)}"
     )
+    if not nc.get("reliable", True):
+        headline += f"; NOT RELIABLE ({', '.join(nc['unreliable_because'])}: see the error lines)"
     report_outcome(args, result, headline, t0)
     return 0
 

@@ -1,14 +1,14 @@
-"""Recalibration section of the binary audit (Hanada & Futami, Sec. 5; split workflow of App. E.5).
+"""Recalibration section of the binary audit (Hanada & Futami, Sec. 5; selection by Sec. 6.3 /
+App. G.4).
 
-The annotated items are split in half (seeded): maps are fitted on the first
-half and judged on the second with bins on ``g(Z)``. Channels are the audit's
-(fitted on all items; a separate channel sample is better when one exists).
-For each family (temperature, Platt, histogram) a naive map (fitted to the
-mean answer) and a corrected map (fitted to noise-corrected labels) are
-compared by held-out NC-ECE (with the audit's weight rule); the corrected map
-with the smallest held-out NC-ECE is the one recommended. With a channel
-posterior the histogram map is also fitted under every draw, giving a
-credible band for ``g``.
+The choice is :func:`bayescal.recal.selection.choose_recalibration`: the original score
+("none") and a naive and a corrected map of each family (temperature, Platt,
+histogram) are compared on validation subsets of a pilot partition, each with its
+own channel fit, and the choice's error is measured on a test partition corrected by
+channels from a separate evaluation-channel partition. The audit's own channels
+(fitted on every item) are not used for the choice: they saw every item. With a channel
+posterior the histogram map is also fitted under every draw, giving a credible band for
+``g`` in the figure.
 """
 
 from __future__ import annotations
@@ -17,15 +17,10 @@ import warnings as _warnings
 
 import numpy as np
 
+from bayescal.errors import DataError, FitError
 from bayescal.plotting.binary import recalibration_curves
-from bayescal.recal import (
-    HistogramMap,
-    PlattMap,
-    TemperatureMap,
-    evaluate_map,
-    fit_posterior_map,
-    naive_targets,
-)
+from bayescal.recal import fit_posterior_map
+from bayescal.recal.selection import BASE, MIN_PART_ITEMS, SELECTION_FAMILIES, choose_recalibration
 from bayescal.report.core import Section, Table, fmt
 from bayescal.report.figures import responsive_figure
 from bayescal.report.sections import Context
@@ -33,120 +28,148 @@ from bayescal.summaries.summary import Summary
 
 __all__ = ["FAMILIES", "MIN_ITEMS", "recalibration_section"]
 
-FAMILIES = ("temperature", "platt", "histogram")
+FAMILIES = SELECTION_FAMILIES
 
-#: Fewest annotated items for a fit / test split.
-MIN_ITEMS = 40
-
-
-def _maps(n_fit: int):
-    j = max(2, int(round(n_fit ** (1 / 3))))  # Hanada & Futami's J = round(n^(1/3))
-    return {
-        "temperature": TemperatureMap,
-        "platt": PlattMap,
-        "histogram": lambda: HistogramMap(bins=j),
-    }, j
+#: Fewest annotated items for the pilot / evaluation-channel / test partitions: each pilot
+#: subset gets a sixth of the items and must hold MIN_PART_ITEMS.
+MIN_ITEMS = 6 * MIN_PART_ITEMS
 
 
-def _scores(ev: dict) -> dict:
-    out = {"nc": ev["nc"].value, "soft_vote": ev["soft_vote"].value}
-    if "oracle" in ev:
-        out["oracle"] = ev["oracle"].value
-    return out
+def _skipped(reason: str) -> Section:
+    return Section(key="recalibration", title="Recalibration", status="skipped", reason=reason)
 
 
-def _row(name: str, target: str, scores: dict) -> tuple:
-    return (name, target, fmt(scores["nc"]), fmt(scores["soft_vote"]), fmt(scores.get("oracle")))
+def _pm(mean, sd) -> str:
+    return fmt(mean) if sd is None else f"{fmt(mean)} ± {fmt(sd)}"
+
+
+def _rows(choice) -> list[tuple]:
+    splits = choice.settings["splits_used"]
+    rows = []
+    for r in choice.table():
+        name = "none (original score)" if r["map"] == BASE else r["map"]
+        rows.append(
+            (
+                name,
+                r["target"] or "",
+                _pm(r["validation_nc_ece"], r["validation_nc_ece_sd"]),
+                f"{r['wins']} of {splits}",
+                _pm(r["test_nc"], r.get("test_nc_sd")),
+                fmt(r["test_soft_vote"]),
+                fmt(r.get("test_oracle")),
+            )
+        )
+    return rows
+
+
+def _verdict(choice) -> str:
+    rec = choice.recommended
+    best = rec["best_by_validation"]
+    gain = f"{fmt(rec['improvement_over_original'])} (standard error {fmt(rec['improvement_se'])})"
+    if choice.keeps_original:
+        if best == BASE:
+            return (
+                "Keep the original score: no map had a smaller validation NC-ECE than the "
+                "original score."
+            )
+        return (
+            f"Keep the original score: the best map on validation ({best.replace('_', ', ')}) "
+            f"improved on it by only {gain}, within one standard error of the split-to-split "
+            "noise, so recalibrating is not supported by these data."
+        )
+    return (
+        f"Recommended: the {rec['target']} {rec['map']} map; on validation it improved on the "
+        f"original score by {gain}. Its test NC-ECE is {fmt(rec['test_nc_ece'])} against "
+        f"{fmt(choice.test[BASE]['nc'])} for the original score."
+    )
 
 
 def recalibration_section(ctx: Context) -> Section:
-    """Fit naive and corrected maps on one half, judge them on the other, recommend one."""
+    """Choose between the original score and the maps on held-out data; report the choice."""
     if isinstance(ctx.data, Summary):
-        return Section(
-            key="recalibration",
-            title="Recalibration",
-            status="skipped",
-            reason="the audit ran on a summary (no per-item scores): fitting and evaluating maps "
-            "on a held-out split needs items. The corrected histogram map can be built from counts "
-            "with bayescal.recal.histogram_map_from_summary; see docs/scale.md.",
+        return _skipped(
+            "the audit ran on a summary (no per-item scores): fitting and evaluating maps "
+            "on held-out items needs items. The corrected histogram map can be built from counts "
+            "with bayescal.recal.histogram_map_from_summary; see docs/scale.md."
         )
-    data = ctx.data
-    annotated = np.flatnonzero(data.annotated)
-    if annotated.size < MIN_ITEMS:
-        return Section(
-            key="recalibration",
-            title="Recalibration",
-            status="skipped",
-            reason=f"only {annotated.size} annotated items; a fit/test split needs at least "
-            f"{MIN_ITEMS}.",
+    n_annotated = int(ctx.data.annotated.sum())
+    if n_annotated < MIN_ITEMS:
+        return _skipped(
+            f"only {n_annotated} annotated items; choosing a map on held-out data (pilot, "
+            f"evaluation-channel and test partitions) needs at least {MIN_ITEMS}."
         )
-    order = np.random.default_rng(ctx.seed).permutation(annotated)
-    fit_d = data.subset(np.sort(order[: order.size // 2]))
-    test_d = data.subset(np.sort(order[order.size // 2 :]))
-    point = ctx.point if ctx.point is not None else ctx.channels
-    makers, j = _maps(fit_d.n_items)
-
-    def evaluate(g):
-        return _scores(evaluate_map(g, test_d, channels=point, bins=ctx.bins, weights=ctx.weights))
-
-    record = {"base": evaluate(lambda z: z)}
-    rows = [_row("none (original score)", "", record["base"])]
-    fitted = {}
-    band = None
-    with _warnings.catch_warnings(record=True) as caught:
-        _warnings.simplefilter("always")
-        naive_t = naive_targets(fit_d)
-        for fam in FAMILIES:
-            for target in ("naive", "corrected"):
-                m = makers[fam]()
-                m = (
-                    m.fit_targets(naive_t)
-                    if target == "naive"
-                    else m.fit_corrected(fit_d, point, weights=ctx.weights)
-                )
-                fitted[(fam, target)] = m
-                record[f"{fam}_{target}"] = evaluate(m)
-                rows.append(_row(fam, target, record[f"{fam}_{target}"]))
-        if ctx.channels.n_draws > 1:
-            band = fit_posterior_map(
-                "histogram", fit_d, ctx.channels, weights=ctx.weights, map_params={"bins": j}
-            )
-    ctx.flag("recalibration.fit", [str(w.message) for w in caught], "recalibration")
-    best = min(FAMILIES, key=lambda f: record[f"{f}_corrected"]["nc"])
-    record["recommended"] = {
-        "family": best,
-        "target": "corrected",
-        "heldout_nc_ece": record[f"{best}_corrected"]["nc"],
-    }
+    try:
+        choice = choose_recalibration(
+            ctx.data,
+            channels=ctx.point_method,
+            groups=ctx.groups,
+            bins=ctx.bins,
+            weights=ctx.weights,
+            random_state=ctx.seed,
+        )
+    except (FitError, DataError) as exc:
+        return _skipped(f"the held-out map selection could not run: {exc}")
+    for f in choice.flags:
+        if f not in ctx.flags:
+            ctx.flags.append(f)
+    record = choice.to_dict()
+    record["keeps_original"] = choice.keeps_original
     ctx.diagnostics["recalibration"] = record
+    split = next(i for i, m in enumerate(choice.maps[f"{FAMILIES[0]}_corrected"]) if m is not None)
+    pair = {
+        fam: (choice.maps[f"{fam}_corrected"][split], choice.maps[f"{fam}_naive"][split])
+        for fam in FAMILIES
+    }
+    band = None
+    if ctx.channels.n_draws > 1:
+        j = pair["histogram"][0].bins
+        with _warnings.catch_warnings(record=True):
+            band = fit_posterior_map(
+                "histogram",
+                ctx.data.subset(np.flatnonzero(ctx.data.annotated)),
+                ctx.channels,
+                map_params={"bins": j},
+            )
     maps = responsive_figure(
-        "Recalibration maps: corrected (solid) vs naive (dotted)",
-        lambda fig, narrow: recalibration_curves(
-            {fam: (fitted[(fam, "corrected")], fitted[(fam, "naive")]) for fam in FAMILIES},
-            band=band,
-            prob=ctx.prob,
-            ax=fig.subplots(),
-        ),
+        f"Recalibration maps of pilot split {split + 1}: corrected (solid) vs naive (dotted)"
+        + ("; band: the histogram map under every posterior draw, all items" if band else ""),
+        lambda fig, narrow: recalibration_curves(pair, band=band, prob=ctx.prob, ax=fig.subplots()),
         size=(5.5, 4.2),
         narrow_height=3.6,
     )
+    sizes = choice.sizes
     notes = [
-        f"Maps fitted on {fit_d.n_items} items and evaluated on {test_d.n_items} other items "
-        f"(seeded split); bins on g(Z); histogram maps use J = {j} equal-mass bins.",
-        f"Recommended: the corrected {best} map (smallest held-out NC-ECE). Naive maps fit the "
-        "annotators' answer rates, not the clean-label "
-        "probabilities, and can make calibration worse.",
-        "Channels were fitted on all items, including the test half (reuse); when a separate "
-        "channel sample exists, fit channels on it for a strictly held-out evaluation.",
+        _verdict(choice),
+        f"Protocol (Hanada & Futami, Sec. 6.3 / App. G.4): {sizes['pilot']} pilot items, split "
+        f"{choice.settings['pilot_splits']} times into channel / map-fitting / validation "
+        f"subsets of about {sizes['pilot_subset']}; candidates are chosen by mean validation "
+        f"NC-ECE, a map only if it beats the original score by more than one standard error. "
+        f"Test: {sizes['test']} other items, corrected by channels fitted on "
+        f"{sizes['evaluation_channel']} further items, on the same bins of g(Z) for every "
+        "candidate; each map's test error is the mean ± SD over its pilot fits.",
+        "Wins: in how many pilot splits each candidate had the smallest validation NC-ECE (the "
+        "selection's uncertainty). Naive maps fit the annotators' answer rates, not the "
+        "clean-label probabilities, and can make calibration worse.",
+        f"Channels of the selection: {ctx.point_method} point fits on the channel subsets, not "
+        "the audit's channels (those saw every item).",
     ]
     return Section(
         key="recalibration",
         title="Recalibration",
         tables=[
             Table(
-                "Held-out calibration error of recalibrated scores (lower is better)",
-                ("map", "target", "NC-ECE", "soft-vote ECE", "reference-label ECE"),
-                rows,
+                "Held-out calibration error of the original score and of recalibrated scores "
+                "(lower is better)",
+                (
+                    "map",
+                    "target",
+                    "validation NC-ECE (mean ± SD)",
+                    "wins",
+                    "test NC-ECE",
+                    "test soft-vote ECE",
+                    "test reference-label ECE",
+                ),
+                _rows(choice),
             )
         ],
         figures=[maps],

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from bayescal._typing import Bins
+from bayescal.data.container import check_role_clash
 from bayescal.data.validation import check_names
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import WideSpec, add_all, summarize_batch, wide_arrays
@@ -163,6 +164,7 @@ def _annotator_columns(columns, score, truth, item, annotators, where: str):
             raise DataError(
                 f"{where} has no annotator column(s) {missing!r}; columns are {list(columns)!r}."
             )
+        check_role_clash(annotators, score=score, truth=truth, item=item)
 
     check_names(annotators, len(annotators))
     check_pattern_k(len(annotators))

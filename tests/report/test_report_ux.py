@@ -84,11 +84,12 @@ def test_headline_names_the_estimate_and_where_it_sits(point_report):
     nc = point_report.summary["ece"]["nc"]
     assert nc["estimate"] == "bias-aware NC-ECE estimate"  # the interval reports a plug-in too
     assert nc["plugin"] >= nc["point"] and 0 < nc["p_value"] <= 1
-    assert 0 <= nc["point_percentile"] <= 100
-    draws = point_report.interval.ece["full"].values
-    assert nc["point_percentile"] == pytest.approx(100 * np.mean(draws <= nc["point"]))
+    # Where the estimate sits, measured on the interval it came with (not on raw replicates).
+    assert 0 <= nc["position"] <= 1
+    assert nc["position"] == pytest.approx((nc["point"] - nc["lo"]) / (nc["hi"] - nc["lo"]))
     html = point_report.to_html()
-    assert nc["estimate"] in html and "interval mean" in html and "<svg" in html
+    assert nc["estimate"] in html and "raw plug-in" in html and "<svg" in html
+    assert "of the way from its lower to its upper end" in html
 
 
 def test_table_numbers_use_the_precision_of_the_warnings(point_report):
