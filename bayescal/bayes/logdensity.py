@@ -7,7 +7,9 @@ PyTensor graph. It includes every term of PyMC's ``model.logp()``: the Beta
 log densities with their normalising constants, the Jacobians of the
 log-odds and ordered transforms, and the pattern-count likelihood (SPEC §4,
 Hanada & Futami, Eq. 7 summed over the latent class; multinomial constants
-dropped as in the PyMC ``Potential``). Tests hold it equal to PyMC's
+dropped as in the PyMC ``Potential``), with the gold items' answers at their
+known class (``n^gold_ys log P(s | Y = y)``, :mod:`bayescal.bayes.models`). Tests
+hold it equal to PyMC's
 ``compile_logp`` / ``compile_dlogp`` to 1e-9.
 
 Unconstrained coordinates (PyMC's value variables, in PyMC's order)
@@ -20,7 +22,8 @@ For a free annotator: ``logit a = z0``, ``logit b = z1``. Prevalence: ``logit mu
 Gradient (closed form)
 ----------------------
 With ``u = logit a``, ``v = logit b``, ``r_gs = P(Y = 1 | pattern s, group g)``
-(the E-step responsibility), ``c1_s = sum_g n_gs r_gs`` and ``c0_s = N_s - c1_s``:
+(the E-step responsibility), ``c1_s = sum_g n_gs r_gs + n^gold_1s`` and
+``c0_s = sum_g n_gs (1 - r_gs) + n^gold_0s`` (a gold item's responsibility is its class):
 
 - ``d/du_j = alpha_a (1 - a) - beta_a a + (1 - a_j) C0_j1 - a_j C0_j0`` where
   ``C0_jk = sum_{s: s_j = k} c0_s`` (answers of ``j`` equal to ``k``);
@@ -53,7 +56,7 @@ from bayescal.errors import ConfigError
 __all__ = ["ChannelLogDensity"]
 
 
-def _logp_grad(x, grad, ord_idx, free_idx, states, counts, pidx, al, be, p_al, p_be, const):
+def _logp_grad(x, grad, ord_idx, free_idx, states, counts, gold, pidx, al, be, p_al, p_be, const):
     """Log density at ``x`` (returned) and its gradient (written into ``grad``)."""
     n_patterns, k = states.shape
     n_groups = counts.shape[0]
@@ -112,6 +115,10 @@ def _logp_grad(x, grad, ord_idx, free_idx, states, counts, pidx, al, be, p_al, p
             elif state == 0:
                 l0 += l1a[j]
                 l1 += l1b[j]
+        # gold items: the answers at the known class, no prevalence term
+        lp += gold[0, s] * l0 + gold[1, s] * l1
+        c0[s] += gold[0, s]
+        c1[s] += gold[1, s]
         for g in range(n_groups):
             n = counts[g, s]
             if n == 0.0:
@@ -212,6 +219,7 @@ class ChannelLogDensity:
             self.free_idx,
             np.ascontiguousarray(spec.states, dtype=np.int64),
             np.ascontiguousarray(spec.counts, dtype=np.float64),
+            np.ascontiguousarray(spec.gold, dtype=np.float64),
             np.ascontiguousarray(spec.prevalence_index, dtype=np.int64),
             np.ascontiguousarray(al, dtype=np.float64),
             np.ascontiguousarray(be, dtype=np.float64),
@@ -262,7 +270,7 @@ class ChannelLogDensity:
         lo, hi = logit(np.asarray(INIT_PAIR))
         pair_ord = np.array([lo, np.log(hi - lo)])
         pair_free = np.array([lo, hi])
-        p_al, p_be = self._args[7], self._args[8]
+        p_al, p_be = self._args[8], self._args[9]
         return np.concatenate(
             [
                 np.tile(pair_ord, self.ord_idx.size),

@@ -26,6 +26,7 @@ from bayescal.data.validation import (
     ItemWhere,
     RowWhere,
     as_numeric,
+    check_gold,
     check_groups,
     check_ids,
     check_item_ids,
@@ -80,6 +81,7 @@ class Annotations:
         mask=None,
         item=None,
         group=None,
+        gold=None,
     ) -> Annotations:
         """Build from wide numpy-like arrays.
 
@@ -100,6 +102,9 @@ class Annotations:
             Unique item ids, all strings or all integers; default ``0 .. n-1``.
         group : array-like of shape (n_items,), optional
             A user-defined grouping of the items (one type, no missing values).
+        gold : array-like of shape (n_items,), optional
+            The known class (0 or 1) of gold (control) items, NaN for every other
+            item; the channel models use it (:mod:`bayescal.summaries.summary`).
 
         Raises
         ------
@@ -114,6 +119,7 @@ class Annotations:
             mask=mask,
             item=item,
             group=group,
+            gold=gold,
         )
 
     @classmethod
@@ -127,6 +133,7 @@ class Annotations:
         mask=None,
         item=None,
         group=None,
+        gold=None,
         where=None,
         score_name: str = "score",
     ) -> Annotations:
@@ -152,6 +159,8 @@ class Annotations:
             data_vars["truth"] = ((ITEM,), check_truth(truth, n, where=where))
         if group is not None:
             data_vars["group"] = ((ITEM,), check_groups(group, n, where=where))
+        if gold is not None:
+            data_vars["gold"] = ((ITEM,), check_gold(gold, n, where=where))
         ds = xr.Dataset(data_vars, coords={ITEM: ids, ANNOTATOR: np.array(names, dtype=object)})
         return cls(ds)
 
@@ -169,7 +178,13 @@ class Annotations:
         for var in ("score", "label"):
             if var not in dataset:
                 raise DataError(f"dataset has no variable {var!r}; it needs 'score' and 'label'.")
-        expected = {"score": {ITEM}, "label": {ITEM, ANNOTATOR}, "truth": {ITEM}, "group": {ITEM}}
+        expected = {
+            "score": {ITEM},
+            "label": {ITEM, ANNOTATOR},
+            "truth": {ITEM},
+            "group": {ITEM},
+            "gold": {ITEM},
+        }
         for var, dims in expected.items():
             if var in dataset and set(dataset[var].dims) != dims:
                 raise DataError(
@@ -184,6 +199,7 @@ class Annotations:
             annotators=list(label[ANNOTATOR].values),
             item=dataset[ITEM].values,
             group=dataset["group"].values if "group" in dataset else None,
+            gold=dataset["gold"].values if "gold" in dataset else None,
         )
 
     @classmethod
@@ -454,6 +470,11 @@ class Annotations:
         return self._ds["group"].values if "group" in self._ds else None
 
     @property
+    def gold(self) -> np.ndarray | None:
+        """Known class of gold items (0 / 1), NaN for the others; None without gold."""
+        return self._ds["gold"].values if "gold" in self._ds else None
+
+    @property
     def annotated(self) -> np.ndarray:
         """Boolean (n_items,): True where at least one annotator answered."""
         return self.answered.any(axis=1)
@@ -488,6 +509,8 @@ class Annotations:
         h.update(np.ascontiguousarray(self.labels).tobytes())
         if self.truth is not None:
             h.update(np.ascontiguousarray(self.truth).tobytes())
+        if self.gold is not None:
+            h.update(b"gold" + np.ascontiguousarray(self.gold).tobytes())
         h.update("\x1f".join(self.annotators).encode())
         return h.hexdigest()
 
@@ -589,12 +612,14 @@ def _check_column_names(**names) -> None:
             )
 
 
-def _annotator_columns(available, *, score, annotators, truth, item, source: str) -> list:
+def _annotator_columns(
+    available, *, score, annotators, truth, item, source: str, gold=None
+) -> list:
     """The annotator columns of a wide table, after checking every named column exists."""
-    _check_column_names(score=score, truth=truth, item=item)
+    _check_column_names(score=score, truth=truth, item=item, gold=gold)
     if score is None:
         raise ConfigError("score= must name the score column; got None.")
-    reserved = [c for c in (score, truth, item) if c is not None]
+    reserved = [c for c in (score, truth, item, gold) if c is not None]
     for col in reserved:
         if col not in available:
             raise DataError(
@@ -617,8 +642,8 @@ def _annotator_columns(available, *, score, annotators, truth, item, source: str
         clash = [c for c in annotators if c in reserved]
         if clash:
             raise DataError(
-                f"column(s) {clash!r} cannot be both an annotator and the score, truth or item "
-                "column."
+                f"column(s) {clash!r} cannot be both an annotator and the score, truth, item or "
+                "gold column."
             )
         check_names(annotators, len(annotators))
     if not annotators:
@@ -644,6 +669,7 @@ def load_csv(
     *,
     probs=None,
     classes=None,
+    gold: str | None = None,
 ) -> Annotations | MulticlassAnnotations:
     """Read a wide CSV: one row per item, one column per annotator, blank = missing.
 
@@ -673,6 +699,9 @@ def load_csv(
         Multiclass data: the class-probability columns ``[p0, ..., pC-1]``.
     classes : list of str, optional
         Multiclass data: class names in column order (answers may use them).
+    gold : str, optional
+        Binary data: column with the known class (0 / 1) of gold items, blank for
+        the others.
 
     Raises
     ------
@@ -691,6 +720,8 @@ def load_csv(
     3
     """
     if probs is not None or classes is not None:
+        if gold is not None:
+            raise ConfigError("gold items are supported for binary data only (no probs).")
         return _load_multiclass(path, score, annotators, truth, item, probs, classes)
     score = "score" if score is None else score
     table = read_csv(path, what="CSV file", text_columns=[] if item is None else [item])
@@ -700,6 +731,7 @@ def load_csv(
         annotators=annotators,
         truth=truth,
         item=item,
+        gold=gold,
         source=f"CSV file {str(table.path)!r}",
     )
     where, cols = table.where(), table.columns
@@ -715,10 +747,16 @@ def load_csv(
         if truth is None
         else parse_numbers(cols[truth], what=f"truth column {truth!r}", where=where)
     )
+    gold_values = (
+        None
+        if gold is None
+        else parse_numbers(cols[gold], what=f"gold column {gold!r}", where=where, blank="missing")
+    )
     return Annotations._build(
         z,
         lab,
         truth=y,
+        gold=gold_values,
         annotators=names,
         item=None if item is None else cols[item],
         where=where,
@@ -752,6 +790,7 @@ def load_table(
     *,
     probs=None,
     classes=None,
+    gold: str | None = None,
 ) -> Annotations | MulticlassAnnotations:
     """Read a wide table (CSV or Parquet): one row per item, one column per annotator.
 
@@ -761,13 +800,16 @@ def load_table(
     boolean (null = missing answer); the item id string or integer. Any other type
     (text in a number column, lists, structs, timestamps, decimals) is refused by name.
     With ``probs`` (and optionally ``classes``) the table is multiclass data, as in
-    :func:`load_csv`.
+    :func:`load_csv`. ``gold`` names the column of gold items' known classes (0 / 1,
+    blank or null for the other items).
     """
     if probs is not None or classes is not None:
+        if gold is not None:
+            raise ConfigError("gold items are supported for binary data only (no probs).")
         return _load_multiclass(path, score, annotators, truth, item, probs, classes)
     score = "score" if score is None else score
     if not _is_parquet(path):
-        return load_csv(path, score=score, annotators=annotators, truth=truth, item=item)
+        return load_csv(path, score=score, annotators=annotators, truth=truth, item=item, gold=gold)
     pf = open_parquet(path)
     available = list(pf.schema_arrow.names)
     names = _annotator_columns(
@@ -776,11 +818,13 @@ def load_table(
         annotators=annotators,
         truth=truth,
         item=item,
+        gold=gold,
         source=f"Parquet file {str(path)!r}",
     )
     roles = {c: "label" for c in names} | {score: "number", item: "id"}
-    if truth is not None:
-        roles[truth] = "label"
+    for role_column in (truth, gold):
+        if role_column is not None:
+            roles[role_column] = "label"
     frame = read_parquet(pf, path, roles)
     if len(frame) == 0:
         raise DataError(f"Parquet file {str(path)!r} has no rows.")
@@ -790,6 +834,7 @@ def load_table(
         as_numeric(frame[score], f"score column {score!r}"),
         lab,
         truth=None if truth is None else as_numeric(frame[truth], f"truth column {truth!r}"),
+        gold=None if gold is None else as_numeric(frame[gold], f"gold column {gold!r}"),
         annotators=[str(a) for a in names],
         item=None if item is None else frame[item].to_numpy(dtype=object),
         where=where,
