@@ -24,6 +24,7 @@ from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
 from bayescal.report import sections as steps
 from bayescal.report.core import Provenance, Report, fmt
+from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
 from bayescal.report.recal_section import recalibration_section
 from bayescal.summaries.summary import Summary
 
@@ -87,6 +88,8 @@ def audit(
     progress: bool = False,
     command: str | None = None,
     title: str | None = None,
+    priors=None,
+    gold_in_ece: bool = False,
 ) -> AuditReport:
     """Audit the calibration of a binary score from noisy annotations.
 
@@ -119,6 +122,13 @@ def audit(
     command : str, optional
         The command line, recorded for reproducibility.
     title : str, optional
+    priors : ChannelPriors, mapping or None
+        Priors of the Bayesian channel model, for example
+        ``ChannelPriors.from_fit(previous_audit.channels)``; default: the weakly
+        informative defaults of :mod:`bayescal.bayes.priors`.
+    gold_in_ece : bool, default False
+        Gold items (the container's ``gold``) always inform the channels; they enter the
+        calibration error only when this is True (they are often chosen non-randomly).
 
     Returns
     -------
@@ -139,6 +149,8 @@ def audit(
         raise ConfigError(f"channels must be one of {CHANNEL_CHOICES}; got {channels!r}.")
     if not 0 < prob < 1:
         raise ConfigError(f"prob must be in (0, 1); got {prob}.")
+    if not isinstance(gold_in_ece, bool):
+        raise ConfigError(f"gold_in_ece must be True or False; got {gold_in_ece!r}.")
     started = time.perf_counter()
     ctx = steps.Context(
         data=data,
@@ -152,12 +164,15 @@ def audit(
         prob=prob,
         seed=seed_from(random_state),
         progress=progress,
+        priors=priors,
+        gold_in_ece=gold_in_ece,
     )
     stages = (
-        ("summarising the data", steps.data_section),
+        ("summarising the data", data_with_gold_section),
         ("checking the design", steps.identification_section),
         (f"fitting the channels ({channels})", steps.channel_section),
         ("convergence and fit diagnostics", steps.diagnostics_section),
+        ("gold items and priors", knowledge_section),
         ("NC-ECE and its interval", steps.ece_section),
         ("recalibration maps", recalibration_section),
     )
@@ -181,15 +196,19 @@ def audit(
             "tune": tune,
             "chains": chains,
             "prob": prob,
+            "gold_in_ece": gold_in_ece,
+            "priors": None if priors is None else repr(priors),
         },
         started=started,
     )
     sections.append(provenance.section())
     idata = getattr(ctx.channels, "idata", None)
+    summary = steps.build_summary(ctx)
+    summary["knowledge"] = ctx.diagnostics["knowledge"]
     return AuditReport(
         kind="binary",
         title=title or "bayescal calibration audit",
-        summary=steps.build_summary(ctx),
+        summary=summary,
         sections=sections,
         provenance=provenance,
         flags=list(ctx.flags),

@@ -38,6 +38,7 @@ examples:
   bayescal audit 'parts/*.parquet' --channels score-bin-em --bins 15 --out audit/
   bayescal audit --example cifar10h-10class --out cifar-report/
   bayescal audit answers.csv --probs p0,p1,p2 --annotators r1,r2,r3 --out audit/
+  bayescal audit ratings.csv --annotators r1,r2 --gold known --groups 1 --out audit/
 
 --out is replaced as a whole, and only once the report is complete: after an error or
 Ctrl-C it holds the earlier report, byte for byte.
@@ -87,6 +88,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="reference-label column: 0/1, or a class with --probs (default: none)",
     )
     parser.add_argument("--item", default=None, help="item-id column (default: none)")
+    parser.add_argument(
+        "--gold",
+        default=None,
+        metavar="COL",
+        help="binary data: column with the known class (0/1) of gold items, blank for the "
+        "others; gold items inform the channels and stay out of the NC-ECE (default: none)",
+    )
+    parser.add_argument(
+        "--gold-in-ece",
+        action="store_true",
+        help="also count the gold items in the calibration error (default: left out, since "
+        "gold items are often chosen non-randomly)",
+    )
     parser.add_argument(
         "--long",
         default=None,
@@ -165,12 +179,19 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     if wants_multiclass(args):
+        if args.gold or args.gold_in_ece:
+            raise ConfigError(
+                "--gold and --gold-in-ece apply to binary data only in this version: drop them "
+                "for multiclass data (--probs)."
+            )
         return run_multiclass(args, t0)
     stray = [f for f, on in (("--classes", args.classes), ("--view", args.view != "auto")) if on]
     if stray:
         raise ConfigError(f"{' and '.join(stray)} apply to multiclass data only: add --probs.")
     if args.groups is None:
         args.groups = 5
+    if args.gold_in_ece and not args.gold:
+        raise ConfigError("--gold-in-ece needs --gold COL (the column of gold items' classes).")
     data = _load(args)
     say(args, f"bayescal: {data!r}")
     say(
@@ -189,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
         prob=args.prob,
         random_state=args.seed,
         progress=progress_wanted(args),
+        gold_in_ece=args.gold_in_ece,
         command="bayescal "
         + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
     )

@@ -90,6 +90,9 @@ class Context:
     flags: list = field(default_factory=list)
     point_method: str = ""
     diagnostics: dict = field(default_factory=dict)
+    #: channel priors of the Bayesian fit (None: defaults); gold items in the ECE bins
+    priors: object = None
+    gold_in_ece: bool = False
 
     def flag(self, code: str, messages: Iterable[str], source: str) -> None:
         """Add one flag per message (each message once)."""
@@ -223,6 +226,7 @@ def _fit_bayes(ctx: Context) -> None:
         ctx.channels = fit_channels_bayes(
             ctx.summary,
             "grouped",
+            priors=ctx.priors,
             draws=ctx.draws,
             tune=ctx.tune,
             chains=ctx.chains,
