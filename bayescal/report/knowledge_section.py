@@ -17,7 +17,6 @@ import warnings as _warnings
 
 import numpy as np
 
-from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.channels.identification import GOLD_SE_WARNING, check_design, gold_identifies
 from bayescal.errors import IdentificationError
 from bayescal.report import sections as steps
@@ -47,17 +46,7 @@ def _without_gold(ctx: steps.Context) -> dict:
     try:
         with _warnings.catch_warnings(record=True):
             check_design(plain, ctx.point_method)
-            fit = fit_channels_bayes(
-                plain,
-                "grouped",
-                priors=ctx.priors,
-                draws=ctx.draws,
-                tune=ctx.tune,
-                chains=ctx.chains,
-                cores=1,
-                random_state=ctx.seed,
-                posterior_predictive=False,
-            )
+            fit = steps.fit_posterior(ctx, plain, posterior_predictive=False)
     except IdentificationError as exc:
         return {"status": f"not identified without the gold items ({str(exc).split('.')[0]})"}
     return {

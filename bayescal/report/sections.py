@@ -214,6 +214,21 @@ def _fit_point(ctx: Context) -> None:
         )
 
 
+def fit_posterior(ctx: Context, summary, **options):
+    """The audit's Bayesian grouped model on ``summary`` with the audit's settings and seed."""
+    return fit_channels_bayes(
+        summary,
+        "grouped",
+        priors=ctx.priors,
+        draws=ctx.draws,
+        tune=ctx.tune,
+        chains=ctx.chains,
+        cores=1,
+        random_state=ctx.seed,
+        **options,
+    )
+
+
 def _fit_bayes(ctx: Context) -> None:
     _log.info(
         "sampling the channel posterior: %d chain(s) x %d draws after %d tuning steps",
@@ -223,17 +238,7 @@ def _fit_bayes(ctx: Context) -> None:
     )
     # The default sampler (nutpie) does not import PyMC, so there is no PyMC logger to quiet.
     with _warnings.catch_warnings(record=True):
-        ctx.channels = fit_channels_bayes(
-            ctx.summary,
-            "grouped",
-            priors=ctx.priors,
-            draws=ctx.draws,
-            tune=ctx.tune,
-            chains=ctx.chains,
-            cores=1,
-            random_state=ctx.seed,
-            progress=ctx.progress,
-        )
+        ctx.channels = fit_posterior(ctx, ctx.summary, progress=ctx.progress)
     ctx.flag("channels.sampler", ctx.channels.warnings, "Bayesian fit")
 
 
