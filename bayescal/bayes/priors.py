@@ -19,6 +19,22 @@ Defaults (weakly informative):
     Uniform: score groups at the ends of the score range routinely have
     prevalences near 0 or 1, and a uniform prior does not pull them inward.
 
+Priors from an earlier audit (:meth:`ChannelPriors.from_fit`)
+-------------------------------------------------------------
+Each annotator's ``a_j`` and ``b_j`` (and, on request, each score group's
+prevalence) gets the Beta with the mean ``m`` and variance ``v`` of the earlier
+posterior draws (moment matching: ``alpha + beta = m (1 - m) / v - 1``,
+``alpha = m (alpha + beta)``), or of a point fit with its standard errors. The
+**drift discount** ``inflate`` divides both parameters: the prior keeps its mean
+and counts as ``1 / inflate`` of the items behind the earlier estimate (its
+variance grows about ``inflate``-fold). ``inflate = 1`` is the plain sequential
+update (right when the annotators have not changed; the sequential-update check
+of the tests); the default 2 treats an earlier audit as worth half its items,
+for annotators who may have drifted since (retraining, fatigue, a new guideline).
+Annotators the earlier fit does not know keep the default prior. Prevalences are
+not carried over by default: they describe the items, which usually change
+between audits more than the annotators do.
+
 Configuration errors (unknown keys, non-positive or non-finite parameters,
 wrong shapes) are collected and raised together as one
 :class:`~bayescal.errors.ConfigError`, so a typo is never silently ignored.
@@ -168,6 +184,8 @@ class ChannelPriors:
         self.a: Beta = parsed["a"]
         self.b: Beta = parsed["b"]
         self.prevalence: Beta = parsed["prevalence"]
+        #: where the priors came from (set by :meth:`from_fit`; None for hand-written priors)
+        self.origin: dict | None = None
 
     @classmethod
     def coerce(cls, priors) -> ChannelPriors:
@@ -181,6 +199,106 @@ class ChannelPriors:
         raise ConfigError(
             f"priors must be None, a mapping or a ChannelPriors; got {type(priors).__name__}."
         )
+
+    @classmethod
+    def from_fit(
+        cls,
+        fit,
+        *,
+        inflate: float = 2.0,
+        annotators=None,
+        prevalence: bool = False,
+        se: Mapping | None = None,
+    ) -> ChannelPriors:
+        """Moment-matched Beta priors per annotator from an earlier fit (module docstring).
+
+        Parameters
+        ----------
+        fit : ChannelFit
+            A posterior (``fit.a`` with two or more draws), channel draws from
+            :func:`bayescal.channels.bootstrap.bootstrap_channels`, or a point fit with
+            ``se``.
+        inflate : float, default 2.0
+            Drift discount >= 1: the earlier audit counts as ``1 / inflate`` of its items.
+        annotators : list of str, optional
+            The new data's annotators, in its order; default the fit's. Names the earlier
+            fit does not know get the default ``Beta(2, 2)``.
+        prevalence : bool, default False
+            Carry the prevalence of each score group over too (the new data must then
+            use the same groups, checked by length when the model is built).
+        se : mapping, optional
+            ``{"a": (K,), "b": (K,)}`` (and ``"prevalence"``) standard errors of a point
+            fit (one draw); ignored for fits with draws.
+
+        Returns
+        -------
+        ChannelPriors
+            With ``origin``: which annotators came from the earlier fit, ``inflate``,
+            and the earlier means.
+
+        Raises
+        ------
+        ConfigError
+            ``inflate < 1``, a point fit without ``se``, a standard error that is not
+            positive or at least ``sqrt(m (1 - m))`` (no Beta has it), or a mean of 0 or 1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayescal.channels.result import ChannelFit
+        >>> rng = np.random.default_rng(0)
+        >>> fit = ChannelFit.from_draws(
+        ...     rng.beta(20, 180, (4000, 1)), rng.beta(160, 40, (4000, 1)),
+        ...     rng.beta(50, 50, (4000, 1)), annotators=["ann"], groups=["all"],
+        ...     group_counts=[100], method="bayes_marginal")
+        >>> p = ChannelPriors.from_fit(fit, inflate=1.0)
+        >>> round(float(p.a.mean[0]), 2), 180 < float(p.a.alpha[0] + p.a.beta[0]) < 220
+        (0.1, True)
+        >>> halved = ChannelPriors.from_fit(fit)  # default drift discount: half the weight
+        >>> bool(np.isclose(halved.a.alpha[0], p.a.alpha[0] / 2))
+        True
+        """
+        try:
+            inflate = float(inflate)
+        except (TypeError, ValueError):
+            raise ConfigError(f"inflate must be a number >= 1; got {inflate!r}.") from None
+        if not np.isfinite(inflate) or inflate < 1:
+            raise ConfigError(
+                f"inflate must be a finite number >= 1 (1 = no drift discount); got {inflate!r}."
+            )
+        old = [str(x) for x in fit.annotators]
+        new = old if annotators is None else [str(x) for x in annotators]
+        keys = ("a", "b", "prevalence") if prevalence else ("a", "b")
+        moments = {key: _fit_moments(fit, key, se) for key in keys}
+        errors, parsed, means = [], {}, {}
+        for key in keys:
+            m, v = moments[key]
+            labels = (
+                old if key != "prevalence" else [str(g) for g in fit.prevalence["group"].values]
+            )
+            alpha, beta, errs = _match_beta(key, labels, m, v, inflate)
+            errors.extend(errs)
+            means[key] = dict(zip(labels, m.tolist()))
+            if key == "prevalence":
+                parsed[key] = (alpha, beta)
+                continue
+            default_al, default_be = DEFAULT_PRIORS[key]
+            index = {name: j for j, name in enumerate(old)}
+            parsed[key] = (
+                np.array([alpha[index[n]] if n in index else default_al for n in new]),
+                np.array([beta[index[n]] if n in index else default_be for n in new]),
+            )
+        if errors:
+            raise ConfigError("cannot build priors from this fit: " + "; ".join(errors) + ".")
+        priors = cls(**parsed)
+        priors.origin = {
+            "inflate": inflate,
+            "from_fit": [n for n in new if n in old],
+            "default": [n for n in new if n not in old],
+            "earlier_means": means,
+            "method": getattr(fit, "method", None),
+        }
+        return priors
 
     def to_dict(self) -> dict:
         """Plain, JSON-friendly description (stored in InferenceData attrs)."""
@@ -233,3 +351,34 @@ def _parse_one(key: str, value) -> tuple[Beta | None, list[str]]:
     if errors:
         return None, errors
     return Beta(alpha, beta), []
+
+
+def _fit_moments(fit, key: str, se) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of ``fit.<key>`` over its draws, or the point and ``se**2``."""
+    draws = np.asarray(getattr(fit, key).values, dtype=np.float64)
+    if draws.shape[0] >= 2:
+        return draws.mean(axis=0), draws.var(axis=0, ddof=1)
+    if se is None or key not in se:
+        raise ConfigError(
+            f"the fit has one draw (a point fit), so its uncertainty about {key!r} is unknown: "
+            "pass se={'a': ..., 'b': ...} (standard errors), or turn an EM fit into draws with "
+            "bayescal.channels.bootstrap.bootstrap_channels(summary, fit)."
+        )
+    sd = np.asarray(se[key], dtype=np.float64)
+    if sd.shape != draws.shape[1:]:
+        raise ConfigError(f"se[{key!r}] must have shape {draws.shape[1:]}; got {sd.shape}.")
+    return draws[0], sd**2
+
+
+def _match_beta(key, labels, m, v, inflate):
+    """Moment-matched Beta parameters divided by ``inflate``; problems as messages."""
+    errors = []
+    for name, mj, vj in zip(labels, m, v):
+        if not (0 < mj < 1) or not (0 < vj < mj * (1 - mj)):
+            errors.append(
+                f"{key}[{name}] has mean {mj:.4g} and variance {vj:.4g}: a Beta needs a mean in "
+                "(0, 1) and a variance in (0, mean (1 - mean))"
+            )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = m * (1 - m) / v - 1
+    return m * total / inflate, (1 - m) * total / inflate, errors
