@@ -149,6 +149,15 @@ def audit(
         raise ConfigError(f"channels must be one of {CHANNEL_CHOICES}; got {channels!r}.")
     if not 0 < prob < 1:
         raise ConfigError(f"prob must be in (0, 1); got {prob}.")
+    if priors is not None:
+        if channels != "bayes":
+            raise ConfigError(
+                "priors are for the Bayesian channels: use channels='bayes' (--channels bayes) "
+                "with priors from an earlier audit."
+            )
+        from bayescal.bayes.priors import ChannelPriors
+
+        priors = ChannelPriors.coerce(priors)
     if not isinstance(gold_in_ece, bool):
         raise ConfigError(f"gold_in_ece must be True or False; got {gold_in_ece!r}.")
     started = time.perf_counter()

@@ -17,6 +17,7 @@ import warnings as _warnings
 
 import numpy as np
 
+from bayescal.bayes.conflict import CONFLICT_LEVEL, prior_conflict
 from bayescal.channels.identification import GOLD_SE_WARNING, check_design, gold_identifies
 from bayescal.errors import IdentificationError
 from bayescal.report import sections as steps
@@ -124,6 +125,64 @@ def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     return tables, notes
 
 
+def _beta_text(dist, k: int, j: int) -> str:
+    al, be = dist.expand(k, "annotator")
+    return f"Beta({al[j]:.3g}, {be[j]:.3g})"
+
+
+def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
+    priors = ctx.priors
+    origin = priors.origin or {}
+    conflict = prior_conflict(ctx.summary, priors, reference=ctx.point, random_state=ctx.seed)
+    rows, per = [], {}
+    for j, name in enumerate(ctx.summary.annotators):
+        c = conflict[name]
+        source = "earlier audit" if name in origin.get("from_fit", []) else "default"
+        rows.append(
+            (
+                name,
+                source,
+                _beta_text(priors.a, ctx.summary.n_annotators, j),
+                _beta_text(priors.b, ctx.summary.n_annotators, j),
+                fmt(c["p"], 3),
+                "CONFLICT" if c["conflict"] else "ok",
+            )
+        )
+        per[name] = {"source": source, **c}
+    flagged = [n for n, c in conflict.items() if c["conflict"]]
+    ctx.flag(
+        "priors.conflict",
+        [
+            f"the prior from the earlier audit conflicts with the new data for annotator(s) "
+            f"{flagged} (prior predictive tail probability below {CONFLICT_LEVEL}): they may "
+            "have drifted. Raise --priors-inflate, or audit without --priors, and compare."
+        ]
+        if flagged
+        else [],
+        "priors",
+    )
+    out["priors"] = {
+        "inflate": origin.get("inflate"),
+        "from_fit": origin.get("from_fit"),
+        "default": origin.get("default"),
+        "conflict": per,
+    }
+    table = Table(
+        "Channel priors and prior-data conflict (partial prior predictive tail probability "
+        f"per annotator; flagged below {CONFLICT_LEVEL})",
+        ("annotator", "prior from", "prior of a", "prior of b", "tail probability", "check"),
+        rows,
+    )
+    notes = [
+        "Priors from an earlier audit are moment-matched Beta distributions of its posterior, "
+        f"discounted for drift by inflate = {origin.get('inflate')}: the earlier audit counts "
+        "as 1 / inflate of its items. The tail probability asks whether an annotator's answers "
+        "on the new items, given what the other annotators say about them, are surprising "
+        "under its prior."
+    ]
+    return [table], notes
+
+
 def knowledge_section(ctx: steps.Context) -> Section:
     """Gold items and priors from earlier audits: what they were and what they changed."""
     out: dict = {}
@@ -131,6 +190,10 @@ def knowledge_section(ctx: steps.Context) -> Section:
     notes: list = []
     if ctx.summary.has_gold and sum(ctx.summary.n_gold) > 0:
         t, n = _gold_part(ctx, out)
+        tables += t
+        notes += n
+    if ctx.priors is not None:
+        t, n = _priors_part(ctx, out)
         tables += t
         notes += n
     ctx.diagnostics["knowledge"] = out
