@@ -376,6 +376,18 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
         mu = prev[spec.prevalence_index]  # (L,)
         lp = pt.logaddexp(pt.log1p(-mu)[:, None] + l0[None, :], pt.log(mu)[:, None] + l1[None, :])
         pm.Potential("pattern_loglik", (counts * lp).sum())
+        joint = spec.priors.joint
+        if joint is not None:
+            joint.check_size(k, len(spec.prevalence_groups))
+            rates = pt.concatenate([a, b, prev])[joint.index]
+            d = pt.log(rates) - pt.log1p(-rates) - joint.mean
+            # the normal on the log-odds, minus the log-odds Jacobian the Beta(1, 1) carries
+            pm.Potential(
+                "joint_prior",
+                joint.log_norm
+                - 0.5 * (d * pt.dot(joint.precision, d)).sum()
+                - (pt.log(rates) + pt.log1p(-rates)).sum(),
+            )
         if spec.gold.sum() > 0:
             gold = spec.gold.astype(np.float64)
             pm.Potential("gold_loglik", (gold[0] * l0).sum() + (gold[1] * l1).sum())
@@ -412,7 +424,34 @@ def sample_prior(spec: ChannelModelSpec, draws: int, rng) -> dict:
         a[:, j], b[:, j] = x[:, 0], x[:, 1]
     p_al, p_be = spec.priors.prevalence.expand(len(spec.prevalence_groups), GROUP)
     prev = rng.beta(p_al, p_be, size=(draws, p_al.size))
+    if spec.priors.joint is not None:
+        _joint_draws(spec, a, b, prev, rng)
     return {"a": a, "b": b, "prevalence": prev}
+
+
+def _joint_draws(spec, a, b, prev, rng) -> None:
+    """Overwrite the rates of the joint prior with its draws (orientation by rejection)."""
+    joint = spec.priors.joint
+    k = spec.n_annotators
+    joint.check_size(k, prev.shape[1])
+    rates = np.concatenate([a, b, prev], axis=1)
+    bad = np.ones(rates.shape[0], dtype=bool)
+    tries = 0
+    while bad.any():
+        tries += 1
+        if tries > 10_000:
+            raise ConfigError(
+                "the joint prior puts almost no mass on a < b for the oriented annotators; "
+                "the orientation constraint cannot be met."
+            )
+        z = rng.multivariate_normal(joint.mean, joint.cov, size=int(bad.sum()))
+        rows = rates[bad]
+        rows[:, joint.index] = 1 / (1 + np.exp(-z))
+        rates[bad] = rows
+        bad = ((rates[:, :k] >= rates[:, k : 2 * k]) & spec.oriented).any(axis=1)
+    a[:] = rates[:, :k]
+    b[:] = rates[:, k : 2 * k]
+    prev[:] = rates[:, 2 * k :]
 
 
 def sample_counts(spec: ChannelModelSpec, a, b, prevalence, rng) -> np.ndarray:

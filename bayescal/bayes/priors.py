@@ -35,6 +35,16 @@ Annotators the earlier fit does not know keep the default prior. Prevalences are
 not carried over by default: they describe the items, which usually change
 between audits more than the annotators do.
 
+With ``joint=True`` the earlier posterior's correlations are kept as well: the
+covered rates get ``Beta(1, 1)`` and, on top, one multivariate normal on their
+log-odds (:class:`JointLogitNormal`, mean and covariance of the earlier draws,
+covariance times ``inflate``). Independent Beta priors drop the correlations
+between an annotator's rates and the prevalences (and between annotators), and
+the sequential update then misses the full-data posterior by a few tenths of a
+posterior sd (measured in ``tests/knowledge/test_priors.py``); the joint prior
+reproduces it within Monte Carlo error when the earlier posterior is close to
+normal on the log-odds scale (hundreds of items or more).
+
 Configuration errors (unknown keys, non-positive or non-finite parameters,
 wrong shapes) are collected and raised together as one
 :class:`~bayescal.errors.ConfigError`, so a typo is never silently ignored.
@@ -49,7 +59,7 @@ import numpy as np
 
 from bayescal.errors import ConfigError
 
-__all__ = ["Beta", "ChannelPriors", "DEFAULT_PRIORS"]
+__all__ = ["Beta", "JointLogitNormal", "ChannelPriors", "DEFAULT_PRIORS"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,92 @@ def _beta_errors(where: str, alpha, beta) -> list[str]:
         elif not np.all(np.isfinite(arr)) or np.any(arr <= 0):
             errors.append(f"{where}: {name} must be finite and > 0; got {val!r}")
     return errors
+
+
+class JointLogitNormal:
+    """A multivariate normal prior on the log-odds of some channel rates and prevalences.
+
+    Positions index the model's rates in the order ``[logit a (K), logit b (K),
+    logit prevalence (L')]``; the models add ``log N(logit theta[index]; mean, cov)``
+    and remove the log-odds Jacobian of the covered rates, so the prior density on
+    the log-odds scale is exactly this normal (the rates' own Beta priors must then
+    be ``Beta(1, 1)``; :meth:`ChannelPriors.from_fit` sets both).
+
+    Parameters
+    ----------
+    index : array-like of int, shape (n,)
+    mean : array-like, shape (n,)
+    cov : array-like, shape (n, n), symmetric positive definite
+    n_annotators, n_prevalence : int
+        The model size the positions refer to (checked when a model is built);
+        ``n_prevalence = 0`` when no prevalence is covered (any number then fits).
+
+    Examples
+    --------
+    >>> j = JointLogitNormal([0, 2], [-2.0, 2.0], [[0.04, 0.01], [0.01, 0.09]], 1, 1)
+    >>> j.precision.shape, round(j.log_norm, 3)
+    ((2, 2), 0.99)
+    """
+
+    def __init__(self, index, mean, cov, n_annotators: int, n_prevalence: int):
+        self.index = np.asarray(index, dtype=np.int64)
+        self.mean = np.asarray(mean, dtype=np.float64)
+        self.cov = np.asarray(cov, dtype=np.float64)
+        self.n_annotators = int(n_annotators)
+        self.n_prevalence = int(n_prevalence)
+        n = self.index.size
+        size = 2 * self.n_annotators + self.n_prevalence
+        if self.mean.shape != (n,) or self.cov.shape != (n, n):
+            raise ConfigError(
+                f"joint prior: mean must have shape ({n},) and cov ({n}, {n}); got "
+                f"{self.mean.shape} and {self.cov.shape}."
+            )
+        if (
+            n == 0
+            or np.unique(self.index).size != n
+            or self.index.min() < 0
+            or (self.index.max() >= size)
+        ):
+            raise ConfigError(
+                f"joint prior: positions must be distinct, in 0..{size - 1}; got {self.index}."
+            )
+        if not (np.all(np.isfinite(self.mean)) and np.all(np.isfinite(self.cov))):
+            raise ConfigError("joint prior: mean and cov must be finite.")
+        try:
+            chol = np.linalg.cholesky(self.cov)
+        except np.linalg.LinAlgError:
+            raise ConfigError(
+                "joint prior: cov is not positive definite (too few or collinear draws)."
+            ) from None
+        if not np.allclose(self.cov, self.cov.T, rtol=1e-10, atol=0):
+            raise ConfigError("joint prior: cov must be symmetric.")
+        self.precision = np.linalg.inv(self.cov)
+        self.precision = (self.precision + self.precision.T) / 2
+        #: log normalising constant of the normal: -n/2 log(2 pi) - log det(cov) / 2
+        self.log_norm = float(-0.5 * n * np.log(2 * np.pi) - np.log(np.diag(chol)).sum())
+
+    def to_dict(self) -> dict:
+        return {
+            "dist": "LogitNormal",
+            "index": self.index.tolist(),
+            "mean": self.mean.tolist(),
+            "cov": self.cov.tolist(),
+            "n_annotators": self.n_annotators,
+            "n_prevalence": self.n_prevalence,
+        }
+
+    def check_size(self, n_annotators: int, n_prevalence: int) -> None:
+        """ConfigError unless the model has the size the positions were made for."""
+        carries_prevalence = self.n_prevalence > 0  # 0: no prevalence positions at all
+        if n_annotators != self.n_annotators or (
+            carries_prevalence and n_prevalence != self.n_prevalence
+        ):
+            raise ConfigError(
+                f"the joint prior was made for {self.n_annotators} annotators and "
+                f"{self.n_prevalence} prevalence(s); the model has {n_annotators} and "
+                f"{n_prevalence}. Build the priors with the new data's annotators (and the "
+                "same score groups when prevalences are carried over)."
+            )
 
 
 DEFAULT_PRIORS = {"a": (2.0, 2.0), "b": (2.0, 2.0), "prevalence": (1.0, 1.0)}
@@ -186,6 +282,8 @@ class ChannelPriors:
         self.prevalence: Beta = parsed["prevalence"]
         #: where the priors came from (set by :meth:`from_fit`; None for hand-written priors)
         self.origin: dict | None = None
+        #: optional :class:`JointLogitNormal` on top of the Beta priors (``from_fit(joint=True)``)
+        self.joint: JointLogitNormal | None = None
 
     @classmethod
     def coerce(cls, priors) -> ChannelPriors:
@@ -209,6 +307,7 @@ class ChannelPriors:
         annotators=None,
         prevalence: bool = False,
         se: Mapping | None = None,
+        joint: bool = False,
     ) -> ChannelPriors:
         """Moment-matched Beta priors per annotator from an earlier fit (module docstring).
 
@@ -229,6 +328,9 @@ class ChannelPriors:
         se : mapping, optional
             ``{"a": (K,), "b": (K,)}`` (and ``"prevalence"``) standard errors of a point
             fit (one draw); ignored for fits with draws.
+        joint : bool, default False
+            Keep the earlier posterior's correlations: a :class:`JointLogitNormal` on
+            the log-odds of every carried-over rate (needs draws; module docstring).
 
         Returns
         -------
@@ -290,13 +392,18 @@ class ChannelPriors:
             )
         if errors:
             raise ConfigError("cannot build priors from this fit: " + "; ".join(errors) + ".")
+        if joint:
+            parsed, joint_prior = _joint_from_draws(fit, new, old, prevalence, inflate, parsed)
         priors = cls(**parsed)
+        if joint:
+            priors.joint = joint_prior
         priors.origin = {
             "inflate": inflate,
             "from_fit": [n for n in new if n in old],
             "default": [n for n in new if n not in old],
             "earlier_means": means,
             "method": getattr(fit, "method", None),
+            "joint": bool(joint),
         }
         return priors
 
@@ -310,13 +417,16 @@ class ChannelPriors:
                 "alpha": np.asarray(p.alpha).tolist(),
                 "beta": np.asarray(p.beta).tolist(),
             }
+        if self.joint is not None:
+            out["joint"] = self.joint.to_dict()
         return out
 
     def __eq__(self, other) -> bool:
         return isinstance(other, ChannelPriors) and self.to_dict() == other.to_dict()
 
     def __repr__(self) -> str:
-        return f"ChannelPriors(a={self.a!r}, b={self.b!r}, prevalence={self.prevalence!r})"
+        joint = "" if self.joint is None else f", joint=LogitNormal({self.joint.index.size} rates)"
+        return f"ChannelPriors(a={self.a!r}, b={self.b!r}, prevalence={self.prevalence!r}{joint})"
 
 
 def _parse_one(key: str, value) -> tuple[Beta | None, list[str]]:
@@ -382,3 +492,34 @@ def _match_beta(key, labels, m, v, inflate):
     with np.errstate(divide="ignore", invalid="ignore"):
         total = m * (1 - m) / v - 1
     return m * total / inflate, (1 - m) * total / inflate, errors
+
+
+def _joint_from_draws(fit, new, old, prevalence, inflate, parsed):
+    """Beta(1, 1) for the carried-over rates and the normal of their earlier log-odds."""
+    if np.asarray(fit.a.values).shape[0] < 2:
+        raise ConfigError("joint=True needs posterior draws (a point fit has no correlations).")
+    k = len(new)
+    index = {name: j for j, name in enumerate(old)}
+    columns, positions = [], []
+    for block, key in enumerate(("a", "b")):
+        draws = np.asarray(getattr(fit, key).values, dtype=np.float64)
+        al, be = (np.array(x, dtype=np.float64) for x in parsed[key])
+        for j, name in enumerate(new):
+            if name in index:
+                columns.append(draws[:, index[name]])
+                positions.append(block * k + j)
+                al[j] = be[j] = 1.0
+        parsed[key] = (al, be)
+    n_prev = 0
+    if prevalence:
+        draws = np.asarray(fit.prevalence.values, dtype=np.float64)
+        n_prev = draws.shape[1]
+        columns += [draws[:, q] for q in range(n_prev)]
+        positions += [2 * k + q for q in range(n_prev)]
+        parsed["prevalence"] = (np.ones(n_prev), np.ones(n_prev))
+    x = np.column_stack(columns)
+    if not np.all((x > 0) & (x < 1)):
+        raise ConfigError("joint=True needs rates strictly inside (0, 1) in every draw.")
+    z = np.log(x) - np.log1p(-x)
+    cov = np.atleast_2d(np.cov(z, rowvar=False)) * inflate
+    return parsed, JointLogitNormal(positions, z.mean(axis=0), cov, k, n_prev)

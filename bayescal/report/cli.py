@@ -115,6 +115,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(1 = annotators unchanged; default: %(default)s)",
     )
     parser.add_argument(
+        "--priors-joint",
+        action="store_true",
+        help="keep the correlations of the --priors posterior (one normal on the log-odds of "
+        "the carried-over rates) instead of one Beta per rate (default: one Beta per rate)",
+    )
+    parser.add_argument(
         "--gold-in-ece",
         action="store_true",
         help="also count the gold items in the calibration error (default: left out, since "
@@ -209,15 +215,17 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"{' and '.join(stray)} apply to multiclass data only: add --probs.")
     if args.groups is None:
         args.groups = 5
-    if args.gold_in_ece and not args.gold:
-        raise ConfigError("--gold-in-ece needs --gold COL (the column of gold items' classes).")
+    _check_knowledge_options(args)
     earlier = _earlier_posterior(args)
     data = _load(args)
     priors = (
         None
         if earlier is None
         else ChannelPriors.from_fit(
-            earlier, inflate=args.priors_inflate, annotators=data.annotators
+            earlier,
+            inflate=args.priors_inflate,
+            annotators=data.annotators,
+            joint=args.priors_joint,
         )
     )
     say(args, f"bayescal: {data!r}")
@@ -270,6 +278,14 @@ def _earlier_posterior(args: argparse.Namespace):
     if args.channels != "bayes":
         raise ConfigError("--priors are for the Bayesian channels: use --channels bayes.")
     return load_channel_posterior(args.priors)
+
+
+def _check_knowledge_options(args: argparse.Namespace) -> None:
+    """The gold and priors options that need another option."""
+    if args.gold_in_ece and not args.gold:
+        raise ConfigError("--gold-in-ece needs --gold COL (the column of gold items' classes).")
+    if args.priors_joint and not args.priors:
+        raise ConfigError("--priors-joint needs --priors FILE.")
 
 
 def _load(args: argparse.Namespace):

@@ -125,8 +125,15 @@ def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     return tables, notes
 
 
-def _beta_text(dist, k: int, j: int) -> str:
-    al, be = dist.expand(k, "annotator")
+def _prior_text(priors, key: str, k: int, j: int) -> str:
+    """One rate's prior as text: its Beta, or its margin of the joint log-odds normal."""
+    joint = priors.joint
+    position = j if key == "a" else k + j
+    if joint is not None and position in joint.index.tolist():
+        i = joint.index.tolist().index(position)
+        sd = float(np.sqrt(joint.cov[i, i]))
+        return f"joint log-odds normal, logit mean {joint.mean[i]:.3g}, sd {sd:.3g}"
+    al, be = getattr(priors, key).expand(k, "annotator")
     return f"Beta({al[j]:.3g}, {be[j]:.3g})"
 
 
@@ -142,8 +149,8 @@ def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
             (
                 name,
                 source,
-                _beta_text(priors.a, ctx.summary.n_annotators, j),
-                _beta_text(priors.b, ctx.summary.n_annotators, j),
+                _prior_text(priors, "a", ctx.summary.n_annotators, j),
+                _prior_text(priors, "b", ctx.summary.n_annotators, j),
                 fmt(c["p"], 3),
                 "CONFLICT" if c["conflict"] else "ok",
             )
@@ -163,6 +170,7 @@ def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     )
     out["priors"] = {
         "inflate": origin.get("inflate"),
+        "joint": priors.joint is not None,
         "from_fit": origin.get("from_fit"),
         "default": origin.get("default"),
         "conflict": per,
@@ -173,8 +181,14 @@ def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
         ("annotator", "prior from", "prior of a", "prior of b", "tail probability", "check"),
         rows,
     )
+    kind = (
+        "one normal on the log-odds of every carried-over rate (mean and covariance of the "
+        "earlier draws, so their correlations are kept)"
+        if priors.joint is not None
+        else "moment-matched Beta distributions of its posterior, one per rate"
+    )
     notes = [
-        "Priors from an earlier audit are moment-matched Beta distributions of its posterior, "
+        f"Priors from an earlier audit: {kind}, "
         f"discounted for drift by inflate = {origin.get('inflate')}: the earlier audit counts "
         "as 1 / inflate of its items. The tail probability asks whether an annotator's answers "
         "on the new items, given what the other annotators say about them, are surprising "

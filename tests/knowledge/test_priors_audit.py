@@ -47,11 +47,18 @@ def test_priors_from_an_earlier_audit_and_the_conflict_flag(tmp_path):
     assert knowledge["priors"]["inflate"] == 2.0
     assert knowledge["priors"]["conflict"]["a1"]["conflict"]
     assert not knowledge["priors"]["conflict"]["a2"]["conflict"]
+    # the joint prior (correlations kept) flags the same annotator
+    joint = ["--priors", posterior, "--priors-joint"]
+    code, err = _cli(["audit", q2, *settings, *joint, "--out", tmp_path / "q2j"])
+    assert code == 0 and "['a1']" in err, err
+    knowledge = json.loads((tmp_path / "q2j" / "summary.json").read_text())["knowledge"]
+    assert knowledge["priors"]["joint"] and knowledge["priors"]["conflict"]["a1"]["conflict"]
     # refusals, each one line: a file that is not our posterior, point channels, bad inflate
     for extra, message in (
         (["--priors", q1], "not a bayescal posterior.nc"),
         (["--priors", posterior, "--channels", "score-bin-em"], "Bayesian channels"),
         (["--priors", posterior, "--priors-inflate", "0.5"], ">= 1"),
+        (["--priors-joint"], "needs --priors"),
     ):
         code, err = _cli(["audit", q2, *settings, *extra, "--out", tmp_path / "x"])
         assert code == 2 and message in err and len(err.splitlines()) == 1, err
