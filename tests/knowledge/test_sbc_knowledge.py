@@ -7,25 +7,21 @@ one chain per replication: 40 replications of 150 warm-up + 80 kept draws thinne
 settings of tests/bayes (ranks 0..20; see sbc_helpers for why they suffice).
 """
 
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 from gold_data import gold_data
+from sbc_helpers import DRAWS, FAMILY_ALPHA, N_REPS, THIN, TUNE, smooth_test
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bayes"))
-from sbc_helpers import DRAWS, FAMILY_ALPHA, N_REPS, THIN, TUNE, smooth_test  # noqa: E402
-
-from bayescal import summarize  # noqa: E402
-from bayescal.bayes import fit_channels_bayes  # noqa: E402
-from bayescal.bayes.gold import sample_gold_counts  # noqa: E402
-from bayescal.bayes.logdensity import ChannelLogDensity  # noqa: E402
-from bayescal.bayes.models import make_spec, sample_counts, sample_prior  # noqa: E402
-from bayescal.bayes.priors import ChannelPriors  # noqa: E402
-from bayescal.bayes.sampling import NUTSSettings, sample_nutpie  # noqa: E402
-from bayescal.simulate import simulate_toy  # noqa: E402
+from bayescal import summarize
+from bayescal.bayes import fit_channels_bayes
+from bayescal.bayes.gold import sample_gold_counts
+from bayescal.bayes.logdensity import ChannelLogDensity
+from bayescal.bayes.models import make_spec, sample_counts, sample_prior
+from bayescal.bayes.priors import ChannelPriors
+from bayescal.bayes.sampling import NUTSSettings, sample_nutpie
+from bayescal.simulate import simulate_toy
 
 pytestmark = pytest.mark.slow
 
