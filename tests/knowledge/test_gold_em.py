@@ -103,3 +103,19 @@ def test_score_bin_em_uses_gold_too():
     fit = score_bin_em(summarize(d, groups=1))
     np.testing.assert_allclose(fit.a.values[0], [0.1, 0.3], atol=0.04)
     np.testing.assert_allclose(fit.b.values[0], [0.85, 0.7], atol=0.05)
+
+
+def test_bootstrap_channels_resamples_gold_items_too():
+    from bayescal.channels.bootstrap import bootstrap_channels
+
+    a, b = [0.1, 0.3], [0.85, 0.7]
+    d, _ = gold_data(20_000, a, b, n_gold=3000, seed=7)
+    s = summarize(d, groups=1)
+    fit = dawid_skene_em(s)
+    boot = bootstrap_channels(s, fit, n_draws=200, random_state=0)
+    # Without the gold items this design (K = 2, one group) is not identified and the draws
+    # would wander; with them the spread is the sampling error of a few thousand answers per
+    # rate: se(a) ~ sqrt(a (1 - a) / n0) with n0 >= 0.7 * 20000 * 0.8 -> ~0.003-0.005.
+    sd = boot.a.std("draw").values
+    assert np.all((0.001 < sd) & (sd < 0.02)), sd
+    np.testing.assert_allclose(boot.a.mean("draw").values, a, atol=4 * 0.02)
