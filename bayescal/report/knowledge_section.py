@@ -49,7 +49,8 @@ def _without_gold(ctx: steps.Context) -> dict:
             check_design(plain, ctx.point_method)
             fit = steps.fit_posterior(ctx, plain, posterior_predictive=False)
     except IdentificationError as exc:
-        return {"status": f"not identified without the gold items ({str(exc).split('.')[0]})"}
+        reason = str(exc).split(": ")[0].split(". ")[0]  # the refusal's first clause
+        return {"status": f"not identified without the gold items ({reason})"}
     return {
         "status": "ok",
         "a": _width(fit.a.values, ctx.prob),

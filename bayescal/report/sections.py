@@ -19,7 +19,7 @@ import numpy as np
 
 from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.channels.fit import fit_channels
-from bayescal.channels.identification import check_design
+from bayescal.channels.identification import check_design, gold_identifies
 from bayescal.errors import FitError
 from bayescal.flags import Flag
 from bayescal.metrics.binned import majority_vote_ece, oracle_ece, soft_vote_ece
@@ -173,13 +173,7 @@ def identification_section(ctx: Context) -> Section:
             "channel model",
             "Bayesian grouped Dawid-Skene (PyMC)" if choice == "bayes" else ctx.point_method,
         ),
-        (
-            "why identified",
-            "three or more annotators identify the channels (Dawid-Skene)"
-            if k >= 3
-            else "two annotators are identified by score groups "
-            "with different prevalences (Hui-Walter)",
-        ),
+        ("why identified", _why_identified(ctx, k)),
     ]
     return Section(
         key="identification",
@@ -187,6 +181,14 @@ def identification_section(ctx: Context) -> Section:
         tables=[Table("Design", ("check", "value"), rows)],
         notes=["Assumptions, in plain words:", *ASSUMPTIONS],
     )
+
+
+def _why_identified(ctx: Context, k: int) -> str:
+    if k < 3 and gold_identifies(ctx.summary)[0]:
+        return "the gold items: every annotator answered gold items of both classes"
+    if k >= 3:
+        return "three or more annotators identify the channels (Dawid-Skene)"
+    return "two annotators are identified by score groups with different prevalences (Hui-Walter)"
 
 
 # --------------------------------------------------------------------------- channels

@@ -98,3 +98,17 @@ def test_cli_gold_column_identifies_two_annotators_without_groups(tmp_path):
     assert code == 2 and "no gold column" in err
     code, err = _cli(base + ["--gold-in-ece", "--out", tmp_path / "x"])
     assert code == 2 and "needs --gold" in err
+
+
+def test_audit_of_one_annotator_identified_by_gold_items():
+    # K = 1: no annotator pairs (the predictive check has none to test) and no design without
+    # the gold items; the audit runs and says why the channels are identified
+    d, _ = gold_data(2000, [0.1], [0.85], n_gold=400, seed=15)
+    r = audit(d, groups=2, bins=5, draws=150, tune=150)
+    gold = r.summary["knowledge"]["gold"]
+    assert gold["identifies_channels"]
+    assert gold["narrowing"]["status"].startswith("not identified without the gold items (one")
+    design = next(s for s in r.sections if s.key == "identification").tables[0].rows
+    assert dict(design)["why identified"].startswith("the gold items")
+    a = r.channels.a.values[:, 0]
+    assert abs(a.mean() - 0.1) < 4 * a.std() + 0.01
