@@ -119,3 +119,13 @@ def test_bootstrap_channels_resamples_gold_items_too():
     sd = boot.a.std("draw").values
     assert np.all((0.001 < sd) & (sd < 0.02)), sd
     np.testing.assert_allclose(boot.a.mean("draw").values, a, atol=4 * 0.02)
+
+
+def test_estimate_nc_ece_keeps_gold_items_out_of_the_bins():
+    from bayescal.metrics.ncece import estimate_nc_ece
+
+    d, _ = gold_data(3000, [0.1, 0.2, 0.15], [0.8, 0.7, 0.9], n_gold=500, seed=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = estimate_nc_ece(d, mode="reuse", groups=3)
+    assert int(r.bin_count.sum()) == int(np.isnan(d.gold).sum())
