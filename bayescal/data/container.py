@@ -212,6 +212,7 @@ class Annotations:
         label: str = "label",
         score="score",
         truth=None,
+        gold=None,
     ) -> Annotations:
         """Build from a long table with one row per (item, annotator) answer.
 
@@ -226,6 +227,9 @@ class Annotations:
             an item), or a mapping / Series from item id to score.
         truth : str or mapping or pandas.Series, optional
             Same forms as ``score`` for the clean labels.
+        gold : str or mapping or pandas.Series, optional
+            Same forms for the known class (0 / 1) of gold items; blank (NaN) or absent
+            for the other items.
 
         Items that appear in ``score`` but have no rows in ``frame`` are kept as
         unannotated items. Two rows for one (item, annotator) pair are refused, and so
@@ -261,12 +265,13 @@ class Annotations:
             as_numeric(frame[label], f"label column {label!r}"),
             score=_per_row(frame, score, "score", where),
             truth=None if truth is None else _per_row(frame, truth, "truth", where),
+            gold=None if gold is None else _per_row(frame, gold, "gold", where),
             where=where,
             label_name=label,
         )
 
     @classmethod
-    def _from_answers(cls, items, raters, labels, *, score, truth, where, label_name):
+    def _from_answers(cls, items, raters, labels, *, score, truth, where, label_name, gold=None):
         """Answers (one per row) to the wide container; ``score`` / ``truth`` are
         ``(name, per-row values)`` or ``(name, pandas.Series by item)``."""
         import pandas as pd
@@ -322,6 +327,7 @@ class Annotations:
                 check_truth(truth_values, truth_values.size, where=where)
                 t_index, t = _constant_per_item(items, truth_values, f"truth {truth_name!r}", where)
                 y = t[t_index.get_indexer(item_index)]
+        known = None if gold is None else _gold_per_item(items, item_index, gold, where)
         ann_names = pd.unique(pd.Index(raters))
         col = pd.Index(ann_names).get_indexer(raters)
         wide = np.full((len(item_index), len(ann_names)), np.nan, dtype=np.float64)
@@ -330,6 +336,7 @@ class Annotations:
             z,
             wide,
             truth=y,
+            gold=known,
             annotators=[str(a) for a in ann_names],
             item=item_index.to_numpy(),
         )
@@ -576,6 +583,22 @@ def _per_row(frame, spec, what: str, where):
     ids = check_item_ids(spec.index.to_numpy(dtype=object), len(spec), where=_position)
     values = as_numeric(spec.to_numpy(dtype=object), f"{what} values")
     return what, pd.Series(values, index=pd.Index(ids, dtype=object))
+
+
+def _gold_per_item(items, item_index, gold, where) -> np.ndarray:
+    """Gold classes by item (NaN = not gold) from per-row values or a Series by item."""
+    import pandas as pd
+
+    name, values = gold
+    if isinstance(values, pd.Series):
+        known = values.reindex(item_index).to_numpy(dtype=np.float64)  # absent: not gold
+        return check_gold(known, known.size)
+    check_gold(values, values.size, where=where)
+    # blank rows count as -1 so that "blank on one row, 1 on another" is caught as a conflict
+    coded = np.where(np.isnan(values), -1.0, values)
+    index, per_item = _constant_per_item(items, coded, f"gold {name!r} (blank shown as -1)", where)
+    known = per_item[index.get_indexer(item_index)]
+    return np.where(known < 0, np.nan, known)
 
 
 def _constant_per_item(items, values, what: str, where):
@@ -850,13 +873,16 @@ def load_long(
     label: str = "label",
     score: str = "score",
     truth: str | None = None,
+    gold: str | None = None,
 ) -> Annotations:
     """Read a long table (CSV or Parquet) with one row per answer.
 
     Item and annotator ids are read as written: in a CSV file they stay strings
     (``"5"`` and ``"05"`` are two items; raters ``"1"``, ``"1.0"`` and ``"01"`` are
     three annotators); in Parquet they must be strings or integers. A blank id or
-    label is refused. See :meth:`Annotations.from_long` for the other rules.
+    label is refused. ``gold`` names a column with the known class of gold items (the
+    same on every row of an item, blank for the other items). See
+    :meth:`Annotations.from_long` for the other rules.
 
     Examples
     --------
@@ -867,15 +893,18 @@ def load_long(
     >>> d.items.tolist(), d.annotators
     (['5', '05'], ['1', '1.0'])
     """
-    _check_column_names(item=item, annotator=annotator, label=label, score=score, truth=truth)
+    _check_column_names(
+        item=item, annotator=annotator, label=label, score=score, truth=truth, gold=gold
+    )
     if None in (item, annotator, label, score):
         raise ConfigError("item=, annotator=, label= and score= must name columns; got None.")
-    columns = (item, annotator, label, score) + ((truth,) if truth is not None else ())
+    optional = tuple(c for c in (truth, gold) if c is not None)
+    columns = (item, annotator, label, score) + optional
     if _is_parquet(path):
         pf = open_parquet(path)
         roles = {item: "id", annotator: "id", label: "label", score: "number"}
-        if truth is not None:
-            roles[truth] = "label"
+        for column in optional:
+            roles[column] = "label"
         available = list(pf.schema_arrow.names)
         source = f"Parquet file {str(path)!r}"
     else:
@@ -905,6 +934,7 @@ def load_long(
         number(label, "missing"),
         score=(score, z),
         truth=None if truth is None else (truth, number(truth, "error")),
+        gold=None if gold is None else (gold, number(gold, "missing")),
         where=where,
         label_name=label,
     )

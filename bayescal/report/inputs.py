@@ -102,10 +102,10 @@ def load_audit_data(args):
     if not args.data:
         raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
     gold = getattr(args, "gold", None)
-    if gold is not None and (args.long or is_out_of_core(args.data)):
+    if gold is not None and is_out_of_core(args.data):
         raise ConfigError(
-            "--gold is read from a wide CSV or Parquet file only (not with --long or out of "
-            "core); add the gold column to a wide file."
+            "--gold is read from one CSV or Parquet file (not a folder or glob summarised out "
+            "of core); give a single file."
         )
     if is_out_of_core(args.data):
         return summarize_out_of_core(args)
@@ -118,6 +118,7 @@ def load_audit_data(args):
             label=label,
             score=args.score,
             truth=args.truth,
+            gold=gold,
         )
     annotators = parse_names(args.annotators, "--annotators") if args.annotators else None
     return load_table(

@@ -105,3 +105,26 @@ def test_bench_gold_runs_and_follows_the_information_rate(tmp_path):
         # one small data set and 600 draws: the MC error of a posterior sd is ~3%, and the
         # prediction neglects correlations (measured 0-6% off at the default settings)
         assert 0.8 < gold["ratio_observed_to_predicted_mean"] < 1.2
+
+
+def test_gold_in_long_tables(tmp_path):
+    import pandas as pd
+
+    from bayescal.data.container import load_long
+
+    p = tmp_path / "long.csv"
+    p.write_text(
+        "item,annotator,label,score,known\n"
+        "i1,a,1,0.8,1\ni1,b,1,0.8,1\ni2,a,0,0.2,\ni2,b,1,0.2,\ni3,a,0,0.4,0\n"
+    )
+    d = load_long(p, gold="known")
+    np.testing.assert_array_equal(d.gold, [1, np.nan, 0])
+    # a gold class must be the same on every row of an item (blank on one row is a conflict)
+    p.write_text("item,annotator,label,score,known\ni1,a,1,0.8,1\ni1,b,1,0.8,\n")
+    with pytest.raises(DataError, match="gold 'known'.*differs between rows of item 'i1'"):
+        load_long(p, gold="known")
+    frame = pd.DataFrame(
+        {"item": ["x", "x", "y"], "annotator": ["a", "b", "a"], "label": [1, 0, 1]}
+    )
+    d = Annotations.from_long(frame, score={"x": 0.3, "y": 0.9}, gold={"y": 1})
+    np.testing.assert_array_equal(d.gold, [np.nan, 1])
