@@ -52,6 +52,15 @@ def test_gold_tables_hold_exactly_the_gold_items(data):
     assert not w.without_gold().has_gold
 
 
+def test_gold_summary_netcdf_round_trip(data, tmp_path):
+    from bayescal.summaries.summary import Summary
+
+    s = summarize(data[0], groups=4, bins=5)
+    s.to_netcdf(tmp_path / "s.nc")
+    back = Summary.from_netcdf(tmp_path / "s.nc")
+    assert back.equals(s) and back.n_gold == s.n_gold
+
+
 def test_gold_summaries_merge_and_subtract(data):
     d, _ = data
     whole = summarize(d, groups=4, bins=5)
