@@ -46,6 +46,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 # name -> (module, one-line help); ``bayescal bench NAME``.
 BENCHMARKS: dict[str, tuple[str, str]] = {
+    "gold": (
+        "bayescal.bench.gold",
+        "Channel posterior width against the number of gold items vs the Fisher-information rate.",
+    ),
     "channels": (
         "bayescal.bench.channels",
         "Marginal Dawid-Skene EM: bayescal vs crowd-kit on simulated flip annotators.",

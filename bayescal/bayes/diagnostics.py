@@ -250,13 +250,10 @@ def pattern_ppc(
     annotators = [str(a) for a in idata.constant_data[ANNOTATOR].values]
     pairs = list(itertools.combinations(range(len(annotators)), 2))
     pair_labels = [f"{annotators[j]}~{annotators[k]}" for j, k in pairs]
-    agree = np.stack(
-        [
-            (states[:, j] != 2) & (states[:, k] != 2) & (states[:, j] == states[:, k])
-            for j, k in pairs
-        ],
-        axis=1,
-    ).astype(np.float64)
+    # (P, n_pairs); no pairs with one annotator (identified by gold items)
+    agree = np.zeros((states.shape[0], len(pairs)))
+    for i, (j, k) in enumerate(pairs):
+        agree[:, i] = (states[:, j] != 2) & (states[:, k] != 2) & (states[:, j] == states[:, k])
     t_obs = y.sum(0) @ agree
     t_rep = yrep.sum(2) @ agree  # (chain, draw, pairs)
     upper = (t_rep >= t_obs).mean(axis=(0, 1))

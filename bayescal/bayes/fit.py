@@ -72,6 +72,8 @@ def _seed(rng) -> int:
 
 def _data_hash(spec) -> str:
     h = hashlib.sha256(np.ascontiguousarray(spec.counts).tobytes())
+    if spec.gold.sum() > 0:
+        h.update(b"gold" + np.ascontiguousarray(spec.gold).tobytes())
     h.update(json.dumps([spec.annotators, spec.groups]).encode())
     return h.hexdigest()[:16]
 
@@ -82,6 +84,10 @@ def _design_groups(spec):
     mask_size = np.array([(spec.states[spec.mask_id == m][0] != 2).sum() for m in range(n_masks)])
     coords = {GROUP: spec.groups, PATTERN: list(spec.patterns), ANNOTATOR: spec.annotators}
     observed = xr.Dataset({"counts": ((GROUP, PATTERN), spec.counts)}, coords=coords)
+    if spec.gold.sum() > 0:
+        observed["gold_counts"] = xr.DataArray(
+            spec.gold, dims=("gold_class", PATTERN), coords={"gold_class": ["0", "1"]}
+        )
     constant = xr.Dataset(
         {
             "pattern_states": ((PATTERN, ANNOTATOR), spec.states),
@@ -345,6 +351,7 @@ def fit_channels_bayes(
         "sampling_seconds": timings["sampling_seconds"],
         "load_seconds": timings["load_seconds"],
         "data_hash": idata.attrs["data_hash"],
+        "gold_items": list(spec.n_gold),
     }
     converged = True
     if check:

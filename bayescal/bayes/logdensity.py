@@ -7,7 +7,11 @@ PyTensor graph. It includes every term of PyMC's ``model.logp()``: the Beta
 log densities with their normalising constants, the Jacobians of the
 log-odds and ordered transforms, and the pattern-count likelihood (SPEC §4,
 Hanada & Futami, Eq. 7 summed over the latent class; multinomial constants
-dropped as in the PyMC ``Potential``). Tests hold it equal to PyMC's
+dropped as in the PyMC ``Potential``), with the gold items' answers at their
+known class (``n^gold_ys log P(s | Y = y)``, :mod:`bayescal.bayes.models`) and,
+when the priors carry one, the joint log-odds normal of
+:class:`~bayescal.bayes.priors.JointLogitNormal`. Tests
+hold it equal to PyMC's
 ``compile_logp`` / ``compile_dlogp`` to 1e-9.
 
 Unconstrained coordinates (PyMC's value variables, in PyMC's order)
@@ -20,7 +24,8 @@ For a free annotator: ``logit a = z0``, ``logit b = z1``. Prevalence: ``logit mu
 Gradient (closed form)
 ----------------------
 With ``u = logit a``, ``v = logit b``, ``r_gs = P(Y = 1 | pattern s, group g)``
-(the E-step responsibility), ``c1_s = sum_g n_gs r_gs`` and ``c0_s = N_s - c1_s``:
+(the E-step responsibility), ``c1_s = sum_g n_gs r_gs + n^gold_1s`` and
+``c0_s = sum_g n_gs (1 - r_gs) + n^gold_0s`` (a gold item's responsibility is its class):
 
 - ``d/du_j = alpha_a (1 - a) - beta_a a + (1 - a_j) C0_j1 - a_j C0_j0`` where
   ``C0_jk = sum_{s: s_j = k} c0_s`` (answers of ``j`` equal to ``k``);
@@ -53,7 +58,24 @@ from bayescal.errors import ConfigError
 __all__ = ["ChannelLogDensity"]
 
 
-def _logp_grad(x, grad, ord_idx, free_idx, states, counts, pidx, al, be, p_al, p_be, const):
+def _logp_grad(
+    x,
+    grad,
+    ord_idx,
+    free_idx,
+    states,
+    counts,
+    gold,
+    pidx,
+    al,
+    be,
+    p_al,
+    p_be,
+    const,
+    jidx,
+    jmean,
+    jprec,
+):
     """Log density at ``x`` (returned) and its gradient (written into ``grad``)."""
     n_patterns, k = states.shape
     n_groups = counts.shape[0]
@@ -98,6 +120,37 @@ def _logp_grad(x, grad, ord_idx, free_idx, states, counts, pidx, al, be, p_al, p
         lm[q] = -(max(-t, 0.0) + tail)
         l1m[q] = -(max(t, 0.0) + tail)
         lp += p_al[q] * lm[q] + p_be[q] * l1m[q]
+    # joint log-odds normal prior (JointLogitNormal): the normal, minus the log-odds
+    # Jacobian its rates' Beta(1, 1) carry; gradient -P d - (1 - 2 rate) per covered rate
+    n_joint = jidx.shape[0]
+    ju = np.zeros(k)
+    jv = np.zeros(k)
+    jt = np.zeros(n_prev)
+    if n_joint > 0:
+        d = np.empty(n_joint)
+        for i in range(n_joint):
+            p = jidx[i]
+            if p < k:
+                d[i] = u[p] - jmean[i]
+                lp -= la[p] + l1a[p]
+            elif p < 2 * k:
+                d[i] = v[p - k] - jmean[i]
+                lp -= lb[p - k] + l1b[p - k]
+            else:
+                d[i] = x[off + p - 2 * k] - jmean[i]
+                lp -= lm[p - 2 * k] + l1m[p - 2 * k]
+        for i in range(n_joint):
+            pd = 0.0
+            for m2 in range(n_joint):
+                pd += jprec[i, m2] * d[m2]
+            lp -= 0.5 * d[i] * pd
+            p = jidx[i]
+            if p < k:
+                ju[p] = -pd - (1.0 - 2.0 * math.exp(la[p]))
+            elif p < 2 * k:
+                jv[p - k] = -pd - (1.0 - 2.0 * math.exp(lb[p - k]))
+            else:
+                jt[p - 2 * k] = -pd - (1.0 - 2.0 * math.exp(lm[p - 2 * k]))
     c0 = np.zeros(n_patterns)
     c1 = np.zeros(n_patterns)
     gt = np.zeros(n_prev)
@@ -112,6 +165,10 @@ def _logp_grad(x, grad, ord_idx, free_idx, states, counts, pidx, al, be, p_al, p
             elif state == 0:
                 l0 += l1a[j]
                 l1 += l1b[j]
+        # gold items: the answers at the known class, no prevalence term
+        lp += gold[0, s] * l0 + gold[1, s] * l1
+        c0[s] += gold[0, s]
+        c1[s] += gold[1, s]
         for g in range(n_groups):
             n = counts[g, s]
             if n == 0.0:
@@ -134,8 +191,8 @@ def _logp_grad(x, grad, ord_idx, free_idx, states, counts, pidx, al, be, p_al, p
     for j in range(k):
         a = math.exp(la[j])
         b = math.exp(lb[j])
-        gu[j] = al[j, 0] * (1.0 - a) - be[j, 0] * a
-        gv[j] = al[j, 1] * (1.0 - b) - be[j, 1] * b
+        gu[j] = al[j, 0] * (1.0 - a) - be[j, 0] * a + ju[j]
+        gv[j] = al[j, 1] * (1.0 - b) - be[j, 1] * b + jv[j]
     for s in range(n_patterns):
         for j in range(k):
             state = states[s, j]
@@ -155,7 +212,7 @@ def _logp_grad(x, grad, ord_idx, free_idx, states, counts, pidx, al, be, p_al, p
         grad[2 * (n_ord + i) + 1] = gv[j]
     for q in range(n_prev):
         mu = math.exp(lm[q])
-        grad[off + q] = gt[q] + p_al[q] * (1.0 - mu) - p_be[q] * mu
+        grad[off + q] = gt[q] + p_al[q] * (1.0 - mu) - p_be[q] * mu + jt[q]
     return lp
 
 
@@ -205,6 +262,18 @@ class ChannelLogDensity:
         al, be = channel_hyper(spec)
         p_al, p_be = spec.priors.prevalence.expand(len(spec.prevalence_groups), GROUP)
         self.spec = spec
+        joint = spec.priors.joint
+        if joint is None:
+            joint_norm = 0.0
+            joint_args = (np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 0)))
+        else:
+            joint.check_size(spec.n_annotators, len(spec.prevalence_groups))
+            joint_norm = joint.log_norm
+            joint_args = (
+                np.ascontiguousarray(joint.index, dtype=np.int64),
+                np.ascontiguousarray(joint.mean, dtype=np.float64),
+                np.ascontiguousarray(joint.precision, dtype=np.float64),
+            )
         self.ord_idx = np.flatnonzero(spec.oriented).astype(np.int64)
         self.free_idx = np.flatnonzero(~spec.oriented).astype(np.int64)
         self._args = (
@@ -212,12 +281,14 @@ class ChannelLogDensity:
             self.free_idx,
             np.ascontiguousarray(spec.states, dtype=np.int64),
             np.ascontiguousarray(spec.counts, dtype=np.float64),
+            np.ascontiguousarray(spec.gold, dtype=np.float64),
             np.ascontiguousarray(spec.prevalence_index, dtype=np.int64),
             np.ascontiguousarray(al, dtype=np.float64),
             np.ascontiguousarray(be, dtype=np.float64),
             np.ascontiguousarray(p_al, dtype=np.float64),
             np.ascontiguousarray(p_be, dtype=np.float64),
-            float(-betaln(al, be).sum() - betaln(p_al, p_be).sum()),
+            float(-betaln(al, be).sum() - betaln(p_al, p_be).sum()) + joint_norm,
+            *joint_args,
         )
         self.n_prevalence = len(spec.prevalence_groups)
         self.n_dim = 2 * spec.n_annotators + self.n_prevalence
@@ -262,7 +333,7 @@ class ChannelLogDensity:
         lo, hi = logit(np.asarray(INIT_PAIR))
         pair_ord = np.array([lo, np.log(hi - lo)])
         pair_free = np.array([lo, hi])
-        p_al, p_be = self._args[7], self._args[8]
+        p_al, p_be = self._args[8], self._args[9]
         return np.concatenate(
             [
                 np.tile(pair_ord, self.ord_idx.size),

@@ -20,6 +20,15 @@ probabilities (they sum to one within a mask). The log-likelihood is therefore
 and uses only the ``L x 3**K`` counts: the cost of a gradient does not grow with
 the number of items.
 
+Gold items (items of known class, ``Summary.gold_counts()``) add
+
+    sum_y sum_s n^gold_ys sum_{j answered} log P(A_j = s_j | Y = y)
+
+(``ChannelModelSpec.gold``, shape (2, P)): the class is conditioned on, not
+modelled, so gold items inform the channels and not the prevalence, and their
+selection may depend on the class and the score (see :mod:`bayescal.channels.em`).
+The multinomial constant of the gold counts is dropped, as for the others.
+
 - ``"grouped"`` (score-bin Dawid-Skene): one prevalence per score group, shared channels.
 - ``"marginal"`` (Dawid-Skene, K >= 3): one prevalence (group ``"all"``) for every item.
 - ``"hui_walter"`` (K = 2, L >= 2 groups): the grouped likelihood with two annotators.
@@ -99,6 +108,17 @@ class ChannelModelSpec:
     priors: ChannelPriors
     group_edges: np.ndarray | None = None
     extra: dict = field(default_factory=dict)
+    #: gold items per known class (rows 0, 1) and kept pattern, shape (2, P); zeros: none
+    gold: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.gold is None:
+            self.gold = np.zeros((2, self.states.shape[0]), dtype=np.int64)
+
+    @property
+    def n_gold(self) -> tuple[int, int]:
+        """Gold items of class 0 and of class 1."""
+        return int(self.gold[0].sum()), int(self.gold[1].sum())
 
     @property
     def n_annotators(self) -> int:
@@ -171,11 +191,13 @@ def make_spec(
     j = _orient_index(annotators, orient)
     states_all = summary.states
     counts_all = summary.pattern_counts.values.astype(np.int64)
+    gold_all = summary.gold_counts().astype(np.int64)
     k = states_all.shape[1]
     # mask code: bit j set when annotator j answered
     answered = states_all != 2
     mask_code = answered.astype(np.int64) @ (1 << np.arange(k))
-    seen_masks = np.unique(mask_code[counts_all.sum(axis=0) > 0])
+    seen = counts_all.sum(axis=0) + gold_all.sum(axis=0) > 0
+    seen_masks = np.unique(mask_code[seen])
     keep = np.isin(mask_code, seen_masks)
     mask_id = np.searchsorted(seen_masks, mask_code[keep])
     counts = counts_all[:, keep]
@@ -201,6 +223,7 @@ def make_spec(
         orientation=orientation,
         priors=priors,
         group_edges=summary.group_edges,
+        gold=gold_all[:, keep],
     )
 
 
@@ -240,8 +263,19 @@ def multinomial_constant(counts, mask_id) -> np.ndarray:
     return gammaln(per_mask + 1).sum(axis=-1) - gammaln(counts + 1).sum(axis=-1)
 
 
+def gold_loglik(spec: ChannelModelSpec, a, b) -> np.ndarray:
+    """Log-likelihood of the gold items' answers at their known class, shape (...,)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    i1 = (spec.states == 1).astype(np.float64)
+    i0 = (spec.states == 0).astype(np.float64)
+    l0 = np.log(a) @ i1.T + np.log1p(-a) @ i0.T  # (..., P)
+    l1 = np.log(b) @ i1.T + np.log1p(-b) @ i0.T
+    return l0 @ spec.gold[0] + l1 @ spec.gold[1]
+
+
 def group_loglik(spec: ChannelModelSpec, a, b, prevalence) -> np.ndarray:
-    """Multinomial log-likelihood of each group's counts, shape (..., L)."""
+    """Multinomial log-likelihood of each group's counts, shape (..., L) (unknown items)."""
     lp = pattern_logp(a, b, prevalence, spec.states, spec.prevalence_index)
     return (spec.counts * lp).sum(axis=-1) + multinomial_constant(spec.counts, spec.mask_id)
 
@@ -342,6 +376,21 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
         mu = prev[spec.prevalence_index]  # (L,)
         lp = pt.logaddexp(pt.log1p(-mu)[:, None] + l0[None, :], pt.log(mu)[:, None] + l1[None, :])
         pm.Potential("pattern_loglik", (counts * lp).sum())
+        joint = spec.priors.joint
+        if joint is not None:
+            joint.check_size(k, len(spec.prevalence_groups))
+            rates = pt.concatenate([a, b, prev])[joint.index]
+            d = pt.log(rates) - pt.log1p(-rates) - joint.mean
+            # the normal on the log-odds, minus the log-odds Jacobian the Beta(1, 1) carries
+            pm.Potential(
+                "joint_prior",
+                joint.log_norm
+                - 0.5 * (d * pt.dot(joint.precision, d)).sum()
+                - (pt.log(rates) + pt.log1p(-rates)).sum(),
+            )
+        if spec.gold.sum() > 0:
+            gold = spec.gold.astype(np.float64)
+            pm.Potential("gold_loglik", (gold[0] * l0).sum() + (gold[1] * l1).sum())
     return BuiltModel(model=model, counts=counts, spec=spec)
 
 
@@ -375,7 +424,34 @@ def sample_prior(spec: ChannelModelSpec, draws: int, rng) -> dict:
         a[:, j], b[:, j] = x[:, 0], x[:, 1]
     p_al, p_be = spec.priors.prevalence.expand(len(spec.prevalence_groups), GROUP)
     prev = rng.beta(p_al, p_be, size=(draws, p_al.size))
+    if spec.priors.joint is not None:
+        _joint_draws(spec, a, b, prev, rng)
     return {"a": a, "b": b, "prevalence": prev}
+
+
+def _joint_draws(spec, a, b, prev, rng) -> None:
+    """Overwrite the rates of the joint prior with its draws (orientation by rejection)."""
+    joint = spec.priors.joint
+    k = spec.n_annotators
+    joint.check_size(k, prev.shape[1])
+    rates = np.concatenate([a, b, prev], axis=1)
+    bad = np.ones(rates.shape[0], dtype=bool)
+    tries = 0
+    while bad.any():
+        tries += 1
+        if tries > 10_000:
+            raise ConfigError(
+                "the joint prior puts almost no mass on a < b for the oriented annotators; "
+                "the orientation constraint cannot be met."
+            )
+        z = rng.multivariate_normal(joint.mean, joint.cov, size=int(bad.sum()))
+        rows = rates[bad]
+        rows[:, joint.index] = 1 / (1 + np.exp(-z))
+        rates[bad] = rows
+        bad = ((rates[:, :k] >= rates[:, k : 2 * k]) & spec.oriented).any(axis=1)
+    a[:] = rates[:, :k]
+    b[:] = rates[:, k : 2 * k]
+    prev[:] = rates[:, 2 * k :]
 
 
 def sample_counts(spec: ChannelModelSpec, a, b, prevalence, rng) -> np.ndarray:

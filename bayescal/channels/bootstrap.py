@@ -128,8 +128,11 @@ def bootstrap_channels(
     _check(summary, fit, n_draws, max_failed)
     rng = check_random_state(random_state)
     counts = _channel_counts(summary, fit)
-    used = counts.sum(axis=0) > 0
-    counts = counts[:, used]
+    # gold items (known class) are resampled with the others: their cells are extra rows
+    gold = summary.gold_counts().astype(np.float64)
+    used = (counts.sum(axis=0) + gold.sum(axis=0)) > 0
+    n_groups = counts.shape[0]
+    counts = np.concatenate([counts, gold])[:, used]
     i1, i0 = _indicators(summary.n_annotators)
     i1, i0 = i1[used], i0[used]
     flat = counts.ravel()
@@ -142,9 +145,10 @@ def bootstrap_channels(
         g *= flat.sum() / g.sum(axis=1, keepdims=True)
         boot = np.zeros((r, flat.size))
         boot[:, nz] = g
+        boot = boot.reshape((r,) + counts.shape)
         parts.append(
             em_run(
-                boot.reshape((r,) + counts.shape),
+                boot[:, :n_groups],
                 i1,
                 i0,
                 np.repeat(fit.a.values, r, axis=0),
@@ -152,6 +156,7 @@ def bootstrap_channels(
                 np.repeat(fit.prevalence.values, r, axis=0),
                 tol=tol,
                 max_iter=max_iter,
+                gold=boot[:, n_groups:],
             )
         )
     a, b, mu = (np.concatenate([p[key] for p in parts]) for key in ("a", "b", "mu"))

@@ -16,6 +16,19 @@ probabilities clipped to [1e-6, 1 - 1e-6], initial ``a ~ U[0.04, 0.30]``,
 group midpoints; orientation by one global label exchange so that the
 designated annotator has ``a < b``; keep the highest likelihood among converged
 starts whose oriented gaps are all at least ``1e-3``.
+
+Gold items (items of known class, ``Summary.gold_counts()``, shape (2, 3**K))
+enter through ``P(pattern | Y = y)`` at their known class: their E-step
+responsibility is fixed at ``y``, they add to the channel M-step and not to the
+prevalence. Conditioning on the class rather than using ``P(Y = y) P(pattern |
+y)`` keeps the likelihood valid when gold items were chosen by class or score
+(non-randomly), as long as the choice does not depend on the answers given the
+class. The mean log-likelihood is then
+
+    (1/N) [ sum_g sum_s n_gs log p_g(s) + sum_y sum_s n^gold_ys log P(s | Y = y) ].
+
+Gold items also fix the labelling (the likelihood is no longer symmetric under
+the label exchange), so with gold items no exchange is applied.
 """
 
 from __future__ import annotations
@@ -42,7 +55,7 @@ def _indicators(k: int):
     return (states == 1).astype(np.float64), (states == 0).astype(np.float64)
 
 
-def em_run(counts, i1, i0, a0, b0, mu0, *, tol=1e-9, max_iter=1000, clip=1e-6):
+def em_run(counts, i1, i0, a0, b0, mu0, *, tol=1e-9, max_iter=1000, clip=1e-6, gold=None):
     """Run EM from R starts at once.
 
     Parameters
@@ -54,12 +67,16 @@ def em_run(counts, i1, i0, a0, b0, mu0, *, tol=1e-9, max_iter=1000, clip=1e-6):
         Indicators of "answered 1" and "answered 0" for each pattern.
     a0, b0 : ndarray (R, K); mu0 : ndarray (R, L)
         Starting values.
+    gold : ndarray (2, P) or (R, 2, P), optional
+        Gold items per known class and pattern (module docstring).
 
     Returns
     -------
     dict with a, b, mu (final), mean_loglik (R,), converged (R,), n_iter (R,)
     """
-    n = counts.sum(axis=(-2, -1))
+    gold = np.zeros((2, counts.shape[-1])) if gold is None else np.asarray(gold, np.float64)
+    g0, g1 = gold[..., 0, :], gold[..., 1, :]  # (P,) or (R, P)
+    n = counts.sum(axis=(-2, -1)) + gold.sum(axis=(-2, -1))
     group_n = counts.sum(axis=-1)
     a, b, mu = a0.copy(), b0.copy(), mu0.copy()
     r = a.shape[0]
@@ -77,7 +94,8 @@ def em_run(counts, i1, i0, a0, b0, mu0, *, tol=1e-9, max_iter=1000, clip=1e-6):
         num0 = np.log1p(-mu)[:, :, None] + lp0[:, None, :]
         top = np.maximum(num0, num1)
         lse = top + np.log(np.exp(num0 - top) + np.exp(num1 - top))
-        ll_new = (counts * lse).sum(axis=(1, 2)) / n
+        ll_gold = (g0 * lp0).sum(axis=-1) + (g1 * lp1).sum(axis=-1)
+        ll_new = ((counts * lse).sum(axis=(1, 2)) + ll_gold) / n
         ll = np.where(active, ll_new, ll)
         done = active & (np.abs(ll_new - prev) < tol * (1.0 + np.abs(prev)))
         converged |= done
@@ -90,8 +108,8 @@ def em_run(counts, i1, i0, a0, b0, mu0, *, tol=1e-9, max_iter=1000, clip=1e-6):
         cg = counts * gamma  # (R, L, P)
         c0 = counts - cg
         mu_new = cg.sum(axis=2) / group_n
-        w1 = cg.sum(axis=1)  # (R, P)
-        w0 = c0.sum(axis=1)
+        w1 = cg.sum(axis=1) + g1  # (R, P): gold items at their known class
+        w0 = c0.sum(axis=1) + g0
         b_new = (w1 @ i1) / np.maximum(w1 @ answered, 1e-300)
         a_new = (w0 @ i1) / np.maximum(w0 @ answered, 1e-300)
         sel = active[:, None]
@@ -122,29 +140,38 @@ def em_fit_counts(
     orient=0,
     random_state=0,
     extra_starts=None,
+    gold=None,
 ):
     """EM on plain arrays; returns the best accepted start or raises FitError.
 
     ``counts`` has shape (L, 3**K); ``group_mid`` (L,) are the first start's
     prevalences; ``extra_starts`` is an optional (a, b, mu) triple of arrays
-    with leading start dimension, appended to the random starts.
+    with leading start dimension, appended to the random starts; ``gold`` (2, 3**K)
+    holds gold items per known class (module docstring; None or all zero: none).
     """
     check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap)
     rng = check_random_state(random_state)
     counts = np.asarray(counts, dtype=np.float64)
+    gold = np.zeros((2, counts.shape[1])) if gold is None else np.asarray(gold, np.float64)
+    has_gold = bool(gold.sum() > 0)
     i1, i0 = _indicators(k)
-    used = counts.sum(axis=0) > 0  # patterns seen: the others add nothing
+    used = (counts.sum(axis=0) + gold.sum(axis=0)) > 0  # patterns seen: the others add nothing
     counts_u, i1_u, i0_u = counts[:, used], i1[used], i0[used]
     a0, b0, mu0 = _starts(rng, n_starts, k, np.asarray(group_mid, dtype=np.float64))
     if extra_starts is not None:
         ea, eb, emu = (np.atleast_2d(np.asarray(x, dtype=np.float64)) for x in extra_starts)
         a0, b0, mu0 = np.vstack([a0, ea]), np.vstack([b0, eb]), np.vstack([mu0, emu])
-    out = em_run(counts_u, i1_u, i0_u, a0, b0, mu0, tol=tol, max_iter=max_iter, clip=clip)
-    a, b, mu = exchange_binary_labels(out["a"], out["b"], out["mu"], orient)
+    out = em_run(
+        counts_u, i1_u, i0_u, a0, b0, mu0, tol=tol, max_iter=max_iter, clip=clip, gold=gold[:, used]
+    )
+    if has_gold:  # gold items fix the labelling: an exchange would change the likelihood
+        a, b, mu = out["a"], out["b"], out["mu"]
+    else:
+        a, b, mu = exchange_binary_labels(out["a"], out["b"], out["mu"], orient)
     gaps = (b - a).min(axis=1)
     finite = np.isfinite(out["mean_loglik"]) & np.all(np.isfinite(a), axis=1)
     accepted = out["converged"] & (gaps >= min_gap) & finite
-    n_total = counts.sum()
+    n_total = counts.sum() + gold.sum()
     diag = {
         "starts": int(a0.shape[0]),
         "starts_converged": int(out["converged"].sum()),
@@ -152,6 +179,7 @@ def em_fit_counts(
         "start_logliks": (out["mean_loglik"] * n_total).tolist(),
         "start_min_gaps": gaps.tolist(),
         "iterations": out["n_iter"].tolist(),
+        "gold_items": [int(x) for x in gold.sum(axis=1)],
     }
     if not accepted.any():
         worst = int(np.argmin((b - a)[np.argmax(out["mean_loglik"])]))
@@ -290,6 +318,7 @@ def score_bin_em(
             min_gap=min_gap,
             orient=j,
             random_state=random_state,
+            gold=summary.gold_counts(),
         )
     except FitError as exc:
         if fallback == "fixed":
@@ -347,7 +376,7 @@ def dawid_skene_em(
     j = orient_index(summary.annotators, orient)
     counts = summary.pattern_counts.values.sum(axis=0, keepdims=True)
     extra = None
-    if use_moment_start:
+    if use_moment_start and summary.n_annotators >= 3:
         try:
             m = moment_inverse_arrays(counts[0], summary.n_annotators, orient=j)
             extra = (
@@ -369,6 +398,7 @@ def dawid_skene_em(
         orient=j,
         random_state=random_state,
         extra_starts=extra,
+        gold=summary.gold_counts(),
     )
     fit = ChannelFit.from_point(
         res["a"],
@@ -398,6 +428,7 @@ def dawid_skene_em_items(
     max_iter: int = 1000,
     tol: float = 1e-9,
     clip: float = 1e-6,
+    gold=None,
 ):
     """Per-item EM from one start: the slow, obvious implementation.
 
@@ -410,6 +441,9 @@ def dawid_skene_em_items(
     labels : ndarray (n_items, K), NaN = missing
     group : ndarray (n_items,) of ints in 0..L-1, optional
     a0, b0 : ndarray (K,); mu0 : ndarray (L,)
+    gold : ndarray (n_items,), optional
+        Known class 0 / 1 of gold items, NaN for the others: a gold item's
+        responsibility is its class, and only unknown items enter the prevalence.
 
     Returns
     -------
@@ -421,7 +455,10 @@ def dawid_skene_em_items(
     ans = ~np.isnan(lab)
     x = np.where(ans, lab, 0.0)
     keep = ans.any(axis=1)
-    x, ans, g = x[keep], ans[keep], g[keep]
+    known = np.full(n, np.nan) if gold is None else np.asarray(gold, dtype=np.float64)
+    x, ans, g, known = x[keep], ans[keep], g[keep], known[keep]
+    is_gold = ~np.isnan(known)
+    ug = g[~is_gold]
     a, b = np.array(a0, dtype=np.float64), np.array(b0, dtype=np.float64)
     mu = np.array(mu0, dtype=np.float64)
     prev = np.nan
@@ -432,7 +469,8 @@ def dawid_skene_em_items(
         l1 = (ans * (x * np.log(b) + (1 - x) * np.log1p(-b))).sum(axis=1)
         n1 = np.log(mu[g]) + l1
         n0 = np.log1p(-mu[g]) + l0
-        lse = np.logaddexp(n0, n1)
+        # an item's log-likelihood: marginal for unknown items, P(answers | Y = y) for gold
+        lse = np.where(is_gold, np.where(known == 1, l1, l0), np.logaddexp(n0, n1))
         ll = lse.mean()
         if abs(ll - prev) < tol * (1 + abs(prev)):
             converged = True
@@ -440,9 +478,10 @@ def dawid_skene_em_items(
         if it == max_iter:
             break
         prev = ll
-        gam = np.exp(n1 - lse)
+        gam = np.where(is_gold, known, np.exp(n1 - np.logaddexp(n0, n1)))
         mu = np.clip(
-            np.bincount(g, weights=gam, minlength=mu.size) / np.bincount(g, minlength=mu.size),
+            np.bincount(ug, weights=gam[~is_gold], minlength=mu.size)
+            / np.bincount(ug, minlength=mu.size),
             clip,
             1 - clip,
         )

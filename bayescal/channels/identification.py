@@ -13,11 +13,30 @@ import numpy as np
 
 from bayescal.errors import DataError, IdentificationError, IdentificationWarning
 
-__all__ = ["check_design", "check_fitted", "GAP_WARNING", "pair_group_moments"]
+__all__ = [
+    "check_design",
+    "check_fitted",
+    "gold_identifies",
+    "GAP_WARNING",
+    "GOLD_SE_WARNING",
+    "GOLD_METHODS",
+    "pair_group_moments",
+]
 
 #: Oriented gaps below this trigger a warning: corrected labels divide by the
 #: gap, so their variance grows like 1 / gap**2.
 GAP_WARNING = 0.05
+
+#: Gold items identify a design only if they are used by the estimator: the EM fits and the
+#: Bayesian models (which use these point methods' design checks) take them into account.
+GOLD_METHODS = ("score_bin_em", "dawid_skene_em")
+
+#: Worst-case standard error of a channel gap ``b_j - a_j`` from gold items alone above which
+#: a gold-identified design is flagged weak. From ``n0_j`` gold-0 and ``n1_j`` gold-1 answers
+#: of annotator ``j`` the Fisher information of ``a_j`` is ``n0_j / (a_j (1 - a_j))``, so
+#: ``se(b_j - a_j) = sqrt(a(1-a)/n0_j + b(1-b)/n1_j) <= sqrt(1/(4 n0_j) + 1/(4 n1_j))``;
+#: 0.1 is reached at ``n0_j = n1_j = 50``.
+GOLD_SE_WARNING = 0.1
 
 _ONE = (
     "one annotator cannot identify its own noise channel: the same answer rates arise from "
@@ -58,20 +77,92 @@ def pair_group_moments(summary, j=0, k=1):
     return {"q1": q1, "q2": q2, "q12": q12, "n1": n1, "n2": n2, "n12": n12}
 
 
+def gold_identifies(summary) -> tuple[bool, float]:
+    """Whether gold items alone identify every annotator's channel, and how well.
+
+    Gold items' answers are Bernoulli(``a_j``) for gold-0 items and Bernoulli(``b_j``)
+    for gold-1 items (the gold likelihood of :mod:`bayescal.channels.em`). Its
+    log-likelihood in ``logit a_j`` has second derivative ``-n0_j a_j (1 - a_j)``,
+    strictly negative once annotator ``j`` answered one gold-0 item, so "enough" gold
+    items means: **every annotator answered at least one gold-0 and one gold-1
+    item**. Then ``(a, b)`` are identified without score groups or a third
+    annotator, for any K >= 1, and the unknown items' prevalence follows from an
+    annotator's positive rate ``a_j + mu (b_j - a_j)`` (``b_j != a_j``).
+
+    Returns
+    -------
+    identified : bool
+    worst_se : float
+        ``max_j sqrt(1/(4 n0_j) + 1/(4 n1_j))``: the largest worst-case standard
+        error of a gap from gold items alone (inf when not identified); above
+        :data:`GOLD_SE_WARNING` the gold identification is weak.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescal import Annotations, summarize
+    >>> data = Annotations.from_arrays(
+    ...     [0.2, 0.8, 0.5], [[0], [1], [1]], gold=[0, 1, np.nan])
+    >>> gold_identifies(summarize(data, groups=1))
+    (True, 0.7071067811865476)
+    """
+    if not summary.has_gold:
+        return False, float("inf")
+    answered = summary.gold_answered().astype(np.float64)  # (2, K)
+    if (answered < 1).any():
+        return False, float("inf")
+    return True, float(np.sqrt(0.25 / answered[0] + 0.25 / answered[1]).max())
+
+
+def _gold_message(summary, method) -> str:
+    if not summary.has_gold:
+        return ""
+    n0, n1 = summary.n_gold
+    if method not in GOLD_METHODS:
+        return (
+            f" The {n0 + n1} gold items do not help here: method {method!r} does not use them "
+            f"(use {' or '.join(GOLD_METHODS)} or the Bayesian models)."
+        )
+    answered = summary.gold_answered()
+    short = [
+        summary.annotators[j] for j in range(summary.n_annotators) if (answered[:, j] < 1).any()
+    ]
+    return (
+        f" The gold items ({n0} of class 0, {n1} of class 1) would identify the channels if "
+        f"every annotator had answered at least one of each class; {short} have not."
+    )
+
+
 def check_design(summary, method: str) -> list[str]:
-    """Refuse non-identified designs; return (and emit) weak-identification warnings."""
+    """Refuse non-identified designs; return (and emit) weak-identification warnings.
+
+    Gold items (SPEC §1 extension, issue 15) identify K = 1 and K = 2 without score
+    groups when :func:`gold_identifies` says so and ``method`` uses them
+    (:data:`GOLD_METHODS`).
+    """
     out: list[str] = []
     k = summary.n_annotators
     if summary.n_items == 0:
         raise DataError("no annotated items: every item has all answers missing.")
-    answered = summary.answered_counts.values
+    answered = summary.answered_counts.values + summary.gold_answered().sum(axis=0)
     if (answered == 0).any():
         names = [summary.annotators[j] for j in np.flatnonzero(answered == 0)]
         raise DataError(
             f"annotator(s) {names} answered no item; remove them before fitting channels."
         )
+    by_gold, worst_se = gold_identifies(summary)
+    if by_gold and method in GOLD_METHODS:
+        if worst_se > GOLD_SE_WARNING:
+            _warn(
+                f"the gold items identify the channels only weakly: a gap b - a estimated from "
+                f"them alone has a standard error up to {worst_se:.3f} (above "
+                f"{GOLD_SE_WARNING}; every annotator needs about 50 answered gold items of each "
+                "class for 0.1). Add gold items, annotators or score groups.",
+                out,
+            )
+        return out
     if k == 1:
-        raise IdentificationError(_ONE)
+        raise IdentificationError(_ONE + _gold_message(summary, method))
     if method in ("dawid_skene_em", "moments") and k < 3:
         raise IdentificationError(
             f"method {method!r} needs at least three annotators; got two. " + _TWO_MARGINAL
@@ -92,6 +183,7 @@ def check_design(summary, method: str) -> list[str]:
             raise IdentificationError(
                 f"two annotators need at least two non-empty score groups; got {nonempty}. "
                 + _TWO_MARGINAL
+                + _gold_message(summary, method)
             )
         if method == "hui_walter" and summary.n_groups != 2:
             raise IdentificationError(

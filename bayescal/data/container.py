@@ -26,6 +26,7 @@ from bayescal.data.validation import (
     ItemWhere,
     RowWhere,
     as_numeric,
+    check_gold,
     check_groups,
     check_ids,
     check_item_ids,
@@ -80,6 +81,7 @@ class Annotations:
         mask=None,
         item=None,
         group=None,
+        gold=None,
     ) -> Annotations:
         """Build from wide numpy-like arrays.
 
@@ -100,6 +102,9 @@ class Annotations:
             Unique item ids, all strings or all integers; default ``0 .. n-1``.
         group : array-like of shape (n_items,), optional
             A user-defined grouping of the items (one type, no missing values).
+        gold : array-like of shape (n_items,), optional
+            The known class (0 or 1) of gold (control) items, NaN for every other
+            item; the channel models use it (:mod:`bayescal.summaries.summary`).
 
         Raises
         ------
@@ -114,6 +119,7 @@ class Annotations:
             mask=mask,
             item=item,
             group=group,
+            gold=gold,
         )
 
     @classmethod
@@ -127,6 +133,7 @@ class Annotations:
         mask=None,
         item=None,
         group=None,
+        gold=None,
         where=None,
         score_name: str = "score",
     ) -> Annotations:
@@ -152,6 +159,8 @@ class Annotations:
             data_vars["truth"] = ((ITEM,), check_truth(truth, n, where=where))
         if group is not None:
             data_vars["group"] = ((ITEM,), check_groups(group, n, where=where))
+        if gold is not None:
+            data_vars["gold"] = ((ITEM,), check_gold(gold, n, where=where))
         ds = xr.Dataset(data_vars, coords={ITEM: ids, ANNOTATOR: np.array(names, dtype=object)})
         return cls(ds)
 
@@ -169,7 +178,13 @@ class Annotations:
         for var in ("score", "label"):
             if var not in dataset:
                 raise DataError(f"dataset has no variable {var!r}; it needs 'score' and 'label'.")
-        expected = {"score": {ITEM}, "label": {ITEM, ANNOTATOR}, "truth": {ITEM}, "group": {ITEM}}
+        expected = {
+            "score": {ITEM},
+            "label": {ITEM, ANNOTATOR},
+            "truth": {ITEM},
+            "group": {ITEM},
+            "gold": {ITEM},
+        }
         for var, dims in expected.items():
             if var in dataset and set(dataset[var].dims) != dims:
                 raise DataError(
@@ -184,6 +199,7 @@ class Annotations:
             annotators=list(label[ANNOTATOR].values),
             item=dataset[ITEM].values,
             group=dataset["group"].values if "group" in dataset else None,
+            gold=dataset["gold"].values if "gold" in dataset else None,
         )
 
     @classmethod
@@ -196,6 +212,7 @@ class Annotations:
         label: str = "label",
         score="score",
         truth=None,
+        gold=None,
     ) -> Annotations:
         """Build from a long table with one row per (item, annotator) answer.
 
@@ -210,6 +227,9 @@ class Annotations:
             an item), or a mapping / Series from item id to score.
         truth : str or mapping or pandas.Series, optional
             Same forms as ``score`` for the clean labels.
+        gold : str or mapping or pandas.Series, optional
+            Same forms for the known class (0 / 1) of gold items; blank (NaN) or absent
+            for the other items.
 
         Items that appear in ``score`` but have no rows in ``frame`` are kept as
         unannotated items. Two rows for one (item, annotator) pair are refused, and so
@@ -245,12 +265,13 @@ class Annotations:
             as_numeric(frame[label], f"label column {label!r}"),
             score=_per_row(frame, score, "score", where),
             truth=None if truth is None else _per_row(frame, truth, "truth", where),
+            gold=None if gold is None else _per_row(frame, gold, "gold", where),
             where=where,
             label_name=label,
         )
 
     @classmethod
-    def _from_answers(cls, items, raters, labels, *, score, truth, where, label_name):
+    def _from_answers(cls, items, raters, labels, *, score, truth, where, label_name, gold=None):
         """Answers (one per row) to the wide container; ``score`` / ``truth`` are
         ``(name, per-row values)`` or ``(name, pandas.Series by item)``."""
         import pandas as pd
@@ -306,6 +327,7 @@ class Annotations:
                 check_truth(truth_values, truth_values.size, where=where)
                 t_index, t = _constant_per_item(items, truth_values, f"truth {truth_name!r}", where)
                 y = t[t_index.get_indexer(item_index)]
+        known = None if gold is None else _gold_per_item(items, item_index, gold, where)
         ann_names = pd.unique(pd.Index(raters))
         col = pd.Index(ann_names).get_indexer(raters)
         wide = np.full((len(item_index), len(ann_names)), np.nan, dtype=np.float64)
@@ -314,6 +336,7 @@ class Annotations:
             z,
             wide,
             truth=y,
+            gold=known,
             annotators=[str(a) for a in ann_names],
             item=item_index.to_numpy(),
         )
@@ -454,6 +477,11 @@ class Annotations:
         return self._ds["group"].values if "group" in self._ds else None
 
     @property
+    def gold(self) -> np.ndarray | None:
+        """Known class of gold items (0 / 1), NaN for the others; None without gold."""
+        return self._ds["gold"].values if "gold" in self._ds else None
+
+    @property
     def annotated(self) -> np.ndarray:
         """Boolean (n_items,): True where at least one annotator answered."""
         return self.answered.any(axis=1)
@@ -488,6 +516,8 @@ class Annotations:
         h.update(np.ascontiguousarray(self.labels).tobytes())
         if self.truth is not None:
             h.update(np.ascontiguousarray(self.truth).tobytes())
+        if self.gold is not None:
+            h.update(b"gold" + np.ascontiguousarray(self.gold).tobytes())
         h.update("\x1f".join(self.annotators).encode())
         return h.hexdigest()
 
@@ -555,6 +585,22 @@ def _per_row(frame, spec, what: str, where):
     return what, pd.Series(values, index=pd.Index(ids, dtype=object))
 
 
+def _gold_per_item(items, item_index, gold, where) -> np.ndarray:
+    """Gold classes by item (NaN = not gold) from per-row values or a Series by item."""
+    import pandas as pd
+
+    name, values = gold
+    if isinstance(values, pd.Series):
+        known = values.reindex(item_index).to_numpy(dtype=np.float64)  # absent: not gold
+        return check_gold(known, known.size)
+    check_gold(values, values.size, where=where)
+    # blank rows count as -1 so that "blank on one row, 1 on another" is caught as a conflict
+    coded = np.where(np.isnan(values), -1.0, values)
+    index, per_item = _constant_per_item(items, coded, f"gold {name!r} (blank shown as -1)", where)
+    known = per_item[index.get_indexer(item_index)]
+    return np.where(known < 0, np.nan, known)
+
+
 def _constant_per_item(items, values, what: str, where):
     """(item index in first-appearance order, one value per item); refuses an item whose
     rows disagree."""
@@ -589,8 +635,8 @@ def _check_column_names(**names) -> None:
             )
 
 
-def check_role_clash(annotators, *, score, truth=None, item=None) -> None:
-    """Refuse a column named both as an annotator and as the score, truth or item.
+def check_role_clash(annotators, *, score, truth=None, item=None, gold=None) -> None:
+    """Refuse a column named both as an annotator and as the score, truth, item or gold.
 
     A setting that contradicts itself (``--truth r1`` with ``r1`` an annotator) is a
     :class:`~bayescal.errors.ConfigError`, not bad data (issue 12).
@@ -603,22 +649,24 @@ def check_role_clash(annotators, *, score, truth=None, item=None) -> None:
     ...
     bayescal.errors.ConfigError: column(s) ['r1'] cannot be both an annotator and ...
     """
-    reserved = {c for c in (score, truth, item) if c is not None}
+    reserved = {c for c in (score, truth, item, gold) if c is not None}
     clash = [c for c in annotators if c in reserved]
     if clash:
         raise ConfigError(
-            f"column(s) {clash!r} cannot be both an annotator and the score, truth or item "
-            f"column (score={score!r}, truth={truth!r}, item={item!r}); remove them from the "
-            "annotators, or name another column for that role."
+            f"column(s) {clash!r} cannot be both an annotator and the score, truth, item or "
+            f"gold column (score={score!r}, truth={truth!r}, item={item!r}, gold={gold!r}); "
+            "remove them from the annotators, or name another column for that role."
         )
 
 
-def _annotator_columns(available, *, score, annotators, truth, item, source: str) -> list:
+def _annotator_columns(
+    available, *, score, annotators, truth, item, source: str, gold=None
+) -> list:
     """The annotator columns of a wide table, after checking every named column exists."""
-    _check_column_names(score=score, truth=truth, item=item)
+    _check_column_names(score=score, truth=truth, item=item, gold=gold)
     if score is None:
         raise ConfigError("score= must name the score column; got None.")
-    reserved = [c for c in (score, truth, item) if c is not None]
+    reserved = [c for c in (score, truth, item, gold) if c is not None]
     for col in reserved:
         if col not in available:
             raise DataError(
@@ -638,7 +686,7 @@ def _annotator_columns(available, *, score, annotators, truth, item, source: str
                 f"{source} has no annotator column(s) {missing!r}; columns are "
                 f"{_short(list(available))}."
             )
-        check_role_clash(annotators, score=score, truth=truth, item=item)
+        check_role_clash(annotators, score=score, truth=truth, item=item, gold=gold)
         check_names(annotators, len(annotators))
     if not annotators:
         raise DataError(f"{source} has no annotator columns.")
@@ -663,6 +711,7 @@ def load_csv(
     *,
     probs=None,
     classes=None,
+    gold: str | None = None,
 ) -> Annotations | MulticlassAnnotations:
     """Read a wide CSV: one row per item, one column per annotator, blank = missing.
 
@@ -692,6 +741,9 @@ def load_csv(
         Multiclass data: the class-probability columns ``[p0, ..., pC-1]``.
     classes : list of str, optional
         Multiclass data: class names in column order (answers may use them).
+    gold : str, optional
+        Binary data: column with the known class (0 / 1) of gold items, blank for
+        the others.
 
     Raises
     ------
@@ -710,6 +762,8 @@ def load_csv(
     3
     """
     if probs is not None or classes is not None:
+        if gold is not None:
+            raise ConfigError("gold items are supported for binary data only (no probs).")
         return _load_multiclass(path, score, annotators, truth, item, probs, classes)
     score = "score" if score is None else score
     table = read_csv(path, what="CSV file", text_columns=[] if item is None else [item])
@@ -719,6 +773,7 @@ def load_csv(
         annotators=annotators,
         truth=truth,
         item=item,
+        gold=gold,
         source=f"CSV file {str(table.path)!r}",
     )
     where, cols = table.where(), table.columns
@@ -734,10 +789,16 @@ def load_csv(
         if truth is None
         else parse_numbers(cols[truth], what=f"truth column {truth!r}", where=where)
     )
+    gold_values = (
+        None
+        if gold is None
+        else parse_numbers(cols[gold], what=f"gold column {gold!r}", where=where, blank="missing")
+    )
     return Annotations._build(
         z,
         lab,
         truth=y,
+        gold=gold_values,
         annotators=names,
         item=None if item is None else cols[item],
         where=where,
@@ -771,6 +832,7 @@ def load_table(
     *,
     probs=None,
     classes=None,
+    gold: str | None = None,
 ) -> Annotations | MulticlassAnnotations:
     """Read a wide table (CSV or Parquet): one row per item, one column per annotator.
 
@@ -780,13 +842,16 @@ def load_table(
     boolean (null = missing answer); the item id string or integer. Any other type
     (text in a number column, lists, structs, timestamps, decimals) is refused by name.
     With ``probs`` (and optionally ``classes``) the table is multiclass data, as in
-    :func:`load_csv`.
+    :func:`load_csv`. ``gold`` names the column of gold items' known classes (0 / 1,
+    blank or null for the other items).
     """
     if probs is not None or classes is not None:
+        if gold is not None:
+            raise ConfigError("gold items are supported for binary data only (no probs).")
         return _load_multiclass(path, score, annotators, truth, item, probs, classes)
     score = "score" if score is None else score
     if not _is_parquet(path):
-        return load_csv(path, score=score, annotators=annotators, truth=truth, item=item)
+        return load_csv(path, score=score, annotators=annotators, truth=truth, item=item, gold=gold)
     pf = open_parquet(path)
     available = list(pf.schema_arrow.names)
     names = _annotator_columns(
@@ -795,11 +860,13 @@ def load_table(
         annotators=annotators,
         truth=truth,
         item=item,
+        gold=gold,
         source=f"Parquet file {str(path)!r}",
     )
     roles = {c: "label" for c in names} | {score: "number", item: "id"}
-    if truth is not None:
-        roles[truth] = "label"
+    for role_column in (truth, gold):
+        if role_column is not None:
+            roles[role_column] = "label"
     frame = read_parquet(pf, path, roles)
     if len(frame) == 0:
         raise DataError(f"Parquet file {str(path)!r} has no rows.")
@@ -809,6 +876,7 @@ def load_table(
         as_numeric(frame[score], f"score column {score!r}"),
         lab,
         truth=None if truth is None else as_numeric(frame[truth], f"truth column {truth!r}"),
+        gold=None if gold is None else as_numeric(frame[gold], f"gold column {gold!r}"),
         annotators=[str(a) for a in names],
         item=None if item is None else frame[item].to_numpy(dtype=object),
         where=where,
@@ -824,13 +892,16 @@ def load_long(
     label: str = "label",
     score: str = "score",
     truth: str | None = None,
+    gold: str | None = None,
 ) -> Annotations:
     """Read a long table (CSV or Parquet) with one row per answer.
 
     Item and annotator ids are read as written: in a CSV file they stay strings
     (``"5"`` and ``"05"`` are two items; raters ``"1"``, ``"1.0"`` and ``"01"`` are
     three annotators); in Parquet they must be strings or integers. A blank id or
-    label is refused. See :meth:`Annotations.from_long` for the other rules.
+    label is refused. ``gold`` names a column with the known class of gold items (the
+    same on every row of an item, blank for the other items). See
+    :meth:`Annotations.from_long` for the other rules.
 
     Examples
     --------
@@ -841,20 +912,24 @@ def load_long(
     >>> d.items.tolist(), d.annotators
     (['5', '05'], ['1', '1.0'])
     """
-    _check_column_names(item=item, annotator=annotator, label=label, score=score, truth=truth)
+    _check_column_names(
+        item=item, annotator=annotator, label=label, score=score, truth=truth, gold=gold
+    )
     if None in (item, annotator, label, score):
         raise ConfigError("item=, annotator=, label= and score= must name columns; got None.")
-    if truth is not None and truth in (item, annotator, label, score):
-        raise ConfigError(
-            f"truth={truth!r} is also the item, annotator, label or score column; the reference "
-            "label needs its own column."
-        )
-    columns = (item, annotator, label, score) + ((truth,) if truth is not None else ())
+    for role, col in (("truth", truth), ("gold", gold)):
+        if col is not None and col in (item, annotator, label, score):
+            raise ConfigError(
+                f"{role}={col!r} is also the item, annotator, label or score column; the "
+                f"{'reference label' if role == 'truth' else 'gold label'} needs its own column."
+            )
+    optional = tuple(c for c in (truth, gold) if c is not None)
+    columns = (item, annotator, label, score) + optional
     if _is_parquet(path):
         pf = open_parquet(path)
         roles = {item: "id", annotator: "id", label: "label", score: "number"}
-        if truth is not None:
-            roles[truth] = "label"
+        for column in optional:
+            roles[column] = "label"
         available = list(pf.schema_arrow.names)
         source = f"Parquet file {str(path)!r}"
     else:
@@ -884,6 +959,7 @@ def load_long(
         number(label, "missing"),
         score=(score, z),
         truth=None if truth is None else (truth, number(truth, "error")),
+        gold=None if gold is None else (gold, number(gold, "missing")),
         where=where,
         label_name=label,
     )

@@ -32,6 +32,7 @@ __all__ = [
     "check_scores",
     "check_labels",
     "check_truth",
+    "check_gold",
     "check_names",
     "check_ids",
     "check_item_ids",
@@ -375,6 +376,27 @@ def check_truth(truth, n_items: int, ids=None, where: Where | None = None) -> np
     if bad.any():
         raise DataError(f"truth: {_examples(bad, y, where)} is not 0 or 1; truth must be 0 or 1.")
     return y.astype(np.int8)
+
+
+def check_gold(gold, n_items: int, ids=None, where: Where | None = None) -> np.ndarray:
+    """Gold classes: 1-D of 0, 1 or NaN (missing = not a gold item), as float64.
+
+    Examples
+    --------
+    >>> check_gold([0, float("nan"), 1], 3)
+    array([ 0., nan,  1.])
+    """
+    y = as_numeric(gold, "gold")
+    if y.ndim != 1 or y.shape[0] != n_items:
+        raise DataError(f"gold must have shape ({n_items},) like the scores; got {y.shape}.")
+    where = where or ItemWhere(ids)
+    bad = ~np.isnan(y) & (y != 0) & (y != 1)
+    if bad.any():
+        raise DataError(
+            f"gold: {_examples(bad, y, where)} is not 0 or 1; a gold item's known class is 0 "
+            "or 1, and an item that is not a gold item is left blank (missing)."
+        )
+    return y.astype(np.float64)
 
 
 def check_names(names, k: int, what: str = "annotator") -> list[str]:

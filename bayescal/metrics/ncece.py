@@ -287,6 +287,7 @@ def estimate_nc_ece(
             group_edges=group_edges,
             bin_edges=bin_edges,
             truth=None if data.truth is None else data.truth[idx],
+            gold=None if data.gold is None else data.gold[idx],
         )
 
     rng = check_random_state(random_state)

@@ -24,6 +24,7 @@ from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
 from bayescal.report import sections as steps
 from bayescal.report.core import Provenance, Report, fmt
+from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
 from bayescal.report.recal_section import recalibration_section
 from bayescal.summaries.summary import Summary
 
@@ -89,6 +90,8 @@ def audit(
     progress: bool = False,
     command: str | None = None,
     title: str | None = None,
+    priors=None,
+    gold_in_ece: bool = False,
 ) -> AuditReport:
     """Audit the calibration of a binary score from noisy annotations.
 
@@ -121,6 +124,13 @@ def audit(
     command : str, optional
         The command line, recorded for reproducibility.
     title : str, optional
+    priors : ChannelPriors, mapping or None
+        Priors of the Bayesian channel model, for example
+        ``ChannelPriors.from_fit(previous_audit.channels)``; default: the weakly
+        informative defaults of :mod:`bayescal.bayes.priors`.
+    gold_in_ece : bool, default False
+        Gold items (the container's ``gold``) always inform the channels; they enter the
+        calibration error only when this is True (they are often chosen non-randomly).
 
     Returns
     -------
@@ -141,6 +151,17 @@ def audit(
         raise ConfigError(f"channels must be one of {CHANNEL_CHOICES}; got {channels!r}.")
     if not 0 < prob < 1:
         raise ConfigError(f"prob must be in (0, 1); got {prob}.")
+    if priors is not None:
+        if channels != "bayes":
+            raise ConfigError(
+                "priors are for the Bayesian channels: use channels='bayes' (--channels bayes) "
+                "with priors from an earlier audit."
+            )
+        from bayescal.bayes.priors import ChannelPriors
+
+        priors = ChannelPriors.coerce(priors)
+    if not isinstance(gold_in_ece, bool):
+        raise ConfigError(f"gold_in_ece must be True or False; got {gold_in_ece!r}.")
     started = time.perf_counter()
     ctx = steps.Context(
         data=data,
@@ -154,12 +175,15 @@ def audit(
         prob=prob,
         seed=seed_from(random_state),
         progress=progress,
+        priors=priors,
+        gold_in_ece=gold_in_ece,
     )
     stages = (
-        ("summarising the data", steps.data_section),
+        ("summarising the data", data_with_gold_section),
         ("checking the design", steps.identification_section),
         (f"fitting the channels ({channels})", steps.channel_section),
         ("convergence and fit diagnostics", steps.diagnostics_section),
+        ("gold items and priors", knowledge_section),
         ("NC-ECE and its interval", steps.ece_section),
         ("recalibration maps", recalibration_section),
     )
@@ -183,15 +207,19 @@ def audit(
             "tune": tune,
             "chains": chains,
             "prob": prob,
+            "gold_in_ece": gold_in_ece,
+            "priors": None if priors is None else repr(priors),
         },
         started=started,
     )
     sections.append(provenance.section())
     idata = getattr(ctx.channels, "idata", None)
+    summary = steps.build_summary(ctx)
+    summary["knowledge"] = ctx.diagnostics["knowledge"]
     return AuditReport(
         kind="binary",
         title=title or "bayescal calibration audit",
-        summary=steps.build_summary(ctx),
+        summary=summary,
         sections=sections,
         provenance=provenance,
         flags=list(ctx.flags),

@@ -7,11 +7,14 @@ multiclass audit runs instead (:mod:`bayescal.report.multiclass_cli`).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shlex
 import sys
 import time
 
+from bayescal.bayes.posterior_file import load_channel_posterior
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.errors import ConfigError
 from bayescal.examples import EXAMPLES
 from bayescal.progress import dask_progress
@@ -38,6 +41,8 @@ examples:
   bayescal audit 'parts/*.parquet' --channels score-bin-em --bins 15 --out audit/
   bayescal audit --example cifar10h-10class --out cifar-report/
   bayescal audit answers.csv --probs p0,p1,p2 --annotators r1,r2,r3 --out audit/
+  bayescal audit ratings.csv --annotators r1,r2 --gold known --groups 1 --out audit/
+  bayescal audit q2.csv --annotators r1,r2,r3 --priors q1-audit/posterior.nc --out q2-audit/
 
 --out is replaced as a whole, and only once the report is complete: after an error or
 Ctrl-C it holds the earlier report, byte for byte.
@@ -87,6 +92,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="reference-label column: 0/1, or a class with --probs (default: none)",
     )
     parser.add_argument("--item", default=None, help="item-id column (default: none)")
+    parser.add_argument(
+        "--gold",
+        default=None,
+        metavar="COL",
+        help="binary data: column with the known class (0/1) of gold items, blank for the "
+        "others; gold items inform the channels and stay out of the NC-ECE (default: none)",
+    )
+    parser.add_argument(
+        "--priors",
+        default=None,
+        metavar="FILE",
+        help="posterior.nc of an earlier binary audit (--channels bayes): its channel posterior "
+        "becomes this audit's prior, per annotator by name, discounted by --priors-inflate; "
+        "conflicts with the new data are flagged (default: weakly informative priors)",
+    )
+    parser.add_argument(
+        "--priors-inflate",
+        type=at_least_one,
+        default=2.0,
+        help="drift discount of --priors: the earlier audit counts as 1/INFLATE of its items "
+        "(1 = annotators unchanged; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--priors-joint",
+        action="store_true",
+        help="keep the correlations of the --priors posterior (one normal on the log-odds of "
+        "the carried-over rates) instead of one Beta per rate (default: one Beta per rate)",
+    )
+    parser.add_argument(
+        "--gold-in-ece",
+        action="store_true",
+        help="also count the gold items in the calibration error (default: left out, since "
+        "gold items are often chosen non-randomly)",
+    )
     parser.add_argument(
         "--long",
         default=None,
@@ -165,13 +204,30 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     if wants_multiclass(args):
+        if args.gold or args.gold_in_ece or args.priors:
+            raise ConfigError(
+                "--gold, --gold-in-ece and --priors apply to binary data only in this version: "
+                "drop them for multiclass data (--probs)."
+            )
         return run_multiclass(args, t0)
     stray = [f for f, on in (("--classes", args.classes), ("--view", args.view != "auto")) if on]
     if stray:
         raise ConfigError(f"{' and '.join(stray)} apply to multiclass data only: add --probs.")
     if args.groups is None:
         args.groups = 5
+    _check_knowledge_options(args)
+    earlier = _earlier_posterior(args)
     data = _load(args)
+    priors = (
+        None
+        if earlier is None
+        else ChannelPriors.from_fit(
+            earlier,
+            inflate=args.priors_inflate,
+            annotators=data.annotators,
+            joint=args.priors_joint,
+        )
+    )
     say(args, f"bayescal: {data!r}")
     say(
         args,
@@ -189,6 +245,8 @@ def run(args: argparse.Namespace) -> int:
         prob=args.prob,
         random_state=args.seed,
         progress=progress_wanted(args),
+        gold_in_ece=args.gold_in_ece,
+        priors=priors,
         command="bayescal "
         + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
     )
@@ -203,6 +261,34 @@ def run(args: argparse.Namespace) -> int:
         headline += f"; NOT RELIABLE ({', '.join(nc['unreliable_because'])}: see the error lines)"
     report_outcome(args, result, headline, t0)
     return 0
+
+
+def at_least_one(text: str) -> float:
+    """An argparse type: a finite number >= 1 (the drift discount of --priors)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value >= 1.0 and math.isfinite(value)):  # NaN fails too
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 1; got {text!r}")
+    return value
+
+
+def _earlier_posterior(args: argparse.Namespace):
+    """The --priors file's channel posterior, checked before the data are read."""
+    if args.priors is None:
+        return None
+    if args.channels != "bayes":
+        raise ConfigError("--priors are for the Bayesian channels: use --channels bayes.")
+    return load_channel_posterior(args.priors)
+
+
+def _check_knowledge_options(args: argparse.Namespace) -> None:
+    """The gold and priors options that need another option."""
+    if args.gold_in_ece and not args.gold:
+        raise ConfigError("--gold-in-ece needs --gold COL (the column of gold items' classes).")
+    if args.priors_joint and not args.priors:
+        raise ConfigError("--priors-joint needs --priors FILE.")
 
 
 def _load(args: argparse.Namespace):

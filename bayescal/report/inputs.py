@@ -96,9 +96,17 @@ def load_audit_data(args):
     if args.example:
         if args.data:
             raise ConfigError("give either DATA or --example, not both.")
+        if getattr(args, "gold", None):
+            raise ConfigError("--gold names a column of DATA; the examples have no gold column.")
         return load_example(args.example)
     if not args.data:
         raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
+    gold = getattr(args, "gold", None)
+    if gold is not None and is_out_of_core(args.data):
+        raise ConfigError(
+            "--gold is read from one CSV or Parquet file (not a folder or glob summarised out "
+            "of core); give a single file."
+        )
     if is_out_of_core(args.data):
         return summarize_out_of_core(args)
     if args.long:
@@ -110,10 +118,16 @@ def load_audit_data(args):
             label=label,
             score=args.score,
             truth=args.truth,
+            gold=gold,
         )
     annotators = parse_names(args.annotators, "--annotators") if args.annotators else None
     return load_table(
-        args.data, score=args.score, annotators=annotators, truth=args.truth, item=args.item
+        args.data,
+        score=args.score,
+        annotators=annotators,
+        truth=args.truth,
+        item=args.item,
+        gold=gold,
     )
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.channels.fit import fit_channels
-from bayescal.channels.identification import check_design
+from bayescal.channels.identification import check_design, gold_identifies
 from bayescal.channels.plausibility import ece_range_flags, plausibility_flags
 from bayescal.errors import FitError
 from bayescal.flags import Flag
@@ -91,6 +91,9 @@ class Context:
     flags: list = field(default_factory=list)
     point_method: str = ""
     diagnostics: dict = field(default_factory=dict)
+    #: channel priors of the Bayesian fit (None: defaults); gold items in the ECE bins
+    priors: object = None
+    gold_in_ece: bool = False
 
     def flag(self, code: str, messages: Iterable[str], source: str) -> None:
         """Add one flag per message (each message once)."""
@@ -171,13 +174,7 @@ def identification_section(ctx: Context) -> Section:
             "channel model",
             "Bayesian grouped Dawid-Skene (PyMC)" if choice == "bayes" else ctx.point_method,
         ),
-        (
-            "why identified",
-            "three or more annotators identify the channels (Dawid-Skene)"
-            if k >= 3
-            else "two annotators are identified by score groups "
-            "with different prevalences (Hui-Walter)",
-        ),
+        ("why identified", _why_identified(ctx, k)),
     ]
     return Section(
         key="identification",
@@ -185,6 +182,14 @@ def identification_section(ctx: Context) -> Section:
         tables=[Table("Design", ("check", "value"), rows)],
         notes=["Assumptions, in plain words:", *ASSUMPTIONS],
     )
+
+
+def _why_identified(ctx: Context, k: int) -> str:
+    if k < 3 and gold_identifies(ctx.summary)[0]:
+        return "the gold items: every annotator answered gold items of both classes"
+    if k >= 3:
+        return "three or more annotators identify the channels (Dawid-Skene)"
+    return "two annotators are identified by score groups with different prevalences (Hui-Walter)"
 
 
 # --------------------------------------------------------------------------- channels
@@ -212,6 +217,21 @@ def _fit_point(ctx: Context) -> None:
         )
 
 
+def fit_posterior(ctx: Context, summary, **options):
+    """The audit's Bayesian grouped model on ``summary`` with the audit's settings and seed."""
+    return fit_channels_bayes(
+        summary,
+        "grouped",
+        priors=ctx.priors,
+        draws=ctx.draws,
+        tune=ctx.tune,
+        chains=ctx.chains,
+        cores=1,
+        random_state=ctx.seed,
+        **options,
+    )
+
+
 def _fit_bayes(ctx: Context) -> None:
     _log.info(
         "sampling the channel posterior: %d chain(s) x %d draws after %d tuning steps",
@@ -221,16 +241,7 @@ def _fit_bayes(ctx: Context) -> None:
     )
     # The default sampler (nutpie) does not import PyMC, so there is no PyMC logger to quiet.
     with _warnings.catch_warnings(record=True):
-        ctx.channels = fit_channels_bayes(
-            ctx.summary,
-            "grouped",
-            draws=ctx.draws,
-            tune=ctx.tune,
-            chains=ctx.chains,
-            cores=1,
-            random_state=ctx.seed,
-            progress=ctx.progress,
-        )
+        ctx.channels = fit_posterior(ctx, ctx.summary, progress=ctx.progress)
     ctx.flag("channels.sampler", ctx.channels.warnings, "Bayesian fit")
 
 

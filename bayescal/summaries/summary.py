@@ -4,6 +4,15 @@ A :class:`Summary` holds response-pattern counts per score group and per
 evaluation bin, plus score (and optional truth) sums per bin. Every estimator
 and metric of the binary track reads only these arrays, so their cost does not
 grow with the number of items. Summaries of disjoint chunks add up exactly.
+
+Gold items (items whose true class is known, ``gold`` 0 or 1; missing =
+unknown) are kept in their own tables, one per known class
+(``gold_pattern_counts[gold_class, group, pattern]`` and the ``gold_bin_*``
+tables), so ``pattern_counts`` and the bin tables hold the unknown items only:
+the channel likelihood uses the known class for gold items and marginalises
+it for the rest, and the calibration error leaves gold items out unless asked
+(:meth:`Summary.with_gold_in_bins`), since gold items are often chosen
+non-randomly. The gold tables are O(cells) and add up like the others.
 """
 
 from __future__ import annotations
@@ -39,6 +48,12 @@ DEFAULT_BINS = 10
 
 _COUNT_VARS = ("pattern_counts", "n_unannotated", "bin_pattern_counts")
 _SUM_VARS = ("bin_pattern_score_sum", "bin_truth_sum")
+#: dimension of the gold tables: the known class of the item
+GOLD_CLASS = "gold_class"
+#: gold tables (present only in summaries of data with a ``gold`` variable); a summary without
+#: them has no gold items, so merging fills them with zeros
+_GOLD_COUNT_VARS = ("gold_pattern_counts", "gold_bin_pattern_counts")
+_GOLD_SUM_VARS = ("gold_bin_pattern_score_sum", "gold_bin_truth_sum")
 
 
 class Summary:
@@ -105,6 +120,87 @@ class Summary:
     @property
     def has_truth(self) -> bool:
         return "bin_truth_sum" in self._ds
+
+    @property
+    def has_gold(self) -> bool:
+        """True when the summary carries gold tables (the data had a ``gold`` variable)."""
+        return "gold_pattern_counts" in self._ds
+
+    def gold_counts(self) -> np.ndarray:
+        """Gold items per known class and pattern, summed over score groups: shape (2, 3**K).
+
+        Row 0 holds gold-0 items, row 1 gold-1 items; zeros without gold tables. This is
+        all the channel likelihood needs from gold items (their known class enters through
+        ``P(pattern | Y = y)`` only, see :mod:`bayescal.channels.em`).
+        """
+        if not self.has_gold:
+            return np.zeros((2, self.n_patterns), dtype=np.int64)
+        return self._ds["gold_pattern_counts"].values.sum(axis=1)
+
+    @property
+    def n_gold(self) -> tuple[int, int]:
+        """Annotated gold items of class 0 and of class 1."""
+        n0, n1 = self.gold_counts().sum(axis=1)
+        return int(n0), int(n1)
+
+    def gold_answered(self) -> np.ndarray:
+        """Answers per annotator on gold items of each class: shape (2, K).
+
+        These counts decide whether gold items alone identify a channel (see
+        :func:`bayescal.channels.identification.gold_identifies`).
+        """
+        return self.gold_counts() @ (self.states != MISSING_STATE).astype(np.int64)
+
+    def with_gold_in_bins(self) -> Summary:
+        """The same summary with gold items added to the evaluation-bin tables.
+
+        By default the calibration error is computed on the unknown items only (gold
+        items are often chosen non-randomly); use this to include them. Channel tables
+        are unchanged (gold items stay in their own tables there); such a summary cannot
+        be merged (merge first).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayescal import Annotations
+        >>> data = Annotations.from_arrays(
+        ...     [0.1, 0.6, 0.9], [[0, 0], [1, np.nan], [1, 1]], gold=[0, np.nan, np.nan])
+        >>> s = summarize(data, groups=2, bins=2)
+        >>> int(s.bin_count.sum()), int(s.with_gold_in_bins().bin_count.sum())
+        (2, 3)
+        """
+        if not self.has_gold:
+            return self
+        ds = self._ds.copy()
+        for var in ("bin_pattern_counts", "bin_pattern_score_sum"):
+            gold = self._ds["gold_" + var].values.sum(axis=0)
+            ds[var] = ds[var].copy(data=self._ds[var].values + gold)
+        if self.has_truth:
+            ds["bin_truth_sum"] = ds["bin_truth_sum"].copy(
+                data=self._ds["bin_truth_sum"].values + self._ds["gold_bin_truth_sum"].values
+            )
+        ds.attrs["gold_in_bins"] = 1  # the gold tables stay: the channel models use them
+        return Summary(ds)
+
+    def without_gold(self) -> Summary:
+        """The summary of the unknown items alone (gold tables and gold bin entries removed).
+
+        What the channels would be without the gold items (the audit compares both).
+        """
+        if not self.has_gold:
+            return self
+        ds = self._ds.copy()
+        if ds.attrs.get("gold_in_bins"):
+            for var in ("bin_pattern_counts", "bin_pattern_score_sum"):
+                gold = self._ds["gold_" + var].values.sum(axis=0)
+                ds[var] = ds[var].copy(data=self._ds[var].values - gold)
+            if self.has_truth:
+                ds["bin_truth_sum"] = ds["bin_truth_sum"].copy(
+                    data=self._ds["bin_truth_sum"].values - self._ds["gold_bin_truth_sum"].values
+                )
+            del ds.attrs["gold_in_bins"]
+        present = [v for v in _GOLD_COUNT_VARS + _GOLD_SUM_VARS if v in ds]
+        return Summary(ds.drop_vars(present).drop_dims(GOLD_CLASS, errors="ignore"))
 
     def __getattr__(self, name):
         # Expose the stored arrays as attributes (pattern_counts, ...).
@@ -193,6 +289,11 @@ class Summary:
             raise DataError("summaries have different group labels.")
         if self.has_truth != other.has_truth:
             raise DataError("one summary has truth and the other has not; they cannot be merged.")
+        if self._ds.attrs.get("gold_in_bins") or other._ds.attrs.get("gold_in_bins"):
+            raise DataError(
+                "a summary with gold items moved into its bins (with_gold_in_bins) cannot be "
+                "merged; merge the summaries first, then call with_gold_in_bins()."
+            )
 
     def _combine(self, other: Summary, sign: int) -> Summary:
         self._check_compatible(other)
@@ -202,9 +303,18 @@ class Summary:
         for var in _COUNT_VARS + _SUM_VARS:
             if var in ds:
                 ds[var] = ds[var].copy(data=self._ds[var].values + sign * other._ds[var].values)
+        for var in _GOLD_COUNT_VARS + _GOLD_SUM_VARS:
+            # a summary without gold tables holds no gold item: its table is zero
+            mine, theirs = self._ds.get(var), other._ds.get(var)
+            if mine is None and theirs is None:
+                continue
+            template = mine if mine is not None else theirs
+            a = np.zeros(template.shape) if mine is None else mine.values
+            b = np.zeros(template.shape) if theirs is None else theirs.values
+            ds[var] = template.copy(data=(a + sign * b).astype(template.dtype))
         if sign < 0:
-            for var in _COUNT_VARS:
-                if (ds[var] < 0).any():
+            for var in _COUNT_VARS + _GOLD_COUNT_VARS:
+                if var in ds and (ds[var] < 0).any():
                     raise DataError(
                         "subtracting summaries gave negative counts: the second one is not part of "
                         "the first."
@@ -227,10 +337,12 @@ class Summary:
     def equals(self, other: Summary, *, rtol: float = 1e-9) -> bool:
         """Integer arrays equal exactly, float sums to ``rtol``."""
         self._check_compatible(other)
-        for var in _COUNT_VARS:
-            if not np.array_equal(self._ds[var].values, other._ds[var].values):
+        if self.has_gold != other.has_gold:
+            return False
+        for var in _COUNT_VARS + _GOLD_COUNT_VARS:
+            if var in self._ds and not np.array_equal(self._ds[var].values, other._ds[var].values):
                 return False
-        for var in _SUM_VARS:
+        for var in _SUM_VARS + _GOLD_SUM_VARS:
             if var in self._ds and not np.allclose(
                 self._ds[var].values, other._ds[var].values, rtol=rtol, atol=rtol
             ):
@@ -242,29 +354,37 @@ class Summary:
         import hashlib
 
         h = hashlib.sha256()
-        for var in _COUNT_VARS + _SUM_VARS + ("bin_edges", "group_edges"):
+        names = _COUNT_VARS + _SUM_VARS + ("bin_edges", "group_edges")
+        for var in names + _GOLD_COUNT_VARS + _GOLD_SUM_VARS:
             if var in self._ds:
                 h.update(np.ascontiguousarray(self._ds[var].values).tobytes())
         h.update("\x1f".join(self.annotators).encode())
         return h.hexdigest()
 
     def describe(self) -> dict:
-        """Plain facts available from the counts (like :meth:`Annotations.describe`)."""
-        counts = self._ds["pattern_counts"].values.sum(axis=0)
+        """Plain facts available from the counts (like :meth:`Annotations.describe`).
+
+        Over every annotated item, gold items included (read from the pattern tables, so
+        the same whether or not gold items were moved into the bins).
+        """
+        unknown = self._ds["pattern_counts"].values.sum(axis=0)
+        counts = unknown + self.gold_counts().sum(axis=0)
         states = self.states
-        n = self.n_items
-        answered = self.answered_counts.values
-        pos = (self._ds["bin_pattern_counts"].values @ (states == 1).astype(np.int64)).sum(axis=0)
+        n = int(counts.sum())
+        answered = counts @ (states != 2).astype(np.int64)
+        pos = counts @ (states == 1).astype(np.int64)
         n_ans = (states != 2).sum(axis=1)
         n_pos = (states == 1).sum(axis=1)
         multi = n_ans >= 2
         unanimous = ((n_pos == 0) | (n_pos == n_ans)) & multi
         n_multi = counts[multi].sum()
         n_unann = int(self._ds["n_unannotated"].values.sum())
+        n0, n1 = self.n_gold
         return {
             "n_items": n + n_unann,
             "n_annotators": self.n_annotators,
             "n_unannotated": n_unann,
+            "n_gold": {"0": n0, "1": n1},
             "answered_fraction": float(answered.sum() / ((n + n_unann) * self.n_annotators)),
             "answers_per_annotator": dict(zip(self.annotators, answered.tolist())),
             "positive_rate_per_annotator": dict(
@@ -278,7 +398,8 @@ class Summary:
         return (
             f"<Summary: {self.n_items} annotated items, {self.n_annotators} annotators, "
             f"{self.n_groups} groups x {self.n_patterns} patterns, {self.n_bins} bins"
-            f"{', with truth' if self.has_truth else ''}>"
+            f"{', with truth' if self.has_truth else ''}"
+            f"{', gold items {} + {}'.format(*self.n_gold) if self.has_gold else ''}>"
         )
 
     # ---------------------------------------------------------------- io
@@ -363,6 +484,7 @@ def summarize(data, *, groups=None, bins=DEFAULT_BINS, bin_strategy: str = "unif
         group_values=group_values,
         bin_edges=bin_edges,
         truth=data.truth,
+        gold=data.gold,
     )
 
 
@@ -434,11 +556,15 @@ def summarize_arrays(
     group_values=None,
     group_levels=None,
     truth=None,
+    gold=None,
 ) -> Summary:
     """The one-pass kernel behind :func:`summarize` on already validated arrays.
 
     Also used chunk by chunk (out-of-core): pass the same edges (and, for
-    user-defined groups, the same ``group_levels``) to every chunk.
+    user-defined groups, the same ``group_levels``) to every chunk. ``gold``
+    (n_items,) holds the known class 0 / 1 of gold items and NaN for the others;
+    annotated gold items go to the gold tables instead of ``pattern_counts`` and
+    the bin tables.
     """
     z = np.asarray(score, dtype=np.float64)
     lab = np.asarray(labels)
@@ -465,7 +591,13 @@ def summarize_arrays(
     b = assign(z, bin_edges)
     n_bins = bin_edges.size - 1
 
-    keep = ~unannotated
+    gold_class = None
+    if gold is not None:
+        gold_class = np.asarray(gold, dtype=np.float64)
+        is_gold = ~np.isnan(gold_class)
+        keep = ~unannotated & ~is_gold
+    else:
+        keep = ~unannotated
     gk, bk, pk, zk = g[keep], b[keep], pat[keep], z[keep]
     pattern_counts = np.bincount(gk * n_patterns + pk, minlength=n_groups * n_patterns)
     bin_cell = bk * n_patterns + pk
@@ -500,6 +632,45 @@ def summarize_arrays(
     if truth is not None:
         y = np.asarray(truth, dtype=np.float64)[keep]
         data_vars["bin_truth_sum"] = ((BIN,), np.bincount(bk, weights=y, minlength=n_bins))
+    if gold_class is not None:
+        coords[GOLD_CLASS] = ["0", "1"]
+        data_vars.update(
+            _gold_tables(gold_class, ~unannotated, g, b, pat, z, truth, n_groups, n_bins, k)
+        )
     ds = xr.Dataset(data_vars, coords=coords)
     ds.attrs["pattern_encoding"] = "index = sum_j state_j * 3**j; state 0, 1, 2 = missing"
     return Summary(ds)
+
+
+def _gold_tables(gold_class, annotated, g, b, pat, z, truth, n_groups, n_bins, k) -> dict:
+    """The gold tables of :func:`summarize_arrays`: one slice per known class."""
+    n_patterns = 3**k
+    known = annotated & ~np.isnan(gold_class)
+    c = gold_class[known].astype(np.int64)
+    gk, bk, pk, zk = g[known], b[known], pat[known], z[known]
+    group_cell = (c * n_groups + gk) * n_patterns + pk
+    bin_cell = (c * n_bins + bk) * n_patterns + pk
+    out = {
+        "gold_pattern_counts": (
+            (GOLD_CLASS, GROUP, PATTERN),
+            np.bincount(group_cell, minlength=2 * n_groups * n_patterns)
+            .reshape(2, n_groups, n_patterns)
+            .astype(np.int64),
+        ),
+        "gold_bin_pattern_counts": (
+            (GOLD_CLASS, BIN, PATTERN),
+            np.bincount(bin_cell, minlength=2 * n_bins * n_patterns)
+            .reshape(2, n_bins, n_patterns)
+            .astype(np.int64),
+        ),
+        "gold_bin_pattern_score_sum": (
+            (GOLD_CLASS, BIN, PATTERN),
+            np.bincount(bin_cell, weights=zk, minlength=2 * n_bins * n_patterns).reshape(
+                2, n_bins, n_patterns
+            ),
+        ),
+    }
+    if truth is not None:
+        y = np.asarray(truth, dtype=np.float64)[known]
+        out["gold_bin_truth_sum"] = ((BIN,), np.bincount(bk, weights=y, minlength=n_bins))
+    return out
