@@ -24,6 +24,7 @@ from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
 from bayescal.report import sections as steps
 from bayescal.report.core import Provenance, Report, fmt
+from bayescal.report.crowdkit_section import crowdkit_section, crowdkit_summary
 from bayescal.report.recal_section import recalibration_section
 from bayescal.summaries.summary import Summary
 
@@ -159,6 +160,7 @@ def audit(
         (f"fitting the channels ({channels})", steps.channel_section),
         ("convergence and fit diagnostics", steps.diagnostics_section),
         ("NC-ECE and its interval", steps.ece_section),
+        ("naive errors against crowd-kit labels", crowdkit_section),
         ("recalibration maps", recalibration_section),
     )
     sections = []
@@ -189,7 +191,7 @@ def audit(
     return AuditReport(
         kind="binary",
         title=title or "bayescal calibration audit",
-        summary=steps.build_summary(ctx),
+        summary={**steps.build_summary(ctx), **crowdkit_summary(ctx)},
         sections=sections,
         provenance=provenance,
         flags=list(ctx.flags),
