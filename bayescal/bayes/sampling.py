@@ -36,6 +36,7 @@ import numpy as np
 import xarray as xr
 
 from bayescal.bayes.models import CHANNEL, BuiltModel, ChannelModelSpec
+from bayescal.bayes.multiclass import BuiltMulticlassModel
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP
 from bayescal.errors import FitError
 
@@ -260,11 +261,12 @@ def sample_nutpie(density, settings: NUTSSettings, *, to_posterior=None):
     return posterior, sample_stats, {"load_seconds": load_seconds, "sampling_seconds": seconds}
 
 
-def sample_pymc(built: BuiltModel, settings: NUTSSettings):
+def sample_pymc(built: BuiltModel | BuiltMulticlassModel, settings: NUTSSettings):
     """Sample a built PyMC model with PyMC's NUTS (compiles the graph inside).
 
-    ``built`` is anything holding the PyMC model as ``built.model`` (the binary
-    :class:`~bayescal.bayes.models.BuiltModel` or the multiclass one).
+    ``built`` holds the PyMC model as ``built.model`` (the binary
+    :class:`~bayescal.bayes.models.BuiltModel` or the multiclass
+    :class:`~bayescal.bayes.multiclass.BuiltMulticlassModel`).
 
     Returns
     -------
