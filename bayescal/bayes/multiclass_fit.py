@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 import warnings as _warnings
 
 import numpy as np
@@ -28,6 +27,7 @@ from bayescal.bayes.multiclass import (
     orient_draws,
 )
 from bayescal.bayes.multiclass_density import MulticlassLogDensity, cell_loglik
+from bayescal.bayes.sampling import NUTSSettings, sample_nutpie, sample_pymc
 from bayescal.channels.multiclass_em import (
     SINGULAR_WARNING,
     check_multiclass_design,
@@ -46,18 +46,6 @@ MULTICLASS_SAMPLERS = ("nutpie", "pymc")
 
 #: Fewest draws per chain for which R-hat and ESS are defined (ArviZ returns NaN below 4).
 MIN_CHECK_DRAWS = 4
-
-#: nutpie's sampler statistics renamed to PyMC's names, so ``sample_stats`` reads the same.
-_NUTPIE_STATS = {
-    "diverging": "diverging",
-    "energy": "energy",
-    "step_size": "step_size",
-    "n_steps": "n_steps",
-    "logp": "lp",
-    "depth": "tree_depth",
-    "maxdepth_reached": "reached_max_treedepth",
-    "mean_tree_accept": "acceptance_rate",
-}
 
 
 def _check_settings(draws, tune, chains, cores, target_accept, sampler, check) -> None:
@@ -120,98 +108,31 @@ def _start(summary, pooled, orient, seed, warnings):
 
 
 # --------------------------------------------------------------------------- samplers
-def _sample_nutpie(density, *, draws, tune, chains, cores, seed, target_accept, progress):
-    """nutpie on the hand-written density; unconstrained draws (chain, draw, n_dim) and stats."""
-    import nutpie
-    from nutpie.compiled_pyfunc import from_pyfunc
-
-    start = density.initial_point()
-    n_dim = density.n_dim
-
-    def make_expand_fn(*_seeds_and_chain):
-        def expand(x):
-            return {"x": np.array(x, dtype=np.float64)}
-
-        return expand
-
-    def initial_point(chain_seed):
-        # PyMC's default initialisation: the initial point jittered by U(-1, 1)
-        return start + np.random.default_rng(chain_seed).uniform(-1.0, 1.0, n_dim)
-
-    model = from_pyfunc(
-        n_dim,
-        density.sampler_function,
-        make_expand_fn,
-        [np.dtype("float64")],
-        [(n_dim,)],
-        ["x"],
-        coords={"unconstrained": [str(i) for i in range(n_dim)]},
-        dims={"x": ("unconstrained",)},
-        make_initial_point_fn=initial_point,
-    )
-    run = nutpie.sample(
-        model,
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=cores or 1,
-        seed=seed,
-        target_accept=target_accept,
-        save_warmup=False,
-        progress_bar=progress,
-        blocking=False,
-    )
-    try:
-        # Ctrl-C (or an exception a SIGTERM handler raises) arrives in wait(); a blocking
-        # sample would turn it into a partial trace, so the run is cancelled instead.
-        trace = run.wait()
-    except BaseException:
-        run.cancel()
-        raise
-    _check_complete(trace.posterior, draws=draws, chains=chains)
-    x = trace.posterior["x"].transpose(CHAIN, DRAW, "unconstrained").values
-    stats = trace.sample_stats
-    sample_stats = xr.Dataset(
-        {new: stats[old] for old, new in _NUTPIE_STATS.items() if old in stats}
-    ).assign_coords({CHAIN: np.arange(chains), DRAW: np.arange(draws)})
+def _constrained_posterior(density, x, attrs) -> xr.Dataset:
+    """The multiclass model's variables from nutpie's unconstrained draws (chain, draw, n_dim),
+    named and laid out as PyMC's posterior of the same model."""
     conf, prev = density.constrain(x)
-    return conf, prev, sample_stats, {"inference_library": "nutpie", "version": nutpie.__version__}
-
-
-def _sample_pymc(spec, *, draws, tune, chains, cores, seed, target_accept, progress):
-    """PyMC's NUTS on the PyMC model (the reference); constrained draws and stats."""
-    import pymc as pm
-
-    built = build_multiclass_pymc_model(spec)
-    idata = pm.sample(
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=cores,
-        random_seed=seed,
-        target_accept=target_accept,
-        progressbar=progress,
-        compute_convergence_checks=False,
-        model=built.model,
+    return xr.Dataset(
+        {
+            "confusion": ((CHAIN, DRAW, ANNOTATOR, TRUE_CLASS, ANSWERED_CLASS), conf),
+            "prevalence": ((CHAIN, DRAW, GROUP, CLASS), prev),
+        },
+        attrs=attrs,
     )
-    _check_complete(idata.posterior, draws=draws, chains=chains)
-    post = idata.posterior
-    conf = post["confusion"].transpose(CHAIN, DRAW, ...).values
-    prev = post["prevalence"].transpose(CHAIN, DRAW, ...).values
-    stats = idata.sample_stats.drop_vars(
-        [v for v in idata.sample_stats.data_vars if v not in _NUTPIE_STATS.values()]
-    )
-    return conf, prev, stats, {"inference_library": "pymc", "version": pm.__version__}
 
 
-def _check_complete(posterior, *, draws, chains) -> None:
-    got = (int(posterior.sizes.get(CHAIN, 0)), int(posterior.sizes.get(DRAW, 0)))
-    if got != (chains, draws):
-        raise FitError(
-            f"the sampler returned {got[0]} chain(s) x {got[1]} draw(s) but {chains} x {draws} "
-            "were requested; an incomplete posterior is not used. Run again; if it repeats, "
-            "report it with the data hash."
+def _sample(spec, sampler: str, settings: NUTSSettings):
+    """Confusion and prevalence draws (chain, draw, ...), sampler statistics and timings,
+    through the samplers the binary model uses (one interrupt and completeness guarantee)."""
+    if sampler == "nutpie":
+        posterior, stats, timings = sample_nutpie(
+            MulticlassLogDensity(spec), settings, to_posterior=_constrained_posterior
         )
+    else:
+        posterior, stats, timings = sample_pymc(build_multiclass_pymc_model(spec), settings)
+    conf = posterior["confusion"].transpose(CHAIN, DRAW, ...).values
+    prev = posterior["prevalence"].transpose(CHAIN, DRAW, ...).values
+    return conf, prev, stats, posterior.attrs, timings
 
 
 # --------------------------------------------------------------------------- InferenceData
@@ -407,7 +328,7 @@ def fit_multiclass_channels_bayes(
             f"channel group(s) {empty} contain no annotated item: their prevalence posterior is "
             "the prior. Use fewer groups (or pooled=True) if those prevalences matter."
         )
-    settings = dict(
+    settings = NUTSSettings(
         draws=int(draws),
         tune=int(tune),
         chains=int(chains),
@@ -416,17 +337,8 @@ def fit_multiclass_channels_bayes(
         target_accept=float(target_accept),
         progress=bool(progress),
     )
-    t0 = time.perf_counter()
-    if sampler == "nutpie":
-        density = MulticlassLogDensity(spec)
-        density(density.initial_point())  # numba compile or cache load, timed apart
-        load_seconds = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        conf, prev, stats, lib = _sample_nutpie(density, **settings)
-    else:
-        load_seconds = 0.0
-        conf, prev, stats, lib = _sample_pymc(spec, **settings)
-    sampling_seconds = time.perf_counter() - t0
+    conf, prev, stats, lib, timings = _sample(spec, sampler, settings)
+    sampling_seconds, load_seconds = timings["sampling_seconds"], timings["load_seconds"]
     flat_conf, flat_prev, moved = orient_draws(
         conf.reshape(-1, *conf.shape[2:]), prev.reshape(-1, *prev.shape[2:]), spec.orient
     )
@@ -446,7 +358,7 @@ def fit_multiclass_channels_bayes(
         "model": f"multiclass{pooled_name}",
         "sampler": sampler,
         "inference_library": lib["inference_library"],
-        "inference_library_version": lib["version"],
+        "inference_library_version": lib["inference_library_version"],
         "orient_annotator": spec.annotators[spec.orient],
         "priors": json.dumps(spec.priors.to_dict()),
         "data_hash": _data_hash(spec),

@@ -3,7 +3,10 @@
 Both samplers target the same posterior (the PyMC model of
 :func:`bayescal.bayes.models.build_pymc_model`; the density of
 :class:`bayescal.bayes.logdensity.ChannelLogDensity` equals its ``model.logp()``
-on the same unconstrained coordinates). They differ in cost:
+on the same unconstrained coordinates). The multiclass model uses the same two
+functions with its own density, PyMC model and constrained variables
+(:mod:`bayescal.bayes.multiclass_fit`), so both tracks share one interrupt and
+completeness guarantee. They differ in cost:
 
 - ``"nutpie"`` (default): nutpie's NUTS (Rust) calls the numba kernel through
   ``nutpie.compiled_pyfunc.from_pyfunc``; nothing is compiled per model shape,
@@ -33,6 +36,7 @@ import numpy as np
 import xarray as xr
 
 from bayescal.bayes.models import CHANNEL, BuiltModel, ChannelModelSpec
+from bayescal.bayes.multiclass import BuiltMulticlassModel
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP
 from bayescal.errors import FitError
 
@@ -160,11 +164,23 @@ def _posterior_from_unconstrained(density, x, attrs) -> xr.Dataset:
     )
 
 
-def sample_nutpie(density, settings: NUTSSettings):
+def sample_nutpie(density, settings: NUTSSettings, *, to_posterior=None):
     """Sample ``density`` (a :class:`ChannelLogDensity`) with nutpie.
 
     Chains start, as in PyMC, at the model's initial point jittered by
     ``U(-1, 1)`` on the unconstrained scale (seeded per chain by nutpie).
+
+    Parameters
+    ----------
+    density : ChannelLogDensity or MulticlassLogDensity
+        Anything with ``n_dim``, ``initial_point()``, ``sampler_function()``, and
+        callable on an unconstrained point (the first call loads the kernel).
+    settings : NUTSSettings
+    to_posterior : callable, optional
+        ``to_posterior(density, x, attrs) -> xarray.Dataset`` turns the
+        unconstrained draws ``x`` of shape (chain, draw, n_dim) into the
+        posterior's variables; default: the binary channel model's (``ab``,
+        ``a``, ``b``, ``prevalence``, ...).
 
     Returns
     -------
@@ -236,7 +252,7 @@ def sample_nutpie(density, settings: NUTSSettings):
         "sampling_time": seconds,
         "tuning_steps": settings.tune,
     }
-    posterior = _posterior_from_unconstrained(density, x, attrs)
+    posterior = (to_posterior or _posterior_from_unconstrained)(density, x, attrs)
     stats = trace.sample_stats
     sample_stats = xr.Dataset(
         {new: stats[old] for old, new in _NUTPIE_STATS.items() if old in stats},
@@ -245,8 +261,12 @@ def sample_nutpie(density, settings: NUTSSettings):
     return posterior, sample_stats, {"load_seconds": load_seconds, "sampling_seconds": seconds}
 
 
-def sample_pymc(built: BuiltModel, settings: NUTSSettings):
+def sample_pymc(built: BuiltModel | BuiltMulticlassModel, settings: NUTSSettings):
     """Sample a built PyMC model with PyMC's NUTS (compiles the graph inside).
+
+    ``built`` holds the PyMC model as ``built.model`` (the binary
+    :class:`~bayescal.bayes.models.BuiltModel` or the multiclass
+    :class:`~bayescal.bayes.multiclass.BuiltMulticlassModel`).
 
     Returns
     -------

@@ -24,6 +24,7 @@ from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
 from bayescal.report import sections as steps
 from bayescal.report.core import Provenance, Report, fmt
+from bayescal.report.crowdkit_section import crowdkit_section, crowdkit_summary
 from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
 from bayescal.report.recal_section import recalibration_section
 from bayescal.summaries.summary import Summary
@@ -185,6 +186,7 @@ def audit(
         ("convergence and fit diagnostics", steps.diagnostics_section),
         ("gold items and priors", knowledge_section),
         ("NC-ECE and its interval", steps.ece_section),
+        ("naive errors against crowd-kit labels", crowdkit_section),
         ("recalibration maps", recalibration_section),
     )
     sections = []
@@ -219,7 +221,7 @@ def audit(
     return AuditReport(
         kind="binary",
         title=title or "bayescal calibration audit",
-        summary=summary,
+        summary={**summary, **crowdkit_summary(ctx)},
         sections=sections,
         provenance=provenance,
         flags=list(ctx.flags),

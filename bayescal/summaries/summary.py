@@ -30,7 +30,7 @@ from bayescal.summaries.patterns import (
     MISSING_STATE,
     check_pattern_k,
     encode_patterns,
-    pattern_labels,
+    pattern_index,
     pattern_states,
 )
 
@@ -607,19 +607,20 @@ def summarize_arrays(
 
     coords = {
         GROUP: group_coord,
-        PATTERN: pattern_labels(k),
+        PATTERN: pattern_index(k),
         BIN: cell_labels(bin_edges),
         ANNOTATOR: np.array(list(annotators), dtype=object),
     }
     data_vars = {
         "pattern_counts": (
             (GROUP, PATTERN),
-            pattern_counts.reshape(n_groups, n_patterns).astype(np.int64),
+            pattern_counts.reshape(n_groups, n_patterns).astype(np.int64, copy=False),
         ),
         "n_unannotated": ((GROUP,), n_unannotated.astype(np.int64)),
         "bin_pattern_counts": (
             (BIN, PATTERN),
-            bin_pattern_counts.reshape(n_bins, n_patterns).astype(np.int64),
+            # bincount already gives int64 here: no second bins x 3**K copy
+            bin_pattern_counts.reshape(n_bins, n_patterns).astype(np.int64, copy=False),
         ),
         "bin_pattern_score_sum": (
             (BIN, PATTERN),

@@ -4,7 +4,9 @@ Each test runs a small script in a subprocess that first fits once (imports, ker
 load) and prints ``SAMPLING`` just before a fit far too long to finish, then sends
 the signal from outside. Both samplers catch ``KeyboardInterrupt`` internally and
 would return the draws made so far (PyMC with one core even starts the next chain),
-so a result line, exit status 0 or a long delay after the signal is a failure.
+so a result line, exit status 0 or a long delay after the signal is a failure. The
+binary and the multiclass fits share the samplers (``bayescal.bayes.sampling``); both
+tracks are run.
 """
 
 import os
@@ -24,31 +26,35 @@ SCRIPT = textwrap.dedent(
     import signal, sys, warnings
     warnings.simplefilter("ignore")
     from bayescal.bayes import fit_channels_bayes
-    from bayescal.simulate import simulate_toy
+    from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+    from bayescal.simulate import simulate_multiclass, simulate_toy
 
-    sampler, mode = sys.argv[1], sys.argv[2]
+    sampler, mode, track = sys.argv[1], sys.argv[2], sys.argv[3]
     if mode == "sigterm":
         def on_term(signum, frame):  # what a CLI does: turn SIGTERM into an exit status
             raise SystemExit(143)
         signal.signal(signal.SIGTERM, on_term)
-    data = simulate_toy(1000, random_state=0)
-    fit_channels_bayes(data, groups=3, draws=20, tune=20, chains=1, sampler=sampler, check=False)
+    if track == "binary":
+        data, fit, options = simulate_toy(1000, random_state=0), fit_channels_bayes, {"groups": 3}
+    else:
+        data, fit, options = simulate_multiclass(1500, 3, random_state=0), (
+            fit_multiclass_channels_bayes), {}
+    fit(data, draws=20, tune=20, chains=1, sampler=sampler, check=False, **options)
     print("SAMPLING", flush=True)
-    fit = fit_channels_bayes(data, groups=3, draws=10**7, tune=1000, chains=2, cores=1,
-                             sampler=sampler)
-    print("RESULT", fit.n_draws, flush=True)
+    result = fit(data, draws=10**6, tune=1000, chains=2, cores=1, sampler=sampler, **options)
+    print("RESULT", result.n_draws, flush=True)
     """
 )
 
 
-def _run_and_signal(tmp_path, sampler, mode, delay):
+def _run_and_signal(tmp_path, sampler, mode, delay, track="binary"):
     script = tmp_path / "long_fit.py"
     script.write_text(SCRIPT)
     env = dict(os.environ)
     root = str(Path(bayescal.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
     proc = subprocess.Popen(
-        [sys.executable, str(script), sampler, mode],
+        [sys.executable, str(script), sampler, mode, track],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -75,21 +81,24 @@ def _assert_stopped_without_result(returncode, out, waited, expected_codes):
     assert waited < 30, waited
 
 
-def test_sigint_during_nutpie_sampling_raises_keyboard_interrupt(tmp_path):
-    code, out, err, waited = _run_and_signal(tmp_path, "nutpie", "sigint", delay=1.0)
+@pytest.mark.parametrize("track", ["binary", "multiclass"])
+def test_sigint_during_nutpie_sampling_raises_keyboard_interrupt(tmp_path, track):
+    code, out, err, waited = _run_and_signal(tmp_path, "nutpie", "sigint", 1.0, track)
     # an uncaught KeyboardInterrupt ends Python by SIGINT (shell status 130)
     _assert_stopped_without_result(code, out, waited, {-signal.SIGINT, 130})
     assert "KeyboardInterrupt" in err
 
 
-def test_sigterm_handler_exception_is_not_swallowed(tmp_path):
-    code, out, err, waited = _run_and_signal(tmp_path, "nutpie", "sigterm", delay=1.0)
+@pytest.mark.parametrize("track", ["binary", "multiclass"])
+def test_sigterm_handler_exception_is_not_swallowed(tmp_path, track):
+    code, out, err, waited = _run_and_signal(tmp_path, "nutpie", "sigterm", 1.0, track)
     _assert_stopped_without_result(code, out, waited, {143})
 
 
 @pytest.mark.slow
-def test_sigint_during_pymc_sampling_raises_keyboard_interrupt(tmp_path):
+@pytest.mark.parametrize("track", ["binary", "multiclass"])
+def test_sigint_during_pymc_sampling_raises_keyboard_interrupt(tmp_path, track):
     # PyMC compiles inside the fit (a few seconds); wait until it samples
-    code, out, err, waited = _run_and_signal(tmp_path, "pymc", "sigint", delay=8.0)
+    code, out, err, waited = _run_and_signal(tmp_path, "pymc", "sigint", 8.0, track)
     _assert_stopped_without_result(code, out, waited, {-signal.SIGINT, 130})
     assert "KeyboardInterrupt: sampling was interrupted" in err
