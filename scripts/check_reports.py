@@ -20,8 +20,9 @@ Screenshots of the top of every page go to ``docs/img/`` (``--shots``).
 
 Reports built by default (with ``--quick``, smaller samplers): the binary
 audit of the embedded SNLI example with Bayesian channels and with point
-channels, and the ambiguity audit of the shipped ChaosNLI example. A
-multiclass report is checked when its folder is given with ``--report``.
+channels, the multiclass audit of the CIFAR-10H 10-class example (both views) and the
+ambiguity audit of the shipped ChaosNLI example. Any other saved report
+folder is checked when given with ``--report``.
 
 Requirements: ``pip install playwright`` (the Python package only: its own
 browser download is not used) and a Chromium binary, on Debian
@@ -74,10 +75,12 @@ MEASURE = """() => {
 
 
 def build_reports(folder: Path, quick: bool) -> dict[str, Path]:
-    """Binary (Bayesian and point channels) and ambiguity reports of the shipped examples."""
+    """Binary (Bayesian and point channels), multiclass (both views) and ambiguity reports of
+    the shipped examples."""
     import bayescal
     from bayescal.ambiguity import load_ambiguity_example
     from bayescal.report import audit_ambiguity
+    from bayescal.report.multiclass_audit import audit_multiclass
 
     data = bayescal.load_example("snli-entailment")
     draws = 300 if quick else 1000
@@ -88,6 +91,14 @@ def build_reports(folder: Path, quick: bool) -> dict[str, Path]:
         ),
         "binary-point": lambda: bayescal.audit(
             data, channels="score-bin-em", random_state=0, command="scripts/check_reports.py"
+        ),
+        "multiclass": lambda: audit_multiclass(
+            bayescal.load_example("cifar10h-10class"),
+            draws=draws,
+            tune=draws,
+            view="both",
+            random_state=0,
+            command="scripts/check_reports.py",
         ),
         "ambiguity": lambda: audit_ambiguity(
             load_ambiguity_example("chaosnli-snli"),

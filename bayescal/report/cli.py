@@ -29,7 +29,7 @@ from bayescal.report.cli_options import (
     seed,
 )
 from bayescal.report.cli_output import display_of, progress_wanted, report_outcome, say
-from bayescal.report.core import check_out_dir, fmt
+from bayescal.report.core import check_out_dir, fmt, p_text
 from bayescal.report.inputs import is_out_of_core, load_audit_data
 from bayescal.report.multiclass_cli import VIEW_CHOICES, run_multiclass, wants_multiclass
 
@@ -254,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
     soft = result.summary["ece"]["soft_vote"]
     headline = (
         f"bayescal: NC-ECE {fmt(nc['point'])} ({int(round(nc['prob'] * 100))}% interval "
-        f"[{fmt(nc['lo'])}, {fmt(nc['hi'])}], calibration test p = {fmt(nc.get('p_value'), 3)}), "
+        f"[{fmt(nc['lo'])}, {fmt(nc['hi'])}], calibration test {p_text(nc.get('p_value'))}), "
         f"soft-vote ECE {fmt(soft)}"
     )
     if not nc.get("reliable", True):

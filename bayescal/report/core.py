@@ -44,6 +44,8 @@ from bayescal.interrupts import signals_held
 
 __all__ = [
     "Flag",
+    "fmt_p",
+    "p_text",
     "Table",
     "Figure",
     "Section",
@@ -84,6 +86,32 @@ def fmt(x: Any, digits: int = 4) -> str:
     if isinstance(x, (float, np.floating)):
         return "n/a" if not np.isfinite(x) else f"{float(x):.{digits}f}"
     return str(x)
+
+
+def fmt_p(p: Any, digits: int = 3) -> str:
+    """A p-value for reports: ``digits`` decimals, and ``"< 0.001"`` (for digits = 3) below
+    the smallest value those decimals show, instead of a misleading ``0.000``.
+
+    Examples
+    --------
+    >>> fmt_p(0.0069), fmt_p(0.0004), fmt_p(None), fmt_p(0.25)
+    ('0.007', '< 0.001', 'n/a', '0.250')
+    """
+    if isinstance(p, (float, np.floating)) and np.isfinite(p) and p < 10.0**-digits:
+        return f"< {10.0**-digits:.{digits}f}"
+    return fmt(p, digits)
+
+
+def p_text(p: Any, digits: int = 3) -> str:
+    """``"p = 0.007"`` or ``"p < 0.001"``: a p-value inside a sentence.
+
+    Examples
+    --------
+    >>> p_text(0.0069), p_text(0.0004)
+    ('p = 0.007', 'p < 0.001')
+    """
+    shown = fmt_p(p, digits)
+    return f"p {shown}" if shown.startswith("<") else f"p = {shown}"
 
 
 @dataclass(frozen=True)
@@ -470,6 +498,7 @@ def _environment():
     )
     env.filters["shown"] = display_name
     env.filters["fmt"] = fmt
+    env.filters["p_text"] = p_text
     return env
 
 

@@ -35,8 +35,8 @@ from bayescal.plotting.multiclass import (
     top_label_reliability,
 )
 from bayescal.recal.multiclass import CorrectedTemperatureScaling, CorrectedVectorScaling
-from bayescal.report.core import Section, Table, fmt
-from bayescal.report.figures import figure, new_figure
+from bayescal.report.core import Section, Table, fmt, fmt_p
+from bayescal.report.figures import responsive_figure
 from bayescal.summaries.multiclass import summarize_multiclass
 
 __all__ = [
@@ -299,8 +299,18 @@ def channel_section(ctx: MulticlassContext) -> Section:
         n_g = int(post.group_counts.values[g])
         prev_rows.append((str(label), n_g, " / ".join(f"{v:.2f}" for v in rho[:, g].mean(axis=0))))
     k = post.confusion.sizes["annotator"]
-    fig = new_figure(figsize=(3.2 * k, 3.4))
-    confusion_heatmaps(post, prob=ctx.prob, axes=fig.subplots(1, k, squeeze=False)[0])
+    heatmaps = responsive_figure(
+        "Confusion matrices (rows: true class; columns: answer)",
+        lambda fig, narrow: confusion_heatmaps(
+            post,
+            prob=ctx.prob,
+            axes=fig.subplots(k, 1, squeeze=False)[:, 0]
+            if narrow
+            else fig.subplots(1, k, squeeze=False)[0],
+        ),
+        size=(3.2 * k, 3.4),
+        narrow_height=3.6 * k,
+    )
     return Section(
         key="channels",
         title="Annotator confusion matrices",
@@ -321,7 +331,7 @@ def channel_section(ctx: MulticlassContext) -> Section:
                 prev_rows,
             ),
         ],
-        figures=[figure("Confusion matrices (rows: true class; columns: answer)", fig)],
+        figures=[heatmaps],
         notes=[note],
     )
 
@@ -426,8 +436,12 @@ def evidence_section(ctx: MulticlassContext) -> Section:
                 ],
             )
         )
-    fig = new_figure(figsize=(7, 3.2))
-    dispersion_check(chk, ax=fig.subplots())
+    dispersion = responsive_figure(
+        "Within-item dispersion: observed vs the noise model",
+        lambda fig, narrow: dispersion_check(chk, ax=fig.subplots()),
+        size=(7, 3.2),
+        narrow_height=3.4,
+    )
     chosen = {
         "auto": f"the evidence supports the {chk.view} view, so "
         + ("the ambiguity analysis" if chk.view == "ambiguity" else "the noise analysis")
@@ -448,7 +462,7 @@ def evidence_section(ctx: MulticlassContext) -> Section:
         key="evidence",
         title="Noise or ambiguity?",
         tables=tables,
-        figures=[figure("Within-item dispersion: observed vs the noise model", fig)],
+        figures=[dispersion],
         notes=notes,
     )
 
@@ -500,7 +514,7 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
                 fmt(part.estimate),
                 f"[{fmt(lo)}, {fmt(hi)}]",
             ),
-            (f"{name}: test of perfect calibration (p-value)", fmt(part.p_value(), 3), ""),
+            (f"{name}: test of perfect calibration (p-value)", fmt_p(part.p_value()), ""),
         ]
         if "oracle" in e:
             rows.append(
@@ -533,17 +547,20 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
         )
         for i, cls in enumerate(s.classes)
     ]
-    fig = new_figure(figsize=(9, 4))
-    top_label_reliability(
-        e["soft_vote"].top_label,
-        e["majority_vote"].top_label,
-        e["nc_point"].top_label,
-        band=iv.accuracy_band(ctx.prob),
-        reference=e["oracle"].top_label if "oracle" in e else None,
-        prob=ctx.prob,
-        axes=fig.subplots(1, 2, sharey=True),
+    reliability = responsive_figure(
+        "Top-label reliability: naive vs noise-corrected",
+        lambda fig, narrow: top_label_reliability(
+            e["soft_vote"].top_label,
+            e["majority_vote"].top_label,
+            e["nc_point"].top_label,
+            band=iv.accuracy_band(ctx.prob),
+            reference=e["oracle"].top_label if "oracle" in e else None,
+            prob=ctx.prob,
+            axes=fig.subplots(2, 1) if narrow else fig.subplots(1, 2, sharey=True),
+        ),
+        size=(9, 4),
+        narrow_height=7.6,
     )
-    fig2 = new_figure(figsize=(7, 3.2))
     bars = {
         "noise-corrected": e["nc_point"].classwise,
         "soft vote": e["soft_vote"].classwise,
@@ -551,7 +568,12 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
     }
     if "oracle" in e:
         bars["reference classes"] = e["oracle"].classwise
-    classwise_errors(bars, ax=fig2.subplots())
+    per_class_figure = responsive_figure(
+        "Class-wise calibration error per class",
+        lambda fig, narrow: classwise_errors(bars, ax=fig.subplots()),
+        size=(7, 3.2),
+        narrow_height=3.6,
+    )
     notes = [
         "All errors use the same fixed bins (top-label: on max p; class-wise: on each p_k) and "
         "the same annotated items. NC-ECE replaces each item's one-hot label by its corrected "
@@ -576,10 +598,7 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
                 per_class,
             ),
         ],
-        figures=[
-            figure("Top-label reliability: naive vs noise-corrected", fig),
-            figure("Class-wise calibration error per class", fig2),
-        ],
+        figures=[reliability, per_class_figure],
         notes=notes,
     )
 
@@ -628,11 +647,14 @@ def ambiguity_view_section(ctx: MulticlassContext) -> Section:
             fmt(ctx.ambiguity["ece_plugin"]),
         ),
     ]
-    fig = new_figure(figsize=(4.5, 4.2))
-    reliability_diagram(
-        ece_true(probs, counts, n_bins=m, random_state=ctx.seed),
-        ax=fig.subplots(),
-        title="against the answer distribution",
+    curve = ece_true(probs, counts, n_bins=m, random_state=ctx.seed)
+    answer_reliability = responsive_figure(
+        "Reliability against the answer distribution",
+        lambda fig, narrow: reliability_diagram(
+            curve, ax=fig.subplots(), title="against the answer distribution"
+        ),
+        size=(4.5, 4.2),
+        narrow_height=3.9,
     )
     notes = [
         f"Tao et al.'s metric on the audit's {m} equal-width bins (their protocol uses 15) and "
@@ -647,7 +669,7 @@ def ambiguity_view_section(ctx: MulticlassContext) -> Section:
         key="ambiguity",
         title="Calibration error, ambiguity view (the answer distribution as truth)",
         tables=[Table("Ambiguity-view calibration error", ("criterion", "value"), rows)],
-        figures=[figure("Reliability against the answer distribution", fig)],
+        figures=[answer_reliability],
         notes=notes,
     )
 

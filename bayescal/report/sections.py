@@ -32,7 +32,7 @@ from bayescal.plotting.binary import (
     noise_corrected_reliability,
     pattern_predictive_check,
 )
-from bayescal.report.core import Section, Table, fmt
+from bayescal.report.core import Section, Table, fmt, fmt_p
 from bayescal.report.figures import responsive_figure
 from bayescal.summaries.summary import Summary, summarize
 
@@ -501,7 +501,7 @@ def ece_section(ctx: Context) -> Section:
             f"[{fmt(lo)}, {fmt(hi)}]",
         ),
         ("NC-ECE plug-in (raw binned |.|, biased upward near 0)", fmt(iv.plugin), ""),
-        ("calibration test: p-value of 'perfectly calibrated'", fmt(iv.p_value, 3), ""),
+        ("calibration test: p-value of 'perfectly calibrated'", fmt_p(iv.p_value), ""),
     ]
     if ctx.channels.n_draws > 1:
         dec = iv.decomposition()
