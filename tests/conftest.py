@@ -75,3 +75,12 @@ def pytest_sessionfinish(session, exitstatus):
             red=True,
         )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_collection_modifyitems(config, items):
+    """Modules holding ``slow`` tests run first (stable: each module stays in one piece, in
+    its order). With ``--dist loadfile`` pytest-xdist hands out whole modules in collection
+    order, so a long module collected last (``tests/test_notebooks.py``) kept one worker busy
+    while the other sat idle; starting the long ones first lets the short ones fill in."""
+    slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_modules)
