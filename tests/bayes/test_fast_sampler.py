@@ -53,10 +53,12 @@ def _unconstrained(spec, a, b, prevalence):
     return np.concatenate([ordered, free, logit(prevalence)])
 
 
-def _point_dict(model, x):
+def _point_dict(model, x, start):
+    """``x`` split into ``model``'s value variables, shaped as in ``start`` (its initial
+    point, computed once by the caller: each ``initial_point()`` call compiles a function)."""
     out, i = {}, 0
     for var in model.value_vars:
-        shape = model.initial_point()[var.name].shape
+        shape = start[var.name].shape
         size = int(np.prod(shape))
         out[var.name] = x[i : i + size].reshape(shape)
         i += size
@@ -73,10 +75,11 @@ def test_logp_and_gradient_equal_pymc(model, orientation, k, priors):
         [pm_model.logp(), pm_model.dlogp()], mode="FAST_COMPILE", on_unused_input="ignore"
     )
     density = ChannelLogDensity(spec)
-    assert density.n_dim == sum(v.size for v in pm_model.initial_point().values())
+    start = pm_model.initial_point()
+    assert density.n_dim == sum(v.size for v in start.values())
     np.testing.assert_allclose(
         density.initial_point(),
-        np.concatenate([v.ravel() for v in pm_model.initial_point().values()]),
+        np.concatenate([v.ravel() for v in start.values()]),
         rtol=1e-15,
     )
     rng = np.random.default_rng(0)
@@ -90,7 +93,7 @@ def test_logp_and_gradient_equal_pymc(model, orientation, k, priors):
         b = np.where(spec.oriented, hi, rng.uniform(0.01, 0.99, k))
         x = _unconstrained(spec, a, b, rng.uniform(0.01, 0.99, density.n_prevalence))
         ours, grad = density(x)
-        ref, ref_grad = logp_dlogp(_point_dict(pm_model, x))
+        ref, ref_grad = logp_dlogp(_point_dict(pm_model, x, start))
         assert abs(ours - ref) <= 1e-9 * abs(ref)
         np.testing.assert_allclose(grad, ref_grad, rtol=1e-9, atol=1e-9 * np.abs(ref_grad).max())
 
