@@ -525,18 +525,22 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
                 )
             )
     dec = iv.top_label.decomposition()
-    rows += [
-        (
-            "top-label: channel uncertainty only",
-            "",
-            f"[{fmt(dec['channel']['lo'])}, {fmt(dec['channel']['hi'])}]",
-        ),
+    bayesian = ctx.channels.n_draws > 1
+    if bayesian:  # point channels have no channel source: no zero-width row (issue 12 item 4)
+        rows.append(
+            (
+                "top-label: channel uncertainty only",
+                "",
+                f"[{fmt(dec['channel']['lo'])}, {fmt(dec['channel']['hi'])}]",
+            )
+        )
+    rows.append(
         (
             "top-label: evaluation-sample uncertainty only",
             "",
             f"[{fmt(dec['evaluation']['lo'])}, {fmt(dec['evaluation']['hi'])}]",
-        ),
-    ]
+        )
+    )
     per_class = [
         (
             str(cls),
@@ -580,8 +584,14 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
         "one-hot U = sum_j w_j (T_j^T)^-1 e_(A_j) / sum_j w_j, unbiased for the true class "
         "under the assumptions of the noise view (SPEC §3).",
         "The estimate subtracts the upward bias of the absolute values (bootstrap bias "
-        "correction); the interval combines channel draws with a Bayesian bootstrap of the "
-        "items and reaches 0 when the data are consistent with perfect calibration (SPEC §4).",
+        "correction); the interval "
+        + (
+            "combines the channel posterior's draws with a Bayesian bootstrap of the items"
+            if bayesian
+            else "is evaluation-only: a Bayesian bootstrap of the items with the channels held "
+            "at their EM estimate (use --channels bayes to add channel uncertainty)"
+        )
+        + " and reaches 0 when the data are consistent with perfect calibration (SPEC §4).",
     ]
     return Section(
         key="noise",

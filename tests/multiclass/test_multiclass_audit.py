@@ -206,3 +206,15 @@ def test_two_classes_reproduce_the_binary_audit():
     assert per_class["soft_vote"] == pytest.approx(b.summary["ece"]["soft_vote"], abs=1e-12)
     assert per_class["majority_vote"] == pytest.approx(b.summary["ece"]["majority_vote"], abs=1e-12)
     assert per_class["oracle"] == pytest.approx(b.summary["ece"]["oracle"], abs=1e-12)
+
+
+def test_point_channels_get_point_wording(mc_data):
+    """Issue 12 item 4 in the multiclass audit: EM point channels have no channel source, so
+    no zero-width 'channel uncertainty' row and the interval is called evaluation-only."""
+    both = audit_multiclass(mc_data, channels="dawid-skene-em", view="both", random_state=1)
+    noise = {s.key: s for s in both.sections}["noise"]
+    labels = [row[0] for table in noise.tables for row in table.rows]
+    assert not any("channel uncertainty" in str(x) for x in labels)
+    assert any("evaluation-sample uncertainty" in str(x) for x in labels)
+    assert any("evaluation-only" in n for n in noise.notes)
+    assert not any("posterior" in n for n in noise.notes)
