@@ -27,7 +27,13 @@ from bayescal.bayes.models import (
     sample_prior,
 )
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
-from bayescal.bayes.sampling import SAMPLERS, NUTSSettings, sample_nutpie, sample_pymc
+from bayescal.bayes.sampling import (
+    MIN_CHECK_DRAWS,
+    NUTSSettings,
+    check_settings,
+    sample_nutpie,
+    sample_pymc,
+)
 from bayescal.channels.result import ChannelFit
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
@@ -35,10 +41,6 @@ from bayescal.errors import ConfigError
 from bayescal.summaries.multiclass import MulticlassSummary
 
 __all__ = ["fit_channels_bayes", "prior_predictive", "resolve_summary", "MIN_CHECK_DRAWS"]
-
-#: Fewest draws per chain for which R-hat and ESS are defined (rank-normalised split R-hat and
-#: ESS halve each chain; ArviZ returns NaN below 4 draws).
-MIN_CHECK_DRAWS = 4
 
 
 def resolve_summary(data, groups):
@@ -145,30 +147,6 @@ def _set_attrs(idata, attrs):
     idata.attrs = {**getattr(idata, "attrs", {}), **attrs}
     for name in idata.groups():
         idata[name].attrs.update(attrs)
-
-
-def _check_settings(draws, tune, chains, cores, target_accept, sampler, check) -> None:
-    """Every sampler setting checked before any work, all problems in one ConfigError."""
-    errors = []
-    for name, val, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < low:
-            errors.append(f"{name} must be an integer >= {low}; got {val!r}")
-    if cores is not None and (
-        isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or cores < 1
-    ):
-        errors.append(f"cores must be None or an integer >= 1; got {cores!r}")
-    if not isinstance(target_accept, (float, int)) or not 0 < target_accept < 1:
-        errors.append(f"target_accept must be in (0, 1); got {target_accept!r}")
-    if sampler not in SAMPLERS:
-        errors.append(f"sampler must be one of {SAMPLERS}; got {sampler!r}")
-    if check and not errors and draws < MIN_CHECK_DRAWS:
-        errors.append(
-            f"draws={draws} is too few to check convergence: R-hat and ESS need at least "
-            f"{MIN_CHECK_DRAWS} draws per chain (an audit needs hundreds). Use draws >= "
-            f"{MIN_CHECK_DRAWS}, or check=False for an unchecked smoke run"
-        )
-    if errors:
-        raise ConfigError("; ".join(errors) + ".")
 
 
 def _inference_data(posterior, sample_stats):
@@ -319,7 +297,7 @@ def fit_channels_bayes(
         )
     if target_accept is None:
         target_accept = 0.9
-    _check_settings(draws, tune, chains, cores, target_accept, sampler, check)
+    check_settings(draws, tune, chains, cores, target_accept, sampler, check)
     summary = resolve_summary(data, groups)
     warnings = list(_check(summary, model))
     spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)

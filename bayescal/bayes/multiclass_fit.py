@@ -27,7 +27,13 @@ from bayescal.bayes.multiclass import (
     orient_draws,
 )
 from bayescal.bayes.multiclass_density import MulticlassLogDensity, cell_loglik
-from bayescal.bayes.sampling import NUTSSettings, sample_nutpie, sample_pymc
+from bayescal.bayes.sampling import (
+    MIN_CHECK_DRAWS,
+    NUTSSettings,
+    check_settings,
+    sample_nutpie,
+    sample_pymc,
+)
 from bayescal.channels.multiclass_em import (
     SINGULAR_WARNING,
     check_multiclass_design,
@@ -40,40 +46,7 @@ from bayescal.dims import ANNOTATOR, CHAIN, CLASS, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError, FitError
 from bayescal.summaries.multiclass import MulticlassSummary, summarize_multiclass
 
-__all__ = ["fit_multiclass_channels_bayes", "MULTICLASS_SAMPLERS", "MIN_CHECK_DRAWS"]
-
-MULTICLASS_SAMPLERS = ("nutpie", "pymc")
-
-#: Fewest draws per chain for which R-hat and ESS are defined (ArviZ returns NaN below 4).
-MIN_CHECK_DRAWS = 4
-
-
-def _check_settings(draws, tune, chains, cores, target_accept, sampler, check) -> None:
-    """Every sampler setting checked before any work, all problems in one ConfigError."""
-    errors = []
-    for name, val, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < low:
-            errors.append(f"{name} must be an integer >= {low}; got {val!r}")
-    if cores is not None and (
-        isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or cores < 1
-    ):
-        errors.append(f"cores must be None or an integer >= 1; got {cores!r}")
-    if (
-        isinstance(target_accept, bool)
-        or not isinstance(target_accept, (float, int))
-        or not (0 < target_accept < 1)
-    ):
-        errors.append(f"target_accept must be in (0, 1); got {target_accept!r}")
-    if sampler not in MULTICLASS_SAMPLERS:
-        errors.append(f"sampler must be one of {MULTICLASS_SAMPLERS}; got {sampler!r}")
-    if check and not errors and draws < MIN_CHECK_DRAWS:
-        errors.append(
-            f"draws={draws} is too few to check convergence: R-hat and ESS need at least "
-            f"{MIN_CHECK_DRAWS} draws per chain (an audit needs hundreds). Use draws >= "
-            f"{MIN_CHECK_DRAWS}, or check=False for an unchecked smoke run"
-        )
-    if errors:
-        raise ConfigError("; ".join(errors) + ".")
+__all__ = ["fit_multiclass_channels_bayes", "MIN_CHECK_DRAWS"]
 
 
 def _resolve(data, groups) -> MulticlassSummary:
@@ -314,7 +287,7 @@ def fit_multiclass_channels_bayes(
     >>> fit.confusion.shape, fit.layout
     ((200, 3, 3, 3), 'multiclass')
     """
-    _check_settings(draws, tune, chains, cores, target_accept, sampler, check)
+    check_settings(draws, tune, chains, cores, target_accept, sampler, check)
     summary = _resolve(data, groups)
     warnings = check_multiclass_design(summary, pooled=pooled)
     rng = check_random_state(random_state)

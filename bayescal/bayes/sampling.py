@@ -38,11 +38,22 @@ import xarray as xr
 from bayescal.bayes.models import CHANNEL, BuiltModel, ChannelModelSpec
 from bayescal.bayes.multiclass import BuiltMulticlassModel
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP
-from bayescal.errors import FitError
+from bayescal.errors import ConfigError, FitError
 
-__all__ = ["SAMPLERS", "NUTSSettings", "sample_nutpie", "sample_pymc", "check_complete"]
+__all__ = [
+    "SAMPLERS",
+    "MIN_CHECK_DRAWS",
+    "NUTSSettings",
+    "check_settings",
+    "sample_nutpie",
+    "sample_pymc",
+    "check_complete",
+]
 
 SAMPLERS = ("nutpie", "pymc")
+#: Fewest draws per chain for which R-hat and ESS are defined (rank-normalised split R-hat and
+#: ESS halve each chain; ArviZ returns NaN below 4 draws).
+MIN_CHECK_DRAWS = 4
 #: nutpie's sampler statistics renamed to PyMC's names, so ``sample_stats`` reads the same.
 _NUTPIE_STATS = {
     "diverging": "diverging",
@@ -57,6 +68,44 @@ _NUTPIE_STATS = {
     "maxdepth_reached": "reached_max_treedepth",
     "mean_tree_accept": "acceptance_rate",
 }
+
+
+def check_settings(draws, tune, chains, cores, target_accept, sampler, check) -> None:
+    """Every sampler setting of both tracks' fits checked before any work, all problems in one
+    :class:`~bayescal.errors.ConfigError`.
+
+    Examples
+    --------
+    >>> check_settings(1000, 1000, 2, None, 0.9, "nutpie", True)
+    >>> check_settings(2, 10, 0, None, 1.5, "stan", True)
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.ConfigError: chains must be an integer >= 1; got 0; ...
+    """
+    errors = []
+    for name, val, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < low:
+            errors.append(f"{name} must be an integer >= {low}; got {val!r}")
+    if cores is not None and (
+        isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or cores < 1
+    ):
+        errors.append(f"cores must be None or an integer >= 1; got {cores!r}")
+    if (
+        isinstance(target_accept, bool)
+        or not isinstance(target_accept, (float, int))
+        or not (0 < target_accept < 1)
+    ):
+        errors.append(f"target_accept must be in (0, 1); got {target_accept!r}")
+    if sampler not in SAMPLERS:
+        errors.append(f"sampler must be one of {SAMPLERS}; got {sampler!r}")
+    if check and not errors and draws < MIN_CHECK_DRAWS:
+        errors.append(
+            f"draws={draws} is too few to check convergence: R-hat and ESS need at least "
+            f"{MIN_CHECK_DRAWS} draws per chain (an audit needs hundreds). Use draws >= "
+            f"{MIN_CHECK_DRAWS}, or check=False for an unchecked smoke run"
+        )
+    if errors:
+        raise ConfigError("; ".join(errors) + ".")
 
 
 @dataclass(frozen=True)
