@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import warnings as _warnings
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,7 +18,6 @@ from bayescal.ambiguity.metrics import ece_plugin, ece_true
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.channels.multiclass_em import check_multiclass_design, multiclass_dawid_skene_em
 from bayescal.errors import FitError
-from bayescal.flags import Flag
 from bayescal.metrics.multiclass import (
     multiclass_nc_ece,
     multiclass_oracle_ece,
@@ -35,6 +33,7 @@ from bayescal.plotting.multiclass import (
     top_label_reliability,
 )
 from bayescal.recal.multiclass import CorrectedTemperatureScaling, CorrectedVectorScaling
+from bayescal.report.context import FlagsMixin
 from bayescal.report.core import Section, Table, fmt, fmt_p
 from bayescal.report.figures import responsive_figure
 from bayescal.summaries.multiclass import summarize_multiclass
@@ -72,7 +71,7 @@ MIN_RECAL_ITEMS = 40
 
 
 @dataclass(eq=False)
-class MulticlassContext:
+class MulticlassContext(FlagsMixin):
     """What the audit's steps share: settings in, results and flags out."""
 
     data: object
@@ -96,17 +95,6 @@ class MulticlassContext:
     ambiguity: dict = field(default_factory=dict)
     flags: list = field(default_factory=list)
     record: dict = field(default_factory=dict)
-
-    def flag(self, code: str, messages: Iterable[str], source: str) -> None:
-        """Add one flag per message (each message once)."""
-        for message in messages:
-            f = Flag(code, str(message), source)
-            if f not in self.flags:
-                self.flags.append(f)
-
-    @property
-    def percent(self) -> int:
-        return int(round(self.prob * 100))
 
     def runs(self, view: str) -> bool:
         """Whether the ``view`` ("noise" / "ambiguity") analysis runs."""
@@ -142,15 +130,7 @@ def data_section(ctx: MulticlassContext) -> Section:
         (name, int(shares[j].sum()), " / ".join(f"{v:.2f}" for v in shares[j] / shares[j].sum()))
         for j, name in enumerate(ctx.data.annotators)
     ]
-    if d["n_unannotated"]:
-        ctx.flag(
-            "data.unannotated",
-            [
-                f"{d['n_unannotated']} item(s) have no answer; "
-                "they are excluded from every label statistic."
-            ],
-            "data",
-        )
+    ctx.unannotated(d["n_unannotated"])
     return Section(
         key="data",
         title="Data",

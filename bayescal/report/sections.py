@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import warnings as _warnings
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +31,7 @@ from bayescal.plotting.binary import (
     noise_corrected_reliability,
     pattern_predictive_check,
 )
+from bayescal.report.context import FlagsMixin
 from bayescal.report.core import Section, Table, fmt, fmt_p
 from bayescal.report.figures import responsive_figure
 from bayescal.summaries.summary import Summary, summarize
@@ -69,7 +69,7 @@ _POINT_METHODS = {
 
 
 @dataclass(eq=False)
-class Context:
+class Context(FlagsMixin):
     """What the audit's steps share: settings in, results and flags out."""
 
     data: object
@@ -94,17 +94,6 @@ class Context:
     #: channel priors of the Bayesian fit (None: defaults); gold items in the ECE bins
     priors: object = None
     gold_in_ece: bool = False
-
-    def flag(self, code: str, messages: Iterable[str], source: str) -> None:
-        """Add one flag per message (each message once)."""
-        for message in messages:
-            f = Flag(code, str(message), source)
-            if f not in self.flags:
-                self.flags.append(f)
-
-    @property
-    def percent(self) -> int:
-        return int(round(self.prob * 100))
 
 
 def _interval(x: np.ndarray, prob: float) -> tuple[float, float]:
@@ -138,15 +127,7 @@ def data_section(ctx: Context) -> Section:
         (name, d["answers_per_annotator"][name], fmt(d["positive_rate_per_annotator"][name]))
         for name in ctx.data.annotators
     ]
-    if d["n_unannotated"]:
-        ctx.flag(
-            "data.unannotated",
-            [
-                f"{d['n_unannotated']} item(s) have no answer; "
-                "they are excluded from every label statistic."
-            ],
-            "data",
-        )
+    ctx.unannotated(d["n_unannotated"])
     return Section(
         key="data",
         title="Data",
