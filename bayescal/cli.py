@@ -95,6 +95,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "Bayesian step of `bayescal audit --example snli-entailment`: cold and warm seconds "
         "in fresh processes, compile vs sampling, ESS / R-hat, MCSE of the interval ends.",
     ),
+    "dependence": (
+        "bayescal.bench.dependence",
+        "NC-ECE interval coverage under conditionally dependent annotators: independence vs "
+        "dependence model.",
+    ),
     "coverage": (
         "bayescal.bench.coverage",
         "Coverage of the bias-aware NC-ECE interval and level of the calibration test "

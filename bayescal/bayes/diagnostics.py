@@ -208,7 +208,12 @@ def _expected_counts(idata) -> np.ndarray:
 
 
 def pattern_ppc(
-    idata, *, alpha: float | None = None, emit: bool = True
+    idata,
+    *,
+    alpha: float | None = None,
+    emit: bool = True,
+    expected: np.ndarray | None = None,
+    n_params: int | None = None,
 ) -> tuple[xr.Dataset, list[str]]:
     """Posterior predictive check of the pattern counts per group and per annotator pair.
 
@@ -221,6 +226,13 @@ def pattern_ppc(
     alpha : float, default 0.05
         Family-wise level: a group is flagged when its tail probability is below
         ``alpha / L``, a pair when below ``alpha / n_pairs`` (Bonferroni).
+    expected : ndarray of shape (chain, draw, L, P), optional
+        Expected counts per draw under another model on the same cells (the
+        dependence model, :func:`bayescal.bayes.dependence_fit.dependence_ppc`);
+        default: the independence model's.
+    n_params : int, optional
+        That model's parameter count (for the saturation check); default
+        ``2 K + L'``.
 
     Returns
     -------
@@ -239,7 +251,8 @@ def pattern_ppc(
         .transpose(CHAIN, DRAW, GROUP, PATTERN)
         .values.astype(np.float64)
     )
-    expected = _expected_counts(idata)
+    if expected is None:
+        expected = _expected_counts(idata)
     pos = expected > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         x_obs = np.where(pos, (y - expected) ** 2 / expected, 0.0).sum(-1)
@@ -262,7 +275,8 @@ def pattern_ppc(
     # free cells: per group and observed missingness mask, 2**(answers) - 1 probabilities
     mask_size = np.asarray(idata.constant_data["mask_size"].values)
     cells = int((2.0**mask_size - 1).sum()) * len(groups)
-    n_params = 2 * len(annotators) + int(idata.posterior.sizes[GROUP])
+    if n_params is None:
+        n_params = 2 * len(annotators) + int(idata.posterior.sizes[GROUP])
     saturated = cells <= n_params
     ds = xr.Dataset(
         {

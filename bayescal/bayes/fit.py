@@ -67,6 +67,17 @@ def _check(summary, model):
     return check_design(summary, MODELS[model][0])
 
 
+def _empty_groups(spec, model) -> list[str]:
+    """A warning when some score group has no annotated item (its prevalence is the prior)."""
+    empty = [g for g, n in zip(spec.groups, spec.group_counts) if n == 0]
+    if not empty or model == "marginal":
+        return []
+    return [
+        f"score group(s) {empty} contain no annotated item: their prevalence posterior is the "
+        "prior. Use fewer or wider groups if those prevalences matter."
+    ]
+
+
 def _seed(rng) -> int:
     # Both samplers derive their per-chain seeds from one integer.
     return int(rng.integers(0, 2**31 - 1))
@@ -189,6 +200,7 @@ def fit_channels_bayes(
     progress: bool = False,
     posterior_predictive: bool = True,
     check: bool = True,
+    dependence=None,
 ) -> ChannelFit:
     """Sample the posterior of annotator channels from response-pattern counts.
 
@@ -247,6 +259,11 @@ def fit_channels_bayes(
     check : bool, default True
         Run the sampler checks and the predictive check; their problems become
         ``warnings`` on the result (and are issued as Python warnings).
+    dependence : None, "all", "r1:r2,..." or list of pairs, default None
+        Binary only: fit the conditional-dependence model instead (latent item
+        difficulty shared within each group, Qu, Tan & Kutner 1996), see
+        :func:`bayescal.bayes.dependence_fit.fit_channels_dependence`; method
+        ``"bayes_dependence"``.
 
     Returns
     -------
@@ -297,16 +314,33 @@ def fit_channels_bayes(
         )
     if target_accept is None:
         target_accept = 0.9
+    if dependence is not None:
+        from bayescal.bayes.dependence_fit import fit_channels_dependence
+
+        return fit_channels_dependence(
+            data,
+            dependence,
+            model,
+            groups=groups,
+            priors=priors,
+            orient=orient,
+            orientation=orientation,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            target_accept=target_accept,
+            sampler=sampler,
+            random_state=random_state,
+            progress=progress,
+            posterior_predictive=posterior_predictive,
+            check=check,
+        )
     check_settings(draws, tune, chains, cores, target_accept, sampler, check)
     summary = resolve_summary(data, groups)
     warnings = list(_check(summary, model))
     spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)
-    empty = [g for g, n in zip(spec.groups, spec.group_counts) if n == 0]
-    if empty and model != "marginal":
-        warnings.append(
-            f"score group(s) {empty} contain no annotated item: their prevalence posterior is the "
-            "prior. Use fewer or wider groups if those prevalences matter."
-        )
+    warnings.extend(_empty_groups(spec, model))
     rng = check_random_state(random_state)
     settings = NUTSSettings(
         draws=int(draws),
@@ -324,12 +358,41 @@ def fit_channels_bayes(
     idata = _inference_data(posterior, stats)
     _attach(idata, spec, rng, posterior_predictive=posterior_predictive)
     _set_attrs(idata, _attrs(spec, {"sampler": sampler}))
+    return _finish(
+        idata,
+        spec,
+        method=MODELS[model][1],
+        sampler=sampler,
+        timings=timings,
+        warnings=warnings,
+        check=check,
+        posterior_predictive=posterior_predictive,
+    )
+
+
+def _finish(
+    idata,
+    spec,
+    *,
+    method,
+    sampler,
+    timings,
+    warnings,
+    check,
+    posterior_predictive,
+    ppc=pattern_ppc,
+    extra_diagnostics=None,
+) -> ChannelFit:
+    """Sampler and predictive checks, diagnostics, and the ChannelFit of a binary posterior
+    (shared by the independence and the dependence models; ``ppc(idata)`` is the model's
+    predictive check)."""
     diagnostics: dict = {
         "sampler": sampler,
         "sampling_seconds": timings["sampling_seconds"],
         "load_seconds": timings["load_seconds"],
         "data_hash": idata.attrs["data_hash"],
         "gold_items": list(spec.n_gold),
+        **(extra_diagnostics or {}),
     }
     converged = True
     if check:
@@ -338,14 +401,14 @@ def fit_channels_bayes(
         converged = diag["converged"]
         warnings.extend(msgs)
         if posterior_predictive:
-            ppc, msgs = pattern_ppc(idata)
-            diagnostics["ppc_tail_prob"] = dict(zip(spec.groups, ppc["tail_prob"].values.tolist()))
+            ppc_ds, msgs = ppc(idata)
+            tails = ppc_ds["tail_prob"].values.tolist()
+            pair_tails = ppc_ds["pair_agreement_tail"].values.tolist()
+            diagnostics["ppc_tail_prob"] = dict(zip(spec.groups, tails))
             diagnostics["ppc_pair_tail_prob"] = dict(
-                zip(
-                    [str(p) for p in ppc["pair"].values], ppc["pair_agreement_tail"].values.tolist()
-                )
+                zip([str(p) for p in ppc_ds["pair"].values], pair_tails)
             )
-            diagnostics["ppc_saturated"] = ppc.attrs["saturated"]
+            diagnostics["ppc_saturated"] = ppc_ds.attrs["saturated"]
             warnings.extend(msgs)
     diagnostics["loglik_posterior_mean"] = float(idata.log_likelihood["counts"].sum(GROUP).mean())
     post = idata.posterior
@@ -357,7 +420,7 @@ def fit_channels_bayes(
         annotators=spec.annotators,
         groups=spec.prevalence_groups,
         group_counts=spec.prevalence_group_counts(),
-        method=MODELS[model][1],
+        method=method,
         warnings=warnings,
         converged=converged,
         diagnostics=diagnostics,

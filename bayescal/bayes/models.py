@@ -67,6 +67,7 @@ __all__ = [
     "build_pymc_model",
     "sample_prior",
     "sample_counts",
+    "sample_counts_from_logp",
     "channel_hyper",
     "INIT_PAIR",
 ]
@@ -457,6 +458,12 @@ def _joint_draws(spec, a, b, prev, rng) -> None:
 def sample_counts(spec: ChannelModelSpec, a, b, prevalence, rng) -> np.ndarray:
     """Replicated pattern counts (S, L, P) given parameters, with the observed mask totals."""
     lp = pattern_logp(a, b, prevalence, spec.states, spec.prevalence_index)  # (S, L, P)
+    return sample_counts_from_logp(spec, lp, rng)
+
+
+def sample_counts_from_logp(spec: ChannelModelSpec, lp, rng) -> np.ndarray:
+    """Multinomial pattern counts (S, L, P) from pattern log-probabilities ``lp`` (S, L, P)
+    of any model on ``spec``'s cells, with the observed mask totals."""
     out = np.zeros(lp.shape, dtype=np.int64)
     for m in range(int(spec.mask_id.max()) + 1):
         cells = np.flatnonzero(spec.mask_id == m)
