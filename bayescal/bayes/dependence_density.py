@@ -74,13 +74,17 @@ def _dep_loglik_grad(
     ph1 = np.empty((k, 2, n_q))
     ph0 = np.empty((k, 2, n_q))
     dens = np.empty((k, 2, n_q))
-    for j in range(k):
-        for y in range(2):
-            for q in range(n_q):
-                z = c[j, y] + s[j, y] * nodes[q]
-                ph1[j, y, q] = 0.5 * math.erfc(-z / _SQRT2)
-                ph0[j, y, q] = 0.5 * math.erfc(z / _SQRT2)
-                dens[j, y, q] = math.exp(-0.5 * z * z - _LOG_SQRT_2PI)
+    for g in range(n_sets):
+        # a one-member set has s = 0: z = c at its single node (index 0)
+        nq = 1 if starts[g + 1] - starts[g] == 1 else n_q
+        for m in range(starts[g], starts[g + 1]):
+            j = members[m]
+            for y in range(2):
+                for q in range(nq):
+                    z = c[j, y] + s[j, y] * nodes[q]
+                    ph1[j, y, q] = 0.5 * math.erfc(-z / _SQRT2)
+                    ph0[j, y, q] = 0.5 * math.erfc(z / _SQRT2)
+                    dens[j, y, q] = math.exp(-0.5 * z * z - _LOG_SQRT_2PI)
     # per set, sub-pattern and class: log factor and its derivatives per member position
     sub_lr = np.empty((n_sub, 2))
     sub_dc = np.zeros((n_sub, 2, k))
@@ -305,6 +309,10 @@ class DependenceLogDensity:
         const = self._half_normal_const
 
         def logp_grad(x):
+            with np.errstate(all="ignore"):  # overflow -> -inf below, no warning
+                return _logp_grad(x)
+
+        def _logp_grad(x):
             lp, gbase = prior_fn(x[:n_base])
             w, ey1, t = self._rates(x)
             logt = x[n_base:].reshape(-1, 2)
@@ -340,6 +348,11 @@ class DependenceLogDensity:
             gt_load = gc[loaded] * qn[loaded] * sl**2 / r[loaded] + gs[loaded] * sl
             grad[n_base:] = (gt_load - sl**2 * inv_var + 1.0).ravel()
             lp += ll + const + float((logt - 0.5 * sl**2 * inv_var).sum())
+            if not np.all(np.isfinite(grad)):
+                # a rate or loading beyond double precision (|logit| > ~37 or s = inf):
+                # outside the representable model, rejected like a zero-probability point
+                grad[:] = 0.0
+                return -np.inf, grad
             return lp, grad
 
         return logp_grad
