@@ -93,6 +93,7 @@ def audit(
     title: str | None = None,
     priors=None,
     gold_in_ece: bool = False,
+    dependence=None,
 ) -> AuditReport:
     """Audit the calibration of a binary score from noisy annotations.
 
@@ -132,6 +133,10 @@ def audit(
     gold_in_ece : bool, default False
         Gold items (the container's ``gold``) always inform the channels; they enter the
         calibration error only when this is True (they are often chosen non-randomly).
+    dependence : None, "all" or "r1:r2,..."
+        Also fit the conditional-dependence model (:mod:`bayescal.bayes.dependence`,
+        ``channels="bayes"`` only); the headline NC-ECE then uses it, and the knowledge
+        section compares both models (LOO, predictive check, NC-ECE interval).
 
     Returns
     -------
@@ -161,6 +166,14 @@ def audit(
         from bayescal.bayes.priors import ChannelPriors
 
         priors = ChannelPriors.coerce(priors)
+    if dependence is not None:
+        if channels != "bayes":
+            raise ConfigError(
+                "dependence needs the Bayesian channels: use channels='bayes' (--channels bayes)."
+            )
+        from bayescal.bayes.dependence import parse_dependence
+
+        parse_dependence(dependence, data.annotators)  # refuse bad pairs before any fitting
     if not isinstance(gold_in_ece, bool):
         raise ConfigError(f"gold_in_ece must be True or False; got {gold_in_ece!r}.")
     started = time.perf_counter()
@@ -178,6 +191,7 @@ def audit(
         progress=progress,
         priors=priors,
         gold_in_ece=gold_in_ece,
+        dependence=dependence,
     )
     stages = (
         ("summarising the data", data_with_gold_section),
@@ -211,6 +225,7 @@ def audit(
             "prob": prob,
             "gold_in_ece": gold_in_ece,
             "priors": None if priors is None else repr(priors),
+            "dependence": dependence,
         },
         started=started,
     )

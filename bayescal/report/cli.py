@@ -121,6 +121,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the carried-over rates) instead of one Beta per rate (default: one Beta per rate)",
     )
     parser.add_argument(
+        "--dependence",
+        default=None,
+        metavar="all|R1:R2,...",
+        help="binary data, --channels bayes: also fit the conditional-dependence model "
+        "(annotators of a pair share a latent item difficulty; overlapping pairs merge into one "
+        "group) and use it for the headline; the report compares both models (default: "
+        "answers independent given the class)",
+    )
+    parser.add_argument(
         "--gold-in-ece",
         action="store_true",
         help="also count the gold items in the calibration error (default: left out, since "
@@ -204,10 +213,10 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     if wants_multiclass(args):
-        if args.gold or args.gold_in_ece or args.priors:
+        if args.gold or args.gold_in_ece or args.priors or args.dependence:
             raise ConfigError(
-                "--gold, --gold-in-ece and --priors apply to binary data only in this version: "
-                "drop them for multiclass data (--probs)."
+                "--gold, --gold-in-ece, --priors and --dependence apply to binary data only in "
+                "this version: drop them for multiclass data (--probs)."
             )
         return run_multiclass(args, t0)
     stray = [f for f, on in (("--classes", args.classes), ("--view", args.view != "auto")) if on]
@@ -247,6 +256,7 @@ def run(args: argparse.Namespace) -> int:
         progress=progress_wanted(args),
         gold_in_ece=args.gold_in_ece,
         priors=priors,
+        dependence=args.dependence,
         command="bayescal "
         + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
     )
@@ -257,6 +267,8 @@ def run(args: argparse.Namespace) -> int:
         f"[{fmt(nc['lo'])}, {fmt(nc['hi'])}], calibration test {p_text(nc.get('p_value'))}), "
         f"soft-vote ECE {fmt(soft)}"
     )
+    if args.dependence is not None:
+        headline += " (dependence model; the report compares it with independence)"
     if not nc.get("reliable", True):
         headline += f"; NOT RELIABLE ({', '.join(nc['unreliable_because'])}: see the error lines)"
     report_outcome(args, result, headline, t0)
@@ -289,6 +301,10 @@ def _check_knowledge_options(args: argparse.Namespace) -> None:
         raise ConfigError("--gold-in-ece needs --gold COL (the column of gold items' classes).")
     if args.priors_joint and not args.priors:
         raise ConfigError("--priors-joint needs --priors FILE.")
+    if args.dependence is not None and args.channels != "bayes":
+        raise ConfigError(
+            "--dependence needs the Bayesian channels: use --channels bayes (the default)."
+        )
 
 
 def _load(args: argparse.Namespace):

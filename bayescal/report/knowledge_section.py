@@ -1,4 +1,5 @@
-"""The binary audit's "what we already knew" steps: gold items and priors from earlier audits.
+"""The binary audit's "what we already knew" steps: gold items, priors from earlier audits and
+conditionally dependent annotators.
 
 Issue 15. Gold items (items of known class) enter the channel likelihood at their
 known class (:mod:`bayescal.channels.em`, :mod:`bayescal.bayes.models`) and are
@@ -8,7 +9,10 @@ own (:func:`bayescal.channels.identification.gold_identifies`) and how much they
 narrowed each channel interval: the Bayesian fit is repeated on the unknown items
 alone (same priors, settings and seed) and the interval widths compared. Priors
 from an earlier audit (``ChannelPriors.from_fit``) are listed with the prior-data
-conflict check of :func:`bayescal.bayes.priors.prior_conflict`.
+conflict check of :func:`bayescal.bayes.priors.prior_conflict`. With ``--dependence`` the
+conditional-dependence model (:mod:`bayescal.bayes.dependence_fit`) is fitted with the
+audit's settings, compared with the independence model (LOO on pattern counts, predictive
+check before/after, NC-ECE interval under both) and used for the headline.
 """
 
 from __future__ import annotations
@@ -198,8 +202,165 @@ def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     return [table], notes
 
 
+def _interval_dict(iv) -> dict:
+    lo, hi = iv.interval()
+    return {"estimate": float(iv.estimate), "lo": float(lo), "hi": float(hi)}
+
+
+def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
+    """Fit the dependence model (Qu, Tan & Kutner 1996), compare it with the independence
+    model (LOO, predictive check, NC-ECE interval) and make it the headline's channels."""
+    from bayescal.bayes.dependence_fit import compare_channel_models, fit_channels_dependence
+    from bayescal.channels.result import ChannelFit
+    from bayescal.metrics.uncertainty import nc_ece_interval
+
+    indep, indep_point = ctx.channels, ctx.point
+    with _warnings.catch_warnings(record=True):
+        dep = fit_channels_dependence(
+            ctx.summary,
+            ctx.dependence,
+            "grouped",
+            priors=ctx.priors,
+            draws=ctx.draws,
+            tune=ctx.tune,
+            chains=ctx.chains,
+            cores=1,
+            random_state=ctx.seed,
+        )
+    ctx.flag("dependence.sampler", dep.warnings, "dependence model")
+    dep_point = ChannelFit.from_draws(
+        dep.a.values.mean(axis=0, keepdims=True),
+        dep.b.values.mean(axis=0, keepdims=True),
+        dep.prevalence.values.mean(axis=0, keepdims=True),
+        annotators=dep.annotators,
+        groups=[str(g) for g in dep.prevalence["group"].values],
+        group_counts=dep.group_counts.values,
+        method="bayes_dependence_posterior_mean",
+    )
+    intervals = {}
+    for name, fit, point in (("independent", indep, indep_point), ("dependent", dep, dep_point)):
+        # the same interval as the headline's (ece_section): channels fitted on these items
+        intervals[name] = _interval_dict(
+            nc_ece_interval(
+                ctx.summary,
+                fit,
+                weights=ctx.weights,
+                prob=ctx.prob,
+                point_channels=point,
+                sample_use="reuse",
+                random_state=ctx.seed,
+            )
+        )
+    loo = compare_channel_models({"independent": indep, "dependent": dep})
+    loo_rows = [
+        (
+            name,
+            fmt(row["elpd_loo"], 1),
+            fmt(row["se"], 1),
+            fmt(row["p_loo"], 1),
+            fmt(row["elpd_diff"], 1),
+            fmt(row["dse"], 1),
+        )
+        for name, row in loo.iterrows()
+    ]
+    pairs = list(dep.diagnostics.get("ppc_pair_tail_prob", {}))
+    ppc_rows = [
+        (
+            "worst score group",
+            fmt(min(indep.diagnostics.get("ppc_tail_prob", {}).values(), default=np.nan), 3),
+            fmt(min(dep.diagnostics.get("ppc_tail_prob", {}).values(), default=np.nan), 3),
+        )
+    ] + [
+        (
+            f"pair {pair} agreement",
+            fmt(indep.diagnostics.get("ppc_pair_tail_prob", {}).get(pair, np.nan), 3),
+            fmt(dep.diagnostics["ppc_pair_tail_prob"][pair], 3),
+        )
+        for pair in pairs
+    ]
+    rho = dep.idata.posterior["correlation"]
+    corr = {
+        str(p): [float(rho.sel(pair=p, **{"class": c}).mean()) for c in ("0", "1")]
+        for p in rho["pair"].values
+    }
+    out["dependence"] = {
+        "groups": dep.diagnostics["dependence_groups"],
+        "headline_model": "dependent",
+        "identification": dep.diagnostics["identification"],
+        "latent_correlation_mean": corr,
+        "loo": {
+            name: {k: float(row[k]) for k in ("elpd_loo", "se", "p_loo", "elpd_diff", "dse")}
+            for name, row in loo.iterrows()
+        },
+        "ppc": {
+            name: {
+                "group_tail_prob": f.diagnostics.get("ppc_tail_prob"),
+                "pair_tail_prob": f.diagnostics.get("ppc_pair_tail_prob"),
+            }
+            for name, f in (("independent", indep), ("dependent", dep))
+        },
+        "nc_ece": intervals,
+        "channels": {
+            name: {
+                "a": f.a.values.mean(axis=0).tolist(),
+                "b": f.b.values.mean(axis=0).tolist(),
+            }
+            for name, f in (("independent", indep), ("dependent", dep))
+        },
+    }
+    # the rest of the audit (NC-ECE, recalibration, summary) uses the dependence model
+    ctx.channels, ctx.point = dep, dep_point
+    ctx.diagnostics["forest"] = steps._channel_entries(ctx)
+    groups = "; ".join(", ".join(g) for g in dep.diagnostics["dependence_groups"])
+    pct = ctx.percent
+    tables = [
+        Table(
+            "Conditional dependence: groups sharing a latent item difficulty, and their "
+            "posterior mean latent within-class correlation (class 0, class 1)",
+            ("pair", "correlation given Y = 0", "correlation given Y = 1"),
+            [(p, fmt(c[0], 2), fmt(c[1], 2)) for p, c in corr.items()],
+        ),
+        Table(
+            "LOO on the pattern counts (PSIS, elpd per item summed; higher is better)",
+            ("model", "elpd_loo", "SE", "p_loo", "elpd difference", "SE of difference"),
+            loo_rows,
+        ),
+        Table(
+            "Posterior predictive check before (independence) and after (dependence): tail "
+            "probabilities, small = the model does not reproduce the data",
+            ("check", "independence model", "dependence model"),
+            ppc_rows,
+        ),
+        Table(
+            f"NC-ECE and its {pct}% interval under both channel models",
+            ("channel model", "NC-ECE", f"{pct}% interval"),
+            [
+                (
+                    name + (" (headline)" if name == "dependent" else ""),
+                    fmt(iv["estimate"]),
+                    f"[{fmt(iv['lo'])}, {fmt(iv['hi'])}]",
+                )
+                for name, iv in intervals.items()
+            ],
+        ),
+    ]
+    notes = [
+        f"Dependence groups: {groups} (overlapping pairs are merged: a group shares one latent "
+        "item difficulty, so every pair inside it is dependent). Within a group, annotator j "
+        "answers 1 with probability Phi(c_jy + s_jy u) given the class y and the item's "
+        "difficulty u ~ N(0, 1); a_j and b_j stay the marginal channels, so NC-ECE uses them "
+        "unchanged (models/dependence.md). Loadings s_jy ~ HalfNormal(1).",
+        "The headline NC-ECE, the channel table of the summary and the recalibration use the "
+        "dependence model; the channel section above shows the independence model. The "
+        "dependence model is weakly identified: trust it most when at least two annotators "
+        "are outside the dependent groups, and read the LOO difference with its SE.",
+    ]
+    return tables, notes
+
+
 def knowledge_section(ctx: steps.Context) -> Section:
-    """Gold items and priors from earlier audits: what they were and what they changed."""
+    """Gold items, priors from earlier audits and conditional dependence between annotators:
+    what they were and what they changed."""
     out: dict = {}
     tables: list = []
     notes: list = []
@@ -211,17 +372,22 @@ def knowledge_section(ctx: steps.Context) -> Section:
         t, n = _priors_part(ctx, out)
         tables += t
         notes += n
+    if ctx.dependence is not None:
+        t, n = _dependence_part(ctx, out)
+        tables += t
+        notes += n
     ctx.diagnostics["knowledge"] = out
     if not tables:
         return Section(
             key="knowledge",
             title="Prior knowledge: gold items and earlier audits",
             status="skipped",
-            reason="no gold items (--gold) and no priors from an earlier audit (--priors).",
+            reason="no gold items (--gold), no priors from an earlier audit (--priors) and no "
+            "dependence model (--dependence).",
         )
     return Section(
         key="knowledge",
-        title="Prior knowledge: gold items and earlier audits",
+        title="Prior knowledge: gold items, earlier audits, dependent annotators",
         tables=tables,
         notes=notes,
     )

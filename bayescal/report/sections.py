@@ -94,6 +94,8 @@ class Context(FlagsMixin):
     #: channel priors of the Bayesian fit (None: defaults); gold items in the ECE bins
     priors: object = None
     gold_in_ece: bool = False
+    #: dependence groups of the conditional-dependence model (None: independence only)
+    dependence: object = None
 
 
 def _interval(x: np.ndarray, prob: float) -> tuple[float, float]:
