@@ -210,23 +210,13 @@ def _interval_dict(iv) -> dict:
 def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     """Fit the dependence model (Qu, Tan & Kutner 1996), compare it with the independence
     model (LOO, predictive check, NC-ECE interval) and make it the headline's channels."""
-    from bayescal.bayes.dependence_fit import compare_channel_models, fit_channels_dependence
+    from bayescal.bayes.dependence_fit import compare_channel_models
     from bayescal.channels.result import ChannelFit
     from bayescal.metrics.uncertainty import nc_ece_interval
 
     indep, indep_point = ctx.channels, ctx.point
     with _warnings.catch_warnings(record=True):
-        dep = fit_channels_dependence(
-            ctx.summary,
-            ctx.dependence,
-            "grouped",
-            priors=ctx.priors,
-            draws=ctx.draws,
-            tune=ctx.tune,
-            chains=ctx.chains,
-            cores=1,
-            random_state=ctx.seed,
-        )
+        dep = steps.fit_posterior(ctx, ctx.summary, dependence=ctx.dependence)
     ctx.flag("dependence.sampler", dep.warnings, "dependence model")
     dep_point = ChannelFit.from_draws(
         dep.a.values.mean(axis=0, keepdims=True),
