@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import expit, ndtri
 
 from bayescal.bayes.dependence import DependenceSpec, _prior_only
 from bayescal.bayes.logdensity import ChannelLogDensity
@@ -82,8 +81,13 @@ def _dep_loglik_grad(
             for y in range(2):
                 for q in range(nq):
                     z = c[j, y] + s[j, y] * nodes[q]
-                    ph1[j, y, q] = 0.5 * math.erfc(-z / _SQRT2)
-                    ph0[j, y, q] = 0.5 * math.erfc(z / _SQRT2)
+                    # one erfc, on the side where it is the small (accurate) tail
+                    if z < 0.0:
+                        ph1[j, y, q] = 0.5 * math.erfc(-z / _SQRT2)
+                        ph0[j, y, q] = 1.0 - ph1[j, y, q]
+                    else:
+                        ph0[j, y, q] = 0.5 * math.erfc(z / _SQRT2)
+                        ph1[j, y, q] = 1.0 - ph0[j, y, q]
                     dens[j, y, q] = math.exp(-0.5 * z * z - _LOG_SQRT_2PI)
     # per set, sub-pattern and class: log factor and its derivatives per member position
     sub_lr = np.empty((n_sub, 2))
@@ -182,16 +186,227 @@ def _dep_loglik_grad(
     return lp
 
 
+def _ndtri_lower(q):
+    """``Phi^{-1}(q)`` for ``0 <= q <= 1/2``: Acklam's rational approximation (relative error
+    1.2e-9) and one Halley step on ``Phi(x) - q`` (erfc is accurate in the lower tail), which
+    brings it to double precision."""
+    if q <= 0.0:
+        return -np.inf
+    if q < 0.02425:
+        r = math.sqrt(-2.0 * math.log(q))
+        x = (
+            (
+                (
+                    (
+                        (-7.784894002430293e-03 * r - 3.223964580411365e-01) * r
+                        - 2.400758277161838e00
+                    )
+                    * r
+                    - 2.549732539343734e00
+                )
+                * r
+                + 4.374664141464968e00
+            )
+            * r
+            + 2.938163982698783e00
+        ) / (
+            (
+                ((7.784695709041462e-03 * r + 3.224671290700398e-01) * r + 2.445134137142996e00) * r
+                + 3.754408661907416e00
+            )
+            * r
+            + 1.0
+        )
+    else:
+        r0 = q - 0.5
+        r = r0 * r0
+        x = (
+            (
+                (
+                    (
+                        (
+                            (-3.969683028665376e01 * r + 2.209460984245205e02) * r
+                            - 2.759285104469687e02
+                        )
+                        * r
+                        + 1.383577518672690e02
+                    )
+                    * r
+                    - 3.066479806614716e01
+                )
+                * r
+                + 2.506628277459239e00
+            )
+            * r0
+            / (
+                (
+                    (
+                        (
+                            (-5.447609879822406e01 * r + 1.615858368580409e02) * r
+                            - 1.556989798598866e02
+                        )
+                        * r
+                        + 6.680131188771972e01
+                    )
+                    * r
+                    - 1.328068155288572e01
+                )
+                * r
+                + 1.0
+            )
+        )
+    e = 0.5 * math.erfc(-x / _SQRT2) - q
+    u = e * math.exp(0.5 * x * x + _LOG_SQRT_2PI)
+    return x - u / (1.0 + 0.5 * x * u)
+
+
+def _dep_logp_grad(
+    x,
+    grad,
+    gbase,
+    n_base,
+    ord_idx,
+    free_idx,
+    loaded,
+    inv_var,
+    const,
+    states,
+    counts,
+    gold,
+    pidx,
+    members,
+    starts,
+    sub_index,
+    sub_states,
+    sub_starts,
+    nodes,
+    weights,
+):
+    """Likelihood and loadings' prior at ``x`` (returned), gradient written into ``grad``
+    (``gbase``: the prior part's gradient in the first ``n_base`` coordinates), on PyMC's
+    unconstrained coordinates; the chain rule of the module docstring."""
+    k = states.shape[1]
+    n_ord = ord_idx.shape[0]
+    n_free = free_idx.shape[0]
+    n_prev = n_base - 2 * (n_ord + n_free)
+    w = np.empty((k, 2))
+    ey1 = np.empty(n_ord)
+    for i in range(n_ord):
+        j = ord_idx[i]
+        ey1[i] = math.exp(x[2 * i + 1])
+        w[j, 0] = x[2 * i]
+        w[j, 1] = x[2 * i] + ey1[i]
+    for i in range(n_free):
+        j = free_idx[i]
+        w[j, 0] = x[2 * (n_ord + i)]
+        w[j, 1] = x[2 * (n_ord + i) + 1]
+    s = np.zeros((k, 2))
+    lp = const
+    for i in range(loaded.shape[0]):
+        for y in range(2):
+            lt = x[n_base + 2 * i + y]
+            s[loaded[i], y] = math.exp(lt)
+            lp += lt - 0.5 * s[loaded[i], y] ** 2 * inv_var
+    c = np.empty((k, 2))
+    qn = np.empty((k, 2))
+    dcdw = np.empty((k, 2))
+    for j in range(k):
+        for y in range(2):
+            wj = w[j, y]
+            # the smaller tail, accurately from the log-odds: q = expit(-|w|)
+            tail = math.log1p(math.exp(-abs(wj)))
+            q = math.exp(-(max(abs(wj), 0.0) + tail))
+            z = _ndtri_nb(q)
+            qn[j, y] = z if wj <= 0.0 else -z
+            r = math.sqrt(1.0 + s[j, y] ** 2)
+            c[j, y] = qn[j, y] * r
+            # dc/dw = r p (1 - p) / phi(Phi^{-1}(p)), in logs
+            log_p1p = -(max(-wj, 0.0) + tail) - (max(wj, 0.0) + tail)
+            dcdw[j, y] = r * math.exp(log_p1p + 0.5 * qn[j, y] ** 2 + _LOG_SQRT_2PI)
+    lmu = np.empty(n_prev)
+    l1mu = np.empty(n_prev)
+    off = 2 * (n_ord + n_free)
+    for i in range(n_prev):
+        tv = x[off + i]
+        tail = math.log1p(math.exp(-abs(tv)))
+        lmu[i] = -(max(-tv, 0.0) + tail)
+        l1mu[i] = -(max(tv, 0.0) + tail)
+    gc = np.empty((k, 2))
+    gs = np.empty((k, 2))
+    gt = np.empty(n_prev)
+    ll = _lik_nb(
+        c,
+        s,
+        lmu,
+        l1mu,
+        states,
+        counts,
+        gold,
+        pidx,
+        members,
+        starts,
+        sub_index,
+        sub_states,
+        sub_starts,
+        nodes,
+        weights,
+        gc,
+        gs,
+        gt,
+    )
+    lp += ll
+    for i in range(n_base):
+        grad[i] = gbase[i]
+    for i in range(n_ord):
+        j = ord_idx[i]
+        g0 = gc[j, 0] * dcdw[j, 0]
+        g1 = gc[j, 1] * dcdw[j, 1]
+        grad[2 * i] += g0 + g1
+        grad[2 * i + 1] += g1 * ey1[i]
+    for i in range(n_free):
+        j = free_idx[i]
+        grad[2 * (n_ord + i)] += gc[j, 0] * dcdw[j, 0]
+        grad[2 * (n_ord + i) + 1] += gc[j, 1] * dcdw[j, 1]
+    for i in range(n_prev):
+        grad[off + i] += gt[i]
+    for i in range(loaded.shape[0]):
+        j = loaded[i]
+        for y in range(2):
+            sv = s[j, y]
+            r = math.sqrt(1.0 + sv * sv)
+            grad[n_base + 2 * i + y] = (
+                gc[j, y] * qn[j, y] * sv * sv / r + gs[j, y] * sv - sv * sv * inv_var + 1.0
+            )
+    ok = math.isfinite(lp)
+    for i in range(grad.shape[0]):
+        ok = ok and math.isfinite(grad[i])
+    if not ok:
+        # a rate or loading beyond double precision (|logit| > ~37, s = inf) or a pattern of
+        # probability 0: outside the representable model, rejected like a zero-density point
+        for i in range(grad.shape[0]):
+            grad[i] = 0.0
+        return -np.inf
+    return lp
+
+
+#: numba dispatchers the full kernel calls (bound by ``_kernel`` before it is compiled)
+_ndtri_nb = None
+_lik_nb = None
+
+
 _COMPILED: list = []
 
 
 def _kernel():
-    """``_dep_loglik_grad`` compiled by numba (cached on disk as in
-    :mod:`bayescal.bayes.logdensity`)."""
+    """The density's numba kernel (compiled on first use, cached on disk as in
+    :mod:`bayescal.bayes.logdensity`); the helpers it calls are compiled first."""
     if not _COMPILED:
         import numba
 
-        _COMPILED.append(numba.njit(cache=True, nogil=True)(_dep_loglik_grad))
+        jit = numba.njit(cache=True, nogil=True)
+        globals()["_ndtri_nb"] = jit(_ndtri_lower)
+        globals()["_lik_nb"] = jit(_dep_loglik_grad)
+        _COMPILED.append(jit(_dep_logp_grad))
     return _COMPILED[0]
 
 
@@ -277,18 +492,6 @@ class DependenceLogDensity:
             )
         return DependenceLogDensity(self.dspec.with_counts(counts))
 
-    def _rates(self, x):
-        """``logit a``, ``logit b`` (K, 2), ``exp(y1)`` of the ordered pairs, logit mu."""
-        k = self.spec.n_annotators
-        n_ord = self.ord_idx.size
-        w = np.empty((k, 2))
-        y = x[: 2 * n_ord].reshape(n_ord, 2)
-        ey1 = np.exp(y[:, 1])
-        w[self.ord_idx, 0] = y[:, 0]
-        w[self.ord_idx, 1] = y[:, 0] + ey1
-        w[self.free_idx] = x[2 * n_ord : 2 * (n_ord + self.free_idx.size)].reshape(-1, 2)
-        return w, ey1, x[2 * (n_ord + self.free_idx.size) : self.n_base]
-
     def __call__(self, x) -> tuple[float, np.ndarray]:
         """``(log density, gradient)`` at the unconstrained point ``x`` of shape (n_dim,)."""
         x = np.ascontiguousarray(x, dtype=np.float64)
@@ -300,59 +503,22 @@ class DependenceLogDensity:
         """``x -> (log density, gradient)`` without argument checks (for the sampler)."""
         prior_fn = self.prior.sampler_function()
         kernel = _kernel()
-        dspec, lik_args = self.dspec, self._lik_args
-        loaded, n_base, n_dim = dspec.loaded, self.n_base, self.n_dim
-        k = self.spec.n_annotators
-        ord_idx, free_idx = self.ord_idx, self.free_idx
-        n_ord = ord_idx.size
-        inv_var = 1.0 / dspec.sigma**2
-        const = self._half_normal_const
+        dspec = self.dspec
+        args = (
+            self.n_base,
+            self.ord_idx,
+            self.free_idx,
+            dspec.loaded,
+            1.0 / dspec.sigma**2,
+            self._half_normal_const,
+            *self._lik_args,
+        )
+        n_base, n_dim = self.n_base, self.n_dim
 
         def logp_grad(x):
-            with np.errstate(all="ignore"):  # overflow -> -inf below, no warning
-                return _logp_grad(x)
-
-        def _logp_grad(x):
             lp, gbase = prior_fn(x[:n_base])
-            w, ey1, t = self._rates(x)
-            logt = x[n_base:].reshape(-1, 2)
-            s = np.zeros((k, 2))
-            s[loaded] = np.exp(logt)
-            p = expit(w)
-            qn = ndtri(p)
-            r = np.sqrt(1.0 + s * s)
-            c = qn * r
-            lmu = -np.logaddexp(0.0, -t)
-            l1mu = -np.logaddexp(0.0, t)
-            gc = np.empty((k, 2))
-            gs = np.empty((k, 2))
-            gt = np.empty(t.size)
-            ll = kernel(c, s, lmu, l1mu, *lik_args, gc, gs, gt)
             grad = np.empty(n_dim)
-            if not np.isfinite(ll):
-                grad[:] = 0.0
-                return -np.inf, grad
-            # dc/dw = r p (1 - p) / phi(q), in logs so extreme rates do not overflow
-            dcdw = r * np.exp(
-                -np.logaddexp(0.0, -w) - np.logaddexp(0.0, w) + 0.5 * qn**2 + _LOG_SQRT_2PI
-            )
-            gw = gc * dcdw
-            grad[:n_base] = gbase
-            grad[2 * np.arange(n_ord)] += gw[ord_idx, 0] + gw[ord_idx, 1]
-            grad[2 * np.arange(n_ord) + 1] += gw[ord_idx, 1] * ey1
-            free_pos = 2 * (n_ord + np.arange(free_idx.size))
-            grad[free_pos] += gw[free_idx, 0]
-            grad[free_pos + 1] += gw[free_idx, 1]
-            grad[2 * (n_ord + free_idx.size) : n_base] += gt
-            sl = s[loaded]
-            gt_load = gc[loaded] * qn[loaded] * sl**2 / r[loaded] + gs[loaded] * sl
-            grad[n_base:] = (gt_load - sl**2 * inv_var + 1.0).ravel()
-            lp += ll + const + float((logt - 0.5 * sl**2 * inv_var).sum())
-            if not np.all(np.isfinite(grad)):
-                # a rate or loading beyond double precision (|logit| > ~37 or s = inf):
-                # outside the representable model, rejected like a zero-probability point
-                grad[:] = 0.0
-                return -np.inf, grad
+            lp += kernel(x, grad, gbase, *args)
             return lp, grad
 
         return logp_grad
