@@ -33,6 +33,7 @@ def csv(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_audit_with_dependence(csv, tmp_path):
     settings = ["--draws", "200", "--tune", "200", "--quiet"]
     code, out, err = _cli(["audit", csv, *settings, "--dependence", "a1:a2", "--out", tmp_path])
