@@ -295,6 +295,11 @@ def fit_channels_bayes(
     ('bayes_grouped', ('draw', 'annotator'), 50)
     """
     if isinstance(data, MulticlassAnnotations | MulticlassSummary):
+        if dependence is not None:
+            raise ConfigError(
+                "dependence applies to binary channels only in this version; drop it for "
+                "multiclass data."
+            )
         return _fit_multiclass(
             data,
             model,

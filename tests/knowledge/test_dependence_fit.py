@@ -114,6 +114,11 @@ def test_fit_refuses_unidentified_designs_and_bad_pairs():
         fit_channels_dependence(data, "all", "marginal", groups=1, draws=10, tune=10)
     with pytest.raises(ConfigError, match="itself"):
         fit_channels_dependence(data, "a1:a1", groups=5, draws=10, tune=10)
+    from bayescal.simulate import simulate_multiclass
+
+    multi = simulate_multiclass(200, random_state=0)
+    with pytest.raises(ConfigError, match="binary channels only"):
+        fit_channels_bayes(multi, dependence="all", draws=10, tune=10)
 
 
 def test_compare_refuses_fits_on_different_data(fits):
