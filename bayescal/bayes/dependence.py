@@ -308,13 +308,6 @@ def group_loglik_dependent(dspec: DependenceSpec, a, b, prevalence, loading) -> 
     return (spec.counts * lp).sum(axis=-1) + multinomial_constant(spec.counts, spec.mask_id)
 
 
-def gold_loglik_dependent(dspec: DependenceSpec, a, b, loading) -> np.ndarray:
-    """Log-likelihood of the gold items' answers at their known class, shape (...,)."""
-    lr = class_pattern_logp(dspec, a, b, loading)
-    gold = dspec.base.gold
-    return lr[..., 0, :] @ gold[0] + lr[..., 1, :] @ gold[1]
-
-
 def implied_correlation(dspec: DependenceSpec, loading) -> tuple[np.ndarray, list[str]]:
     """Latent within-class correlations of every pair inside a group: (..., n_pairs, 2).
 

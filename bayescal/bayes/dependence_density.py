@@ -18,9 +18,14 @@ Pieces
   ``dL/dc_j = sum_q w_q (+-phi(z_jq)) prod_{k != j} F_kq``, ``dL/ds_j`` the same
   times ``u_q``. Ungrouped annotators are one-member groups at the single node
   ``u = 0`` (``s = 0``), i.e. exactly ``Phi(c) = p``.
-- Chain rule in numpy: ``dc/d logit p = sqrt(1 + s^2) p (1 - p) / phi(Phi^{-1}(p))``,
-  ``dc/dt = Phi^{-1}(p) s^2 / sqrt(1 + s^2)``, ``ds/dt = s``; the ordered
-  transform as in :mod:`bayescal.bayes.logdensity`.
+- Chain rule (in the same kernel): ``dc/d logit p = sqrt(1 + s^2) p (1 - p) /
+  phi(Phi^{-1}(p))``, ``dc/dt = Phi^{-1}(p) s^2 / sqrt(1 + s^2)``, ``ds/dt = s``; the
+  ordered transform as in :mod:`bayescal.bayes.logdensity`. ``Phi^{-1}`` is computed in the
+  kernel (Acklam's approximation refined by one Halley step), from the smaller tail
+  ``expit(-|logit p|)`` so that rates near 0 and 1 keep their precision.
+
+One evaluation is two numba calls (the prior part, then this kernel): about 30 us for a pair
+among four annotators in five score groups (measured under load, so an upper bound).
 """
 
 from __future__ import annotations
