@@ -24,8 +24,9 @@ Pieces
   kernel (Acklam's approximation refined by one Halley step), from the smaller tail
   ``expit(-|logit p|)`` so that rates near 0 and 1 keep their precision.
 
-One evaluation is two numba calls (the prior part, then this kernel): about 30 us for a pair
-among four annotators in five score groups (measured under load, so an upper bound).
+One evaluation is two numba calls (the prior part, then this kernel): 31 us of CPU time for a
+pair among four annotators in five score groups, no missing answers (process time over 20 000
+calls; wall time 95 us at load average 6 on 2 shared cores).
 """
 
 from __future__ import annotations
