@@ -34,7 +34,9 @@ Likelihood and gradient (closed form)
 ``l[s, y] = sum_{j answered in s} log T_j[y, s_j]`` and, for each non-empty
 (group ``g``, pattern ``s``) cell with count ``n``,
 ``n logsumexp_y (log rho[q(g), y] + l[s, y])``. With the responsibilities
-``r[g, s, y]`` (the E step of EM), the derivative with respect to
+``r[g, s, y]`` (the E step of EM; a gold item of class ``y`` has the one-hot
+responsibility of ``y`` and adds ``n log P(s | Y = y) = n l[s, y]``, no
+prevalence), the derivative with respect to
 ``log T_j[y, a]`` is ``W_j[y, a] = sum_{s: s_j = a} sum_g n_gs r_gsy`` and with
 respect to ``log rho[q, y]`` it is ``sum_{g -> q} sum_s n_gs r_gsy``. For one
 simplex with ``G_k = d f / d log x_k`` (``alpha_k`` plus those expected counts),
@@ -132,7 +134,23 @@ def _simplex_grad(g, p, grad, off, ref, c):
 
 
 @numba.njit(cache=True, nogil=True)
-def _logp_grad(x, grad, states, cell_g, cell_s, cell_n, pidx, alpha, beta, ref_t, ref_r, const):
+def _logp_grad(
+    x,
+    grad,
+    states,
+    cell_g,
+    cell_s,
+    cell_n,
+    pidx,
+    alpha,
+    beta,
+    ref_t,
+    ref_r,
+    const,
+    gold_y,
+    gold_s,
+    gold_n,
+):
     """Log density at ``x`` (returned) and its gradient (written into ``grad``)."""
     n_pat, k = states.shape
     c = alpha.shape[1]
@@ -206,6 +224,9 @@ def _logp_grad(x, grad, states, cell_g, cell_s, cell_n, pidx, alpha, beta, ref_t
             r = scale * joint[y]
             w[s, y] += r
             e_r[q, y] += r
+    for i in range(gold_n.shape[0]):  # gold items: known class, no prevalence
+        lp += gold_n[i] * ll[gold_s[i], gold_y[i]]
+        w[gold_s[i], gold_y[i]] += gold_n[i]
     g_t = alpha.copy()
     for s in range(n_pat):
         for j in range(k):
@@ -330,6 +351,7 @@ class MulticlassLogDensity:
             + (gammaln(beta.sum(-1)) - gammaln(beta).sum(-1)).sum()
         )
         g, s = np.nonzero(spec.counts)
+        gy, gs = np.nonzero(spec.gold)
         self.spec = spec
         self._args = (
             np.ascontiguousarray(spec.states, dtype=np.int64),
@@ -342,6 +364,9 @@ class MulticlassLogDensity:
             np.ascontiguousarray(spec.confusion_reference, dtype=np.int64),
             np.ascontiguousarray(spec.prevalence_reference, dtype=np.int64),
             const,
+            gy.astype(np.int64),
+            gs.astype(np.int64),
+            spec.gold[gy, gs].astype(np.float64),
         )
         self.n_confusion = k * c * (c - 1)
         self.n_dim = self.n_confusion + beta.shape[0] * (c - 1)

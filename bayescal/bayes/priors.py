@@ -360,14 +360,7 @@ class ChannelPriors:
         >>> bool(np.isclose(halved.a.alpha[0], p.a.alpha[0] / 2))
         True
         """
-        try:
-            inflate = float(inflate)
-        except (TypeError, ValueError):
-            raise ConfigError(f"inflate must be a number >= 1; got {inflate!r}.") from None
-        if not np.isfinite(inflate) or inflate < 1:
-            raise ConfigError(
-                f"inflate must be a finite number >= 1 (1 = no drift discount); got {inflate!r}."
-            )
+        inflate = check_inflate(inflate)
         old = [str(x) for x in fit.annotators]
         new = old if annotators is None else [str(x) for x in annotators]
         keys = ("a", "b", "prevalence") if prevalence else ("a", "b")
@@ -427,6 +420,25 @@ class ChannelPriors:
     def __repr__(self) -> str:
         joint = "" if self.joint is None else f", joint=LogitNormal({self.joint.index.size} rates)"
         return f"ChannelPriors(a={self.a!r}, b={self.b!r}, prevalence={self.prevalence!r}{joint})"
+
+
+def check_inflate(inflate) -> float:
+    """The drift discount of priors from an earlier audit: a finite number >= 1, or ConfigError.
+
+    Examples
+    --------
+    >>> check_inflate("2")
+    2.0
+    """
+    try:
+        inflate = float(inflate)
+    except (TypeError, ValueError):
+        raise ConfigError(f"inflate must be a number >= 1; got {inflate!r}.") from None
+    if not np.isfinite(inflate) or inflate < 1:
+        raise ConfigError(
+            f"inflate must be a finite number >= 1 (1 = no drift discount); got {inflate!r}."
+        )
+    return inflate
 
 
 def _parse_one(key: str, value) -> tuple[Beta | None, list[str]]:

@@ -96,8 +96,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--gold",
         default=None,
         metavar="COL",
-        help="binary data: column with the known class (0/1) of gold items, blank for the "
-        "others; gold items inform the channels and stay out of the NC-ECE (default: none)",
+        help="column with the known class of gold items (binary: 0/1; multiclass: class index "
+        "or name), blank for the others; gold items inform the channels and stay out of the "
+        "NC-ECE (default: none)",
     )
     parser.add_argument(
         "--priors",
@@ -204,11 +205,7 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     if wants_multiclass(args):
-        if args.gold or args.gold_in_ece or args.priors:
-            raise ConfigError(
-                "--gold, --gold-in-ece and --priors apply to binary data only in this version: "
-                "drop them for multiclass data (--probs)."
-            )
+        _check_knowledge_options(args)
         return run_multiclass(args, t0)
     stray = [f for f, on in (("--classes", args.classes), ("--view", args.view != "auto")) if on]
     if stray:
