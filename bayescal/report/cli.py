@@ -43,6 +43,7 @@ examples:
   bayescal audit answers.csv --probs p0,p1,p2 --annotators r1,r2,r3 --out audit/
   bayescal audit ratings.csv --annotators r1,r2 --gold known --groups 1 --out audit/
   bayescal audit q2.csv --annotators r1,r2,r3 --priors q1-audit/posterior.nc --out q2-audit/
+  bayescal audit q2.csv --probs p0,p1,p2 --gold known --priors q1/posterior.nc --out q2-audit/
 
 --out is replaced as a whole, and only once the report is complete: after an error or
 Ctrl-C it holds the earlier report, byte for byte.
