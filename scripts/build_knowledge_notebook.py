@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import nbformat as nbf
 from build_notebooks import HANADA, OUT, QUICK, execute, notebook, tail
+from knowledge_multiclass_cells import MULTICLASS_CELLS
 
 NAME = "annotator_knowledge"
 
@@ -179,6 +180,7 @@ for joint in (True, False):
     print("joint" if joint else "independent Betas", "shift of a in posterior sds:",
           shift.values.round(2).tolist())""",
     ),
+    *MULTICLASS_CELLS,
     *tail(
         "Gold items enter the likelihood at their known class and inform the channels only; "
         "one answered gold item of each class per annotator identifies one or two annotators "

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayescal.bayes.multiclass_priors import multiclass_priors_from_fit
 from bayescal.channels.orientation import (
     dominant_diagonal_permutation,
     orient_index,
@@ -248,8 +249,6 @@ class MulticlassPriors:
         >>> bool(np.allclose(MulticlassPriors.from_fit(fit).confusion, p.confusion / 2))
         True
         """
-        from bayescal.bayes.multiclass_priors import multiclass_priors_from_fit
-
         return multiclass_priors_from_fit(
             cls,
             fit,

@@ -33,6 +33,7 @@ import numpy as np
 from bayescal._random import check_random_state
 from bayescal.bayes.conflict import _tail, _weighted_shares, per_annotator
 from bayescal.bayes.multiclass import MulticlassPriors
+from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.errors import ConfigError
 
 __all__ = ["multiclass_prior_conflict"]
@@ -93,8 +94,6 @@ def multiclass_prior_conflict(
     >>> all(v["conflict"] for v in bad.values())
     True
     """
-    from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
-
     if not (isinstance(draws, (int, np.integer)) and draws >= 2):
         raise ConfigError(f"draws must be an integer >= 2; got {draws!r}.")
     rng = check_random_state(random_state)

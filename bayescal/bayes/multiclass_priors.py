@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayescal.bayes.posterior_file import read_posterior_group
 from bayescal.bayes.priors import check_inflate
+from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.dims import ANNOTATOR, CHAIN, CLASS, DRAW, GROUP
 from bayescal.errors import ConfigError
 
@@ -201,9 +203,6 @@ def load_multiclass_posterior(path):
     ...     print("signature" in str(exc))
     True
     """
-    from bayescal.bayes.posterior_file import read_posterior_group
-    from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
-
     post = read_posterior_group(path, _refuse)
     dims = {
         "confusion": (CHAIN, DRAW, ANNOTATOR, TRUE_CLASS, ANSWERED_CLASS),

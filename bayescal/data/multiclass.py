@@ -28,7 +28,7 @@ import xarray as xr
 from bayescal.data.labelled import DimNames, DimSize
 from bayescal.data.validation import _positions, as_numeric, check_item_ids, check_names
 from bayescal.dims import ANNOTATOR, CLASS, ITEM
-from bayescal.errors import DataError
+from bayescal.errors import ConfigError, DataError
 
 __all__ = [
     "MulticlassAnnotations",
@@ -836,6 +836,13 @@ def load_multiclass_csv(
     else:
         annotators = list(annotators)
         _require_columns(frame, annotators, path.name, "annotator column")
+        clash = [c for c in annotators if c in reserved]
+        if clash:
+            raise ConfigError(
+                f"column(s) {clash!r} cannot be both an annotator and a probability, truth, item "
+                f"or gold column (truth={truth!r}, item={item!r}, gold={gold!r}); remove them "
+                "from the annotators, or name another column for that role."
+            )
     if not annotators:
         raise DataError(f"{path.name} has no annotator columns.")
     names = check_names(probs if classes is None else classes, len(probs), "class")

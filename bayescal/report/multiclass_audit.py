@@ -19,6 +19,7 @@ from typing import Any
 
 from bayescal._random import seed_from
 from bayescal._typing import Bins, RandomState, Weights
+from bayescal.bayes.multiclass import MulticlassPriors
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
 from bayescal.report import multiclass_sections as steps
@@ -161,8 +162,6 @@ def audit_multiclass(
     if gold_in_ece and data.gold is None:
         raise ConfigError("gold_in_ece needs gold items: the data have no 'gold' variable.")
     if priors is not None:
-        from bayescal.bayes.multiclass import MulticlassPriors
-
         priors = MulticlassPriors.coerce(priors)
         priors.confusion_alpha(data.n_annotators, data.n_classes)  # shape checked up front
     started = time.perf_counter()

@@ -12,7 +12,7 @@ from bayescal.channels.multiclass_em import (
     multiclass_dawid_skene_em,
 )
 from bayescal.data.multiclass import MulticlassAnnotations, load_multiclass_csv
-from bayescal.errors import DataError, IdentificationError, IdentificationWarning
+from bayescal.errors import ConfigError, DataError, IdentificationError, IdentificationWarning
 from bayescal.metrics.multiclass import multiclass_nc_ece
 from bayescal.simulate import simulate_multiclass
 from bayescal.summaries.multiclass import summarize_multiclass
@@ -60,6 +60,8 @@ def test_gold_from_csv_and_long(tmp_path):
     path.write_text("p0,p1,r1,r2,known\n0.8,0.2,0,0,\n0.3,0.7,1,1,dog\n0.6,0.4,0,1,0\n")
     d = load_multiclass_csv(path, probs=["p0", "p1"], classes=["cat", "dog"], gold="known")
     assert d.annotators == ["r1", "r2"] and np.array_equal(d.gold, [np.nan, 1, 0], equal_nan=True)
+    with pytest.raises(ConfigError, match=r"\['known'\] cannot be both an annotator"):
+        load_multiclass_csv(path, probs=["p0", "p1"], annotators=["r1", "known"], gold="known")
     path.write_text("p0,p1,r1,r2,known\n0.8,0.2,0,0,\n0.3,0.7,1,1,2\n")
     with pytest.raises(DataError, match=r"gold column 'known' has the value 2 at line 3"):
         load_multiclass_csv(path, probs=["p0", "p1"], gold="known")
