@@ -182,6 +182,8 @@ class MulticlassPriors:
         self.prevalence_rows = arrays["prevalence_rows"]
         #: where priors from an earlier audit came from (:meth:`from_fit`), else None
         self.origin = None
+        #: the joint normal on the carried-over rows' log-ratios (``from_fit(joint=True)``)
+        self.joint = None
 
     @classmethod
     def from_fit(
@@ -193,6 +195,7 @@ class MulticlassPriors:
         classes=None,
         prevalence: bool = False,
         se=None,
+        joint: bool = False,
     ) -> MulticlassPriors:
         """Moment-matched Dirichlet rows per annotator from an earlier multiclass fit.
 
@@ -220,6 +223,10 @@ class MulticlassPriors:
         se : mapping, optional
             ``{"confusion": (K, C, C)[, "prevalence": (L, C)]}`` standard errors of a
             point fit (one draw); ignored for fits with draws.
+        joint : bool, default False
+            Keep the earlier posterior's correlations: one normal on the log-ratio
+            coordinates of every carried-over row
+            (:class:`~bayescal.bayes.multiclass_priors.JointRatioNormal`; needs draws).
 
         Returns
         -------
@@ -257,7 +264,18 @@ class MulticlassPriors:
             classes=classes,
             prevalence=prevalence,
             se=se,
+            joint=joint,
         )
+
+    def confusion_mean(self, n_annotators: int, n_classes: int) -> np.ndarray:
+        """Prior centre of every confusion row, (K, C, C): the Dirichlet mean, or for rows
+        under the joint normal the row at its mean log-ratios (for display)."""
+        alpha = self.confusion_alpha(n_annotators, n_classes)
+        out = alpha / alpha.sum(axis=-1, keepdims=True)
+        if self.joint is not None:
+            for (j, y), rows in self.joint.centre_rows()["confusion"].items():
+                out[j, y] = rows[0]
+        return out
 
     @classmethod
     def coerce(cls, priors) -> MulticlassPriors:
@@ -322,7 +340,7 @@ class MulticlassPriors:
             same = bool(np.array_equal(diag, off))
         if self.prevalence_rows is not None:
             same &= bool(np.all(self.prevalence_rows == self.prevalence_rows[:, :1]))
-        return same
+        return same and self.joint is None
 
     def to_dict(self) -> dict:
         """Plain, JSON-friendly description (stored in InferenceData attrs)."""
@@ -330,6 +348,8 @@ class MulticlassPriors:
         for key in _ARRAY_KEYS:
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key).tolist()
+        if self.joint is not None:
+            out["joint"] = self.joint.to_dict()
         return out
 
     def __eq__(self, other) -> bool:
@@ -347,7 +367,8 @@ class MulticlassPriors:
             prev = f"prevalence_rows=<{self.prevalence_rows.shape[0]} rows>"
         else:
             prev = f"prevalence={show(self.prevalence)}"
-        return f"MulticlassPriors({rows}, {prev})"
+        joint = "" if self.joint is None else f", joint=RatioNormal({self.joint.mean.size} coords)"
+        return f"MulticlassPriors({rows}, {prev}{joint})"
 
 
 @dataclass
@@ -696,12 +717,40 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
         logrho = pt.log(prevalence)[spec.prevalence_index[g_idx]]  # (cells, C)
         joint = logrho + ll[s_idx]
         pm.Potential("pattern_loglik", (counts * pm.math.logsumexp(joint, axis=1)).sum())
+        joint = spec.priors.joint
+        if joint is not None:
+            pm.Potential("joint_prior", _joint_prior_term(joint, spec, confusion, prevalence))
         if spec.has_gold:
             # gold items: log P(s | Y = y) at their known class, no prevalence factor
             gy, gs = np.nonzero(spec.gold)
             gold_n = spec.gold[gy, gs].astype(np.float64)
             pm.Potential("gold_loglik", (gold_n * ll[gs, gy]).sum())
     return BuiltMulticlassModel(model=model, counts=counts, spec=spec)
+
+
+def _joint_prior_term(joint, spec, confusion, prevalence):
+    """``log N(z; mean, cov) - sum_k log x_k`` over the covered rows (PyTensor), the term
+    the hand-written density adds (:mod:`bayescal.bayes.multiclass_priors`)."""
+    import pytensor.tensor as pt
+
+    c = spec.n_classes
+    conf_rows, prev_rows = joint.covered_rows(spec.n_annotators, len(spec.prevalence_groups))
+    logt = pt.log(confusion).reshape((spec.n_annotators * c, c))
+    logr = pt.log(prevalence)
+    is_conf = joint.kind == 0
+    z_conf = (
+        logt[joint.row[is_conf], joint.answer[is_conf]]
+        - logt[joint.row[is_conf], joint.reference[is_conf]]
+    )
+    z_prev = (
+        logr[joint.row[~is_conf], joint.answer[~is_conf]]
+        - logr[joint.row[~is_conf], joint.reference[~is_conf]]
+    )
+    order = np.concatenate([np.flatnonzero(is_conf), np.flatnonzero(~is_conf)])
+    dev = pt.concatenate([z_conf, z_prev])[np.argsort(order)] - joint.mean
+    quad = -0.5 * pt.dot(dev, pt.dot(joint.precision, dev)) + joint.log_norm
+    jac = logt[np.flatnonzero(conf_rows.ravel())].sum() + logr[np.flatnonzero(prev_rows)].sum()
+    return quad - jac
 
 
 # --------------------------------------------------------------------------- labelling

@@ -9,7 +9,8 @@ Evans & Moshonov 2006). For annotator ``j``:
   ``pi[g, s, j, y] = P(Y = y | the other annotators' answers in s, g)``;
 - statistic ``y`` (one per class): j's share of answers ``y`` weighted by
   ``pi[., y]``, close to ``T_j[y, y]`` (how often j recognises class ``y``);
-- replicates: j's confusion rows drawn from the prior (Dirichlet rows), j's
+- replicates: j's confusion rows drawn from the prior (Dirichlet rows, or the
+  joint normal's rows when the priors have one), j's
   number of answers ``y`` in each cell ~ Binomial(j's answers there,
   ``sum_y' pi[y'] T_j[y', y]``); each statistic is replicated from its own
   binomial (its marginal is exact; the statistics are tested one by one);
@@ -102,6 +103,10 @@ def multiclass_prior_conflict(
     alpha = priors.confusion_alpha(k, c)  # (K, C, C)
     prior_t = rng.gamma(np.broadcast_to(alpha, (int(draws), k, c, c)))
     prior_t /= prior_t.sum(axis=-1, keepdims=True)  # (S, K, C, C): Dirichlet rows
+    if priors.joint is not None:  # rows under the joint normal are drawn from it
+        priors.joint.check_size(k, priors.joint.n_prevalence)
+        for (j, y), rows in priors.joint.sample_rows(rng, int(draws))["confusion"].items():
+            prior_t[:, j, y] = rows
     states = summary.states
     answered = (states < c).astype(np.float64)  # (P, K)
     tails: dict[str, np.ndarray] = {}

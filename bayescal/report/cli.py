@@ -120,7 +120,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--priors-joint",
         action="store_true",
         help="keep the correlations of the --priors posterior (one normal on the log-odds of "
-        "the carried-over rates) instead of one Beta per rate (default: one Beta per rate)",
+        "the carried-over rates; multiclass: on the log-ratios of the carried-over confusion "
+        "rows) instead of one Beta per rate / Dirichlet per row (default: independent)",
     )
     parser.add_argument(
         "--gold-in-ece",

@@ -93,11 +93,6 @@ def load_multiclass_data(args: argparse.Namespace):
 
 def _earlier_confusions(args: argparse.Namespace):
     """The --priors file's confusion posterior, checked before the data are read."""
-    if getattr(args, "priors_joint", False):
-        raise ConfigError(
-            "--priors-joint applies to binary data only: multiclass priors are one Dirichlet per "
-            "confusion row; drop --priors-joint."
-        )
     if getattr(args, "priors", None) is None:
         return None
     if args.channels != "bayes":
@@ -136,6 +131,7 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
             inflate=args.priors_inflate,
             annotators=data.annotators,
             classes=data.classes,
+            joint=bool(getattr(args, "priors_joint", False)),
         )
     groups = "predicted" if args.groups is None else args.groups
     say(args, f"bayescal: {data!r}")

@@ -140,17 +140,25 @@ def _priors_part(ctx, out: dict) -> tuple[list, list]:
     s = ctx.summary
     conflict = multiclass_prior_conflict(s, priors, reference=ctx.point, random_state=ctx.seed)
     alpha = priors.confusion_alpha(s.n_annotators, s.n_classes)
+    centre = priors.confusion_mean(s.n_annotators, s.n_classes)
+    covered = np.zeros((s.n_annotators, s.n_classes), dtype=bool)
+    if priors.joint is not None:
+        covered = priors.joint.covered_rows(s.n_annotators, priors.joint.n_prevalence)[0]
     rows, per = [], {}
     for j, name in enumerate(s.annotators):
         c = conflict[name]
         source = "earlier audit" if name in origin.get("from_fit", []) else "default"
-        diag = np.diag(alpha[j] / alpha[j].sum(axis=-1, keepdims=True))
+        strength = (
+            "joint normal on the log-ratios"
+            if covered[j].any()
+            else fmt(float(alpha[j].sum(axis=-1).mean()), 3)
+        )
         rows.append(
             (
                 name,
                 source,
-                " / ".join(f"{v:.2f}" for v in diag),
-                fmt(float(alpha[j].sum(axis=-1).mean()), 3),
+                " / ".join(f"{v:.2f}" for v in np.diag(centre[j])),
+                strength,
                 fmt(c["p"], 3),
                 "CONFLICT" if c["conflict"] else "ok",
             )
@@ -170,10 +178,17 @@ def _priors_part(ctx, out: dict) -> tuple[list, list]:
         ),
         rows,
     )
+    kind = (
+        "one normal on the log-ratio coordinates of every carried-over row (mean and "
+        "covariance of the earlier draws, so their correlations are kept)"
+        if priors.joint is not None
+        else "one Dirichlet per confusion row with the earlier posterior's mean and total "
+        "variance (the correlations between rows are not carried over)"
+    )
+    out["priors"]["joint"] = priors.joint is not None
     notes = [
-        "Priors from an earlier audit: one Dirichlet per confusion row with the earlier "
-        "posterior's mean and total variance (the correlations between rows are not carried "
-        f"over), discounted for drift by inflate = {origin.get('inflate')}: the earlier audit "
+        f"Priors from an earlier audit: {kind}, "
+        f"discounted for drift by inflate = {origin.get('inflate')}: the earlier audit "
         "counts as 1 / inflate of its items. The tail probability asks whether an annotator's "
         "answers on the new items, given what the other annotators say about them, are "
         "surprising under its prior."

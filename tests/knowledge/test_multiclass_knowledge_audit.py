@@ -88,10 +88,11 @@ def test_cli_gold_priors_and_conflict(tmp_path):
     base2 = [data2, *base[1:]]
     prior = tmp_path / "q1" / "posterior.nc"
     args = ["audit", *base2, "--gold", "known", "--priors", prior, *QUICK]
-    code, err = _cli([*args, "--out", tmp_path / "q2"])
+    code, err = _cli([*args, "--priors-joint", "--out", tmp_path / "q2"])
     assert code == 0 and "priors.conflict" not in err, err
     s2 = json.loads((tmp_path / "q2" / "summary.json").read_text())
     assert s2["knowledge"]["priors"]["from_fit"] == ["a1", "a2"]
+    assert s2["knowledge"]["priors"]["joint"]
     assert not any(v["conflict"] for v in s2["knowledge"]["priors"]["conflict"].values())
     # a1 drifts to accuracy 0.4: flagged, a2 not
     t = default_confusions(2, 3)
@@ -106,7 +107,7 @@ def test_cli_gold_priors_and_conflict(tmp_path):
     "extra, message",
     [
         (["--gold-in-ece"], "--gold-in-ece needs --gold COL"),
-        (["--gold", "known", "--priors", "x.nc", "--priors-joint"], "binary data only"),
+        (["--gold", "known", "--priors-joint"], "--priors-joint needs --priors FILE"),
         (
             ["--gold", "known", "--priors", "x.nc", "--channels", "dawid-skene-em"],
             "use --channels bayes",
