@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayescal.bayes.posterior_file import read_posterior_group
-from bayescal.bayes.priors import check_inflate
+from bayescal.bayes.priors import check_inflate, origin_record
 from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.dims import ANNOTATOR, CHAIN, CLASS, DRAW, GROUP
 from bayescal.errors import ConfigError
@@ -366,18 +366,18 @@ def multiclass_priors_from_fit(
         options, joint_prior = _joint_from_draws(fit, new, index, prevalence, inflate, options)
     priors = cls(**options)
     priors.joint = joint_prior
-    priors.origin = {
-        "inflate": inflate,
-        "from_fit": [n for n in new if n in index],
-        "default": [n for n in new if n not in index],
-        "earlier_means": means,
-        "method": getattr(fit, "method", None),
-        "prevalence": bool(prevalence),
-        "joint": bool(joint),
-        "prevalence_groups": (
+    priors.origin = origin_record(
+        fit,
+        new,
+        index,
+        inflate,
+        means,
+        prevalence=bool(prevalence),
+        joint=bool(joint),
+        prevalence_groups=(
             [str(g) for g in fit.class_prevalence[GROUP].values] if prevalence else None
         ),
-    }
+    )
     return priors
 
 

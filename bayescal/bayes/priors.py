@@ -390,14 +390,7 @@ class ChannelPriors:
         priors = cls(**parsed)
         if joint:
             priors.joint = joint_prior
-        priors.origin = {
-            "inflate": inflate,
-            "from_fit": [n for n in new if n in old],
-            "default": [n for n in new if n not in old],
-            "earlier_means": means,
-            "method": getattr(fit, "method", None),
-            "joint": bool(joint),
-        }
+        priors.origin = origin_record(fit, new, old, inflate, means, joint=bool(joint))
         return priors
 
     def to_dict(self) -> dict:
@@ -420,6 +413,20 @@ class ChannelPriors:
     def __repr__(self) -> str:
         joint = "" if self.joint is None else f", joint=LogitNormal({self.joint.index.size} rates)"
         return f"ChannelPriors(a={self.a!r}, b={self.b!r}, prevalence={self.prevalence!r}{joint})"
+
+
+def origin_record(fit, new, known, inflate: float, means: dict, **extra) -> dict:
+    """Where priors from an earlier audit came from (``priors.origin``, both tracks): the new
+    data's annotators the earlier fit knew (``from_fit``) and did not (``default``),
+    ``inflate``, the earlier means and the earlier fit's method, plus ``extra``."""
+    return {
+        "inflate": inflate,
+        "from_fit": [n for n in new if n in known],
+        "default": [n for n in new if n not in known],
+        "earlier_means": means,
+        "method": getattr(fit, "method", None),
+        **extra,
+    }
 
 
 def check_inflate(inflate) -> float:
