@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import nbformat as nbf
 from build_notebooks import HANADA, OUT, QUICK, execute, notebook, tail
+from knowledge_multiclass_cells import MULTICLASS_CELLS
 
 NAME = "annotator_knowledge"
 
@@ -238,7 +239,7 @@ print(compare_channel_models(both)[["elpd_loo", "p_loo", "elpd_diff", "dse"]])""
         "md",
         "What it does to the calibration error: NC-ECE on the same items under both channel "
         "models, against the exact population binned ECE of the toy condition. `bayescal bench "
-        "dependence` repeats this 100 times per dependence level (`docs/results/"
+        "dependence` repeats this 150 times per dependence level (`docs/results/"
         "dependence.json`).",
     ),
     (
@@ -256,6 +257,7 @@ ax.set_xlabel("binned ECE")
 ax.legend(loc="lower right", fontsize=8)
 plt.tight_layout()""",
     ),
+    *MULTICLASS_CELLS,
     *tail(
         "Gold items enter the likelihood at their known class and inform the channels only; "
         "one answered gold item of each class per annotator identifies one or two annotators "

@@ -34,7 +34,7 @@ from bayescal._random import check_random_state
 from bayescal.bayes.models import make_spec, sample_prior
 from bayescal.channels.fit import fit_channels
 
-__all__ = ["prior_conflict", "CONFLICT_LEVEL"]
+__all__ = ["prior_conflict", "per_annotator", "CONFLICT_LEVEL"]
 
 #: Per-annotator tail probability below which priors and data are flagged as in conflict.
 CONFLICT_LEVEL = 0.01
@@ -146,8 +146,17 @@ def prior_conflict(
                 obs = np.where(n_y > 0, gold_ones[y] / n_y, np.nan)
                 sim = rng.binomial(n_y.astype(np.int64), rate) / np.where(n_y > 0, n_y, np.nan)
             tails[f"gold_{y}"] = _tail(obs, sim)
+    return per_annotator(tails, spec.annotators)
+
+
+def per_annotator(tails: dict, annotators) -> dict:
+    """Each annotator's statistics' tail probabilities, Bonferroni-combined and flagged.
+
+    ``tails[name]`` holds one tail probability per annotator (NaN: statistic not
+    available for it); ``p`` is the smallest times their number, capped at 1.
+    """
     out = {}
-    for j, name in enumerate(spec.annotators):
+    for j, name in enumerate(annotators):
         stats = {key: float(v[j]) for key, v in tails.items() if not np.isnan(v[j])}
         p = min(1.0, min(stats.values()) * len(stats)) if stats else float("nan")
         out[name] = {"p": p, "statistics": stats, "conflict": bool(p < CONFLICT_LEVEL)}

@@ -8,6 +8,12 @@ Model (SPEC §3; Dawid & Skene 1979), per channel group ``g`` with prevalence ro
     n[g, :]    | T, rho  ~ multinomial per missingness mask, with
     P(s | g) = sum_y rho[q(g), y] prod_{j answered in s} T_j[y, s_j]
 
+Gold items (issue 15, ``models/gold.md``): ``gold[y, s]`` items of known class
+``y`` add ``sum_y sum_s gold[y, s] log P(s | Y = y)``, the same product of
+confusion entries without the prevalence (gold selection may depend on the
+class, so gold items inform the confusions only). Their classes label the
+latent classes, so with gold items the per-draw relabelling below is not applied.
+
 The latent class is summed out on the summary's pattern counts (observed
 patterns only: at most ``min(n, L (C+1)**K)`` non-empty cells, so the same form
 serves every C and K; there is no larger per-item table to fall back to).
@@ -38,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayescal.bayes.multiclass_priors import multiclass_priors_from_fit
 from bayescal.channels.orientation import (
     dominant_diagonal_permutation,
     orient_index,
@@ -68,16 +75,25 @@ DEFAULT_OFF_DIAGONAL = 1.0
 DEFAULT_PREVALENCE = 1.0
 
 _PRIOR_KEYS = ("diagonal", "off_diagonal", "prevalence")
+#: Full concentration arrays (priors from an earlier audit, :meth:`MulticlassPriors.from_fit`).
+_ARRAY_KEYS = {"confusion": 3, "prevalence_rows": 2}
 
 
-def _positive(name, value, errors):
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        errors.append(f"{name} must be a number or a 1-D array of numbers; got {value!r}")
+def _positive(name, value, errors, ndim=None):
+    """Positive finite numbers: a scalar or 1-D array (``ndim=None``), else exactly ``ndim``-D
+    with two or more classes on the last axis; problems appended to ``errors``."""
+    if value is None:
         return None
-    if arr.ndim > 1 or arr.size == 0:
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        errors.append(f"{name} must be a number or an array of numbers; got {value!r}")
+        return None
+    if ndim is None and (arr.ndim > 1 or arr.size == 0):
         errors.append(f"{name} must be a scalar or a non-empty 1-D array; got shape {arr.shape}")
+        return None
+    if ndim is not None and (arr.ndim != ndim or arr.size == 0 or arr.shape[-1] < 2):
+        errors.append(f"{name} must be a {ndim}-D array with >= 2 classes; got shape {arr.shape}")
         return None
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         errors.append(f"{name} must be finite and > 0; got {value!r}")
@@ -99,6 +115,12 @@ class MulticlassPriors:
         Concentration of every ``T_j[y, a]``, ``a != y``.
     prevalence : float or array-like of shape (L',), default 1
         Symmetric Dirichlet concentration of each group's class prevalence.
+    confusion : array-like of shape (K, C, C), optional
+        Full Dirichlet concentrations of every confusion row (replaces ``diagonal``
+        and ``off_diagonal``); what :meth:`from_fit` builds.
+    prevalence_rows : array-like of shape (L', C), optional
+        Full Dirichlet concentrations of every prevalence row (replaces
+        ``prevalence``); from :meth:`from_fit` with ``prevalence=True``.
 
     Why these defaults: ``off_diagonal = 1`` puts no mass spike at 0 (rare
     confusions stay samplable), and ``diagonal = 2`` makes each row's own class
@@ -118,11 +140,11 @@ class MulticlassPriors:
     --------
     >>> MulticlassPriors(diagonal=5)
     MulticlassPriors(diagonal=5, off_diagonal=1, prevalence=1)
-    >>> MulticlassPriors(diag=5)
+    >>> MulticlassPriors(diag=5)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     bayescal.errors.ConfigError: 1 problem in multiclass priors:
-      - unknown prior 'diag'; known priors are 'diagonal', 'off_diagonal', 'prevalence'
+      - unknown prior 'diag'; known priors are 'diagonal', 'off_diagonal', 'prevalence', ...
     """
 
     def __init__(self, config: Mapping | None = None, **priors):
@@ -132,10 +154,11 @@ class MulticlassPriors:
                 raise ConfigError(f"priors config must be a mapping; got {type(config).__name__}.")
             merged.update(config)
         merged.update(priors)
+        known = (*_PRIOR_KEYS, *_ARRAY_KEYS)
         errors = [
-            f"unknown prior {key!r}; known priors are " + ", ".join(repr(k) for k in _PRIOR_KEYS)
+            f"unknown prior {key!r}; known priors are " + ", ".join(repr(k) for k in known)
             for key in merged
-            if key not in _PRIOR_KEYS
+            if key not in known
         ]
         defaults = dict(
             zip(_PRIOR_KEYS, (DEFAULT_DIAGONAL, DEFAULT_OFF_DIAGONAL, DEFAULT_PREVALENCE))
@@ -143,6 +166,10 @@ class MulticlassPriors:
         values = {}
         for key in _PRIOR_KEYS:
             values[key] = _positive(f"prior {key!r}", merged.get(key, defaults[key]), errors)
+        arrays = {
+            key: _positive(f"prior {key!r}", merged.get(key), errors, ndim)
+            for key, ndim in _ARRAY_KEYS.items()
+        }
         if errors:
             head = "1 problem" if len(errors) == 1 else f"{len(errors)} problems"
             raise ConfigError(
@@ -151,6 +178,104 @@ class MulticlassPriors:
         self.diagonal = values["diagonal"]
         self.off_diagonal = values["off_diagonal"]
         self.prevalence = values["prevalence"]
+        self.confusion = arrays["confusion"]
+        self.prevalence_rows = arrays["prevalence_rows"]
+        #: where priors from an earlier audit came from (:meth:`from_fit`), else None
+        self.origin = None
+        #: the joint normal on the carried-over rows' log-ratios (``from_fit(joint=True)``)
+        self.joint = None
+
+    @classmethod
+    def from_fit(
+        cls,
+        fit,
+        *,
+        inflate: float = 2.0,
+        annotators=None,
+        classes=None,
+        prevalence: bool = False,
+        se=None,
+        joint: bool = False,
+    ) -> MulticlassPriors:
+        """Moment-matched Dirichlet rows per annotator from an earlier multiclass fit.
+
+        The rule and its limits are in :mod:`bayescal.bayes.multiclass_priors` and
+        ``models/priors.md``: each confusion row gets the Dirichlet with the earlier
+        row's mean and total variance, divided by ``inflate`` (the drift discount of
+        :meth:`bayescal.bayes.priors.ChannelPriors.from_fit`).
+
+        Parameters
+        ----------
+        fit : ChannelFit
+            A multiclass posterior (two or more draws, e.g. from
+            :func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` or
+            :func:`~bayescal.bayes.multiclass_priors.load_multiclass_posterior`), or a
+            point fit with ``se``.
+        inflate : float, default 2.0
+            Drift discount >= 1: the earlier audit counts as ``1 / inflate`` of its items.
+        annotators : list of str, optional
+            The new data's annotators in their order; default the fit's. Names the
+            earlier fit does not know keep the default rows (``diagonal = 2``, 1 off it).
+        classes : list of str, optional
+            The new data's classes; must equal the fit's (checked when given).
+        prevalence : bool, default False
+            Carry the prevalence rows over too (the new data must use the same groups).
+        se : mapping, optional
+            ``{"confusion": (K, C, C)[, "prevalence": (L, C)]}`` standard errors of a
+            point fit (one draw); ignored for fits with draws.
+        joint : bool, default False
+            Keep the earlier posterior's correlations: one normal on the log-ratio
+            coordinates of every carried-over row
+            (:class:`~bayescal.bayes.multiclass_priors.JointRatioNormal`; needs draws).
+
+        Returns
+        -------
+        MulticlassPriors
+            With ``confusion`` (K, C, C) and ``origin`` (which annotators came from the
+            earlier fit, ``inflate``, the earlier means).
+
+        Raises
+        ------
+        ConfigError
+            ``inflate < 1``, a binary fit, other classes, a point fit without ``se``,
+            or a row no Dirichlet matches.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayescal.channels.result import ChannelFit
+        >>> rng = np.random.default_rng(0)
+        >>> rows = rng.dirichlet([80.0, 15.0, 5.0], size=(4000, 1, 3))  # one annotator
+        >>> fit = ChannelFit.from_confusion(
+        ...     rows, np.full((4000, 1, 3), 1 / 3), annotators=["ann"], classes=["a", "b", "c"],
+        ...     groups=["all"], group_counts=[100], method="bayes_multiclass")
+        >>> p = MulticlassPriors.from_fit(fit, inflate=1.0)
+        >>> row = p.confusion[0, 0]  # close to the Dirichlet(80, 15, 5) drawn from
+        >>> (row / row.sum()).round(2).tolist(), round(float(row.sum()) / 100, 1)
+        ([0.8, 0.15, 0.05], 1.0)
+        >>> bool(np.allclose(MulticlassPriors.from_fit(fit).confusion, p.confusion / 2))
+        True
+        """
+        return multiclass_priors_from_fit(
+            cls,
+            fit,
+            inflate=inflate,
+            annotators=annotators,
+            classes=classes,
+            prevalence=prevalence,
+            se=se,
+            joint=joint,
+        )
+
+    def confusion_mean(self, n_annotators: int, n_classes: int) -> np.ndarray:
+        """Prior centre of every confusion row, (K, C, C): the Dirichlet mean, or for rows
+        under the joint normal the row at its mean log-ratios (for display)."""
+        alpha = self.confusion_alpha(n_annotators, n_classes)
+        out = alpha / alpha.sum(axis=-1, keepdims=True)
+        if self.joint is not None:
+            for (j, y), rows in self.joint.centre_rows()["confusion"].items():
+                out[j, y] = rows[0]
+        return out
 
     @classmethod
     def coerce(cls, priors) -> MulticlassPriors:
@@ -176,6 +301,15 @@ class MulticlassPriors:
 
     def confusion_alpha(self, n_annotators: int, n_classes: int) -> np.ndarray:
         """Dirichlet concentrations of the confusion rows, shape (K, C, C)."""
+        if self.confusion is not None:
+            want = (n_annotators, n_classes, n_classes)
+            if self.confusion.shape != want:
+                raise ConfigError(
+                    f"prior 'confusion' has shape {self.confusion.shape} but the model has "
+                    f"{want} (annotators, classes, classes); build it for the new data's "
+                    "annotators (MulticlassPriors.from_fit(..., annotators=data.annotators))."
+                )
+            return self.confusion.copy()
         diag = self._expand(self.diagonal, n_annotators, "diagonal")
         off = self._expand(self.off_diagonal, n_annotators, "off_diagonal")
         eye = np.eye(n_classes)[None]
@@ -183,17 +317,40 @@ class MulticlassPriors:
 
     def prevalence_alpha(self, n_rows: int, n_classes: int) -> np.ndarray:
         """Dirichlet concentrations of the prevalence rows, shape (L', C)."""
+        if self.prevalence_rows is not None:
+            if self.prevalence_rows.shape != (n_rows, n_classes):
+                raise ConfigError(
+                    f"prior 'prevalence_rows' has shape {self.prevalence_rows.shape} but the "
+                    f"model has {(n_rows, n_classes)} (prevalence rows, classes): carry "
+                    "prevalences over only between audits with the same channel groups."
+                )
+            return self.prevalence_rows.copy()
         return np.repeat(self._expand(self.prevalence, n_rows, "prevalence")[:, None], n_classes, 1)
 
     @property
     def invariant(self) -> bool:
         """True when the prior is unchanged by relabelling the latent classes."""
-        diag, off = np.broadcast_arrays(self.diagonal, self.off_diagonal)
-        return bool(np.array_equal(diag, off))
+        if self.confusion is not None:
+            # every entry of an annotator's rows equal: a permutation of rows and columns
+            # leaves the array as it is
+            flat = self.confusion.reshape(self.confusion.shape[0], -1)
+            same = bool(np.all(flat == flat[:, :1]))
+        else:
+            diag, off = np.broadcast_arrays(self.diagonal, self.off_diagonal)
+            same = bool(np.array_equal(diag, off))
+        if self.prevalence_rows is not None:
+            same &= bool(np.all(self.prevalence_rows == self.prevalence_rows[:, :1]))
+        return same and self.joint is None
 
     def to_dict(self) -> dict:
         """Plain, JSON-friendly description (stored in InferenceData attrs)."""
-        return {key: np.asarray(getattr(self, key)).tolist() for key in _PRIOR_KEYS}
+        out = {key: np.asarray(getattr(self, key)).tolist() for key in _PRIOR_KEYS}
+        for key in _ARRAY_KEYS:
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key).tolist()
+        if self.joint is not None:
+            out["joint"] = self.joint.to_dict()
+        return out
 
     def __eq__(self, other) -> bool:
         return isinstance(other, MulticlassPriors) and self.to_dict() == other.to_dict()
@@ -202,10 +359,16 @@ class MulticlassPriors:
         def show(x):
             return f"{float(x):g}" if x.ndim == 0 else "[" + ", ".join(f"{v:g}" for v in x) + "]"
 
-        return (
-            f"MulticlassPriors(diagonal={show(self.diagonal)}, "
-            f"off_diagonal={show(self.off_diagonal)}, prevalence={show(self.prevalence)})"
-        )
+        if self.confusion is not None:
+            rows = f"confusion=<{self.confusion.shape[0]} x {self.confusion.shape[1]} rows>"
+        else:
+            rows = f"diagonal={show(self.diagonal)}, off_diagonal={show(self.off_diagonal)}"
+        if self.prevalence_rows is not None:
+            prev = f"prevalence_rows=<{self.prevalence_rows.shape[0]} rows>"
+        else:
+            prev = f"prevalence={show(self.prevalence)}"
+        joint = "" if self.joint is None else f", joint=RatioNormal({self.joint.mean.size} coords)"
+        return f"MulticlassPriors({rows}, {prev}{joint})"
 
 
 @dataclass
@@ -213,7 +376,8 @@ class MulticlassModelSpec:
     """Everything a backend needs: counts on observed patterns, groups, priors, start.
 
     ``counts[g, s]`` are the summary's pattern counts on its observed patterns
-    ``states[s, j]`` (class index, or C = missing); ``prevalence_index[g]`` maps
+    ``states[s, j]`` (class index, or C = missing), ``gold[y, s]`` its gold items
+    per known class (zeros without any); ``prevalence_index[g]`` maps
     each group to its prevalence row (all to row 0 when pooled). The references
     ``confusion_reference[j, y]`` and ``prevalence_reference[q]`` name the class
     each simplex's log-ratio coordinates are taken against (the largest entry of
@@ -237,7 +401,17 @@ class MulticlassModelSpec:
     confusion_reference: np.ndarray
     prevalence_reference: np.ndarray
     group_edges: np.ndarray | None = None
+    gold: np.ndarray | None = None
     extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.gold is None:
+            self.gold = np.zeros((len(self.classes), self.states.shape[0]), dtype=np.int64)
+
+    @property
+    def has_gold(self) -> bool:
+        """True when some gold item enters the likelihood."""
+        return bool(self.gold.sum() > 0)
 
     @property
     def n_annotators(self) -> int:
@@ -335,6 +509,7 @@ def make_multiclass_spec(
         confusion_reference=_references(init_t, reference),
         prevalence_reference=_references(init_rho, reference),
         group_edges=None if pooled else summary.group_edges,
+        gold=summary.gold_counts().astype(np.int64),
     )
 
 
@@ -493,8 +668,8 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
     Free variables ``confusion[annotator, true_class, answered_class]`` (Dirichlet
     rows, PyMC's simplex transform) and ``prevalence[group, class]``; the
     likelihood is a ``pm.Potential`` on the non-empty (group, pattern) cells
-    (multinomial constants dropped). Initial values: ``spec.init_confusion`` and
-    ``spec.init_prevalence``.
+    (multinomial constants dropped), plus ``gold_loglik`` on the gold items.
+    Initial values: ``spec.init_confusion`` and ``spec.init_prevalence``.
 
     Examples
     --------
@@ -542,7 +717,40 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
         logrho = pt.log(prevalence)[spec.prevalence_index[g_idx]]  # (cells, C)
         joint = logrho + ll[s_idx]
         pm.Potential("pattern_loglik", (counts * pm.math.logsumexp(joint, axis=1)).sum())
+        joint = spec.priors.joint
+        if joint is not None:
+            pm.Potential("joint_prior", _joint_prior_term(joint, spec, confusion, prevalence))
+        if spec.has_gold:
+            # gold items: log P(s | Y = y) at their known class, no prevalence factor
+            gy, gs = np.nonzero(spec.gold)
+            gold_n = spec.gold[gy, gs].astype(np.float64)
+            pm.Potential("gold_loglik", (gold_n * ll[gs, gy]).sum())
     return BuiltMulticlassModel(model=model, counts=counts, spec=spec)
+
+
+def _joint_prior_term(joint, spec, confusion, prevalence):
+    """``log N(z; mean, cov) - sum_k log x_k`` over the covered rows (PyTensor), the term
+    the hand-written density adds (:mod:`bayescal.bayes.multiclass_priors`)."""
+    import pytensor.tensor as pt
+
+    c = spec.n_classes
+    conf_rows, prev_rows = joint.covered_rows(spec.n_annotators, len(spec.prevalence_groups))
+    logt = pt.log(confusion).reshape((spec.n_annotators * c, c))
+    logr = pt.log(prevalence)
+    is_conf = joint.kind == 0
+    z_conf = (
+        logt[joint.row[is_conf], joint.answer[is_conf]]
+        - logt[joint.row[is_conf], joint.reference[is_conf]]
+    )
+    z_prev = (
+        logr[joint.row[~is_conf], joint.answer[~is_conf]]
+        - logr[joint.row[~is_conf], joint.reference[~is_conf]]
+    )
+    order = np.concatenate([np.flatnonzero(is_conf), np.flatnonzero(~is_conf)])
+    dev = pt.concatenate([z_conf, z_prev])[np.argsort(order)] - joint.mean
+    quad = -0.5 * pt.dot(dev, pt.dot(joint.precision, dev)) + joint.log_norm
+    jac = logt[np.flatnonzero(conf_rows.ravel())].sum() + logr[np.flatnonzero(prev_rows)].sum()
+    return quad - jac
 
 
 # --------------------------------------------------------------------------- labelling

@@ -10,6 +10,12 @@ over the latent class; multinomial constants dropped as in the PyMC
 ``Potential``). Tests hold it equal to PyMC's ``compile_logp`` /
 ``compile_dlogp`` to 1e-9.
 
+With a joint normal prior from an earlier audit
+(:class:`~bayescal.bayes.multiclass_priors.JointRatioNormal`) the density adds
+``log N(z; mean, cov) - sum_k log x_k`` over the covered rows and its gradient
+``-P (z - mean)`` scattered onto ``d / d log x`` of each coordinate's class
+(+) and reference (-), minus one per entry of a covered row.
+
 Unconstrained coordinates: reference log-ratios
 -----------------------------------------------
 Each simplex (a confusion row ``T_j[y, :]`` or a prevalence row ``rho[q, :]``)
@@ -34,7 +40,9 @@ Likelihood and gradient (closed form)
 ``l[s, y] = sum_{j answered in s} log T_j[y, s_j]`` and, for each non-empty
 (group ``g``, pattern ``s``) cell with count ``n``,
 ``n logsumexp_y (log rho[q(g), y] + l[s, y])``. With the responsibilities
-``r[g, s, y]`` (the E step of EM), the derivative with respect to
+``r[g, s, y]`` (the E step of EM; a gold item of class ``y`` has the one-hot
+responsibility of ``y`` and adds ``n log P(s | Y = y) = n l[s, y]``, no
+prevalence), the derivative with respect to
 ``log T_j[y, a]`` is ``W_j[y, a] = sum_{s: s_j = a} sum_g n_gs r_gsy`` and with
 respect to ``log rho[q, y]`` it is ``sum_{g -> q} sum_s n_gs r_gsy``. For one
 simplex with ``G_k = d f / d log x_k`` (``alpha_k`` plus those expected counts),
@@ -132,7 +140,32 @@ def _simplex_grad(g, p, grad, off, ref, c):
 
 
 @numba.njit(cache=True, nogil=True)
-def _logp_grad(x, grad, states, cell_g, cell_s, cell_n, pidx, alpha, beta, ref_t, ref_r, const):
+def _logp_grad(
+    x,
+    grad,
+    states,
+    cell_g,
+    cell_s,
+    cell_n,
+    pidx,
+    alpha,
+    beta,
+    ref_t,
+    ref_r,
+    const,
+    gold_y,
+    gold_s,
+    gold_n,
+    j_kind,
+    j_row,
+    j_answer,
+    j_ref,
+    j_mean,
+    j_prec,
+    j_const,
+    j_conf_rows,
+    j_prev_rows,
+):
     """Log density at ``x`` (returned) and its gradient (written into ``grad``)."""
     n_pat, k = states.shape
     c = alpha.shape[1]
@@ -206,6 +239,9 @@ def _logp_grad(x, grad, states, cell_g, cell_s, cell_n, pidx, alpha, beta, ref_t
             r = scale * joint[y]
             w[s, y] += r
             e_r[q, y] += r
+    for i in range(gold_n.shape[0]):  # gold items: known class, no prevalence
+        lp += gold_n[i] * ll[gold_s[i], gold_y[i]]
+        w[gold_s[i], gold_y[i]] += gold_n[i]
     g_t = alpha.copy()
     for s in range(n_pat):
         for j in range(k):
@@ -213,10 +249,45 @@ def _logp_grad(x, grad, states, cell_g, cell_s, cell_n, pidx, alpha, beta, ref_t
             if st < c:
                 for y in range(c):
                     g_t[j, y, st] += w[s, y]
+    g_r = beta + e_r
+    n_joint = j_mean.shape[0]
+    if n_joint > 0:  # joint normal on the covered rows' log-ratios (priors from an audit)
+        dev = np.empty(n_joint)
+        for d in range(n_joint):
+            if j_kind[d] == 0:
+                jj, yy = j_row[d] // c, j_row[d] % c
+                dev[d] = log_t[jj, j_answer[d], yy] - log_t[jj, j_ref[d], yy] - j_mean[d]
+            else:
+                dev[d] = log_r[j_row[d], j_answer[d]] - log_r[j_row[d], j_ref[d]] - j_mean[d]
+        quad = 0.0
+        for d in range(n_joint):
+            gz = 0.0
+            for e in range(n_joint):
+                gz -= j_prec[d, e] * dev[e]
+            quad += dev[d] * gz
+            if j_kind[d] == 0:
+                jj, yy = j_row[d] // c, j_row[d] % c
+                g_t[jj, yy, j_answer[d]] += gz
+                g_t[jj, yy, j_ref[d]] -= gz
+            else:
+                g_r[j_row[d], j_answer[d]] += gz
+                g_r[j_row[d], j_ref[d]] -= gz
+        lp += 0.5 * quad + j_const
+        # remove the simplex Jacobian of the covered rows (their Dirichlet is flat)
+        for j in range(k):
+            for y in range(c):
+                if j_conf_rows[j, y]:
+                    for a in range(c):
+                        lp -= log_t[j, a, y]
+                        g_t[j, y, a] -= 1.0
+        for q in range(n_prev):
+            if j_prev_rows[q]:
+                for a in range(c):
+                    lp -= log_r[q, a]
+                    g_r[q, a] -= 1.0
     for j in range(k):
         for y in range(c):
             _simplex_grad(g_t[j, y], p_t[j, y], grad, (j * c + y) * (c - 1), ref_t[j, y], c)
-    g_r = beta + e_r
     for q in range(n_prev):
         _simplex_grad(g_r[q], p_r[q], grad, off_prev + q * (c - 1), ref_r[q], c)
     return lp
@@ -292,6 +363,37 @@ def cell_loglik(spec, confusion, prevalence) -> tuple[np.ndarray, np.ndarray, np
     return out, g, s
 
 
+def _joint_args(spec) -> tuple:
+    """The kernel's arrays for the joint normal prior (empty without one)."""
+    joint = spec.priors.joint
+    k, n_prev = spec.n_annotators, spec.prevalence_alpha.shape[0]
+    if joint is None:
+        empty = np.zeros(0, dtype=np.int64)
+        return (
+            empty,
+            empty,
+            empty,
+            empty,
+            np.zeros(0),
+            np.zeros((0, 0)),
+            0.0,
+            np.zeros((k, spec.n_classes), dtype=np.bool_),
+            np.zeros(n_prev, dtype=np.bool_),
+        )
+    conf_rows, prev_rows = joint.covered_rows(k, n_prev)
+    return (
+        joint.kind,
+        joint.row,
+        joint.answer,
+        joint.reference,
+        joint.mean,
+        np.ascontiguousarray(joint.precision),
+        float(joint.log_norm),
+        conf_rows,
+        prev_rows,
+    )
+
+
 class MulticlassLogDensity:
     """Log posterior density and gradient of the multiclass model on its unconstrained scale.
 
@@ -330,6 +432,8 @@ class MulticlassLogDensity:
             + (gammaln(beta.sum(-1)) - gammaln(beta).sum(-1)).sum()
         )
         g, s = np.nonzero(spec.counts)
+        gy, gs = np.nonzero(spec.gold)
+        joint = _joint_args(spec)
         self.spec = spec
         self._args = (
             np.ascontiguousarray(spec.states, dtype=np.int64),
@@ -342,6 +446,10 @@ class MulticlassLogDensity:
             np.ascontiguousarray(spec.confusion_reference, dtype=np.int64),
             np.ascontiguousarray(spec.prevalence_reference, dtype=np.int64),
             const,
+            gy.astype(np.int64),
+            gs.astype(np.int64),
+            spec.gold[gy, gs].astype(np.float64),
+            *joint,
         )
         self.n_confusion = k * c * (c - 1)
         self.n_dim = self.n_confusion + beta.shape[0] * (c - 1)

@@ -19,9 +19,11 @@ import numpy as np
 import xarray as xr
 from scipy.special import gammaln
 
+from bayescal import __version__
 from bayescal._random import check_random_state
 from bayescal.bayes.diagnostics import sampling_checks
 from bayescal.bayes.multiclass import (
+    _log_pattern_class,
     build_multiclass_pymc_model,
     make_multiclass_spec,
     orient_draws,
@@ -44,7 +46,7 @@ from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import ANNOTATOR, CHAIN, CLASS, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError, FitError
-from bayescal.summaries.multiclass import MulticlassSummary, summarize_multiclass
+from bayescal.summaries.multiclass import GOLD_CLASS, MulticlassSummary, summarize_multiclass
 
 __all__ = ["fit_multiclass_channels_bayes", "MIN_CHECK_DRAWS"]
 
@@ -153,13 +155,24 @@ def _inference_data(spec, conf, prev, stats, attrs):
     np.add.at(per_group.T, g, (cell_ll * spec.counts[g, s]).T)
     ll = per_group.reshape(chains, draws, -1) + _multinomial_constant(spec.counts, mask_id)
     data_coords = {GROUP: spec.groups, PATTERN: list(spec.patterns), ANNOTATOR: spec.annotators}
+    log_lik = {"counts": ((CHAIN, DRAW, GROUP), ll)}
+    observed = {"counts": ((GROUP, PATTERN), spec.counts)}
+    if spec.has_gold:
+        log_lik["gold"] = ((CHAIN, DRAW, GOLD_CLASS), _gold_loglik(spec, conf, mask_id))
+        observed["gold_counts"] = ((GOLD_CLASS, PATTERN), spec.gold)
+        data_coords[GOLD_CLASS] = spec.classes
     return az.InferenceData(
         posterior=posterior,
         sample_stats=stats.assign_attrs(attrs),
         log_likelihood=xr.Dataset(
-            {"counts": ((CHAIN, DRAW, GROUP), ll)}, coords={**cd, GROUP: spec.groups}
+            log_lik,
+            coords={
+                **cd,
+                GROUP: spec.groups,
+                **({GOLD_CLASS: spec.classes} if spec.has_gold else {}),
+            },
         ),
-        observed_data=xr.Dataset({"counts": ((GROUP, PATTERN), spec.counts)}, coords=data_coords),
+        observed_data=xr.Dataset(observed, coords=data_coords),
         constant_data=xr.Dataset(
             {
                 "pattern_states": ((PATTERN, ANNOTATOR), spec.states),
@@ -169,6 +182,15 @@ def _inference_data(spec, conf, prev, stats, attrs):
             coords=data_coords,
         ),
     )
+
+
+def _gold_loglik(spec, conf, mask_id) -> np.ndarray:
+    """Gold items' log-likelihood per known class: multinomial per missingness mask given
+    ``Y = y``, with its constant, shape (chain, draw, C)."""
+    used = spec.gold.sum(axis=0) > 0  # gold patterns only: memory O(draws x gold patterns x C)
+    lpc = _log_pattern_class(spec.states[used], conf)  # (chain, draw, P_gold, C)
+    ll = np.einsum("yp,cdpy->cdy", spec.gold[:, used].astype(np.float64), lpc)
+    return ll + _multinomial_constant(spec.gold, mask_id)
 
 
 def _fitted_warnings(mean_confusion, spec) -> list[str]:
@@ -197,6 +219,8 @@ def _fitted_warnings(mean_confusion, spec) -> list[str]:
 def _data_hash(spec) -> str:
     h = hashlib.sha256(np.ascontiguousarray(spec.counts).tobytes())
     h.update(np.ascontiguousarray(spec.states).tobytes())
+    if spec.has_gold:
+        h.update(np.ascontiguousarray(spec.gold).tobytes())
     h.update(json.dumps([spec.annotators, spec.classes, spec.groups]).encode())
     return h.hexdigest()[:16]
 
@@ -312,11 +336,13 @@ def fit_multiclass_channels_bayes(
     )
     conf, prev, stats, lib, timings = _sample(spec, sampler, settings)
     sampling_seconds, load_seconds = timings["sampling_seconds"], timings["load_seconds"]
-    flat_conf, flat_prev, moved = orient_draws(
-        conf.reshape(-1, *conf.shape[2:]), prev.reshape(-1, *prev.shape[2:]), spec.orient
-    )
-    conf, prev = flat_conf.reshape(conf.shape), flat_prev.reshape(prev.shape)
-    n_moved = int(moved.sum())
+    n_moved = 0
+    if not spec.has_gold:  # gold items label the classes: relabelling would change the model
+        flat_conf, flat_prev, moved = orient_draws(
+            conf.reshape(-1, *conf.shape[2:]), prev.reshape(-1, *prev.shape[2:]), spec.orient
+        )
+        conf, prev = flat_conf.reshape(conf.shape), flat_prev.reshape(prev.shape)
+        n_moved = int(moved.sum())
     if n_moved:
         exact = "exact" if spec.priors.invariant else "approximate (the prior is not invariant)"
         warnings.append(
@@ -329,6 +355,7 @@ def fit_multiclass_channels_bayes(
     pooled_name = "_pooled" if pooled else ""
     attrs = {
         "model": f"multiclass{pooled_name}",
+        "bayescal_version": __version__,
         "sampler": sampler,
         "inference_library": lib["inference_library"],
         "inference_library_version": lib["inference_library_version"],
@@ -348,6 +375,7 @@ def fit_multiclass_channels_bayes(
         "start": "em" if start is not None else "prior_mean",
         "reference": reference,
         "gradient_evaluations": int(stats["n_steps"].sum()) if "n_steps" in stats else None,
+        "gold_items": [int(x) for x in spec.gold.sum(axis=1)],
     }
     converged = True
     if check:
@@ -355,7 +383,10 @@ def fit_multiclass_channels_bayes(
         diagnostics.update(diag)
         converged = diag["converged"]
         warnings.extend(msgs)
-    diagnostics["loglik_posterior_mean"] = float(idata.log_likelihood["counts"].sum(GROUP).mean())
+    loglik = idata.log_likelihood["counts"].sum(GROUP)
+    if spec.has_gold:
+        loglik = loglik + idata.log_likelihood["gold"].sum(GOLD_CLASS)
+    diagnostics["loglik_posterior_mean"] = float(loglik.mean())
     warnings.extend(_fitted_warnings(conf.mean(axis=(0, 1)), spec))
     s = conf.shape[0] * conf.shape[1]
     return ChannelFit.from_confusion(

@@ -20,7 +20,7 @@ from bayescal.channels.result import ChannelFit
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP
 from bayescal.errors import ConfigError
 
-__all__ = ["load_channel_posterior"]
+__all__ = ["load_channel_posterior", "read_posterior_group"]
 
 #: file signatures: HDF5 (netCDF-4) and classic netCDF
 _MAGIC = (b"\x89HDF\r\n\x1a\n", b"CDF\x01", b"CDF\x02", b"CDF\x05")
@@ -36,6 +36,34 @@ def _refuse(path, why: str) -> ConfigError:
         f"--priors {str(path)!r} is not a bayescal posterior.nc ({why}); give the "
         "posterior.nc of an earlier 'bayescal audit --channels bayes' report."
     )
+
+
+def read_posterior_group(path, refuse):
+    """The ``posterior`` group of a bayescal ``posterior.nc`` (file checks of both tracks).
+
+    A regular file with a netCDF / HDF5 signature (checked before it is opened),
+    a readable ``posterior`` group, and bayescal's ``model`` / ``bayescal_version``
+    attributes; otherwise ``refuse(path, why)`` (a :class:`ConfigError`) is raised.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise refuse(path, f"cannot be read: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise refuse(path, "not a regular file")
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    if not any(head.startswith(m) for m in _MAGIC):
+        raise refuse(path, "not a netCDF file: it does not start with a netCDF or HDF5 signature")
+    import xarray as xr
+
+    try:
+        post = xr.load_dataset(path, group="posterior")
+    except Exception as exc:  # any reader failure is the same user error: not our file
+        raise refuse(path, f"no readable 'posterior' group: {type(exc).__name__}") from None
+    if "bayescal_version" not in post.attrs or "model" not in post.attrs:
+        raise refuse(path, "its posterior group was not written by bayescal")
+    return post
 
 
 def load_channel_posterior(path) -> ChannelFit:
@@ -69,24 +97,7 @@ def load_channel_posterior(path) -> ChannelFit:
     ...     print("signature" in str(exc))
     True
     """
-    try:
-        info = os.stat(path)
-    except OSError as exc:
-        raise _refuse(path, f"cannot be read: {exc.strerror}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise _refuse(path, "not a regular file")
-    with open(path, "rb") as fh:
-        head = fh.read(8)
-    if not any(head.startswith(m) for m in _MAGIC):
-        raise _refuse(path, "not a netCDF file: it does not start with a netCDF or HDF5 signature")
-    import xarray as xr
-
-    try:
-        post = xr.load_dataset(path, group="posterior")
-    except Exception as exc:  # any reader failure is the same user error: not our file
-        raise _refuse(path, f"no readable 'posterior' group: {type(exc).__name__}") from None
-    if "bayescal_version" not in post.attrs or "model" not in post.attrs:
-        raise _refuse(path, "its posterior group was not written by bayescal")
+    post = read_posterior_group(path, _refuse)
     for var, dims in _DIMS.items():
         if var not in post:
             raise _refuse(path, f"no variable {var!r} in the posterior group")

@@ -360,14 +360,7 @@ class ChannelPriors:
         >>> bool(np.isclose(halved.a.alpha[0], p.a.alpha[0] / 2))
         True
         """
-        try:
-            inflate = float(inflate)
-        except (TypeError, ValueError):
-            raise ConfigError(f"inflate must be a number >= 1; got {inflate!r}.") from None
-        if not np.isfinite(inflate) or inflate < 1:
-            raise ConfigError(
-                f"inflate must be a finite number >= 1 (1 = no drift discount); got {inflate!r}."
-            )
+        inflate = check_inflate(inflate)
         old = [str(x) for x in fit.annotators]
         new = old if annotators is None else [str(x) for x in annotators]
         keys = ("a", "b", "prevalence") if prevalence else ("a", "b")
@@ -397,14 +390,7 @@ class ChannelPriors:
         priors = cls(**parsed)
         if joint:
             priors.joint = joint_prior
-        priors.origin = {
-            "inflate": inflate,
-            "from_fit": [n for n in new if n in old],
-            "default": [n for n in new if n not in old],
-            "earlier_means": means,
-            "method": getattr(fit, "method", None),
-            "joint": bool(joint),
-        }
+        priors.origin = origin_record(fit, new, old, inflate, means, joint=bool(joint))
         return priors
 
     def to_dict(self) -> dict:
@@ -427,6 +413,39 @@ class ChannelPriors:
     def __repr__(self) -> str:
         joint = "" if self.joint is None else f", joint=LogitNormal({self.joint.index.size} rates)"
         return f"ChannelPriors(a={self.a!r}, b={self.b!r}, prevalence={self.prevalence!r}{joint})"
+
+
+def origin_record(fit, new, known, inflate: float, means: dict, **extra) -> dict:
+    """Where priors from an earlier audit came from (``priors.origin``, both tracks): the new
+    data's annotators the earlier fit knew (``from_fit``) and did not (``default``),
+    ``inflate``, the earlier means and the earlier fit's method, plus ``extra``."""
+    return {
+        "inflate": inflate,
+        "from_fit": [n for n in new if n in known],
+        "default": [n for n in new if n not in known],
+        "earlier_means": means,
+        "method": getattr(fit, "method", None),
+        **extra,
+    }
+
+
+def check_inflate(inflate) -> float:
+    """The drift discount of priors from an earlier audit: a finite number >= 1, or ConfigError.
+
+    Examples
+    --------
+    >>> check_inflate("2")
+    2.0
+    """
+    try:
+        inflate = float(inflate)
+    except (TypeError, ValueError):
+        raise ConfigError(f"inflate must be a number >= 1; got {inflate!r}.") from None
+    if not np.isfinite(inflate) or inflate < 1:
+        raise ConfigError(
+            f"inflate must be a finite number >= 1 (1 = no drift discount); got {inflate!r}."
+        )
+    return inflate
 
 
 def _parse_one(key: str, value) -> tuple[Beta | None, list[str]]:

@@ -28,10 +28,24 @@ singular value at least ``min_singular`` (the corrected one-hot targets of
 NC-ECE invert them; with C = 2 this plays the role of the binary rule
 ``b - a >= 1e-3``). The accepted start with the highest likelihood is returned.
 
+Gold items (issue 15, ``models/gold.md``): ``gold[y, s]`` items of known class
+``y`` with pattern ``s`` (:meth:`MulticlassSummary.gold_counts`) add
+``sum_y sum_s gold[y, s] log P(s | Y = y)`` to the log-likelihood, with
+``P(s | Y = y) = prod_{j answered} T_j[y, s_j]``. Their class is known, so in the
+E step their responsibility is the one-hot of ``y``; they enter the confusion
+counts of the M step and not the prevalences: gold items are often selected by
+class (a fixed number per class, or the hard cases), so their class shares say
+nothing about the prevalence of the other items, while ``P(answers | Y = y)``
+does not depend on how the item was selected. With gold items the latent classes
+are labelled by the data, so the relabelling of each start is not applied (it
+would change the likelihood); the best accepted start is kept.
+
 Identification (SPEC §3): K >= 3 annotators whose confusion matrices have full
 rank and every class present identify the mixture up to relabelling (Kruskal's
 condition). With C = 2, K = 2 and two or more channel groups the binary
-Hui–Walter argument applies instead. Other designs are refused with the reason.
+Hui–Walter argument applies instead. With enough gold items (every annotator
+answered at least one gold item of every class, :func:`gold_identifies_multiclass`)
+any K >= 1 is identified. Other designs are refused with the reason.
 """
 
 from __future__ import annotations
@@ -65,7 +79,9 @@ __all__ = [
     "majority_vote_start",
     "pattern_log_probs",
     "check_multiclass_design",
+    "gold_identifies_multiclass",
     "SINGULAR_WARNING",
+    "GOLD_ROW_SE_WARNING",
 ]
 
 #: Confusion matrices whose smallest singular value is below this trigger a
@@ -73,6 +89,13 @@ __all__ = [
 #: one over the smallest singular value (with C = 2 this is the binary
 #: ``GAP_WARNING`` scale).
 SINGULAR_WARNING = 0.05
+
+#: Worst-case standard error of a confusion entry from gold items alone above which a
+#: gold-identified design is flagged weak. Annotator ``j``'s answers on the ``n_jy`` gold
+#: items of class ``y`` it answered are multinomial(``n_jy``, ``T_j[y, :]``), so an entry's
+#: standard error is ``sqrt(T (1 - T) / n_jy) <= 1 / (2 sqrt(n_jy))``; 0.1 is reached at
+#: ``n_jy = 25`` (the binary ``GOLD_SE_WARNING`` per rate).
+GOLD_ROW_SE_WARNING = 0.1
 
 #: Start-batch size is chosen so that the (starts, groups, classes, patterns)
 #: arrays of one batch hold at most this many float64 numbers (160 MB).
@@ -135,11 +158,16 @@ def _answer_indicators(states, n_classes):
     return out
 
 
-def _m_step(w, indicators, group_n, clip):
-    """Confusions and prevalences from expected counts ``w[r, l, y, p]``."""
+def _m_step(w, indicators, group_n, clip, gold=None):
+    """Confusions and prevalences from expected counts ``w[r, l, y, p]``.
+
+    ``gold[y, p]`` (optional): gold items at their known class; they count for the
+    confusions only (module docstring).
+    """
     r, _, c, p = w.shape
     rho = w.sum(axis=3) / group_n[None, :, None]
-    per_pattern = w.sum(axis=1).transpose(2, 0, 1).reshape(p, r * c)  # (P, R*C)
+    per_class = w.sum(axis=1) if gold is None else w.sum(axis=1) + gold[None]
+    per_pattern = per_class.transpose(2, 0, 1).reshape(p, r * c)  # (P, R*C)
     num = np.stack(
         [(ind @ per_pattern).reshape(c, r, c).transpose(1, 2, 0) for ind in indicators], axis=1
     )  # (R, K, C_true, C_answered)
@@ -153,7 +181,7 @@ def _floor(x, clip):
     return x / x.sum(axis=-1, keepdims=True)
 
 
-def majority_vote_start(counts, states, n_classes, *, clip=1e-6):
+def majority_vote_start(counts, states, n_classes, *, clip=1e-6, gold=None):
     """The soft-majority-vote start: pattern posteriors = answer shares, then one M step.
 
     Parameters
@@ -161,6 +189,8 @@ def majority_vote_start(counts, states, n_classes, *, clip=1e-6):
     counts : ndarray of shape (L, P)
     states : ndarray of shape (P, K)
     n_classes : int
+    gold : ndarray of shape (C, P), optional
+        Gold items at their known class (they enter the confusions).
 
     Returns
     -------
@@ -173,12 +203,21 @@ def majority_vote_start(counts, states, n_classes, *, clip=1e-6):
     shares = votes / np.maximum(votes.sum(axis=0, keepdims=True), 1)
     w = counts[None, :, None, :] * shares[None, None]
     group_n = np.maximum(counts.sum(axis=1), 1e-300)
-    t, rho = _m_step(w, ind, group_n, clip)
+    t, rho = _m_step(w, ind, group_n, clip, gold)
     return t[0], rho[0]
 
 
 def multiclass_em_run(
-    counts, states, n_classes, confusion0, prevalence0, *, tol=1e-9, max_iter=1000, clip=1e-6
+    counts,
+    states,
+    n_classes,
+    confusion0,
+    prevalence0,
+    *,
+    tol=1e-9,
+    max_iter=1000,
+    clip=1e-6,
+    gold=None,
 ):
     """Run EM from R starts at once on pattern counts.
 
@@ -190,6 +229,8 @@ def multiclass_em_run(
     n_classes : int
     confusion0 : ndarray of shape (R, K, C, C)
     prevalence0 : ndarray of shape (R, L, C)
+    gold : ndarray of shape (C, P), optional
+        Gold items per known class and pattern (module docstring); None: none.
 
     Returns
     -------
@@ -198,7 +239,9 @@ def multiclass_em_run(
     """
     counts = np.asarray(counts, dtype=np.float64)
     states = np.asarray(states)
-    n = counts.sum()
+    if gold is not None:
+        gold = np.asarray(gold, dtype=np.float64)
+    n = counts.sum() + (0.0 if gold is None else gold.sum())
     group_n = np.maximum(counts.sum(axis=1), 1e-300)  # an empty group gets a flat prevalence
     t, rho = np.array(confusion0, dtype=np.float64), np.array(prevalence0, dtype=np.float64)
     r = t.shape[0]
@@ -213,7 +256,10 @@ def multiclass_em_run(
         joint = np.log(rho)[:, :, :, None] + lp[:, None]  # (R, L, C, P)
         top = joint.max(axis=2, keepdims=True)
         lse = top + np.log(np.exp(joint - top).sum(axis=2, keepdims=True))  # (R, L, 1, P)
-        ll_new = (counts[None] * lse[:, :, 0, :]).sum(axis=(1, 2)) / n
+        ll_new = (counts[None] * lse[:, :, 0, :]).sum(axis=(1, 2))
+        if gold is not None:  # gold items: log P(s | Y = y) at their known class
+            ll_new = ll_new + (gold[None] * lp).sum(axis=(1, 2))
+        ll_new = ll_new / n
         ll = np.where(active, ll_new, ll)
         done = active & (np.abs(ll_new - prev) < tol * (1.0 + np.abs(prev)))
         converged |= done
@@ -223,7 +269,7 @@ def multiclass_em_run(
         prev = np.where(active, ll_new, prev)
         n_iter += active
         w = counts[None, :, None, :] * np.exp(joint - lse)
-        t_new, rho_new = _m_step(w, ind, group_n, clip)
+        t_new, rho_new = _m_step(w, ind, group_n, clip, gold)
         t = np.where(active[:, None, None, None], t_new, t)
         rho = np.where(active[:, None, None], rho_new, rho)
     return {
@@ -259,6 +305,7 @@ def multiclass_em_counts(
     orient: int = 0,
     random_state=0,
     extra_starts=None,
+    gold=None,
 ):
     """EM on plain arrays; returns the best accepted, oriented start or raises FitError.
 
@@ -272,6 +319,8 @@ def multiclass_em_counts(
         See :func:`multiclass_dawid_skene_em`.
     extra_starts : (confusion (R, K, C, C), prevalence (R, L, C)), optional
         Appended to the majority-vote and random starts.
+    gold : ndarray of shape (C, P), optional
+        Gold items per known class and pattern; with any, starts are not relabelled.
 
     Returns
     -------
@@ -285,7 +334,13 @@ def multiclass_em_counts(
     states = np.asarray(states)
     n_groups, n_pat = counts.shape
     k, c = states.shape[1], n_classes
-    t_mv, rho_mv = majority_vote_start(counts, states, c, clip=clip)
+    if gold is not None:
+        gold = np.asarray(gold, dtype=np.float64)
+        if gold.shape != (c, n_pat):
+            raise DataError(f"gold counts must have shape ({c}, {n_pat}); got {gold.shape}.")
+        if gold.sum() == 0:
+            gold = None
+    t_mv, rho_mv = majority_vote_start(counts, states, c, clip=clip, gold=gold)
     t_r, rho_r = _random_starts(rng, opts["n_starts"] - 1, k, c, n_groups)
     t0 = np.concatenate([t_mv[None], t_r])
     rho0 = np.concatenate([rho_mv[None], rho_r])
@@ -303,13 +358,14 @@ def multiclass_em_counts(
             tol=opts["tol"],
             max_iter=opts["max_iter"],
             clip=opts["clip"],
+            gold=gold,
         )
         for i in range(0, t0.shape[0], batch)
     ]
     out = {key: np.concatenate([run[key] for run in runs]) for key in runs[0]}
     r = t0.shape[0]
     t, rho = out["confusion"], out["prevalence"]
-    for i in range(r):
+    for i in range(r if gold is None else 0):  # gold items label the classes themselves
         if np.all(np.isfinite(t[i])):
             perm = dominant_diagonal_permutation(t[i, orient])
             t[i], rho[i] = relabel_classes(t[i], rho[i], perm)
@@ -319,7 +375,7 @@ def multiclass_em_counts(
             finite[:, None], np.linalg.svd(np.nan_to_num(t), compute_uv=False).min(axis=2), 0.0
         )  # (R, K)
     accepted = out["converged"] & finite & (sv.min(axis=1) >= min_singular)
-    n_total = counts.sum()
+    n_total = counts.sum() + (0.0 if gold is None else gold.sum())
     diag = {
         "starts": r,
         "starts_converged": int(out["converged"].sum()),
@@ -327,6 +383,7 @@ def multiclass_em_counts(
         "start_logliks": (out["mean_loglik"] * n_total).tolist(),
         "start_min_singular_values": sv.min(axis=1).tolist(),
         "iterations": out["n_iter"].tolist(),
+        "gold_items": [0] * c if gold is None else [int(x) for x in gold.sum(axis=1)],
     }
     if not accepted.any():
         best = int(np.argmax(np.where(finite, out["mean_loglik"], -np.inf)))
@@ -355,12 +412,69 @@ def multiclass_em_counts(
 
 
 # ----------------------------------------------------------------- design checks
+def gold_identifies_multiclass(summary) -> tuple[bool, float]:
+    """Whether gold items alone identify every confusion row, and how well (issue 15).
+
+    A gold item of class ``y`` contributes ``log P(s | Y = y) = sum_j log T_j[y, s_j]``:
+    annotator ``j``'s answers on the ``n_jy`` gold items of class ``y`` it answered are
+    multinomial(``n_jy``, ``T_j[y, :]``), whose log-likelihood is strictly concave in
+    the row's log-ratio coordinates once ``n_jy >= 1``. So "enough" gold items means:
+    **every annotator answered at least one gold item of every class**. Then every
+    confusion row is identified without a third annotator or channel groups, for any
+    K >= 1, and the unknown items' prevalence follows from the answer shares (a
+    mixture with known, linearly independent components: any annotator with an
+    invertible confusion matrix, which the EM acceptance rule requires).
+
+    Returns
+    -------
+    identified : bool
+    worst_se : float
+        ``max_{j, y} 1 / (2 sqrt(n_jy))``, the largest worst-case standard error of a
+        confusion entry from gold items alone (inf when not identified); above
+        :data:`GOLD_ROW_SE_WARNING` the gold identification is weak.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescal.data.multiclass import MulticlassAnnotations
+    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> d = MulticlassAnnotations.from_arrays(
+    ...     [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]], [[0], [1], [1]], gold=[0, 1, np.nan])
+    >>> gold_identifies_multiclass(summarize_multiclass(d))
+    (True, 0.5)
+    """
+    if not summary.has_gold:
+        return False, float("inf")
+    answered = summary.gold_answered().astype(np.float64)  # (C, K)
+    if not np.all(answered >= 1):
+        return False, float("inf")
+    return True, float(np.max(0.5 / np.sqrt(answered)))
+
+
+def _all_answer_counts(summary) -> np.ndarray:
+    """Answers per annotator and class, gold items included: (K, C)."""
+    answers = summary.answer_counts.values
+    if summary.has_gold:
+        gold = summary.gold_counts().sum(axis=0)  # (P,)
+        c = summary.n_classes
+        answers = answers + np.stack(
+            [
+                np.bincount(summary.states[:, j], weights=gold, minlength=c + 1)[:c]
+                for j in range(summary.n_annotators)
+            ]
+        ).astype(np.int64)
+    return answers
+
+
 def check_multiclass_design(summary, *, pooled: bool = False) -> list[str]:
     """Refuse designs that cannot identify multiclass channels; return weak-design warnings.
 
-    Conditions (SPEC §3): at least one annotated item; every annotator answered
-    something; every class answered by someone; K >= 3 annotators, or C = 2
-    with K = 2 and at least two non-empty channel groups (Hui–Walter).
+    Conditions (SPEC §3): at least one annotated item of unknown class; every
+    annotator answered something; every class answered by someone; K >= 3
+    annotators, or C = 2 with K = 2 and at least two non-empty channel groups
+    (Hui–Walter), or enough gold items (:func:`gold_identifies_multiclass`: every
+    annotator answered a gold item of every class; weak, with a warning, when some
+    annotator answered fewer than 25 gold items of a class).
 
     Examples
     --------
@@ -372,8 +486,16 @@ def check_multiclass_design(summary, *, pooled: bool = False) -> list[str]:
     out: list[str] = []
     k, c = summary.n_annotators, summary.n_classes
     if summary.n_items == 0:
-        raise DataError("no annotated items: every item has all answers missing.")
-    answers = summary.answer_counts.values  # (K, C)
+        gold_note = ""
+        if summary.has_gold and summary.n_gold.sum() > 0:
+            gold_note = (
+                f" ({int(summary.n_gold.sum())} gold items, whose class is known; an audit "
+                "needs items of unknown class too)"
+            )
+        raise DataError(
+            f"no annotated items of unknown class: every item has all answers missing{gold_note}."
+        )
+    answers = _all_answer_counts(summary)  # (K, C)
     silent = [summary.annotators[j] for j in np.flatnonzero(answers.sum(axis=1) == 0)]
     if silent:
         raise DataError(f"annotator(s) {silent} answered no item; remove them before fitting.")
@@ -386,14 +508,32 @@ def check_multiclass_design(summary, *, pooled: bool = False) -> list[str]:
         )
     nonempty = int((summary.group_counts.values > 0).sum()) if not pooled else 1
     if k < 3 and not (c == 2 and k == 2 and nonempty >= 2):
-        raise IdentificationError(
-            f"{k} annotator(s) do not identify multiclass confusion matrices: the latent-class "
-            "model is identified (up to relabelling) with K >= 3 annotators whose confusion "
-            "matrices have full rank (Kruskal's condition, SPEC §3); with C = 2 classes two "
-            "annotators also suffice given two or more channel groups with different "
-            "prevalences. Add annotators, or supply known confusions with "
-            "ChannelFit.known_confusion()."
-        )
+        by_gold, worst_se = gold_identifies_multiclass(summary)
+        if not by_gold:
+            gold_note = ""
+            if summary.has_gold:
+                short = _gold_shortfall(summary)
+                gold_note = (
+                    f" The gold items do not suffice: every annotator needs at least one gold "
+                    f"item of every class, and {short}."
+                )
+            raise IdentificationError(
+                f"{k} annotator(s) do not identify multiclass confusion matrices: the "
+                "latent-class model is identified (up to relabelling) with K >= 3 annotators "
+                "whose confusion matrices have full rank (Kruskal's condition, SPEC §3); with "
+                "C = 2 classes two annotators also suffice given two or more channel groups with "
+                "different prevalences; any K is identified by gold items (every annotator "
+                "answered a gold item of every class)." + gold_note + " Add annotators or gold "
+                "items, or supply known confusions with ChannelFit.known_confusion()."
+            )
+        if worst_se > GOLD_ROW_SE_WARNING:
+            _warn(
+                f"{k} annotator(s) are identified by the gold items alone, weakly: some "
+                f"confusion entry rests on so few gold answers that its standard error from "
+                f"gold alone may reach {worst_se:.3f} (above {GOLD_ROW_SE_WARNING}; 25 gold "
+                "answers per annotator and class bring it below). Expect wide intervals.",
+                out,
+            )
     for j, name in enumerate(summary.annotators):
         never = [summary.classes[y] for y in np.flatnonzero(answers[j] == 0)]
         if never:
@@ -406,12 +546,22 @@ def check_multiclass_design(summary, *, pooled: bool = False) -> list[str]:
     return out
 
 
+def _gold_shortfall(summary) -> str:
+    answered = summary.gold_answered()  # (C, K)
+    missing = [
+        f"{summary.annotators[j]!r} answered none of class {summary.classes[y]!r}"
+        for y, j in zip(*np.nonzero(answered == 0))
+    ]
+    shown = "; ".join(missing[:5]) + ("; ..." if len(missing) > 5 else "")
+    return shown
+
+
 def _warn(msg, out):
     out.append(msg)
     _warnings.warn(msg, IdentificationWarning, stacklevel=4)
 
 
-def _check_fitted(fit, dominance_failures, orient) -> list[str]:
+def _check_fitted(fit, dominance_failures, orient, by_gold=False) -> list[str]:
     out: list[str] = []
     t = fit.confusion.values.mean(axis=0)
     sv = np.linalg.svd(t, compute_uv=False).min(axis=1)
@@ -424,7 +574,7 @@ def _check_fitted(fit, dominance_failures, orient) -> list[str]:
                 "Consider dropping this annotator.",
                 out,
             )
-    if (sv >= SINGULAR_WARNING).sum() < 3 and fit.n_classes > 2:
+    if (sv >= SINGULAR_WARNING).sum() < 3 and fit.n_classes > 2 and not by_gold:
         _warn(
             f"only {(sv >= SINGULAR_WARNING).sum()} annotator(s) have well-conditioned confusion "
             f"matrices (smallest singular values {np.round(sv, 4).tolist()}); identification "
@@ -462,7 +612,8 @@ def multiclass_dawid_skene_em(
     Parameters
     ----------
     summary : MulticlassSummary
-        Pattern counts per channel group (by default the predicted class).
+        Pattern counts per channel group (by default the predicted class); gold
+        items in its gold tables enter with their known class (module docstring).
     pooled : bool, default False
         Pool the groups into one (the marginal Dawid–Skene model with a single
         prevalence vector, group ``"all"``).
@@ -548,6 +699,7 @@ def multiclass_dawid_skene_em(
         min_singular=min_singular,
         orient=j,
         random_state=random_state,
+        gold=summary.gold_counts() if summary.has_gold else None,
     )
     fit = ChannelFit.from_confusion(
         res["confusion"],
@@ -564,5 +716,6 @@ def multiclass_dawid_skene_em(
         warnings=warnings,
         group_edges=None if pooled else summary.group_edges,
     )
-    fit.warnings.extend(_check_fitted(fit, res["dominance_failures"], j))
+    by_gold = gold_identifies_multiclass(summary)[0]
+    fit.warnings.extend(_check_fitted(fit, res["dominance_failures"], j, by_gold))
     return fit

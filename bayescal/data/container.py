@@ -742,8 +742,8 @@ def load_csv(
     classes : list of str, optional
         Multiclass data: class names in column order (answers may use them).
     gold : str, optional
-        Binary data: column with the known class (0 / 1) of gold items, blank for
-        the others.
+        Column with the known class of gold items (binary: 0 / 1; multiclass: a
+        class index or name), blank for the others.
 
     Raises
     ------
@@ -762,9 +762,7 @@ def load_csv(
     3
     """
     if probs is not None or classes is not None:
-        if gold is not None:
-            raise ConfigError("gold items are supported for binary data only (no probs).")
-        return _load_multiclass(path, score, annotators, truth, item, probs, classes)
+        return _load_multiclass(path, score, annotators, truth, item, probs, classes, gold)
     score = "score" if score is None else score
     table = read_csv(path, what="CSV file", text_columns=[] if item is None else [item])
     names = _annotator_columns(
@@ -806,7 +804,7 @@ def load_csv(
     )
 
 
-def _load_multiclass(path, score, annotators, truth, item, probs, classes):
+def _load_multiclass(path, score, annotators, truth, item, probs, classes, gold=None):
     """The multiclass branch of :func:`load_csv` / :func:`load_table`."""
     if probs is None:
         raise ConfigError(
@@ -819,7 +817,7 @@ def _load_multiclass(path, score, annotators, truth, item, probs, classes):
             "data), not both."
         )
     return load_multiclass_csv(
-        path, probs=probs, annotators=annotators, truth=truth, item=item, classes=classes
+        path, probs=probs, annotators=annotators, truth=truth, item=item, classes=classes, gold=gold
     )
 
 
@@ -843,12 +841,10 @@ def load_table(
     (text in a number column, lists, structs, timestamps, decimals) is refused by name.
     With ``probs`` (and optionally ``classes``) the table is multiclass data, as in
     :func:`load_csv`. ``gold`` names the column of gold items' known classes (0 / 1,
-    blank or null for the other items).
+    or 0 .. C-1 / class names for multiclass data; blank or null for the other items).
     """
     if probs is not None or classes is not None:
-        if gold is not None:
-            raise ConfigError("gold items are supported for binary data only (no probs).")
-        return _load_multiclass(path, score, annotators, truth, item, probs, classes)
+        return _load_multiclass(path, score, annotators, truth, item, probs, classes, gold)
     score = "score" if score is None else score
     if not _is_parquet(path):
         return load_csv(path, score=score, annotators=annotators, truth=truth, item=item, gold=gold)

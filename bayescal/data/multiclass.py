@@ -7,6 +7,8 @@
 - ``label[item, annotator]``: the answered class ``0 .. C-1`` as a float, NaN
   when the annotator did not answer;
 - optional ``truth[item]``: the clean class (simulations and benchmarks only);
+- optional ``gold[item]``: the known class of gold (control) items as a float,
+  NaN for the items whose class is unknown (issue 15; ``models/gold.md``);
 - optional ``group[item]``: a user-defined grouping of the items;
 - coordinate ``class``: the class names, in the order of the ``probs`` columns.
 
@@ -26,7 +28,7 @@ import xarray as xr
 from bayescal.data.labelled import DimNames, DimSize
 from bayescal.data.validation import _positions, as_numeric, check_item_ids, check_names
 from bayescal.dims import ANNOTATOR, CLASS, ITEM
-from bayescal.errors import DataError
+from bayescal.errors import ConfigError, DataError
 
 __all__ = [
     "MulticlassAnnotations",
@@ -34,6 +36,7 @@ __all__ = [
     "check_probs",
     "check_class_labels",
     "check_class_truth",
+    "check_class_gold",
     "parse_column",
     "PROB_SUM_TOL",
 ]
@@ -171,6 +174,40 @@ def check_class_truth(truth, n_items: int, n_classes: int, *, ids=None) -> np.nd
     return y.astype(np.int32)
 
 
+def check_class_gold(gold, n_items: int, n_classes: int, *, ids=None) -> np.ndarray:
+    """Gold items' known classes: (n_items,) class indices ``0 .. C-1``, NaN = not gold.
+
+    Returns float64 (NaN for the items of unknown class) or raises :class:`DataError`
+    naming the row and the value.
+
+    Examples
+    --------
+    >>> check_class_gold([2, np.nan, 0], 3, 3).tolist()
+    [2.0, nan, 0.0]
+    >>> check_class_gold([1.5], 1, 3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.DataError: gold must hold class indices 0..2 ... (for example 1.5). ...
+    """
+    g = as_numeric(gold, "gold")
+    if g.shape != (n_items,):
+        raise DataError(
+            f"gold must have shape ({n_items},) like the items (NaN for items of unknown class); "
+            f"got {g.shape}."
+        )
+    g = g.astype(np.float64)
+    known = ~np.isnan(g)
+    bad = known & ~(np.isfinite(g) & (g == np.round(g)) & (g >= 0) & (g < n_classes))
+    if bad.any():
+        raise DataError(
+            f"gold must hold class indices 0..{n_classes - 1} (or NaN for items of unknown "
+            f"class); found {int(bad.sum())} other value(s), at item(s) {_positions(bad, ids)} "
+            f"(for example {float(g[np.flatnonzero(bad)[0]]):g}). Recode gold classes to the "
+            "position of their class in the probability columns and leave the other items blank."
+        )
+    return g
+
+
 def _require_columns(frame, columns, source: str, what: str = "column") -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
@@ -223,6 +260,7 @@ class MulticlassAnnotations:
         mask=None,
         item=None,
         group=None,
+        gold=None,
         sum_tol: float = PROB_SUM_TOL,
     ) -> MulticlassAnnotations:
         """Build from wide numpy-like arrays.
@@ -245,6 +283,9 @@ class MulticlassAnnotations:
             Unique item ids; default ``0 .. n-1``.
         group : array-like of shape (n_items,), optional
             A user-defined grouping of the items (no missing values).
+        gold : array-like of shape (n_items,), optional
+            Known class ``0 .. C-1`` of gold (control) items, NaN for the others
+            (``models/gold.md``): their likelihood uses the known class.
         sum_tol : float, default :data:`PROB_SUM_TOL`
 
         Returns
@@ -271,6 +312,8 @@ class MulticlassAnnotations:
             data_vars["truth"] = ((ITEM,), check_class_truth(truth, n, c, ids=shown))
         if group is not None:
             data_vars["group"] = ((ITEM,), _check_group(group, n))
+        if gold is not None:
+            data_vars["gold"] = ((ITEM,), check_class_gold(gold, n, c, ids=shown))
         coords = {
             ITEM: ids,
             ANNOTATOR: np.array(ann, dtype=object),
@@ -296,6 +339,7 @@ class MulticlassAnnotations:
             classes=[str(c) for c in probs[CLASS].values],
             item=dataset[ITEM].values,
             group=dataset["group"].values if "group" in dataset else None,
+            gold=dataset["gold"].values if "gold" in dataset else None,
             sum_tol=sum_tol,
         )
 
@@ -309,6 +353,7 @@ class MulticlassAnnotations:
         annotator: str = "annotator",
         label: str = "label",
         truth=None,
+        gold=None,
         classes=None,
         sum_tol: float = PROB_SUM_TOL,
     ) -> MulticlassAnnotations:
@@ -332,6 +377,10 @@ class MulticlassAnnotations:
         truth : str or mapping or pandas.Series, optional
             Column of ``frame`` (constant within an item) or a mapping from item id
             to class (index or name).
+        gold : str or mapping or pandas.Series, optional
+            Known classes of gold items: a column of ``frame`` (constant within an
+            item, blank for items of unknown class) or a mapping from gold item id to
+            class (index or name); items it does not name are of unknown class.
         classes : sequence of str, optional
             Class names in column order; default: the probability column names.
 
@@ -412,10 +461,16 @@ class MulticlassAnnotations:
             y = parse_column(
                 _truth_per_item(frame, item, truth, items), what="truth", classes=names
             )
+        known = None
+        if gold is not None:
+            known = parse_column(
+                _gold_per_item(frame, item, gold, items), what="gold", classes=names
+            )
         return cls.from_arrays(
             table.to_numpy(),
             wide,
             truth=y,
+            gold=known,
             annotators=list(ann_names),
             classes=names,
             item=np.asarray(items, dtype=object),
@@ -463,6 +518,16 @@ class MulticlassAnnotations:
         return self._ds["truth"].values if "truth" in self._ds else None
 
     @property
+    def gold(self) -> np.ndarray | None:
+        """Known classes of gold items, float64 of shape (n_items,), NaN = unknown class."""
+        return self._ds["gold"].values if "gold" in self._ds else None
+
+    @property
+    def n_gold(self) -> int:
+        """Gold items (items whose class is known)."""
+        return 0 if self.gold is None else int((~np.isnan(self.gold)).sum())
+
+    @property
     def group(self) -> np.ndarray | None:
         return self._ds["group"].values if "group" in self._ds else None
 
@@ -504,6 +569,9 @@ class MulticlassAnnotations:
         h.update(np.ascontiguousarray(self.labels).tobytes())
         if self.truth is not None:
             h.update(np.ascontiguousarray(self.truth).tobytes())
+        if self.gold is not None:
+            h.update(b"gold")
+            h.update(np.ascontiguousarray(self.gold).tobytes())
         h.update("\x1f".join(self.annotators + ["\x1e"] + self.classes).encode())
         return h.hexdigest()
 
@@ -549,7 +617,8 @@ class MulticlassAnnotations:
             f"({', '.join(self.annotators[:6])}{', ...' if self.n_annotators > 6 else ''}) x "
             f"{self.n_classes} classes ({', '.join(self.classes[:6])}"
             f"{', ...' if self.n_classes > 6 else ''}); answered {ans.mean():.1%}; unannotated "
-            f"items {self.n_unannotated}{'; with truth' if self.truth is not None else ''}>"
+            f"items {self.n_unannotated}{'; with truth' if self.truth is not None else ''}"
+            f"{f'; {self.n_gold} gold items' if self.gold is not None else ''}>"
         )
 
 
@@ -635,6 +704,40 @@ def _truth_per_item(frame, item_col, spec, items):
     return series.reindex(items).reset_index(drop=True)
 
 
+def _gold_per_item(frame, item_col, spec, items):
+    """Gold classes per item from a column (blank = unknown) or a mapping; NaN where absent."""
+    import pandas as pd
+
+    if isinstance(spec, str):
+        if spec not in frame.columns:
+            raise DataError(f"long table has no gold column {spec!r}.")
+        col = frame[spec]
+        blank = col.isna() | (col.astype("string").str.strip() == "")
+        grouped = frame.assign(**{spec: col.where(~blank, None)}).groupby(item_col, sort=False)[
+            spec
+        ]
+        bad = grouped.nunique(dropna=False) > 1
+        if bad.any():
+            raise DataError(
+                f"gold differs between rows of the same item, for example item "
+                f"{bad[bad].index[0]!r}; a gold item has one known class (blank on every row "
+                "of the other items)."
+            )
+        series = grouped.first()
+    elif isinstance(spec, (dict, pd.Series)):
+        series = pd.Series(spec, dtype=object)
+        series.index = series.index.astype(str)
+        unknown = ~series.index.isin(items)
+        if unknown.any():
+            raise DataError(
+                f"gold names {int(unknown.sum())} item(s) that are not in the table, for example "
+                f"{series.index[unknown][0]!r}."
+            )
+    else:
+        raise DataError("gold must be a column name, a dict or a pandas Series.")
+    return series.reindex(items).reset_index(drop=True)
+
+
 def _read_wide(path):
     """A wide table: CSV as strings (blank = missing, line numbers kept) or Parquet (typed)."""
     import pandas as pd
@@ -680,6 +783,7 @@ def load_multiclass_csv(
     item: str | None = None,
     classes=None,
     sum_tol: float = PROB_SUM_TOL,
+    gold: str | None = None,
 ) -> MulticlassAnnotations:
     """Read a wide CSV or Parquet file: one row per item, one column per class and annotator.
 
@@ -699,6 +803,9 @@ def load_multiclass_csv(
     classes : list of str, optional
         Class names in column order; default the names of the ``probs`` columns.
     sum_tol : float, default :data:`PROB_SUM_TOL`
+    gold : str, optional
+        Column with the known class of gold items (index or class name; blank for
+        the items of unknown class).
 
     Returns
     -------
@@ -722,13 +829,20 @@ def load_multiclass_csv(
             f"probs must list one column per class (at least two), in class order; got {probs!r}."
         )
     probs = list(probs)
-    reserved = [*probs] + [c for c in (truth, item) if c is not None]
+    reserved = [*probs] + [c for c in (truth, item, gold) if c is not None]
     _require_columns(frame, reserved, path.name)
     if annotators is None:
         annotators = [c for c in frame.columns if c not in reserved]
     else:
         annotators = list(annotators)
         _require_columns(frame, annotators, path.name, "annotator column")
+        clash = [c for c in annotators if c in reserved]
+        if clash:
+            raise ConfigError(
+                f"column(s) {clash!r} cannot be both an annotator and a probability, truth, item "
+                f"or gold column (truth={truth!r}, item={item!r}, gold={gold!r}); remove them "
+                "from the annotators, or name another column for that role."
+            )
     if not annotators:
         raise DataError(f"{path.name} has no annotator columns.")
     names = check_names(probs if classes is None else classes, len(probs), "class")
@@ -766,11 +880,23 @@ def load_multiclass_csv(
             "outputs, not logits."
         )
     y = column(truth, allow_blank=False, class_valued=True) if truth is not None else None
+    known = None
+    if gold is not None:
+        known = column(gold, allow_blank=True, class_valued=True)
+        bad = ~np.isnan(known) & ((known != np.round(known)) | (known < 0) | (known >= len(probs)))
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"{path.name}: gold column {gold!r} has the value {known[r]:g} at {place(r)}; "
+                f"gold classes must be class indices 0..{len(probs) - 1}, class names, or blank "
+                "(class unknown)."
+            )
     ids = frame[item].to_numpy() if item is not None else None
     return MulticlassAnnotations.from_arrays(
         p,
         lab,
         truth=y,
+        gold=known,
         annotators=[str(a) for a in annotators],
         classes=names,
         item=ids,

@@ -43,6 +43,7 @@ examples:
   bayescal audit answers.csv --probs p0,p1,p2 --annotators r1,r2,r3 --out audit/
   bayescal audit ratings.csv --annotators r1,r2 --gold known --groups 1 --out audit/
   bayescal audit q2.csv --annotators r1,r2,r3 --priors q1-audit/posterior.nc --out q2-audit/
+  bayescal audit q2.csv --probs p0,p1,p2 --gold known --priors q1/posterior.nc --out q2-audit/
 
 --out is replaced as a whole, and only once the report is complete: after an error or
 Ctrl-C it holds the earlier report, byte for byte.
@@ -96,8 +97,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--gold",
         default=None,
         metavar="COL",
-        help="binary data: column with the known class (0/1) of gold items, blank for the "
-        "others; gold items inform the channels and stay out of the NC-ECE (default: none)",
+        help="column with the known class of gold items (binary: 0/1; multiclass: class index "
+        "or name), blank for the others; gold items inform the channels and stay out of the "
+        "NC-ECE (default: none)",
     )
     parser.add_argument(
         "--priors",
@@ -118,7 +120,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--priors-joint",
         action="store_true",
         help="keep the correlations of the --priors posterior (one normal on the log-odds of "
-        "the carried-over rates) instead of one Beta per rate (default: one Beta per rate)",
+        "the carried-over rates; multiclass: on the log-ratios of the carried-over confusion "
+        "rows) instead of one Beta per rate / Dirichlet per row (default: independent)",
     )
     parser.add_argument(
         "--dependence",
@@ -213,11 +216,12 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     if wants_multiclass(args):
-        if args.gold or args.gold_in_ece or args.priors or args.dependence:
+        if args.dependence:
             raise ConfigError(
-                "--gold, --gold-in-ece, --priors and --dependence apply to binary data only in "
-                "this version: drop them for multiclass data (--probs)."
+                "--dependence applies to binary data only in this version: drop it for "
+                "multiclass data (--probs)."
             )
+        _check_knowledge_options(args)
         return run_multiclass(args, t0)
     stray = [f for f, on in (("--classes", args.classes), ("--view", args.view != "auto")) if on]
     if stray:

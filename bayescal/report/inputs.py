@@ -102,10 +102,10 @@ def load_audit_data(args):
     if not args.data:
         raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
     gold = getattr(args, "gold", None)
-    if gold is not None and is_out_of_core(args.data):
+    if gold is not None and args.long and is_out_of_core(args.data):
         raise ConfigError(
-            "--gold is read from one CSV or Parquet file (not a folder or glob summarised out "
-            "of core); give a single file."
+            "--gold with --long is read from one file (long tables summarised out of core do "
+            "not take a gold column); give a single file, or wide files (one row per item)."
         )
     if is_out_of_core(args.data):
         return summarize_out_of_core(args)
@@ -156,6 +156,7 @@ def summarize_out_of_core(args):
         score=args.score,
         annotators=annotators,
         truth=args.truth,
+        gold=getattr(args, "gold", None),
     )
 
 

@@ -27,7 +27,7 @@ from bayescal.errors import IdentificationError
 from bayescal.report import sections as steps
 from bayescal.report.core import Section, Table, fmt
 
-__all__ = ["data_with_gold_section", "knowledge_section"]
+__all__ = ["data_with_gold_section", "knowledge_section", "flag_prior_conflicts", "interval_width"]
 
 
 def data_with_gold_section(ctx: steps.Context) -> Section:
@@ -38,7 +38,8 @@ def data_with_gold_section(ctx: steps.Context) -> Section:
     return section
 
 
-def _width(draws: np.ndarray, prob: float) -> np.ndarray:
+def interval_width(draws: np.ndarray, prob: float) -> np.ndarray:
+    """Width of the equal-tailed ``prob`` interval of each column of ``draws`` (both audits)."""
     lo, hi = np.quantile(draws, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
     return hi - lo
 
@@ -57,8 +58,8 @@ def _without_gold(ctx: steps.Context) -> dict:
         return {"status": f"not identified without the gold items ({reason})"}
     return {
         "status": "ok",
-        "a": _width(fit.a.values, ctx.prob),
-        "b": _width(fit.b.values, ctx.prob),
+        "a": interval_width(fit.a.values, ctx.prob),
+        "b": interval_width(fit.b.values, ctx.prob),
     }
 
 
@@ -104,7 +105,7 @@ def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
             cells = [name]
             per[name] = {}
             for key in ("a", "b"):
-                with_gold = float(_width(getattr(ctx.channels, key).values[:, j], ctx.prob))
+                with_gold = float(interval_width(getattr(ctx.channels, key).values[:, j], ctx.prob))
                 plain = float(without[key][j])
                 per[name][key] = {"width_with_gold": with_gold, "width_without_gold": plain}
                 cells += [fmt(plain, 3), fmt(with_gold, 3), f"{1 - with_gold / plain:.0%}"]
@@ -128,6 +129,30 @@ def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
         notes.append(f"Interval narrowing: {without['status']}.")
     out["gold"]["narrowing"] = narrowing
     return tables, notes
+
+
+def flag_prior_conflicts(ctx, conflict: dict, per: dict) -> dict:
+    """Flag ``priors.conflict`` naming the conflicting annotators (both audits); the
+    ``summary.json["knowledge"]["priors"]`` entries they share."""
+    flagged = [n for n, c in conflict.items() if c["conflict"]]
+    ctx.flag(
+        "priors.conflict",
+        [
+            f"the prior from the earlier audit conflicts with the new data for annotator(s) "
+            f"{flagged} (prior predictive tail probability below {CONFLICT_LEVEL}): they may "
+            "have drifted. Raise --priors-inflate, or audit without --priors, and compare."
+        ]
+        if flagged
+        else [],
+        "priors",
+    )
+    origin = ctx.priors.origin or {}
+    return {
+        "inflate": origin.get("inflate"),
+        "from_fit": origin.get("from_fit"),
+        "default": origin.get("default"),
+        "conflict": per,
+    }
 
 
 def _prior_text(priors, key: str, k: int, j: int) -> str:
@@ -161,25 +186,7 @@ def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
             )
         )
         per[name] = {"source": source, **c}
-    flagged = [n for n, c in conflict.items() if c["conflict"]]
-    ctx.flag(
-        "priors.conflict",
-        [
-            f"the prior from the earlier audit conflicts with the new data for annotator(s) "
-            f"{flagged} (prior predictive tail probability below {CONFLICT_LEVEL}): they may "
-            "have drifted. Raise --priors-inflate, or audit without --priors, and compare."
-        ]
-        if flagged
-        else [],
-        "priors",
-    )
-    out["priors"] = {
-        "inflate": origin.get("inflate"),
-        "joint": priors.joint is not None,
-        "from_fit": origin.get("from_fit"),
-        "default": origin.get("default"),
-        "conflict": per,
-    }
+    out["priors"] = {"joint": priors.joint is not None, **flag_prior_conflicts(ctx, conflict, per)}
     table = Table(
         "Channel priors and prior-data conflict (partial prior predictive tail probability "
         f"per annotator; flagged below {CONFLICT_LEVEL})",

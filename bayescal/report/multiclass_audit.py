@@ -19,11 +19,13 @@ from typing import Any
 
 from bayescal._random import seed_from
 from bayescal._typing import Bins, RandomState, Weights
+from bayescal.bayes.multiclass import MulticlassPriors
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
 from bayescal.report import multiclass_sections as steps
 from bayescal.report.audit import _plain
 from bayescal.report.core import Provenance, Report, fmt
+from bayescal.report.multiclass_knowledge import multiclass_knowledge_section
 
 __all__ = ["audit_multiclass", "MulticlassAuditReport", "MULTICLASS_CHANNEL_CHOICES"]
 
@@ -85,6 +87,8 @@ def audit_multiclass(
     view: str = "auto",
     random_state: RandomState = 0,
     progress: bool = False,
+    gold_in_ece: bool = False,
+    priors=None,
     command: str | None = None,
     title: str | None = None,
 ) -> MulticlassAuditReport:
@@ -116,6 +120,13 @@ def audit_multiclass(
     random_state : None, int or Generator, default 0
         The one seed for every random step; the seed used is recorded.
     progress : bool, default False
+    gold_in_ece : bool, default False
+        Count the container's gold items in the calibration error too (by default
+        they only inform the confusions: they are often chosen non-randomly).
+    priors : MulticlassPriors, mapping or None
+        Priors of the Bayesian confusions, for example
+        ``MulticlassPriors.from_fit(earlier_fit, annotators=data.annotators)``; the
+        report checks them for prior-data conflict.
     command : str, optional
         The command line, recorded for reproducibility.
     title : str, optional
@@ -146,6 +157,13 @@ def audit_multiclass(
         raise ConfigError(f"view must be one of {steps.VIEW_CHOICES}; got {view!r}.")
     if not 0 < prob < 1:
         raise ConfigError(f"prob must be in (0, 1); got {prob}.")
+    if priors is not None and channels != "bayes":
+        raise ConfigError("priors are for the Bayesian confusions: use channels='bayes'.")
+    if gold_in_ece and data.gold is None:
+        raise ConfigError("gold_in_ece needs gold items: the data have no 'gold' variable.")
+    if priors is not None:
+        priors = MulticlassPriors.coerce(priors)
+        priors.confusion_alpha(data.n_annotators, data.n_classes)  # shape checked up front
     started = time.perf_counter()
     ctx = steps.MulticlassContext(
         data=data,
@@ -160,6 +178,8 @@ def audit_multiclass(
         view=view,
         seed=seed_from(random_state),
         progress=progress,
+        gold_in_ece=bool(gold_in_ece),
+        priors=priors,
     )
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
@@ -169,6 +189,7 @@ def audit_multiclass(
             steps.identification_section(ctx),
             steps.channel_section(ctx),
             steps.diagnostics_section(ctx),
+            multiclass_knowledge_section(ctx, steps.fit_posterior),
             steps.evidence_section(ctx),
             steps.noise_view_section(ctx),
             steps.ambiguity_view_section(ctx),
@@ -188,6 +209,8 @@ def audit_multiclass(
             "chains": chains,
             "prob": prob,
             "view": view,
+            "gold_in_ece": bool(gold_in_ece),
+            "priors": None if priors is None else priors.origin or priors.to_dict(),
         },
         started=started,
     )

@@ -12,6 +12,8 @@ import argparse
 import shlex
 import sys
 
+from bayescal.bayes.multiclass import MulticlassPriors
+from bayescal.bayes.multiclass_priors import load_multiclass_posterior
 from bayescal.errors import ConfigError
 from bayescal.examples import MULTICLASS_EXAMPLES, load_example
 from bayescal.report.cli_output import progress_wanted, report_outcome, say
@@ -54,6 +56,8 @@ def load_multiclass_data(args: argparse.Namespace):
             raise ConfigError("give either DATA or --example, not both.")
         if args.probs:
             raise ConfigError("--example sets its own columns; leave out --probs.")
+        if getattr(args, "gold", None):
+            raise ConfigError("--example has no gold column; --gold needs a DATA file.")
         return load_example(args.example)
     if not args.data:
         raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
@@ -83,7 +87,17 @@ def load_multiclass_data(args: argparse.Namespace):
         item=args.item,
         probs=parse_names(args.probs, "--probs"),
         classes=parse_names(args.classes, "--classes") if args.classes else None,
+        gold=getattr(args, "gold", None),
     )
+
+
+def _earlier_confusions(args: argparse.Namespace):
+    """The --priors file's confusion posterior, checked before the data are read."""
+    if getattr(args, "priors", None) is None:
+        return None
+    if args.channels != "bayes":
+        raise ConfigError("--priors are for the Bayesian channels: use --channels bayes.")
+    return load_multiclass_posterior(args.priors)
 
 
 def run_multiclass(args: argparse.Namespace, started: float) -> int:
@@ -108,7 +122,17 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
             f"--channels {args.channels} is a binary estimator; multiclass data take "
             f"{' or '.join(MULTICLASS_CHANNEL_CHOICES)}."
         )
+    earlier = _earlier_confusions(args)
     data = load_multiclass_data(args)
+    priors = None
+    if earlier is not None:
+        priors = MulticlassPriors.from_fit(
+            earlier,
+            inflate=args.priors_inflate,
+            annotators=data.annotators,
+            classes=data.classes,
+            joint=bool(getattr(args, "priors_joint", False)),
+        )
     groups = "predicted" if args.groups is None else args.groups
     say(args, f"bayescal: {data!r}")
     say(
@@ -128,6 +152,8 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
         view=args.view,
         random_state=args.seed,
         progress=progress_wanted(args),
+        gold_in_ece=bool(getattr(args, "gold_in_ece", False)),
+        priors=priors,
         command="bayescal "
         + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
     )

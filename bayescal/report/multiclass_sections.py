@@ -16,7 +16,11 @@ import numpy as np
 
 from bayescal.ambiguity.metrics import ece_plugin, ece_true
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
-from bayescal.channels.multiclass_em import check_multiclass_design, multiclass_dawid_skene_em
+from bayescal.channels.multiclass_em import (
+    check_multiclass_design,
+    gold_identifies_multiclass,
+    multiclass_dawid_skene_em,
+)
 from bayescal.errors import FitError
 from bayescal.metrics.multiclass import (
     multiclass_nc_ece,
@@ -86,7 +90,10 @@ class MulticlassContext(FlagsMixin):
     view: str
     seed: int
     progress: bool
+    gold_in_ece: bool = False
+    priors: object = None
     summary: object = None
+    eval_summary: object = None
     point: object = None
     channels: object = None
     interval: object = None
@@ -114,6 +121,10 @@ def _interval(x: np.ndarray, prob: float) -> tuple[float, float]:
 def data_section(ctx: MulticlassContext) -> Section:
     d = ctx.data.describe()
     ctx.summary = summarize_multiclass(ctx.data, groups=ctx.groups, bins=ctx.bins)
+    # the channels use the gold items at their known class; the calibration error leaves
+    # them out unless asked (they are often chosen non-randomly)
+    with_gold = ctx.gold_in_ece and ctx.summary.has_gold
+    ctx.eval_summary = ctx.summary.with_gold_in_cells() if with_gold else ctx.summary
     answers = (~np.isnan(ctx.data.labels)).sum(axis=1)
     ctx.record["answers_per_item_median"] = float(np.median(answers[answers > 0]))
     rows = [
@@ -123,6 +134,10 @@ def data_section(ctx: MulticlassContext) -> Section:
         ("items nobody answered (excluded from label statistics)", d["n_unannotated"]),
         ("median answers per annotated item", fmt(ctx.record["answers_per_item_median"], 1)),
         ("reference classes given", "yes" if ctx.data.truth is not None else "no"),
+        (
+            "gold items (class known; used for the confusions)",
+            ctx.data.n_gold if ctx.data.gold is not None else "none",
+        ),
         ("model accuracy on the majority vote", fmt(_vote_accuracy(ctx.data), 3)),
     ]
     shares = ctx.summary.answer_counts.values
@@ -175,20 +190,30 @@ def identification_section(ctx: MulticlassContext) -> Section:
             if ctx.channels_choice == "bayes"
             else "multiclass Dawid-Skene EM",
         ),
-        (
-            "why identified",
-            "three or more annotators with full-rank confusion matrices identify the model up to "
-            "a relabelling of the classes (Kruskal's condition, SPEC §3)"
-            if ctx.summary.n_annotators >= 3
-            else "two annotators with two classes are identified by channel groups with "
-            "different prevalences (Hui-Walter)",
-        ),
+        ("why identified", _why_identified(ctx.summary)),
     ]
     return Section(
         key="identification",
         title="Identification and assumptions",
         tables=[Table("Design", ("check", "value"), rows)],
         notes=["Assumptions of the noise view, in plain words:", *MULTICLASS_ASSUMPTIONS],
+    )
+
+
+def _why_identified(summary) -> str:
+    if summary.n_annotators >= 3:
+        return (
+            "three or more annotators with full-rank confusion matrices identify the model up to "
+            "a relabelling of the classes (Kruskal's condition, SPEC §3)"
+        )
+    if gold_identifies_multiclass(summary)[0]:
+        return (
+            "gold items: every annotator answered a gold item of every class, so every "
+            "confusion row is identified by items of known class"
+        )
+    return (
+        "two annotators with two classes are identified by channel groups with different "
+        "prevalences (Hui-Walter)"
     )
 
 
@@ -212,12 +237,14 @@ def _fit_point(ctx: MulticlassContext) -> None:
         )
 
 
-def _fit_bayes(ctx: MulticlassContext) -> None:
+def fit_posterior(ctx: MulticlassContext, summary):
+    """The audit's Bayesian fit (its priors, settings and seed) on ``summary``."""
     if not ctx.progress:
         logging.getLogger("pymc").setLevel(logging.ERROR)
     with _warnings.catch_warnings(record=True):
-        ctx.channels = fit_multiclass_channels_bayes(
-            ctx.summary,
+        return fit_multiclass_channels_bayes(
+            summary,
+            priors=ctx.priors,
             draws=ctx.draws,
             tune=ctx.tune,
             chains=ctx.chains,
@@ -225,6 +252,10 @@ def _fit_bayes(ctx: MulticlassContext) -> None:
             random_state=ctx.seed,
             progress=ctx.progress,
         )
+
+
+def _fit_bayes(ctx: MulticlassContext) -> None:
+    ctx.channels = fit_posterior(ctx, ctx.summary)
     ctx.flag("channels.sampler", ctx.channels.warnings, "Bayesian fit")
 
 
@@ -450,7 +481,7 @@ def evidence_section(ctx: MulticlassContext) -> Section:
 # --------------------------------------------------------------------------- noise view
 def noise_view_section(ctx: MulticlassContext) -> Section:
     """Top-label and class-wise NC-ECE with intervals, beside the vote baselines."""
-    s = ctx.summary
+    s = ctx.eval_summary
     e = ctx.errors
     e["soft_vote"] = multiclass_vote_ece(s, "soft_vote")
     e["majority_vote"] = multiclass_vote_ece(s, "majority_vote")
@@ -846,4 +877,5 @@ def build_summary(ctx: MulticlassContext) -> dict:
     }
     if "recalibration" in ctx.record:
         out["recalibration"] = ctx.record["recalibration"]
+    out["knowledge"] = ctx.record.get("knowledge", {})
     return out

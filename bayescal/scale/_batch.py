@@ -19,11 +19,12 @@ class WideSpec:
     truth: str | None
     bin_edges: np.ndarray
     group_edges: np.ndarray
+    gold: str | None = None
 
     @property
     def columns(self) -> list[str]:
         cols = [self.score, *self.annotators]
-        return cols + [self.truth] if self.truth is not None else cols
+        return cols + [c for c in (self.truth, self.gold) if c is not None]
 
 
 def numeric_column(series, what: str, where) -> np.ndarray:
@@ -77,8 +78,19 @@ def check_truth_values(y: np.ndarray, column: str, where) -> None:
         )
 
 
+def check_gold_values(g: np.ndarray, column: str, where) -> None:
+    bad = ~np.isnan(g) & (g != 0) & (g != 1)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"{where(r)}: gold column {column!r} has the value {g[r]:g}; gold classes must be 0, "
+            "1 or blank (class unknown). Recode the column or fix the row and run again."
+        )
+
+
 def wide_arrays(frame, spec: WideSpec, where):
-    """Validated (score float64, labels float32 with NaN, truth or None) of one batch."""
+    """Validated (score float64, labels float32 with NaN, truth or None, gold or None) of one
+    batch; gold holds 0 / 1 for gold items and NaN for the others."""
     z = numeric_column(frame[spec.score], f"score column {spec.score!r}", where)
     check_score_values(z, spec.score, where)
     lab = np.empty((len(frame), len(spec.annotators)), dtype=np.float32)
@@ -90,10 +102,14 @@ def wide_arrays(frame, spec: WideSpec, where):
     if spec.truth is not None:
         y = numeric_column(frame[spec.truth], f"truth column {spec.truth!r}", where)
         check_truth_values(y, spec.truth, where)
-    return z, lab, y
+    g = None
+    if spec.gold is not None:
+        g = numeric_column(frame[spec.gold], f"gold column {spec.gold!r}", where)
+        check_gold_values(g, spec.gold, where)
+    return z, lab, y, g
 
 
-def summarize_batch(z, lab, y, spec: WideSpec):
+def summarize_batch(z, lab, y, g, spec: WideSpec):
     return summarize_arrays(
         z,
         lab,
@@ -101,6 +117,7 @@ def summarize_batch(z, lab, y, spec: WideSpec):
         bin_edges=spec.bin_edges,
         group_edges=spec.group_edges,
         truth=y,
+        gold=g,
     )
 
 

@@ -117,7 +117,7 @@ def tree_sum(parts: list, fan_in: int = TREE_FAN_IN) -> Any:
 
 def _summarize_file_chunk(chunk, spec: WideSpec, batch_rows: int):
     total = None
-    roles = {c: "label" for c in spec.columns} | {spec.score: "number"}
+    roles = {c: "label" for c in spec.columns} | {spec.score: "number"}  # gold: 0/1 like labels
     for frame, where in read_batches(chunk, spec.columns, batch_rows, roles):
         s = summarize_batch(*wide_arrays(frame, spec, where), spec)
         total = s if total is None else total + s
@@ -145,11 +145,12 @@ def _summarize_partition(frame, partition: int, spec: WideSpec, batch_rows: int)
 
 def _empty(spec: WideSpec):
     y = np.zeros(0) if spec.truth is not None else None
-    return np.zeros(0), np.zeros((0, len(spec.annotators)), dtype=np.float32), y
+    g = np.zeros(0) if spec.gold is not None else None
+    return np.zeros(0), np.zeros((0, len(spec.annotators)), dtype=np.float32), y, g
 
 
-def _annotator_columns(columns, score, truth, item, annotators, where: str):
-    reserved = {c for c in (score, truth, item) if c is not None}
+def _annotator_columns(columns, score, truth, item, annotators, where: str, gold=None):
+    reserved = {c for c in (score, truth, item, gold) if c is not None}
     for col in reserved:
         if col not in columns:
             raise DataError(f"{where} has no column {col!r}; columns are {list(columns)!r}.")
@@ -164,7 +165,7 @@ def _annotator_columns(columns, score, truth, item, annotators, where: str):
             raise DataError(
                 f"{where} has no annotator column(s) {missing!r}; columns are {list(columns)!r}."
             )
-        check_role_clash(annotators, score=score, truth=truth, item=item)
+        check_role_clash(annotators, score=score, truth=truth, item=item, gold=gold)
 
     check_names(annotators, len(annotators))
     check_pattern_k(len(annotators))
@@ -178,6 +179,7 @@ def summarize_dask(
     annotators: list[str] | None = None,
     truth: str | None = None,
     item: str | None = None,
+    gold: str | None = None,
     groups: Bins = 5,
     bins: Bins = 10,
     bin_strategy: str = "uniform",
@@ -210,6 +212,10 @@ def summarize_dask(
     item : str, optional
         An item-id column to leave out of the annotators (rows are assumed to be distinct items;
         for one row per answer use :func:`bayescal.scale.summarize_long_dask`).
+    gold : str, optional
+        Column with the known class (0 / 1) of gold items, blank / null for the others
+        (``models/gold.md``): their counts go to the summary's gold tables, exactly as
+        in memory.
     groups, bins : int or array-like
         Score groups and evaluation bins: an int gives equal-width cells, an array explicit
         edges (0 first, 1 last). Equal-mass cells are refused (they need a quantile pass);
@@ -270,9 +276,9 @@ def summarize_dask(
 
     if is_dask_collection(source):
         names = _annotator_columns(
-            list(source.columns), score, truth, item, annotators, "the dask DataFrame"
+            list(source.columns), score, truth, item, annotators, "the dask DataFrame", gold
         )
-        spec = WideSpec(score, tuple(names), truth, bin_edges, group_edges)
+        spec = WideSpec(score, tuple(names), truth, bin_edges, group_edges, gold)
         parts = [
             delayed(_summarize_partition, pure=True)(p, i, spec, batch_rows)
             for i, p in enumerate(source[spec.columns].to_delayed())
@@ -284,10 +290,16 @@ def summarize_dask(
         for path in paths:
             header = read_header(fs, path, fmt)
             found = _annotator_columns(
-                header, score, truth, item, annotators if names is None else names, f"file {path!r}"
+                header,
+                score,
+                truth,
+                item,
+                annotators if names is None else names,
+                f"file {path!r}",
+                gold,
             )
             names = names or found
-        spec = WideSpec(score, tuple(names), truth, bin_edges, group_edges)
+        spec = WideSpec(score, tuple(names), truth, bin_edges, group_edges, gold)
         chunks = make_chunks(fs, paths, fmt, parse_blocksize(blocksize), batch_rows)
         parts = [delayed(_summarize_file_chunk, pure=True)(c, spec, batch_rows) for c in chunks]
     else:
@@ -299,9 +311,10 @@ def summarize_dask(
     if return_graph:
         return total
     summary = compute(total, client=client, scheduler=scheduler, workers=workers)
-    if summary.n_items == 0 and int(summary.n_unannotated.values.sum()) == 0:
+    n_gold = sum(summary.n_gold) if summary.has_gold else 0
+    if summary.n_items + n_gold == 0 and int(summary.n_unannotated.values.sum()) == 0:
         raise DataError("the source has no data rows (only headers or empty partitions).")
-    if summary.n_items == 0:
+    if summary.n_items + n_gold == 0:
         raise DataError(
             "no item in the source has an answer (every label is missing); check the annotator "
             "columns and the missing-value coding."

@@ -25,6 +25,17 @@ a dense table while ``(C+1)**K <= MAX_DENSE_CELLS`` (2**20 = 1,048,576 cells,
 it; both give identical summaries. :meth:`MulticlassSummary.dense_pattern_counts`
 expands to the full table only under that limit.
 
+**Gold items** (items whose class is known; the container's ``gold`` variable,
+issue 15, ``models/gold.md``) are kept apart, as in the binary summary:
+``gold_pattern_counts[gold_class, group, pattern]`` counts them per known class
+on the same observed-pattern axis, and their metric cells are the
+``gold_top_cell_*`` / ``gold_classwise_cell_*`` tables (plus their truth sums).
+``pattern_counts`` and the metric cells hold the items of unknown class only, so
+the channel likelihood can use the known class for gold items and the calibration
+error leaves them out unless asked (:meth:`MulticlassSummary.with_gold_in_cells`).
+A summary without gold tables merges as if they were zero. Gold items nobody
+answered are counted in ``n_unannotated`` like every other unanswered item.
+
 Summaries of disjoint chunks add up exactly (``+``), and a chunk can be
 taken out again (``-``): the result equals the summary of the union (or the
 difference), which is what cross-fitting and out-of-core summaries rely on.
@@ -71,8 +82,12 @@ GROUPINGS = ("predicted", "all", "data", "confidence")
 TOP_CELL = "top_cell"
 CLASSWISE_CELL = "classwise_cell"
 
-_TOP = ("top_cell_bin", "top_cell_class", "top_cell_pattern")
-_CW = ("classwise_cell_class", "classwise_cell_bin", "classwise_cell_pattern")
+GOLD_CLASS = "gold_class"
+GOLD_TOP_CELL = "gold_top_cell"
+GOLD_CLASSWISE_CELL = "gold_classwise_cell"
+
+_TOP = ("bin", "class", "pattern")
+_CW = ("class", "bin", "pattern")
 _INT64_LIMIT = 2**62
 
 
@@ -260,6 +275,88 @@ class MulticlassSummary:
         return "top_bin_truth_sum" in self._ds
 
     @property
+    def has_gold(self) -> bool:
+        """True when the summary carries gold tables (the data had a ``gold`` variable)."""
+        return "gold_pattern_counts" in self._ds
+
+    def gold_counts(self) -> np.ndarray:
+        """Gold items per known class and observed pattern, summed over groups: (C, n_patterns).
+
+        Zeros without gold tables. This is what the likelihood needs: a gold item of
+        class ``y`` with pattern ``s`` contributes ``log P(s | Y = y)`` (no prevalence).
+        """
+        if not self.has_gold:
+            return np.zeros((self.n_classes, self.n_patterns), dtype=np.int64)
+        return self._ds["gold_pattern_counts"].values.sum(axis=1)
+
+    @property
+    def n_gold(self) -> np.ndarray:
+        """Annotated gold items per known class, shape (C,), int64."""
+        return self.gold_counts().sum(axis=1)
+
+    def gold_answered(self) -> np.ndarray:
+        """Answers per annotator on gold items of each known class: shape (C, K).
+
+        These counts decide whether gold items alone identify the confusion rows
+        (:func:`bayescal.channels.multiclass_em.gold_identifies_multiclass`).
+        """
+        answered = (self.states < self.n_classes).astype(np.int64)  # (P, K)
+        return self.gold_counts() @ answered
+
+    def with_gold_in_cells(self) -> MulticlassSummary:
+        """The summary with gold items counted like the others: gold tables dropped.
+
+        Equal to the summary of the same data without a ``gold`` variable; the
+        metrics computed from it include gold items (``gold_in_ece``). Do not fit
+        channels on it when the gold classes should be used: they would be treated
+        as unknown.
+        """
+        if not self.has_gold:
+            return self
+        main, gold = self._parts()
+        return main._combine(gold, +1)
+
+    def without_gold(self) -> MulticlassSummary:
+        """The summary of the items of unknown class alone (gold tables removed).
+
+        What the channels would be without the gold items (the audit compares both).
+        """
+        return self._parts()[0] if self.has_gold else self
+
+    def _parts(self):
+        """(unknown items, gold items) as two summaries without gold tables."""
+        ds = self._ds
+        template_meta = _meta_of(self)
+        empty_truth = None
+        if self.has_truth:
+            empty_truth = (ds["top_bin_truth_sum"].values, ds["classwise_bin_truth_sum"].values)
+        main = _assemble(
+            states=self.states,
+            pattern_counts=ds["pattern_counts"].values,
+            n_unannotated=ds["n_unannotated"].values,
+            top=_stored_cells(ds, "top_cell", _TOP, "conf_sum"),
+            classwise=_stored_cells(ds, "classwise_cell", _CW, "prob_sum"),
+            truth=empty_truth,
+            meta=template_meta,
+        )
+        gold_truth = None
+        if self.has_truth:
+            gold_truth = (
+                ds["gold_top_bin_truth_sum"].values,
+                ds["gold_classwise_bin_truth_sum"].values,
+            )
+        gold = _assemble(
+            states=self.states,
+            pattern_counts=ds["gold_pattern_counts"].values.sum(axis=0),
+            n_unannotated=np.zeros(self.n_groups, dtype=np.int64),
+            top=_stored_cells(ds, "gold_top_cell", _TOP, "conf_sum"),
+            classwise=_stored_cells(ds, "gold_classwise_cell", _CW, "prob_sum"),
+            truth=gold_truth,
+            meta=template_meta,
+        )
+        return main, gold
+
+    @property
     def states(self) -> np.ndarray:
         """Pattern states, shape (n_patterns, K): class index, or C for missing."""
         return self._ds["states"].values
@@ -270,7 +367,7 @@ class MulticlassSummary:
 
     @property
     def n_items(self) -> int:
-        """Annotated items (those entering every statistic)."""
+        """Annotated items of unknown class (those entering every statistic; gold items apart)."""
         return int(self._ds["pattern_counts"].values.sum())
 
     @property
@@ -422,38 +519,54 @@ class MulticlassSummary:
         counts = np.zeros((self.n_groups, p), dtype=np.int64)
         counts[:, ia] += a["pattern_counts"].values
         counts[:, ib] += sign * b["pattern_counts"].values
+        shapes = {"top": (self.n_bins, self.n_classes, p), "cw": (self.n_classes, self.n_bins, p)}
+
+        def merged(prefix, names, value, shape):
+            return _merge_cells(a, b, prefix, names, value, ia, ib, sign, shape)
+
         parts = {
-            "top": _merge_cells(
-                a, b, "top_cell", _TOP, "conf_sum", ia, ib, sign, (self.n_bins, self.n_classes, p)
-            ),
-            "classwise": _merge_cells(
-                a,
-                b,
-                "classwise_cell",
-                _CW,
-                "prob_sum",
-                ia,
-                ib,
-                sign,
-                (self.n_classes, self.n_bins, p),
-            ),
+            "top": merged("top_cell", _TOP, "conf_sum", shapes["top"]),
+            "classwise": merged("classwise_cell", _CW, "prob_sum", shapes["cw"]),
         }
         n_unann = a["n_unannotated"].values + sign * b["n_unannotated"].values
-        if sign < 0 and (
-            (counts < 0).any()
-            or (n_unann < 0).any()
-            or any((cells["count"] < 0).any() for cells in parts.values())
-        ):
-            raise DataError(
-                "subtracting summaries gave negative counts: the second one is not part of the "
-                "first."
-            )
+        gold = None
+        if self.has_gold or other.has_gold:
+            gold_counts = np.zeros((self.n_classes, self.n_groups, p), dtype=np.int64)
+            if self.has_gold:
+                gold_counts[:, :, ia] += a["gold_pattern_counts"].values
+            if other.has_gold:
+                gold_counts[:, :, ib] += sign * b["gold_pattern_counts"].values
+            gold = {
+                "pattern_counts": gold_counts,
+                "top": merged("gold_top_cell", _TOP, "conf_sum", shapes["top"]),
+                "classwise": merged("gold_classwise_cell", _CW, "prob_sum", shapes["cw"]),
+            }
+        if sign < 0:
+            negative = (counts < 0).any() or (n_unann < 0).any()
+            negative |= any((cells["count"] < 0).any() for cells in parts.values())
+            if gold is not None:
+                negative |= bool((gold["pattern_counts"] < 0).any())
+                negative |= bool((gold["top"]["count"] < 0).any())
+                negative |= bool((gold["classwise"]["count"] < 0).any())
+            if negative:
+                raise DataError(
+                    "subtracting summaries gave negative counts: the second one is not part of "
+                    "the first."
+                )
         truth = None
         if self.has_truth:
             truth = (
                 a["top_bin_truth_sum"].values + sign * b["top_bin_truth_sum"].values,
                 a["classwise_bin_truth_sum"].values + sign * b["classwise_bin_truth_sum"].values,
             )
+            if gold is not None:
+                gold["truth"] = tuple(
+                    _var_or_zero(a, name, like) + sign * _var_or_zero(b, name, like)
+                    for name, like in (
+                        ("gold_top_bin_truth_sum", truth[0]),
+                        ("gold_classwise_bin_truth_sum", truth[1]),
+                    )
+                )
         return _assemble(
             states=states,
             pattern_counts=counts,
@@ -461,6 +574,7 @@ class MulticlassSummary:
             top=parts["top"],
             classwise=parts["classwise"],
             truth=truth,
+            gold=gold,
             template=self,
         )
 
@@ -481,6 +595,8 @@ class MulticlassSummary:
         """Integer arrays equal exactly, float sums to ``rtol`` (relative and absolute)."""
         self._check_compatible(other)
         a, b = self._ds, other._ds
+        if set(a.data_vars) != set(b.data_vars):
+            return False
         for var in a.data_vars:
             x, y = a[var].values, b[var].values
             if x.shape != y.shape:
@@ -507,7 +623,8 @@ class MulticlassSummary:
             f"<MulticlassSummary: {self.n_items} annotated items, {self.n_annotators} annotators, "
             f"{self.n_classes} classes, {self.n_groups} {self.grouping!r} groups x "
             f"{self.n_patterns} observed patterns (of {self.n_cells:,} cells), {self.n_bins} bins"
-            f"{', with truth' if self.has_truth else ''}>"
+            f"{', with truth' if self.has_truth else ''}"
+            f"{f', {int(self.n_gold.sum())} gold items' if self.has_gold else ''}>"
         )
 
     def to_netcdf(self, path) -> None:
@@ -518,17 +635,34 @@ class MulticlassSummary:
         return cls(xr.load_dataset(path))
 
 
+def _stored_cells(ds, prefix, index_vars, value):
+    """A summary's cells as ``{"index": (3 arrays), "count", value}`` (empty when absent)."""
+    if f"{prefix}_count" not in ds:
+        empty = np.zeros(0, dtype=np.int64)
+        return {"index": (empty, empty, empty), "count": empty, value: np.zeros(0)}
+    return {
+        "index": tuple(ds[f"{prefix}_{v}"].values.astype(np.int64) for v in index_vars),
+        "count": ds[f"{prefix}_count"].values,
+        value: ds[f"{prefix}_{value}"].values,
+    }
+
+
+def _var_or_zero(ds, name, like):
+    return ds[name].values if name in ds else np.zeros_like(like)
+
+
 def _merge_cells(a, b, prefix, index_vars, value, ia, ib, sign, shape):
     """Cells of two summaries on the union pattern axis, summed by key (sign for b)."""
 
-    def keyed(ds, remap):
-        idx = [ds[v].values.astype(np.int64) for v in index_vars]
+    def keyed(cells, remap):
+        idx = list(cells["index"])
         idx[2] = remap[idx[2]]
         return np.ravel_multi_index(tuple(idx), shape)
 
-    key = np.concatenate([keyed(a, ia), keyed(b, ib)])
-    cnt = np.concatenate([a[f"{prefix}_count"].values, sign * b[f"{prefix}_count"].values])
-    val = np.concatenate([a[f"{prefix}_{value}"].values, sign * b[f"{prefix}_{value}"].values])
+    ca, cb = (_stored_cells(ds, prefix, index_vars, value) for ds in (a, b))
+    key = np.concatenate([keyed(ca, ia), keyed(cb, ib)])
+    cnt = np.concatenate([ca["count"], sign * cb["count"]])
+    val = np.concatenate([ca[value], sign * cb[value]])
     uniq, inv = np.unique(key, return_inverse=True)
     inv = inv.reshape(-1)
     counts = np.bincount(inv, weights=cnt, minlength=uniq.size).round().astype(np.int64)
@@ -537,44 +671,64 @@ def _merge_cells(a, b, prefix, index_vars, value, ia, ib, sign, shape):
     return {"index": idx, "count": counts, value: sums}
 
 
+def _meta_of(summary):
+    ds = summary.dataset
+    return {
+        "annotators": ds[ANNOTATOR].values,
+        "classes": ds[CLASS].values,
+        "groups": ds[GROUP].values,
+        "bins": ds[BIN].values,
+        "bin_edges": summary.bin_edges,
+        "group_edges": summary.group_edges,
+        "grouping": summary.grouping,
+    }
+
+
 # ----------------------------------------------------------------- building
+def _cell_vars(prefix, dim, cells, names, value, remap, index_types):
+    keep = cells["count"] != 0
+    out = {
+        f"{prefix}_{name}": ((dim,), remap[x[keep]] if name == "pattern" else x[keep].astype(t))
+        for name, x, t in zip(names, cells["index"], index_types)
+    }
+    out[f"{prefix}_count"] = ((dim,), cells["count"][keep].astype(np.int64))
+    out[f"{prefix}_{value}"] = ((dim,), np.asarray(cells[value], dtype=np.float64)[keep])
+    return out
+
+
 def _assemble(
-    *, states, pattern_counts, n_unannotated, top, classwise, truth, template=None, meta=None
+    *,
+    states,
+    pattern_counts,
+    n_unannotated,
+    top,
+    classwise,
+    truth,
+    gold=None,
+    template=None,
+    meta=None,
 ):
-    """Drop empty cells and unused patterns, then lay the arrays out as a dataset."""
-    keep_top = top["count"] != 0
-    keep_cw = classwise["count"] != 0
+    """Drop empty cells and unused patterns, then lay the arrays out as a dataset.
+
+    ``gold`` (optional): ``{"pattern_counts": (C, L, P), "top", "classwise"[, "truth"]}``,
+    the gold items' tables on the same pattern axis.
+    """
     used = pattern_counts.sum(axis=0) != 0
-    remap = np.cumsum(used) - 1
+    if gold is not None:
+        used |= gold["pattern_counts"].sum(axis=(0, 1)) != 0
+    remap = (np.cumsum(used) - 1).astype(np.int64)
     states = states[used]
     pattern_counts = pattern_counts[:, used]
     if template is not None:
-        meta = {
-            "annotators": template._ds[ANNOTATOR].values,
-            "classes": template._ds[CLASS].values,
-            "groups": template._ds[GROUP].values,
-            "bins": template._ds[BIN].values,
-            "bin_edges": template.bin_edges,
-            "group_edges": template.group_edges,
-            "grouping": template.grouping,
-        }
+        meta = _meta_of(template)
     n_classes = len(meta["classes"])
-    tb, tc, tp = (x[keep_top] for x in top["index"])
-    cc, cb, cp = (x[keep_cw] for x in classwise["index"])
+    int32 = (np.int32, np.int32, np.int64)
     data_vars = {
         "states": ((PATTERN, ANNOTATOR), states.astype(np.int16)),
         "pattern_counts": ((GROUP, PATTERN), pattern_counts.astype(np.int64)),
         "n_unannotated": ((GROUP,), np.asarray(n_unannotated, dtype=np.int64)),
-        "top_cell_bin": ((TOP_CELL,), tb.astype(np.int32)),
-        "top_cell_class": ((TOP_CELL,), tc.astype(np.int32)),
-        "top_cell_pattern": ((TOP_CELL,), remap[tp].astype(np.int64)),
-        "top_cell_count": ((TOP_CELL,), top["count"][keep_top].astype(np.int64)),
-        "top_cell_conf_sum": ((TOP_CELL,), top["conf_sum"][keep_top]),
-        "classwise_cell_class": ((CLASSWISE_CELL,), cc.astype(np.int32)),
-        "classwise_cell_bin": ((CLASSWISE_CELL,), cb.astype(np.int32)),
-        "classwise_cell_pattern": ((CLASSWISE_CELL,), remap[cp].astype(np.int64)),
-        "classwise_cell_count": ((CLASSWISE_CELL,), classwise["count"][keep_cw].astype(np.int64)),
-        "classwise_cell_prob_sum": ((CLASSWISE_CELL,), classwise["prob_sum"][keep_cw]),
+        **_cell_vars("top_cell", TOP_CELL, top, _TOP, "conf_sum", remap, int32),
+        **_cell_vars("classwise_cell", CLASSWISE_CELL, classwise, _CW, "prob_sum", remap, int32),
         "bin_edges": (("bin_edge",), np.asarray(meta["bin_edges"], dtype=np.float64)),
     }
     if meta["group_edges"] is not None:
@@ -582,6 +736,31 @@ def _assemble(
     if truth is not None:
         data_vars["top_bin_truth_sum"] = ((BIN,), np.asarray(truth[0], dtype=np.float64))
         data_vars["classwise_bin_truth_sum"] = ((CLASS, BIN), np.asarray(truth[1], np.float64))
+    if gold is not None:
+        data_vars["gold_pattern_counts"] = (
+            (GOLD_CLASS, GROUP, PATTERN),
+            gold["pattern_counts"][:, :, used].astype(np.int64),
+        )
+        data_vars.update(
+            _cell_vars("gold_top_cell", GOLD_TOP_CELL, gold["top"], _TOP, "conf_sum", remap, int32)
+        )
+        data_vars.update(
+            _cell_vars(
+                "gold_classwise_cell",
+                GOLD_CLASSWISE_CELL,
+                gold["classwise"],
+                _CW,
+                "prob_sum",
+                remap,
+                int32,
+            )
+        )
+        if truth is not None:
+            data_vars["gold_top_bin_truth_sum"] = ((BIN,), np.asarray(gold["truth"][0], np.float64))
+            data_vars["gold_classwise_bin_truth_sum"] = (
+                (CLASS, BIN),
+                np.asarray(gold["truth"][1], np.float64),
+            )
     coords = {
         GROUP: np.asarray(meta["groups"], dtype=object),
         PATTERN: pattern_labels(states, n_classes),
@@ -589,6 +768,8 @@ def _assemble(
         CLASS: np.asarray(meta["classes"], dtype=object),
         BIN: np.asarray(meta["bins"], dtype=object),
     }
+    if gold is not None:
+        coords[GOLD_CLASS] = np.asarray(meta["classes"], dtype=object)
     ds = xr.Dataset(data_vars, coords=coords)
     ds.attrs["grouping"] = meta["grouping"]
     ds.attrs["pattern_encoding"] = (
@@ -619,6 +800,44 @@ def resolve_groups(groups, data=None):
             f"groups must be 'predicted', 'all', 'data', an int or edges on max p; got {groups!r}."
         )
     return "confidence", make_edges(groups, what="groups"), None
+
+
+def _metric_cells(p, pred, conf, rows, pat, n_pat, bin_edges, y, every):
+    """Top-label and class-wise cells (and truth sums) of the items ``rows``.
+
+    ``pat`` / ``y`` are already restricted to ``rows``; ``every`` says that
+    ``rows`` is every item (then no copy of the probability columns is made).
+    """
+    c = p.shape[1]
+    n_bins = bin_edges.size - 1
+    predk, confk = pred[rows], conf[rows]
+    top_bin = bin_index(confk, bin_edges)
+    shape_top = (n_bins, c, n_pat)
+    key = np.ravel_multi_index((top_bin, predk, pat), shape_top)
+    uk, cnt, (csum,) = _cell_table(key, int(np.prod(shape_top)), confk)
+    top = {"index": np.unravel_index(uk, shape_top), "count": cnt, "conf_sum": csum}
+
+    cw_keys, cw_cnt, cw_sum, cw_truth = [], [], [], []
+    for cls in range(c):
+        # one column at a time: no (n, C) temporaries beyond the probabilities themselves
+        col = np.ascontiguousarray(p[:, cls] if every else p[rows, cls])
+        b = bin_index(col, bin_edges)
+        uk, cnt, (psum,) = _cell_table(b * n_pat + pat, n_bins * n_pat, col)
+        cw_keys.append(uk + cls * n_bins * n_pat)
+        cw_cnt.append(cnt)
+        cw_sum.append(psum)
+        if y is not None:
+            cw_truth.append(np.bincount(b[y == cls], minlength=n_bins))
+    shape_cw = (c, n_bins, n_pat)
+    classwise = {
+        "index": np.unravel_index(np.concatenate(cw_keys), shape_cw),
+        "count": np.concatenate(cw_cnt),
+        "prob_sum": np.concatenate(cw_sum),
+    }
+    truth_sums = None
+    if y is not None:
+        truth_sums = (np.bincount(top_bin[y == predk], minlength=n_bins), np.stack(cw_truth))
+    return top, classwise, truth_sums
 
 
 def summarize_multiclass(data, *, groups="predicted", bins=DEFAULT_BINS) -> MulticlassSummary:
@@ -660,6 +879,7 @@ def summarize_multiclass(data, *, groups="predicted", bins=DEFAULT_BINS) -> Mult
         group_edges=group_edges,
         group_values=group_values,
         truth=data.truth,
+        gold=data.gold,
     )
 
 
@@ -675,6 +895,7 @@ def summarize_multiclass_arrays(
     group_values=None,
     group_levels=None,
     truth=None,
+    gold=None,
 ) -> MulticlassSummary:
     """The one-pass kernel behind :func:`summarize_multiclass`, on validated arrays.
 
@@ -691,6 +912,9 @@ def summarize_multiclass_arrays(
     group_edges : ndarray, for ``"confidence"``
     group_values, group_levels : per-item values and their levels, for ``"data"``
     truth : ndarray of shape (n,), optional
+    gold : ndarray of shape (n,), optional
+        Known class of gold items (float, NaN = unknown class): their pattern
+        counts and metric cells go to the gold tables (module docstring).
 
     Returns
     -------
@@ -722,45 +946,49 @@ def summarize_multiclass_arrays(
             raise DataError("some group values are not among the declared group levels.")
         group_coord = np.array([str(v) for v in levels], dtype=object)
     n_groups = group_coord.size
-    n_bins = bin_edges.size - 1
 
+    is_gold = None
+    if gold is not None:
+        gold = np.asarray(gold, dtype=np.float64)
+        is_gold = ~np.isnan(gold) & annotated
     every = bool(annotated.all())
     keep = slice(None) if every else np.flatnonzero(annotated)
     uniq, pat = unique_patterns(states_items[keep], c)
     n_pat = uniq.shape[0]
-    gk, predk, confk = g[keep], pred[keep], conf[keep]
+    gk = g[keep]
     y = None if truth is None else np.asarray(truth)[keep]
-    pattern_counts = np.bincount(gk * n_pat + pat, minlength=n_groups * n_pat).reshape(
-        n_groups, n_pat
-    )
     n_unannotated = np.bincount(g[~annotated], minlength=n_groups)
-
-    top_bin = bin_index(confk, bin_edges)
-    shape_top = (n_bins, c, n_pat)
-    key = np.ravel_multi_index((top_bin, predk, pat), shape_top)
-    uk, cnt, (csum,) = _cell_table(key, int(np.prod(shape_top)), confk)
-    top = {"index": np.unravel_index(uk, shape_top), "count": cnt, "conf_sum": csum}
-
-    cw_keys, cw_cnt, cw_sum, cw_truth = [], [], [], []
-    for cls in range(c):
-        # one column at a time: no (n, C) temporaries beyond the probabilities themselves
-        col = np.ascontiguousarray(p[:, cls] if every else p[keep, cls])
-        b = bin_index(col, bin_edges)
-        uk, cnt, (psum,) = _cell_table(b * n_pat + pat, n_bins * n_pat, col)
-        cw_keys.append(uk + cls * n_bins * n_pat)
-        cw_cnt.append(cnt)
-        cw_sum.append(psum)
-        if y is not None:
-            cw_truth.append(np.bincount(b[y == cls], minlength=n_bins))
-    shape_cw = (c, n_bins, n_pat)
-    classwise = {
-        "index": np.unravel_index(np.concatenate(cw_keys), shape_cw),
-        "count": np.concatenate(cw_cnt),
-        "prob_sum": np.concatenate(cw_sum),
-    }
-    truth_sums = None
-    if y is not None:
-        truth_sums = (np.bincount(top_bin[y == predk], minlength=n_bins), np.stack(cw_truth))
+    if is_gold is None:
+        pattern_counts = np.bincount(gk * n_pat + pat, minlength=n_groups * n_pat).reshape(
+            n_groups, n_pat
+        )
+        top, classwise, truth_sums = _metric_cells(
+            p, pred, conf, keep, pat, n_pat, bin_edges, y, every
+        )
+        gold_tables = None
+    else:
+        gold_k = is_gold[keep]
+        rows = np.flatnonzero(annotated)[~gold_k]
+        rows_g = np.flatnonzero(annotated)[gold_k]
+        pat_u, pat_g = pat[~gold_k], pat[gold_k]
+        pattern_counts = np.bincount(
+            gk[~gold_k] * n_pat + pat_u, minlength=n_groups * n_pat
+        ).reshape(n_groups, n_pat)
+        known = gold[rows_g].astype(np.int64)
+        gold_counts = np.bincount(
+            (known * n_groups + g[rows_g]) * n_pat + pat_g, minlength=c * n_groups * n_pat
+        ).reshape(c, n_groups, n_pat)
+        y_u = None if y is None else y[~gold_k]
+        y_g = None if y is None else y[gold_k]
+        top, classwise, truth_sums = _metric_cells(
+            p, pred, conf, rows, pat_u, n_pat, bin_edges, y_u, False
+        )
+        g_top, g_cw, g_truth = _metric_cells(
+            p, pred, conf, rows_g, pat_g, n_pat, bin_edges, y_g, False
+        )
+        gold_tables = {"pattern_counts": gold_counts, "top": g_top, "classwise": g_cw}
+        if g_truth is not None:
+            gold_tables["truth"] = g_truth
     return _assemble(
         states=uniq,
         pattern_counts=pattern_counts,
@@ -768,6 +996,7 @@ def summarize_multiclass_arrays(
         top=top,
         classwise=classwise,
         truth=truth_sums,
+        gold=gold_tables,
         meta={
             "annotators": np.asarray(list(annotators), dtype=object),
             "classes": np.asarray(list(classes), dtype=object),
