@@ -57,7 +57,13 @@ import numpy as np
 from scipy import stats
 from scipy.special import log_ndtr, ndtr, ndtri
 
-from bayescal.bayes.models import ChannelModelSpec, multinomial_constant
+from bayescal.bayes.models import (
+    BuiltModel,
+    ChannelModelSpec,
+    build_pymc_model,
+    multinomial_constant,
+    sample_counts_from_logp,
+)
 from bayescal.errors import ConfigError, IdentificationError
 
 __all__ = [
@@ -411,8 +417,6 @@ def build_pymc_dependence_model(dspec: DependenceSpec):
     import pytensor
     import pytensor.tensor as pt
 
-    from bayescal.bayes.models import BuiltModel, build_pymc_model
-
     spec = dspec.base
     built = build_pymc_model(_prior_only(spec))
     model = built.model
@@ -485,7 +489,5 @@ def sample_loadings_prior(dspec: DependenceSpec, draws: int, rng) -> np.ndarray:
 
 def sample_counts_dependent(dspec: DependenceSpec, a, b, prevalence, loading, rng) -> np.ndarray:
     """Replicated pattern counts (S, L, P) under the dependence model, observed mask totals."""
-    from bayescal.bayes.models import sample_counts_from_logp
-
     lp = pattern_logp_dependent(dspec, a, b, prevalence, loading)
     return sample_counts_from_logp(dspec.base, lp, rng)

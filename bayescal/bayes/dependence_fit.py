@@ -27,10 +27,12 @@ import numpy as np
 import xarray as xr
 
 from bayescal._random import check_random_state
+from bayescal.bayes import fit as base_fit
 from bayescal.bayes.dependence import (
     CLASS,
     LOADED,
     LOADING_SIGMA,
+    DependenceSpec,
     build_pymc_dependence_model,
     check_identified,
     group_loglik_dependent,
@@ -40,8 +42,9 @@ from bayescal.bayes.dependence import (
     sample_counts_dependent,
 )
 from bayescal.bayes.dependence_density import DependenceLogDensity
-from bayescal.bayes.diagnostics import pattern_ppc
-from bayescal.bayes.models import make_spec
+from bayescal.bayes.diagnostics import _expected_counts, pattern_ppc
+from bayescal.bayes.models import ChannelModelSpec, make_spec
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.bayes.sampling import (
     NUTSSettings,
     _posterior_from_unconstrained,
@@ -53,13 +56,21 @@ from bayescal.channels.result import ChannelFit
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError
 
-__all__ = ["fit_channels_dependence", "pattern_loo", "compare_channel_models"]
+__all__ = [
+    "fit_channels_dependence",
+    "dependence_posterior",
+    "dependence_ppc",
+    "pattern_loo",
+    "compare_channel_models",
+]
 
 METHOD = "bayes_dependence"
 
 
-def _posterior(dspec, density, x, attrs) -> xr.Dataset:
-    """Posterior variables from unconstrained draws (chain, draw, n_dim)."""
+def dependence_posterior(dspec, density, x, attrs) -> xr.Dataset:
+    """Posterior variables (``ab``, ``a``, ``b``, ``prevalence``, ``loading``,
+    ``correlation``) from the density's unconstrained draws ``x`` of shape (chain, draw, n_dim),
+    for :func:`bayescal.bayes.sampling.sample_nutpie`'s ``to_posterior``."""
     post = _posterior_from_unconstrained(density.prior, x[..., : density.n_base], attrs)
     loading = density.constrain(x)["loading"]
     return _add_loading(dspec, post, loading)
@@ -151,51 +162,40 @@ def fit_channels_dependence(
     >>> fit.method, fit.diagnostics["dependence_groups"]
     ('bayes_dependence', [['a1', 'a2', 'a3']])
     """
-    from bayescal.bayes.fit import (
-        _attrs,
-        _check,
-        _design_groups,
-        _empty_groups,
-        _finish,
-        _inference_data,
-        _seed,
-        _set_attrs,
-        resolve_summary,
-    )
     from bayescal.summaries.summary import Summary
 
     check_settings(draws, tune, chains, cores, target_accept, sampler, check)
-    summary = resolve_summary(data, groups)
+    summary = base_fit.resolve_summary(data, groups)
     if not isinstance(summary, Summary):
         raise ConfigError("the dependence model is binary; multiclass data are not supported.")
-    warnings = list(_check(summary, model))
+    warnings = list(base_fit._check(summary, model))
     spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)
     dspec = make_dependence_spec(spec, dependence, sigma=sigma)
     ident = check_identified(dspec)
-    warnings.extend(_empty_groups(spec, model))
+    warnings.extend(base_fit._empty_groups(spec, model))
     rng = check_random_state(random_state)
     settings = NUTSSettings(
         draws=int(draws),
         tune=int(tune),
         chains=int(chains),
         cores=cores,
-        seed=_seed(rng),
+        seed=base_fit._seed(rng),
         target_accept=float(target_accept),
         progress=bool(progress),
     )
     if sampler == "nutpie":
         density = DependenceLogDensity(dspec)
         posterior, stats, timings = sample_nutpie(
-            density, settings, to_posterior=lambda d, x, at: _posterior(dspec, d, x, at)
+            density, settings, to_posterior=lambda d, x, at: dependence_posterior(dspec, d, x, at)
         )
     else:
         posterior, stats, timings = sample_pymc(build_pymc_dependence_model(dspec), settings)
         loading = posterior["loading"].transpose(CHAIN, DRAW, LOADED, CLASS).values
         posterior = _add_loading(dspec, posterior.drop_vars("loading"), loading)
-    idata = _inference_data(posterior, stats)
+    idata = base_fit._inference_data(posterior, stats)
     a, b, prev, loading = _draw_arrays(idata.posterior)
     cd = {CHAIN: idata.posterior[CHAIN].values, DRAW: idata.posterior[DRAW].values}
-    observed, constant = _design_groups(spec)
+    observed, constant = base_fit._design_groups(spec)
     extra = {
         "log_likelihood": xr.Dataset(
             {
@@ -217,9 +217,9 @@ def fit_channels_dependence(
         )
     idata.add_groups(extra)
     names = dspec.group_names
-    _set_attrs(
+    base_fit._set_attrs(
         idata,
-        _attrs(
+        base_fit._attrs(
             spec,
             {
                 "sampler": sampler,
@@ -230,7 +230,7 @@ def fit_channels_dependence(
             },
         ),
     )
-    return _finish(
+    return base_fit._finish(
         idata,
         spec,
         method=METHOD,
@@ -268,8 +268,6 @@ def _cell_loglik(fit) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         a, b, prev, loading = _draw_arrays(idata.posterior)
         lp = pattern_logp_dependent(dspec, a, b, prev, loading)
     else:
-        from bayescal.bayes.diagnostics import _expected_counts
-
         total = idata.constant_data["mask_total"].transpose(GROUP, PATTERN).values
         with np.errstate(divide="ignore"):
             lp = np.log(_expected_counts(idata)) - np.log(np.where(total > 0, total, 1))
@@ -278,10 +276,6 @@ def _cell_loglik(fit) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _dspec_from_idata(idata):
     """The likelihood part of the DependenceSpec a fit was made with, from its idata."""
-    from bayescal.bayes.dependence import DependenceSpec
-    from bayescal.bayes.models import ChannelModelSpec
-    from bayescal.bayes.priors import ChannelPriors
-
     if "dependence_groups_index" not in idata.attrs:
         raise ConfigError("this InferenceData is not from fit_channels_dependence; refit.")
     const, obs = idata.constant_data, idata.observed_data

@@ -16,6 +16,7 @@ import xarray as xr
 
 from bayescal import __version__
 from bayescal._random import check_random_state
+from bayescal.bayes import dependence_fit
 from bayescal.bayes.diagnostics import pattern_ppc, sampling_checks
 from bayescal.bayes.logdensity import ChannelLogDensity
 from bayescal.bayes.models import (
@@ -320,9 +321,7 @@ def fit_channels_bayes(
     if target_accept is None:
         target_accept = 0.9
     if dependence is not None:
-        from bayescal.bayes.dependence_fit import fit_channels_dependence
-
-        return fit_channels_dependence(
+        return dependence_fit.fit_channels_dependence(
             data,
             dependence,
             model,

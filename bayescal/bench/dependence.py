@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 
 from bayescal.bench._io import environment, write_json
+from bayescal.bench.coverage import _summaries
 
 LEVELS = {"none": 0.0, "moderate": 1.0, "strong": 2.0}
 FP = (0.08, 0.13, 0.18, 0.10)
@@ -72,7 +73,7 @@ def _fits(summary, settings):
     """Posterior draws of both models on one channel summary: {model: (ChannelFit, stats)}."""
     from bayescal.bayes.dependence import make_dependence_spec
     from bayescal.bayes.dependence_density import DependenceLogDensity
-    from bayescal.bayes.dependence_fit import _posterior
+    from bayescal.bayes.dependence_fit import dependence_posterior
     from bayescal.bayes.logdensity import ChannelLogDensity
     from bayescal.bayes.models import make_spec
     from bayescal.bayes.sampling import sample_nutpie
@@ -88,7 +89,7 @@ def _fits(summary, settings):
             post, stats, timings = sample_nutpie(
                 DependenceLogDensity(dspec),
                 settings,
-                to_posterior=lambda d, x, at: _posterior(dspec, d, x, at),
+                to_posterior=lambda d, x, at: dependence_posterior(dspec, d, x, at),
             )
         s = post.sizes["chain"] * post.sizes["draw"]
 
@@ -110,7 +111,6 @@ def _fits(summary, settings):
 
 
 def _run_cell(args, level, pop, settings_for):
-    from bayescal.bench.coverage import _summaries
     from bayescal.metrics.uncertainty import nc_ece_interval
     from bayescal.simulate.dependent import simulate_dependent
 

@@ -18,7 +18,7 @@ from bayescal.bayes.dependence import (
     sample_loadings_prior,
 )
 from bayescal.bayes.dependence_density import DependenceLogDensity
-from bayescal.bayes.dependence_fit import _posterior
+from bayescal.bayes.dependence_fit import dependence_posterior
 from bayescal.bayes.models import make_spec, sample_prior
 from bayescal.bayes.sampling import NUTSSettings, sample_nutpie
 from bayescal.simulate import simulate_toy
@@ -51,7 +51,7 @@ def test_sbc_dependence_pair():
         post, _, _ = sample_nutpie(
             DependenceLogDensity(rep),
             settings,
-            to_posterior=lambda d, x, at, rep=rep: _posterior(rep, d, x, at),
+            to_posterior=lambda d, x, at, rep=rep: dependence_posterior(rep, d, x, at),
         )
         kept = np.concatenate(
             [post[v].values[0][THIN - 1 :: THIN].reshape(DRAWS // THIN, -1) for v in names],
