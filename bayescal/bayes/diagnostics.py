@@ -307,12 +307,19 @@ def pattern_ppc(
                 f"{lab} agree {direction[lab]} often than the model predicts (p = {p:.3g})"
                 for lab, p in bad_pairs
             )
-        msg += (
-            ". The latent-class model assumes answers are independent given the class (paper, "
-            "App. D.7): conditionally dependent annotators (shared rules, copied answers) bias "
-            "the channels. Drop or merge one annotator of "
-            "a dependent pair, or model the dependence."
-        )
+        if "dependence_groups" in idata.attrs:
+            msg += (
+                f". The conditional-dependence model (groups {idata.attrs['dependence_groups']}) "
+                "does not reproduce these counts either: widen the dependence groups "
+                "(dependence='all'), or drop or merge one annotator of a dependent pair."
+            )
+        else:
+            msg += (
+                ". The latent-class model assumes answers are independent given the class "
+                "(Hanada & Futami, App. D.7): conditionally dependent annotators (shared rules, "
+                "copied answers) bias the channels. Drop or merge one annotator of a dependent "
+                "pair, or model the dependence (dependence=..., --dependence)."
+            )
         if kind == "marginal":
             msg += (
                 " For the marginal model a group-level failure may instead mean "

@@ -24,6 +24,7 @@ import numpy as np
 from bayescal.bayes.conflict import CONFLICT_LEVEL, prior_conflict
 from bayescal.channels.identification import GOLD_SE_WARNING, check_design, gold_identifies
 from bayescal.errors import IdentificationError
+from bayescal.flags import Flag
 from bayescal.report import sections as steps
 from bayescal.report.core import Section, Table, fmt
 
@@ -214,6 +215,26 @@ def _interval_dict(iv) -> dict:
     return {"estimate": float(iv.estimate), "lo": float(lo), "hi": float(hi)}
 
 
+_PPC_FAILED = "posterior predictive check of the pattern counts failed"
+
+
+def _point_independence_ppc_at_dependence(ctx: steps.Context, dep_warnings) -> None:
+    """Say, in the independence model's failed predictive check, that the headline no longer
+    rests on that model and whether the dependence model's own check passed."""
+    dep_failed = any(str(w).startswith(_PPC_FAILED) for w in dep_warnings)
+    note = (
+        " (This is the independence model's check; the headline uses the dependence model "
+        "(--dependence), whose check "
+        + ("fails too: see its own warning.)" if dep_failed else "passes.)")
+    )
+    ctx.flags[:] = [
+        Flag(f.code, f.message + note, f.source, f.severity)
+        if f.code == "channels.sampler" and f.message.startswith(_PPC_FAILED)
+        else f
+        for f in ctx.flags
+    ]
+
+
 def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     """Fit the dependence model (Qu, Tan & Kutner 1996), compare it with the independence
     model (LOO, predictive check, NC-ECE interval) and make it the headline's channels."""
@@ -225,6 +246,7 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     with _warnings.catch_warnings(record=True):
         dep = steps.fit_posterior(ctx, ctx.summary, dependence=ctx.dependence)
     ctx.flag("dependence.sampler", dep.warnings, "dependence model")
+    _point_independence_ppc_at_dependence(ctx, dep.warnings)
     dep_point = ChannelFit.from_draws(
         dep.a.values.mean(axis=0, keepdims=True),
         dep.b.values.mean(axis=0, keepdims=True),

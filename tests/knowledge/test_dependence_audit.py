@@ -46,6 +46,13 @@ def test_audit_with_dependence(csv, tmp_path):
     assert summary["ece"]["nc"]["point"] == pytest.approx(dep["nc_ece"]["dependent"]["estimate"])
     assert summary["channels"]["method"] == "bayes_dependence"
     assert dep["loo"]["independent"]["elpd_diff"] > 0  # on data with a dependent pair
+    # the independence model's failed check says the headline no longer rests on it
+    ppc = [
+        w["message"]
+        for w in summary["warnings"]
+        if w["code"] == "channels.sampler" and "predictive check" in w["message"]
+    ]
+    assert ppc and all("the headline uses the dependence model" in m for m in ppc)
     html = (tmp_path / "report.html").read_text()
     for text in ("LOO on the pattern counts", "before (independence)", "(headline)"):
         assert text in html
