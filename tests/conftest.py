@@ -59,6 +59,14 @@ def execute_notebook(monkeypatch):
     return run
 
 
+def pytest_configure(config):
+    """``BAYESCAL_CPUTIME=DIR``: record CPU seconds per test phase (``tests/cputime_plugin.py``)."""
+    if os.environ.get("BAYESCAL_CPUTIME"):
+        from cputime_plugin import CPUTime
+
+        config.pluginmanager.register(CPUTime(os.environ["BAYESCAL_CPUTIME"]), "bayescal-cputime")
+
+
 def pytest_sessionfinish(session, exitstatus):
     """With ``BAYESCAL_NO_SKIPS=1`` (set by .ci/run) a skipped test fails the run: every test
     has its data in the repository and its packages in the ``test`` extra, so a skip means
