@@ -33,24 +33,73 @@ def _glad_on_small_audits_only(request, monkeypatch):
         monkeypatch.setattr(crowdkit_section, "GLAD_MAX_ITEMS", TEST_GLAD_MAX_ITEMS)
 
 
+#: Run in the shared kernel before each notebook: the namespace, figures, warning filters and
+#: working folder as a fresh kernel has them, the environment of this test (``BAYESCAL_*``
+#: variables set or removed by it), and the audits' GLAD ceiling of ``_glad_on_small_audits_only``.
+_NOTEBOOK_PREAMBLE = """\
+%reset -f
+import os, sys, warnings
+import matplotlib.pyplot
+if not hasattr(sys, "_bayescal_test_filters"):
+    sys._bayescal_test_filters = list(warnings.filters)
+warnings.filters[:] = sys._bayescal_test_filters
+matplotlib.pyplot.close("all")
+os.chdir({folder!r})
+for _k in [k for k in os.environ if k.startswith("BAYESCAL_") and k not in {env!r}]:
+    del os.environ[_k]
+os.environ.update({env!r})
+from bayescal.report import crowdkit_section
+crowdkit_section.GLAD_MAX_ITEMS = {glad}
+%reset -f
+"""
+
+
+@pytest.fixture(scope="session")
+def notebook_kernel():
+    """One Jupyter kernel per test process, shared by every notebook test.
+
+    A fresh kernel per notebook cost about 5 s of CPU before the first cell did any work
+    (starting ipykernel, importing bayescal, PyMC, ArviZ and matplotlib, loading the numba
+    cache); seven notebooks paid it seven times. Each notebook still starts from an empty
+    namespace (``_NOTEBOOK_PREAMBLE``); only imported modules carry over, as they would in
+    a kernel a user restarts between notebooks without restarting Python.
+    """
+    jupyter_client = pytest.importorskip("jupyter_client.manager")
+    km = jupyter_client.KernelManager(kernel_name="python3")
+    km.start_kernel(cwd=str(NOTEBOOK_DIR))
+    yield km
+    km.shutdown_kernel(now=True)
+
+
 @pytest.fixture
-def execute_notebook(monkeypatch):
-    """Run a notebook top to bottom in quick mode; returns (notebook, text of its outputs)."""
+def execute_notebook(monkeypatch, notebook_kernel):
+    """Run a notebook top to bottom in quick mode; returns (notebook, text of its outputs).
+
+    The notebook runs in the shared kernel of this test process (``notebook_kernel``);
+    an error in any cell fails the test (nbclient raises ``CellExecutionError``, and the
+    outputs are checked for error entries as well)."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
+
+    def execute(nb, path):
+        if not notebook_kernel.is_alive():  # a notebook before this one killed it
+            notebook_kernel.restart_kernel(now=True)
+        nbclient.NotebookClient(
+            nb, km=notebook_kernel, timeout=600, kernel_name="python3"
+        ).execute()
 
     def run(name, **env):
         monkeypatch.setenv("BAYESCAL_QUICK", "1")
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         path = NOTEBOOK_DIR / name
+        bayescal_env = {k: v for k, v in os.environ.items() if k.startswith("BAYESCAL_")}
+        preamble = _NOTEBOOK_PREAMBLE.format(
+            folder=str(path.parent), env=bayescal_env, glad=TEST_GLAD_MAX_ITEMS
+        )
+        execute(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(preamble)]), path)
         nb = nbformat.read(path, as_version=4)
-        nbclient.NotebookClient(
-            nb,
-            timeout=600,
-            kernel_name="python3",
-            resources={"metadata": {"path": str(path.parent)}},
-        ).execute()
+        execute(nb, path)
         outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
         errors = [o for o in outputs if o.get("output_type") == "error"]
         assert not errors, errors
