@@ -1,8 +1,11 @@
 """Fixtures shared by every test folder, and the zero-skip rule of CI."""
 
+import copy
+import hashlib
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 NOTEBOOK_DIR = Path(__file__).parents[1] / "notebooks"
@@ -31,6 +34,47 @@ def _glad_on_small_audits_only(request, monkeypatch):
         from bayescal.report import crowdkit_section
 
         monkeypatch.setattr(crowdkit_section, "GLAD_MAX_ITEMS", TEST_GLAD_MAX_ITEMS)
+
+
+#: One crowd-kit run per distinct input in this test process (outside
+#: ``test_crowdkit_section.py``, which runs crowd-kit itself every time). The four
+#: aggregators cost about 2 s of CPU per audit (pandas in every iteration, even on a few
+#: dozen items) and many tests audit the same data more than once (the same file with and
+#: without ``--quiet``, into two folders, ...): about 30 s of the suite's CPU went to
+#: recomputing results already computed. An aggregator's result is a function of its inputs
+#: (the answers, the items, scores, bins, majority vote, seed and GLAD ceiling), so a repeat
+#: returns a copy of the first result (``seconds`` included).
+_CROWDKIT_RUNS: dict = {}
+
+
+def _digest(frame, *arrays) -> str:
+    import pandas as pd
+
+    h = hashlib.sha256(repr(list(frame.columns)).encode())
+    h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
+    for a in arrays:
+        a = np.asarray(a)
+        h.update(repr((a.dtype.str, a.shape)).encode())
+        h.update("\x1f".join(map(str, a.ravel())).encode() if a.dtype == object else a.tobytes())
+    return h.hexdigest()
+
+
+@pytest.fixture(autouse=True)
+def _crowdkit_once_per_input(request, monkeypatch):
+    if request.node.path.name == "test_crowdkit_section.py":
+        return
+    from bayescal.report import crowdkit_section
+
+    run = crowdkit_section._run
+
+    def once(name, frame, items, score, edges, majority, seed):
+        digest = _digest(frame, items, score, edges, majority)
+        key = (name, seed, crowdkit_section.GLAD_MAX_ITEMS, digest)
+        if key not in _CROWDKIT_RUNS:
+            _CROWDKIT_RUNS[key] = run(name, frame, items, score, edges, majority, seed)
+        return copy.deepcopy(_CROWDKIT_RUNS[key])
+
+    monkeypatch.setattr(crowdkit_section, "_run", once)
 
 
 #: Run in the shared kernel before each notebook: the namespace, figures, warning filters and
