@@ -28,12 +28,18 @@ def test_data() -> Path:
 TEST_GLAD_MAX_ITEMS = 500
 
 
-@pytest.fixture(autouse=True)
-def _glad_on_small_audits_only(request, monkeypatch):
-    if request.node.path.name != "test_crowdkit_section.py":
-        from bayescal.report import crowdkit_section
+@pytest.fixture(scope="module", autouse=True)
+def _glad_on_small_audits_only(request):
+    """Module scope: active before the module's own fixtures (a module-scoped fixture that
+    audits ran before a function-scoped patch and took GLAD at the library's ceiling)."""
+    if request.path.name == "test_crowdkit_section.py":
+        yield
+        return
+    from bayescal.report import crowdkit_section
 
-        monkeypatch.setattr(crowdkit_section, "GLAD_MAX_ITEMS", TEST_GLAD_MAX_ITEMS)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(crowdkit_section, "GLAD_MAX_ITEMS", TEST_GLAD_MAX_ITEMS)
+        yield
 
 
 #: One crowd-kit run per distinct input in this test process (outside
@@ -59,9 +65,11 @@ def _digest(frame, *arrays) -> str:
     return h.hexdigest()
 
 
-@pytest.fixture(autouse=True)
-def _crowdkit_once_per_input(request, monkeypatch):
-    if request.node.path.name == "test_crowdkit_section.py":
+@pytest.fixture(scope="module", autouse=True)
+def _crowdkit_once_per_input(request):
+    """Module scope, as ``_glad_on_small_audits_only``: the module's fixtures included."""
+    if request.path.name == "test_crowdkit_section.py":
+        yield
         return
     from bayescal.report import crowdkit_section
 
@@ -74,7 +82,9 @@ def _crowdkit_once_per_input(request, monkeypatch):
             _CROWDKIT_RUNS[key] = run(name, frame, items, score, edges, majority, seed)
         return copy.deepcopy(_CROWDKIT_RUNS[key])
 
-    monkeypatch.setattr(crowdkit_section, "_run", once)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(crowdkit_section, "_run", once)
+        yield
 
 
 #: Run in the shared kernel before each notebook: the namespace, figures, warning filters and
