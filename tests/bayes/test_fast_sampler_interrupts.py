@@ -39,6 +39,7 @@ SCRIPT = textwrap.dedent(
     else:
         data, fit, options = simulate_multiclass(1500, 3, random_state=0), (
             fit_multiclass_channels_bayes), {}
+    tune = 1000
     if sampler == "pymc":  # PyMC compiles inside the fit: announce its first kept draw
         from pymc.step_methods.hmc.nuts import NUTS
 
@@ -49,10 +50,11 @@ SCRIPT = textwrap.dedent(
             print("SAMPLING", flush=True)
 
         NUTS.stop_tuning = announce
+        tune = 100  # the signal is meant for the draws: a short warm-up reaches them sooner
     else:  # nutpie: one short fit first loads the kernel, so the long one starts sampling
         fit(data, draws=20, tune=20, chains=1, sampler=sampler, check=False, **options)
         print("SAMPLING", flush=True)
-    result = fit(data, draws=10**6, tune=1000, chains=2, cores=1, sampler=sampler, **options)
+    result = fit(data, draws=10**6, tune=tune, chains=2, cores=1, sampler=sampler, **options)
     print("RESULT", result.n_draws, flush=True)
     """
 )
