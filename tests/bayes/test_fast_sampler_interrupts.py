@@ -1,12 +1,12 @@
 """Ctrl-C and SIGTERM during sampling stop the process; no partial posterior is returned.
 
-Each test runs a small script in a subprocess that first fits once (imports, kernel
-load) and prints ``SAMPLING`` just before a fit far too long to finish, then sends
-the signal from outside. Both samplers catch ``KeyboardInterrupt`` internally and
-would return the draws made so far (PyMC with one core even starts the next chain),
-so a result line, exit status 0 or a long delay after the signal is a failure. The
-binary and the multiclass fits share the samplers (``bayescal.bayes.sampling``); both
-tracks are run.
+Each test runs a small script in a subprocess that prints ``SAMPLING`` once a fit far
+too long to finish is sampling (nutpie: after a first short fit has loaded the kernel;
+PyMC: when its NUTS step leaves tuning), then sends the signal from outside. Both
+samplers catch ``KeyboardInterrupt`` internally and would return the draws made so far
+(PyMC with one core even starts the next chain), so a result line, exit status 0 or a
+long delay after the signal is a failure. The binary and the multiclass fits share the
+samplers (``bayescal.bayes.sampling``); both tracks are run.
 """
 
 import os
@@ -39,9 +39,22 @@ SCRIPT = textwrap.dedent(
     else:
         data, fit, options = simulate_multiclass(1500, 3, random_state=0), (
             fit_multiclass_channels_bayes), {}
-    fit(data, draws=20, tune=20, chains=1, sampler=sampler, check=False, **options)
-    print("SAMPLING", flush=True)
-    result = fit(data, draws=10**6, tune=1000, chains=2, cores=1, sampler=sampler, **options)
+    tune = 1000
+    if sampler == "pymc":  # PyMC compiles inside the fit: announce its first kept draw
+        from pymc.step_methods.hmc.nuts import NUTS
+
+        leave_tuning = NUTS.stop_tuning
+
+        def announce(self, *args, **kwargs):
+            leave_tuning(self, *args, **kwargs)
+            print("SAMPLING", flush=True)
+
+        NUTS.stop_tuning = announce
+        tune = 100  # the signal is meant for the draws: a short warm-up reaches them sooner
+    else:  # nutpie: one short fit first loads the kernel, so the long one starts sampling
+        fit(data, draws=20, tune=20, chains=1, sampler=sampler, check=False, **options)
+        print("SAMPLING", flush=True)
+    result = fit(data, draws=10**6, tune=tune, chains=2, cores=1, sampler=sampler, **options)
     print("RESULT", result.n_draws, flush=True)
     """
 )
@@ -98,7 +111,8 @@ def test_sigterm_handler_exception_is_not_swallowed(tmp_path, track):
 @pytest.mark.slow
 @pytest.mark.parametrize("track", ["binary", "multiclass"])
 def test_sigint_during_pymc_sampling_raises_keyboard_interrupt(tmp_path, track):
-    # PyMC compiles inside the fit (a few seconds); wait until it samples
-    code, out, err, waited = _run_and_signal(tmp_path, "pymc", "sigint", 8.0, track)
+    # the child says SAMPLING when PyMC's NUTS leaves tuning (after compiling, which takes a
+    # few seconds); the signal lands among the kept draws of the first chain
+    code, out, err, waited = _run_and_signal(tmp_path, "pymc", "sigint", 0.5, track)
     _assert_stopped_without_result(code, out, waited, {-signal.SIGINT, 130})
     assert "KeyboardInterrupt: sampling was interrupted" in err

@@ -40,10 +40,23 @@ def child_env(**extra: str) -> dict:
     return env
 
 
-def start(argv: list, **popen) -> subprocess.Popen:
-    """``python -m bayescal ARGV`` as a child process with stderr piped (text, line by line)."""
+#: ``python -m bayescal`` with some optional packages made unimportable first, as when they
+#: are not installed (``sys.modules[name] = None``; ``sys.argv[1:]`` is ARGV as under ``-m``).
+_WITHOUT = (
+    "import runpy, sys; sys.modules.update(dict.fromkeys({names!r})); "
+    "runpy.run_module('bayescal', run_name='__main__', alter_sys=True)"
+)
+
+
+def start(argv: list, *, without: tuple[str, ...] = (), **popen) -> subprocess.Popen:
+    """``python -m bayescal ARGV`` as a child process with stderr piped (text, line by line).
+
+    ``without``: optional packages the child runs without (e.g. ``("crowdkit",)``: the audit
+    takes the report's documented not-installed path instead of fitting four aggregators).
+    """
+    entry = ["-c", _WITHOUT.format(names=tuple(without))] if without else ["-m", "bayescal"]
     return subprocess.Popen(
-        [sys.executable, "-m", "bayescal", *map(str, argv)],
+        [sys.executable, *entry, *map(str, argv)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
