@@ -123,21 +123,58 @@ class Table:
     rows: list
 
 
-@dataclass(frozen=True)
 class Figure:
     """A captioned figure as a base64 PNG (see :func:`bayescal.report.figures.figure`).
 
     ``narrow_png_base64``, when given, is the same figure laid out for a phone
     (panels stacked); the HTML shows it on screens up to 640 px wide. ``dpi``
     and ``narrow_dpi`` are the resolutions the PNGs were drawn at.
+
+    Either PNG may be given as a zero-argument callable that returns it: the
+    figure is then drawn when the audit runs and encoded the first time the PNG
+    is read (the HTML, ``save``), once. Encoding (rasterising and compressing)
+    is most of a figure's cost, and an audit used for its numbers only
+    (``report.summary``) never needs it.
+
+    Examples
+    --------
+    >>> f = Figure("caption", lambda: "iVBORw0KGgo=")
+    >>> f.png_base64
+    'iVBORw0KGgo='
     """
 
-    caption: str
-    png_base64: str
-    alt: str = ""
-    narrow_png_base64: str = ""
-    dpi: int = 100
-    narrow_dpi: int = 200
+    __slots__ = ("caption", "alt", "dpi", "narrow_dpi", "_png", "_narrow_png")
+
+    def __init__(
+        self,
+        caption: str,
+        png_base64: str | Callable[[], str],
+        alt: str = "",
+        narrow_png_base64: str | Callable[[], str] = "",
+        dpi: int = 100,
+        narrow_dpi: int = 200,
+    ):
+        self.caption = caption
+        self.alt = alt
+        self.dpi = dpi
+        self.narrow_dpi = narrow_dpi
+        self._png = png_base64
+        self._narrow_png = narrow_png_base64
+
+    @property
+    def png_base64(self) -> str:
+        if callable(self._png):
+            self._png = self._png()
+        return self._png
+
+    @property
+    def narrow_png_base64(self) -> str:
+        if callable(self._narrow_png):
+            self._narrow_png = self._narrow_png()
+        return self._narrow_png
+
+    def __repr__(self) -> str:
+        return f"Figure(caption={self.caption!r}, dpi={self.dpi}, narrow_dpi={self.narrow_dpi})"
 
 
 @dataclass(eq=False)

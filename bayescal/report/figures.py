@@ -1,5 +1,9 @@
 """Figures for reports: a figure from :mod:`bayescal.plotting` in, an embedded PNG out.
 
+Figures are drawn while the audit runs (so they show the state of that step) and
+encoded as PNG the first time the report's HTML or files need them
+(:class:`~bayescal.report.core.Figure` takes the encoder as a callable).
+
 The report draws nothing itself: it creates a matplotlib ``Figure`` (without
 pyplot, so no backend or window is involved), lets a public plotting function
 draw on its Axes, and encodes it here as a base64 PNG. Text is rendered
@@ -53,7 +57,7 @@ def _png(fig: matplotlib.figure.Figure, dpi: int) -> str:
 
 def figure(caption: str, fig: matplotlib.figure.Figure, *, alt: str = "") -> Figure:
     """Encode ``fig`` as a base64 PNG report :class:`~bayescal.report.core.Figure`."""
-    return Figure(caption=caption, png_base64=_png(fig, DPI), alt=alt, dpi=DPI)
+    return Figure(caption=caption, png_base64=lambda: _png(fig, DPI), alt=alt, dpi=DPI)
 
 
 def responsive_figure(
@@ -91,9 +95,9 @@ def responsive_figure(
         narrow.tight_layout()  # stacked panels: keep titles clear of the ticks above them
     return Figure(
         caption=caption,
-        png_base64=_png(wide, DPI),
+        png_base64=lambda: _png(wide, DPI),
         alt=alt,
-        narrow_png_base64=_png(narrow, NARROW_DPI),
+        narrow_png_base64=lambda: _png(narrow, NARROW_DPI),
         dpi=DPI,
         narrow_dpi=NARROW_DPI,
     )

@@ -20,7 +20,7 @@ from bayescal.errors import ConfigError
 from bayescal.flags import Flag
 from bayescal.plotting import channel_forest, reliability_diagram
 from bayescal.report import audit
-from bayescal.report.core import Provenance, Report, Section, check_out_dir, fmt
+from bayescal.report.core import Figure, Provenance, Report, Section, check_out_dir, fmt
 from bayescal.simulate import simulate_toy
 
 matplotlib.use("Agg")
@@ -279,3 +279,27 @@ def test_cli_prints_one_line_per_flag(small, tmp_path, capsys):
     assert "bayescal: warning [data.unannotated]: 3 item(s) have no answer" in err
     assert "warning(s)" not in err
     assert os.path.exists(tmp_path / "o" / "report.html")
+
+
+def test_figure_encodes_on_first_read_and_once():
+    calls = []
+    fig = Figure("caption", lambda: calls.append(1) or "wide", narrow_png_base64=lambda: "narrow")
+    assert calls == []
+    assert (fig.png_base64, fig.png_base64, fig.narrow_png_base64) == ("wide", "wide", "narrow")
+    assert calls == [1]
+
+
+def test_audit_defers_png_encoding_to_the_html(small, monkeypatch):
+    """An audit used for its numbers never rasterises; the HTML encodes every PNG once."""
+    from bayescal.report import figures
+
+    calls = []
+    encode = figures._png
+    monkeypatch.setattr(figures, "_png", lambda fig, dpi: calls.append(dpi) or encode(fig, dpi))
+    report = audit(small, channels="score-bin-em", random_state=0)
+    assert calls == []
+    html = report.to_html()
+    n_png = html.count("data:image/png;base64,")  # desktop src and phone srcset
+    assert len(calls) == n_png > 0
+    report.to_html()
+    assert len(calls) == n_png
