@@ -227,12 +227,9 @@ class Summary:
         return self._ds["pattern_counts"].sum(PATTERN)
 
     def _bin_total(self, var, name) -> xr.DataArray:
-        return xr.DataArray(
-            self._ds[var].values.sum(axis=1),
-            dims=(BIN,),
-            coords={BIN: self._ds[BIN].values},
-            name=name,
-        )
+        # A reduction keeps the bin index; a DataArray built from the (string) bin labels
+        # rebuilt it at ~3 ms a call, read hundreds of times per audit.
+        return self._ds[var].sum(PATTERN, skipna=False).rename(name)
 
     @property
     def bin_count(self) -> xr.DataArray:
