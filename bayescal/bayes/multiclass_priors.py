@@ -18,7 +18,7 @@ What a Dirichlet cannot carry: correlations between rows (an annotator's rows
 with each other, annotators with each other, confusions with prevalences) and,
 within a row, any covariance other than ``-m_a m_b / (s + 1)``. The sequential
 update therefore misses the full-data posterior by this moment-matching error
-on top of Monte Carlo error (measured in ``tests/knowledge/test_multiclass_sequential.py``
+on top of Monte Carlo error (measured in ``tests/knowledge/test_multiclass_priors.py``
 and reported in ``models/priors.md``).
 
 Joint form (``joint=True``)
@@ -33,6 +33,13 @@ mean, cov) - sum_k log x_k`` per carried row, so that the prior density on those
 coordinates is exactly the normal (``Dirichlet(1)`` plus the simplex Jacobian is
 ``sum_k log x_k`` up to a constant; changing a row's reference class is a linear map
 of determinant +-1, so the sampler's coordinates see the same density).
+
+The normal's mean and covariance are estimates from the earlier draws: their Monte
+Carlo error moves the update's posterior means by about ``sqrt((D + 3) / (4 N))``
+posterior sd each (D coordinates, N the draws' effective size for squared
+deviations; halves, ``inflate`` 1), whatever the number of items, so a joint prior
+wants a long earlier run (the sequential-update check,
+``tests/knowledge/test_multiclass_sequential.py``, and ``models/priors.md``).
 
 Drift discount ``inflate`` (>= 1, default 2): ``alpha / inflate``, exactly the
 binary :meth:`~bayescal.bayes.priors.ChannelPriors.from_fit` rule: the prior

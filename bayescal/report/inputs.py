@@ -102,11 +102,6 @@ def load_audit_data(args):
     if not args.data:
         raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
     gold = getattr(args, "gold", None)
-    if gold is not None and args.long and is_out_of_core(args.data):
-        raise ConfigError(
-            "--gold with --long is read from one file (long tables summarised out of core do "
-            "not take a gold column); give a single file, or wide files (one row per item)."
-        )
     if is_out_of_core(args.data):
         return summarize_out_of_core(args)
     if args.long:
@@ -145,6 +140,7 @@ def summarize_out_of_core(args):
             label=label,
             score=args.score,
             truth=args.truth,
+            gold=getattr(args, "gold", None),
             annotators=annotators,
             groups=args.groups,
             bins=args.bins,

@@ -26,6 +26,7 @@ from bayescal._typing import Bins
 from bayescal.data.validation import check_names
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import (
+    check_gold_values,
     check_label_values,
     check_score_values,
     check_truth_values,
@@ -160,11 +161,13 @@ class _Convert:
         label=None,
         score=None,
         truth=None,
+        gold=None,
         annotators=None,
         item_int=False,
     ):
         self.kind, self.item, self.annotator, self.label = kind, item, annotator, label
         self.score, self.truth, self.annotators, self.item_int = score, truth, annotators, item_int
+        self.gold = gold
 
     def __call__(self, frame, where, chunk_id: int, first_row: int):
         import pandas as pd
@@ -202,18 +205,18 @@ class _Convert:
         else:
             out["ann"] = np.full(n, _SCORE_ROW, dtype=np.int16)
             out["label"] = np.full(n, np.nan, dtype=np.float32)
-        if self.score is not None:
-            z = numeric_column(frame[self.score], f"score column {self.score!r}", where)
-            check_score_values(z, self.score, where)
-            out["score"] = z
-        else:
-            out["score"] = np.full(n, np.nan)
-        if self.truth is not None:
-            y = numeric_column(frame[self.truth], f"truth column {self.truth!r}", where)
-            check_truth_values(y, self.truth, where)
-            out["truth"] = y.astype(np.float32)
-        else:
-            out["truth"] = np.full(n, np.nan, dtype=np.float32)
+        # the per-item columns (in the answer rows, or in the score table): NaN when not given
+        for key, column, check, dtype in (
+            ("score", self.score, check_score_values, np.float64),
+            ("truth", self.truth, check_truth_values, np.float32),
+            ("gold", self.gold, check_gold_values, np.float32),
+        ):
+            if column is None:
+                out[key] = np.full(n, np.nan, dtype=dtype)
+            else:
+                x = numeric_column(frame[column], f"{key} column {column!r}", where)
+                check(x, column, where)
+                out[key] = x.astype(dtype)
         out["_chunk"] = np.full(n, chunk_id, dtype=np.int32)
         out["_row"] = np.arange(first_row, first_row + n, dtype=np.int64)
         return pd.DataFrame(out)
@@ -223,7 +226,7 @@ def _convert_chunk(chunk, columns, batch_rows, convert, chunk_id):
     import pandas as pd
 
     roles = {convert.item: "id", convert.annotator: "id", convert.label: "label"}
-    roles |= {convert.score: "number", convert.truth: "label"}
+    roles |= {convert.score: "number", convert.truth: "label", convert.gold: "label"}
     parts, first = [], 0
     for frame, where in read_batches(chunk, columns, batch_rows, roles):
         parts.append(convert(frame, where, chunk_id, first))
@@ -249,6 +252,7 @@ def _empty_layout(item_int: bool):
             "label": np.zeros(0, dtype=np.float32),
             "score": np.zeros(0),
             "truth": np.zeros(0, dtype=np.float32),
+            "gold": np.zeros(0, dtype=np.float32),
             "_chunk": np.zeros(0, dtype=np.int32),
             "_row": np.zeros(0, dtype=np.int64),
         }
@@ -298,6 +302,8 @@ def _summarize_items(frame, spec, locate):
 
     z = frame["score"].to_numpy()
     y = frame["truth"].to_numpy()
+    g = frame["gold"].to_numpy().astype(np.float64)
+    gold = None
     if spec["separate_scores"]:
         s_rows = np.flatnonzero(~answers)
         rep = _first_repeat(codes[s_rows])
@@ -311,6 +317,9 @@ def _summarize_items(frame, spec, locate):
         score[codes[s_rows]] = z[s_rows]
         truth = np.full(n_items, np.nan)
         truth[codes[s_rows]] = y[s_rows]
+        if spec["gold"] is not None:  # absent from the score table: not a gold item
+            gold = np.full(n_items, np.nan)
+            gold[codes[s_rows]] = g[s_rows]
         orphan = has_answer & np.isnan(score)
         if orphan.any():
             item_code = int(np.flatnonzero(orphan)[0])
@@ -325,6 +334,12 @@ def _summarize_items(frame, spec, locate):
         truth = None
         if spec["truth"] is not None:
             truth = _per_item_constant(codes, y, n_items, "truth", ids, src, row, locate)
+        if spec["gold"] is not None:
+            # blank rows count as -1 so that "blank on one row, 1 on another" is a conflict
+            coded = np.where(np.isnan(g), -1.0, g)
+            what = "gold class (blank shown as -1)"
+            known = _per_item_constant(codes, coded, n_items, what, ids, src, row, locate)
+            gold = np.where(known < 0, np.nan, known)
     return summarize_arrays(
         score,
         wide,
@@ -332,6 +347,7 @@ def _summarize_items(frame, spec, locate):
         bin_edges=spec["bin_edges"],
         group_edges=spec["group_edges"],
         truth=truth if spec["truth"] is not None else None,
+        gold=gold,
     )
 
 
@@ -364,6 +380,7 @@ def summarize_long_dask(
     score: str = "score",
     scores: Any = None,
     truth: str | None = None,
+    gold: str | None = None,
     annotators: list[str] | None = None,
     groups: Bins = 5,
     bins: Bins = 10,
@@ -399,6 +416,13 @@ def summarize_long_dask(
         are refused.
     truth : str, optional
         Column of clean 0/1 labels (in the same table as the score).
+    gold : str, optional
+        Column with the known class (0 / 1) of gold items, blank / null for the others
+        (``models/gold.md``), in the same table as the score: repeated on every answer row
+        of the item (rows that disagree, a blank row included, are a ``DataError`` naming
+        the item and both rows), or once in the score table (items absent from it are not
+        gold). Their counts go to the summary's gold tables, exactly as
+        ``summarize(Annotations.from_long(..., gold=...))``.
     annotators : list, optional
         Annotator names in summary order. Default: every name found, sorted as text (which
         costs one extra read of the annotator column). Names are compared as text.
@@ -427,8 +451,8 @@ def summarize_long_dask(
     ------
     DataError
         Two rows for one (item, annotator) pair (naming the item, the annotator and both rows'
-        file and line), a bad label or score (file and line), an item whose rows disagree on its
-        score, an annotated item without a score.
+        file and line), a bad label, score or gold class (file and line), an item whose rows
+        disagree on its score or gold class, an annotated item without a score.
 
     Examples
     --------
@@ -450,13 +474,17 @@ def summarize_long_dask(
     if batch_rows < 1:
         raise ConfigError(f"batch_rows must be a positive number of rows; got {batch_rows!r}.")
     separate = scores is not None
-    answer_cols = [item, annotator, label] + (
-        [] if separate else [score] + ([truth] if truth else [])
-    )
+    per_item = [score] + [c for c in (truth, gold) if c]
+    if gold is not None and gold in {item, annotator, label, score, truth}:
+        raise ConfigError(
+            f"gold={gold!r} is also the item, annotator, label, score or truth column; name the "
+            "column that holds the gold classes."
+        )
+    answer_cols = [item, annotator, label] + ([] if separate else per_item)
     answers = _SourceReader(source, "answers", answer_cols, format, blocksize, batch_rows)
     readers = [answers]
     if separate:
-        score_cols = [item, score] + ([truth] if truth else [])
+        score_cols = [item, *per_item]
         readers.append(
             _SourceReader(scores, "score table", score_cols, scores_format, blocksize, batch_rows)
         )
@@ -477,6 +505,7 @@ def summarize_long_dask(
         label=label,
         score=None if separate else score,
         truth=None if separate else truth,
+        gold=None if separate else gold,
         annotators=annotators,
         item_int=item_int,
     )
@@ -484,7 +513,7 @@ def summarize_long_dask(
     entries = list(answers.entries)
     if separate:
         conv_scores = _Convert(
-            kind="scores", item=item, score=score, truth=truth, item_int=item_int
+            kind="scores", item=item, score=score, truth=truth, gold=gold, item_int=item_int
         )
         parts += readers[1].frames(conv_scores, len(entries))
         entries += readers[1].entries
@@ -507,6 +536,7 @@ def summarize_long_dask(
         "bin_edges": bin_edges,
         "group_edges": group_edges,
         "truth": truth,
+        "gold": gold,
         "separate_scores": separate,
     }
     locate = delayed(_Locator(entries), pure=True)
@@ -516,7 +546,8 @@ def summarize_long_dask(
     if return_graph:
         return total
     summary = compute(total, client=client, scheduler=scheduler, workers=workers)
-    if summary.n_items == 0:
+    n_gold = sum(summary.n_gold) if summary.has_gold else 0
+    if summary.n_items + n_gold == 0:
         raise DataError("the answer table has no rows: no item was annotated.")
     return summary
 
