@@ -48,7 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "gold": (
         "bayescal.bench.gold",
-        "Channel posterior width against the number of gold items vs the Fisher-information rate.",
+        "Channel posterior width against the number of gold items vs the Fisher-information "
+        "rate (--multiclass: confusion matrices).",
     ),
     "channels": (
         "bayescal.bench.channels",

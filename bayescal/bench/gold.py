@@ -17,6 +17,9 @@ prediction is ``sd(n_gold) = 1 / sqrt(1 / sd_0**2 + I_gold)`` (information adds 
 independent items; the correlation of a rate with the prevalences is neglected, so the
 prediction is approximate). The JSON reports observed and predicted sds per level, averaged over
 annotators and ``--seeds`` data sets, and their ratio.
+
+``--multiclass`` runs the multiclass track's scenarios instead (same options;
+:mod:`bayescal.bench.gold_multiclass`, ``docs/results/gold_multiclass.json``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import warnings
 import numpy as np
 
 from bayescal.bench._io import environment, write_json
+from bayescal.bench.gold_multiclass import multiclass_study
 
 
 def add_arguments(parser) -> None:
@@ -39,6 +43,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seeds", type=int, default=4, help="data sets per level (default 4)")
     parser.add_argument("--draws", type=int, default=1000, help="draws per chain (default 1000)")
     parser.add_argument("--tune", type=int, default=400, help="tuning steps (default 400)")
+    parser.add_argument(
+        "--multiclass",
+        action="store_true",
+        help="multiclass Dawid-Skene (K = 3, C = 3, accurate and weak annotators) instead of "
+        "the binary channels",
+    )
     parser.add_argument("--json", dest="json_path", default=None, help="write JSON here")
 
 
@@ -111,27 +121,35 @@ def _scenario(k, groups, levels, args):
     return {"annotators": k, "score_groups": groups, "levels": out, "all_converged": converged}
 
 
+def _binary_study(args, levels):
+    """The binary scenarios: (benchmark name, setup, scenarios)."""
+    scenarios = {
+        name: _scenario(k, groups, levels, args) for name, (k, groups) in SCENARIOS.items()
+    }
+    setup = {
+        "unknown_items": args.n,
+        "model": "grouped",
+        "sampler": "nutpie",
+        "chains": 2,
+        "draws": args.draws,
+        "tune": args.tune,
+        "seeds": args.seeds,
+        "prediction": "sd(n_gold) = 1 / sqrt(1 / sd(0)**2 + n_answered_gold_of_class / "
+        "(rate (1 - rate))), the Fisher information of the gold items added",
+    }
+    return "gold", setup, scenarios
+
+
 def run(args) -> int:
     levels = [int(x) for x in str(args.gold).split(",")]
     if levels[0] != 0 or any(x < 0 for x in levels):
         raise SystemExit("--gold must start with 0 (the baseline) and hold counts >= 0")
     started = time.perf_counter()
-    scenarios = {
-        name: _scenario(k, groups, levels, args) for name, (k, groups) in SCENARIOS.items()
-    }
+    study = multiclass_study if args.multiclass else _binary_study
+    name, setup, scenarios = study(args, levels)
     result = {
-        "benchmark": "gold",
-        "setup": {
-            "unknown_items": args.n,
-            "model": "grouped",
-            "sampler": "nutpie",
-            "chains": 2,
-            "draws": args.draws,
-            "tune": args.tune,
-            "seeds": args.seeds,
-            "prediction": "sd(n_gold) = 1 / sqrt(1 / sd(0)**2 + n_answered_gold_of_class / "
-            "(rate (1 - rate))), the Fisher information of the gold items added",
-        },
+        "benchmark": name,
+        "setup": setup,
         "scenarios": scenarios,
         "seconds": time.perf_counter() - started,
         "environment": environment(),

@@ -18,12 +18,19 @@ chi-square test on binned ranks; ``test_sbc_rank_test.py`` measures both.
 from __future__ import annotations
 
 import numpy as np
+import xarray as xr
 from scipy import stats
 
 from bayescal.bayes.gold import sample_gold_counts
 from bayescal.bayes.logdensity import ChannelLogDensity
 from bayescal.bayes.models import sample_counts, sample_prior
+from bayescal.bayes.multiclass import make_multiclass_spec, orient_draws
+from bayescal.bayes.multiclass_density import MulticlassLogDensity
 from bayescal.bayes.sampling import NUTSSettings, sample_nutpie
+from bayescal.channels.orientation import dominant_diagonal_permutation
+from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.dims import CHAIN, DRAW
+from bayescal.summaries.multiclass import summarize_multiclass
 
 #: 40 replications; one chain each of 150 warm-up and 80 kept iterations thinned by 4, which
 #: gives ranks 0..20: enough resolution for the order-2 smooth test, which at N = 40, L = 20
@@ -36,6 +43,19 @@ N_REPS = 40
 TUNE, DRAWS, THIN = 150, 80, 4
 #: Family-wise false-alarm rate of one model's SBC (Bonferroni over its parameters).
 FAMILY_ALPHA = 0.01
+
+
+def sbc_settings(rng, *, draws: int = DRAWS, tune: int = TUNE) -> NUTSSettings:
+    """One replication's NUTS settings: one chain, its seed from ``rng``, target accept 0.9."""
+    return NUTSSettings(
+        draws=draws,
+        tune=tune,
+        chains=1,
+        cores=1,
+        seed=int(rng.integers(2**31 - 1)),
+        target_accept=0.9,
+        progress=False,
+    )
 
 
 def legendre_scores(n_values: int, order: int = 2) -> np.ndarray:
@@ -108,16 +128,7 @@ def nutpie_ranks(spec, rng, n_reps: int = N_REPS) -> np.ndarray:
         counts = sample_counts(spec, truth["a"], truth["b"], truth["prevalence"], rng)[0]
         rep = spec.with_counts(counts)
         rep.gold = sample_gold_counts(spec, truth["a"], truth["b"], rng)[0]
-        settings = NUTSSettings(
-            draws=DRAWS,
-            tune=TUNE,
-            chains=1,
-            cores=1,
-            seed=int(rng.integers(2**31 - 1)),
-            target_accept=0.9,
-            progress=False,
-        )
-        post, _, _ = sample_nutpie(ChannelLogDensity(rep), settings)
+        post, _, _ = sample_nutpie(ChannelLogDensity(rep), sbc_settings(rng))
         kept = np.concatenate(
             [post[v].values[0][THIN - 1 :: THIN] for v in ("a", "b", "prevalence")], axis=1
         )
@@ -147,3 +158,133 @@ def check_sbc(spec, seed: int) -> None:
     }
     print(spec.kind, "(p, V1 shift, V2 spread):", report)
     assert pvals.min() > FAMILY_ALPHA / ranks.shape[1], report
+
+
+# --------------------------------------------------------------------------- multiclass
+def multiclass_sbc_draw(rng, priors, k: int, c: int, *, restrict: bool, scale: float = 1.0):
+    """Confusions (K, C, C) and prevalence (C,) from the multiclass prior.
+
+    ``restrict``: keep only draws in which annotator 0's diagonal is the largest over
+    relabellings (rejection), the support of the relabelled posterior of a fit without gold
+    items (``orient_draws``). With gold items the posterior is not relabelled and lives on
+    every labelling, so its replications draw from the whole prior. ``scale`` multiplies
+    every concentration of the simulator's prior (a planted error when != 1)."""
+    alpha = priors.confusion_alpha(k, c) * scale
+    while True:
+        t = np.stack([[rng.dirichlet(alpha[j, y]) for y in range(c)] for j in range(k)])
+        if not restrict or np.array_equal(dominant_diagonal_permutation(t[0]), np.arange(c)):
+            break
+    return t, rng.dirichlet(priors.prevalence_alpha(1, c)[0] * scale)
+
+
+def _answers(rng, t, y, missing):
+    """Answers (n, K) of annotators with confusions ``t`` on items of classes ``y``; each
+    answer missing with probability ``missing`` (NaN)."""
+    u = rng.random((y.size, t.shape[0], 1))
+    lab = (u > np.cumsum(t[:, y].transpose(1, 0, 2), axis=2)).sum(axis=2)
+    lab = np.minimum(lab, t.shape[-1] - 1).astype(np.float64)
+    lab[rng.random(lab.shape) < missing] = np.nan
+    return lab
+
+
+def multiclass_sbc_data(rng, t, rho, *, n_items, gold_per_class, missing, gold_shift=0):
+    """One replication's data: ``n_items`` items of class ``y ~ rho`` and, when
+    ``gold_per_class > 0``, that many gold items of every class, all answered through ``t``.
+
+    The gold items' classes are fixed by design (a number per class), not drawn from
+    ``rho``: the model conditions on them without a prevalence factor (gold items may be
+    chosen by class, models/gold.md), which is the exact posterior only when their classes
+    carry no information about ``rho``. ``gold_shift`` records gold item of class ``y`` as
+    class ``y + shift (mod C)`` (a planted error: the gold likelihood at a wrong class)."""
+    c = t.shape[-1]
+    y = rng.choice(c, size=n_items, p=rho)
+    y_gold = np.repeat(np.arange(c), gold_per_class)
+    labels = _answers(rng, t, np.concatenate([y, y_gold]), missing)
+    gold = np.concatenate([np.full(n_items, np.nan), (y_gold + gold_shift) % c])
+    probs = np.full((labels.shape[0], c), 1.0 / c)
+    return MulticlassAnnotations.from_arrays(probs, labels, gold=gold)
+
+
+def _unconstrained(density, x, attrs):
+    return xr.Dataset({"x": ((CHAIN, DRAW, "unconstrained"), x)}, attrs=attrs)
+
+
+def multiclass_nutpie_ranks(
+    priors,
+    rng,
+    n_reps: int,
+    *,
+    k: int = 3,
+    c: int = 3,
+    n_items: int = 200,
+    gold_per_class: int = 20,
+    missing: float = 0.2,
+    tune: int = TUNE,
+    draws: int = DRAWS,
+    thin: int = THIN,
+    gold_shift: int = 0,
+    prior_scale: float = 1.0,
+):
+    """Ranks ``(n_reps, K C C + C)`` in ``{0, ..., draws // thin}`` of the multiclass SBC,
+    columns ``confusion[j, y, a]`` (C order) then ``prevalence[y]``, and which replications
+    carried gold items.
+
+    Odd replications carry ``gold_per_class`` gold items of each class, even ones none.
+    Each replication draws the truth from the prior (restricted to annotator 0's labelling
+    without gold, :func:`multiclass_sbc_draw`), simulates data
+    (:func:`multiclass_sbc_data`), summarises it with one pooled prevalence, and runs one
+    nutpie chain on :class:`MulticlassLogDensity` (the hand-written density, equal to the
+    PyMC model's ``logp`` and gradient to 1e-9 with and without gold,
+    tests/multiclass/test_multiclass_gold_bayes.py) from the prior means jittered by
+    U(-1, 1); draws of replications without gold are relabelled by ``orient_draws`` as the
+    fit does, those with gold are not (gold items label the classes).
+    """
+    m = draws // thin
+    out = np.zeros((n_reps, k * c * c + c), dtype=np.int64)
+    with_gold = np.arange(n_reps) % 2 == 1
+    for r in range(n_reps):
+        t, rho = multiclass_sbc_draw(
+            rng, priors, k, c, restrict=not with_gold[r], scale=prior_scale
+        )
+        data = multiclass_sbc_data(
+            rng,
+            t,
+            rho,
+            n_items=n_items,
+            gold_per_class=gold_per_class if with_gold[r] else 0,
+            missing=missing,
+            gold_shift=gold_shift,
+        )
+        spec = make_multiclass_spec(
+            summarize_multiclass(data, groups="all"), pooled=True, priors=priors
+        )
+        assert spec.has_gold == with_gold[r]
+        density = MulticlassLogDensity(spec)
+        settings = sbc_settings(rng, draws=draws, tune=tune)
+        post, _, _ = sample_nutpie(density, settings, to_posterior=_unconstrained)
+        conf, prev = density.constrain(post["x"].values[0][thin - 1 :: thin])
+        if not spec.has_gold:
+            conf, prev, _ = orient_draws(conf, prev, spec.orient)
+        kept = np.concatenate([conf.reshape(m, -1), prev[:, 0]], axis=1)
+        out[r] = (kept < np.concatenate([t.ravel(), rho])).sum(axis=0)
+    return out, with_gold
+
+
+def multiclass_parameter_names(k: int = 3, c: int = 3) -> list[str]:
+    """The order of :func:`multiclass_nutpie_ranks`' columns."""
+    return [f"T{j}[{y},{a}]" for j in range(k) for y in range(c) for a in range(c)] + [
+        f"rho[{y}]" for y in range(c)
+    ]
+
+
+def pooled_spread_test(ranks, n_values: int) -> float:
+    """Two-sided p-value that the ranks of all columns together are not too spread or too
+    central: per replication the mean over columns of the degree-2 score ``h2(rank)``
+    (:func:`legendre_scores`), which has mean 0 exactly under uniformity whatever the
+    correlation between columns; replications are independent, so a one-sample t-test on
+    these means (``N - 1`` degrees of freedom) is valid. It pools the evidence of a posterior
+    that is too wide (or too narrow) for every parameter at once -- a mis-scaled prior -- which
+    the per-column smooth tests at a Bonferroni level see only one by one."""
+    u = legendre_scores(n_values, 2)[:, 1][np.asarray(ranks)].mean(axis=1)
+    t = u.mean() / (u.std(ddof=1) / np.sqrt(u.size))
+    return float(2 * stats.t.sf(abs(t), u.size - 1))

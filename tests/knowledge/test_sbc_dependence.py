@@ -9,7 +9,7 @@ is compiled once and reused by every replication.
 
 import numpy as np
 import pytest
-from sbc_helpers import DRAWS, FAMILY_ALPHA, N_REPS, THIN, TUNE, smooth_test
+from sbc_helpers import DRAWS, FAMILY_ALPHA, N_REPS, THIN, sbc_settings, smooth_test
 
 from bayescal import summarize
 from bayescal.bayes.dependence import (
@@ -20,7 +20,7 @@ from bayescal.bayes.dependence import (
 from bayescal.bayes.dependence_density import DependenceLogDensity
 from bayescal.bayes.dependence_fit import dependence_posterior
 from bayescal.bayes.models import make_spec, sample_prior
-from bayescal.bayes.sampling import NUTSSettings, sample_nutpie
+from bayescal.bayes.sampling import sample_nutpie
 from bayescal.simulate import simulate_toy
 
 pytestmark = pytest.mark.slow
@@ -39,15 +39,7 @@ def test_sbc_dependence_pair():
             dspec, truth["a"], truth["b"], truth["prevalence"], truth["loading"], rng
         )[0]
         rep = dspec.with_counts(counts)
-        settings = NUTSSettings(
-            draws=DRAWS,
-            tune=TUNE,
-            chains=1,
-            cores=1,
-            seed=int(rng.integers(2**31 - 1)),
-            target_accept=0.9,
-            progress=False,
-        )
+        settings = sbc_settings(rng)
         post, _, _ = sample_nutpie(
             DependenceLogDensity(rep),
             settings,

@@ -1,5 +1,8 @@
 """Shared multiclass fixtures: small simulated datasets and their summaries (built once)."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -7,6 +10,11 @@ from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.simulate import simulate_multiclass
 from bayescal.simulate.multiclass import MulticlassPopulation
 from bayescal.summaries.multiclass import summarize_multiclass
+
+# the SBC helpers (sbc_helpers.py) are the ones of tests/bayes
+_BAYES = str(Path(__file__).resolve().parent.parent / "bayes")
+if _BAYES not in sys.path:
+    sys.path.insert(0, _BAYES)
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,9 @@ written here, so nothing outside the repository is read)."""
 import json
 
 import numpy as np
+import pytest
 
+from bayescal.bench.gold_multiclass import gold_information, predicted_sd
 from bayescal.cli import main
 
 
@@ -80,3 +82,34 @@ def test_real_data_layout(tmp_path):
     assert cif["all_answers"]["slots"] == 50
     snli = r["datasets"]["chaosnli_snli"]["by_k"]["3"]["replicates"][0]
     assert "true_label" not in snli
+
+
+def test_gold_multiclass_layout_and_rate(tmp_path):
+    r = _run(
+        tmp_path,
+        "gold",
+        "--multiclass",
+        *("--n", "300", "--gold", "0,300", "--seeds", "1", "--draws", "200", "--tune", "150"),
+    )
+    assert r["benchmark"] == "gold_multiclass" and set(r["scenarios"]) == {"accurate", "weak"}
+    for scenario in r["scenarios"].values():
+        base, gold = scenario["levels"]
+        # without gold the prediction is the observed sd itself (same draws, both ddof 0)
+        assert base["ratio_observed_to_predicted_mean"] == pytest.approx(1.0, abs=1e-9)
+        assert gold["sd_reduction_observed"] < 0.9
+        # 2 x 200 draws: a posterior sd has a Monte Carlo error of about 1 / sqrt(2 ESS), ESS
+        # >= 100 -> 7% per entry, ~2% for the mean of 27; the normal approximation was measured
+        # 1-3% off at this size: 15% leaves room for both
+        assert 0.85 < gold["ratio_observed_to_predicted_mean"] < 1.15
+
+
+def test_gold_multiclass_prediction_reduces_to_the_binary_rule():
+    # C = 2, independent coordinates: sd = 1 / sqrt(1 / sd0**2 + n / (p (1 - p))) per row
+    # (bayescal.bench.gold's rule); the free coordinate of a row is its entry 1
+    t = np.array([[[0.9, 0.1], [0.25, 0.75]]])
+    n = np.array([[40, 10]])
+    sd0 = np.array([0.05, 0.08])
+    sd = predicted_sd(np.diag(sd0**2), gold_information(t, n), 1, 2)
+    expected = 1 / np.sqrt(1 / sd0**2 + n[0] / (t[0, :, 1] * t[0, :, 0]))
+    np.testing.assert_allclose(sd[0, :, 1], expected, rtol=1e-12)
+    np.testing.assert_allclose(sd[0, :, 0], expected, rtol=1e-12)  # p_0 = 1 - p_1
