@@ -1,8 +1,11 @@
 """Figures for reports: a figure from :mod:`bayescal.plotting` in, an embedded PNG out.
 
-Figures are drawn while the audit runs (so they show the state of that step) and
-encoded as PNG the first time the report's HTML or files need them
-(:class:`~bayescal.report.core.Figure` takes the encoder as a callable).
+Figures are drawn and encoded as PNG the first time the report's HTML or files
+need them (:class:`~bayescal.report.core.Figure` takes the encoder as a
+callable): an audit used for its numbers never draws. The drawing callables a
+section passes must therefore hold the values they draw, bound when the section
+runs (``point = ctx.point`` before the lambda, never ``ctx.point`` inside it),
+since later steps may change the context.
 
 The report draws nothing itself: it creates a matplotlib ``Figure`` (without
 pyplot, so no backend or window is involved), lets a public plotting function
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import io
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -87,23 +91,28 @@ def responsive_figure(
     Figure
         With ``narrow_png_base64`` set.
     """
-    wide = new_figure(figsize=size)
-    draw(wide, False)
-    narrow = new_figure(figsize=(NARROW_WIDTH, narrow_height))
-    draw(narrow, True)
+    drawn: dict[str, matplotlib.figure.Figure] = {}
 
-    def narrow_png() -> str:
-        # The layout pass (about a tenth of an audit's CPU) waits for the encoding too:
-        # nothing touches the figure in between, so the PNG is the same bytes.
-        with literal_text():
-            narrow.tight_layout()  # stacked panels: keep titles clear of the ticks above them
-        return _png(narrow, NARROW_DPI)
+    def layout(name: str) -> matplotlib.figure.Figure:
+        # Both layouts are drawn the first time either PNG is read, together and once.
+        if not drawn:
+            with warnings.catch_warnings():
+                # as while the audit's steps run: what they care about is already a flag
+                warnings.simplefilter("ignore")
+                drawn["wide"] = new_figure(figsize=size)
+                draw(drawn["wide"], False)
+                drawn["narrow"] = new_figure(figsize=(NARROW_WIDTH, narrow_height))
+                draw(drawn["narrow"], True)
+                with literal_text():
+                    # stacked panels: keep titles clear of the ticks above them
+                    drawn["narrow"].tight_layout()
+        return drawn[name]
 
     return Figure(
         caption=caption,
-        png_base64=lambda: _png(wide, DPI),
+        png_base64=lambda: _png(layout("wide"), DPI),
         alt=alt,
-        narrow_png_base64=narrow_png,
+        narrow_png_base64=lambda: _png(layout("narrow"), NARROW_DPI),
         dpi=DPI,
         narrow_dpi=NARROW_DPI,
     )

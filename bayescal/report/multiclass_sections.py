@@ -310,11 +310,12 @@ def channel_section(ctx: MulticlassContext) -> Section:
         n_g = int(post.group_counts.values[g])
         prev_rows.append((str(label), n_g, " / ".join(f"{v:.2f}" for v in rho[:, g].mean(axis=0))))
     k = post.confusion.sizes["annotator"]
+    prob = ctx.prob  # bound now: figures are drawn when first shown
     heatmaps = responsive_figure(
         "Confusion matrices (rows: true class; columns: answer)",
         lambda fig, narrow: confusion_heatmaps(
             post,
-            prob=ctx.prob,
+            prob=prob,
             axes=fig.subplots(k, 1, squeeze=False)[:, 0]
             if narrow
             else fig.subplots(1, k, squeeze=False)[0],
@@ -562,15 +563,17 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
         )
         for i, cls in enumerate(s.classes)
     ]
+    # bound now: figures are drawn when first shown, and later steps add to ctx.errors
+    curves = [e[key].top_label for key in ("soft_vote", "majority_vote", "nc_point")]
+    accuracy_band, prob = iv.accuracy_band(ctx.prob), ctx.prob
+    oracle_curve = e["oracle"].top_label if "oracle" in e else None
     reliability = responsive_figure(
         "Top-label reliability: naive vs noise-corrected",
         lambda fig, narrow: top_label_reliability(
-            e["soft_vote"].top_label,
-            e["majority_vote"].top_label,
-            e["nc_point"].top_label,
-            band=iv.accuracy_band(ctx.prob),
-            reference=e["oracle"].top_label if "oracle" in e else None,
-            prob=ctx.prob,
+            *curves,
+            band=accuracy_band,
+            reference=oracle_curve,
+            prob=prob,
             axes=fig.subplots(2, 1) if narrow else fig.subplots(1, 2, sharey=True),
         ),
         size=(9, 4),

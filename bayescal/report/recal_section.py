@@ -130,10 +130,11 @@ def recalibration_section(ctx: Context) -> Section:
                 ctx.channels,
                 map_params={"bins": j},
             )
+    prob = ctx.prob  # bound now: figures are drawn when first shown
     maps = responsive_figure(
         f"Recalibration maps of pilot split {split + 1}: corrected (solid) vs naive (dotted)"
         + ("; band: the histogram map under every posterior draw, all items" if band else ""),
-        lambda fig, narrow: recalibration_curves(pair, band=band, prob=ctx.prob, ax=fig.subplots()),
+        lambda fig, narrow: recalibration_curves(pair, band=band, prob=prob, ax=fig.subplots()),
         size=(5.5, 4.2),
         narrow_height=3.6,
     )

@@ -298,12 +298,13 @@ def channel_section(ctx: Context) -> Section:
         else ("annotator", "a estimate", "b estimate", "gap b - a")
     )
     height = 0.45 * len(entries) + 1.4
+    point, prob = ctx.point, ctx.prob  # bound now: figures are drawn when first shown
     forest = responsive_figure(
         "Channels per annotator",
         lambda fig, narrow: channel_forest(
             post,
-            point=ctx.point,
-            prob=ctx.prob,
+            point=point,
+            prob=prob,
             axes=fig.subplots(2, 1) if narrow else fig.subplots(1, 2, sharey=True),
         ),
         size=(8, height),
@@ -498,6 +499,14 @@ def ece_section(ctx: Context) -> Section:
         ]
     _add_plausibility_flags(ctx)
     band = iv.curve_band(ctx.prob)
+    # bound now: figures are drawn when first shown, and later steps add to ctx.errors
+    soft, majority, nc_point, oracle = (
+        e["soft_vote"],
+        e["majority_vote"],
+        e["nc_point"],
+        e.get("oracle"),
+    )
+    prob = ctx.prob
     reliability = responsive_figure(
         "Reliability diagrams: naive (votes taken as truth) vs noise-corrected. The corrected "
         "positive rate of a bin is an unbiased estimate that can fall outside [0, 1] in sparse "
@@ -505,12 +514,12 @@ def ece_section(ctx: Context) -> Section:
         "marker on the border is a bin whose estimate lies beyond it); the numbers in the "
         "tables are not clipped.",
         lambda fig, narrow: noise_corrected_reliability(
-            e["soft_vote"],
-            e["majority_vote"],
-            e["nc_point"],
+            soft,
+            majority,
+            nc_point,
             band=band,
-            reference=e.get("oracle"),
-            prob=ctx.prob,
+            reference=oracle,
+            prob=prob,
             axes=fig.subplots(2, 1, sharex=True) if narrow else fig.subplots(1, 2, sharey=True),
         ),
         size=(9, 4),
