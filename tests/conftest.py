@@ -1,11 +1,8 @@
 """Fixtures shared by every test folder, and the zero-skip rule of CI."""
 
-import copy
-import hashlib
 import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 NOTEBOOK_DIR = Path(__file__).parents[1] / "notebooks"
@@ -19,77 +16,45 @@ def test_data() -> Path:
     return TEST_DATA
 
 
-#: crowd-kit's GLAD costs about 2.4 ms per annotated item (``GLAD_MAX_ITEMS``' comment), so
-#: every in-process binary audit of 1,000-5,000 items spent 2.4-12 s in it: about a third of
-#: the suite's audit time. Outside ``tests/report/test_crowdkit_section.py`` (which checks
-#: GLAD's row against crowd-kit itself on 400 items, and its skip path) audits run GLAD only
-#: up to this many items, so small audits still take the whole section end to end and larger
-#: ones take its documented skip path; the other three aggregators always run.
-TEST_GLAD_MAX_ITEMS = 500
+#: The crowd-kit comparison section runs four third-party aggregators (Dawid-Skene, GLAD,
+#: MMSR, KOS) on the audit's answers: about 2 s of CPU per audit (pandas in every iteration,
+#: even on a few dozen items; GLAD 2.4 ms per item on top), measured as a third of the CPU
+#: of the audit-heavy test files. ``tests/report/test_crowdkit_section.py`` checks the
+#: section end to end against crowd-kit itself (every aggregator recomputed, a failing one
+#: shown, GLAD's item limit, the audit carrying the section and its summary.json numbers),
+#: and the benches compare with crowd-kit in ``tests/bench``. Everywhere else the audits take
+#: the section's own "skipped, with the reason" path: nothing they test reads those rows.
+CROWDKIT_TEST_MODULES = {"test_crowdkit_section.py"}
+CROWDKIT_SKIPPED = {
+    "status": "skipped",
+    "reason": "not run in this test (tests/conftest.py: crowd-kit's aggregators are tested in "
+    "tests/report/test_crowdkit_section.py)",
+}
+
+
+def crowdkit_skipped(*args, **kwargs) -> dict:
+    """Stands in for ``crowdkit_section._run`` outside the crowd-kit tests."""
+    return dict(CROWDKIT_SKIPPED)
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _glad_on_small_audits_only(request):
-    """Module scope: active before the module's own fixtures (a module-scoped fixture that
-    audits ran before a function-scoped patch and took GLAD at the library's ceiling)."""
-    if request.path.name == "test_crowdkit_section.py":
+def _crowdkit_only_where_tested(request):
+    """Module scope: active before the module's own fixtures (module-scoped fixtures that
+    audit run before any function-scoped patch)."""
+    if request.path.name in CROWDKIT_TEST_MODULES:
         yield
         return
     from bayescal.report import crowdkit_section
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(crowdkit_section, "GLAD_MAX_ITEMS", TEST_GLAD_MAX_ITEMS)
-        yield
-
-
-#: One crowd-kit run per distinct input in this test process (outside
-#: ``test_crowdkit_section.py``, which runs crowd-kit itself every time). The four
-#: aggregators cost about 2 s of CPU per audit (pandas in every iteration, even on a few
-#: dozen items) and many tests audit the same data more than once (the same file with and
-#: without ``--quiet``, into two folders, ...): about 30 s of the suite's CPU went to
-#: recomputing results already computed. An aggregator's result is a function of its inputs
-#: (the answers, the items, scores, bins, majority vote, seed and GLAD ceiling), so a repeat
-#: returns a copy of the first result (``seconds`` included).
-_CROWDKIT_RUNS: dict = {}
-
-
-def _digest(frame, *arrays) -> str:
-    import pandas as pd
-
-    h = hashlib.sha256(repr(list(frame.columns)).encode())
-    h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
-    for a in arrays:
-        a = np.asarray(a)
-        h.update(repr((a.dtype.str, a.shape)).encode())
-        h.update("\x1f".join(map(str, a.ravel())).encode() if a.dtype == object else a.tobytes())
-    return h.hexdigest()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _crowdkit_once_per_input(request):
-    """Module scope, as ``_glad_on_small_audits_only``: the module's fixtures included."""
-    if request.path.name == "test_crowdkit_section.py":
-        yield
-        return
-    from bayescal.report import crowdkit_section
-
-    run = crowdkit_section._run
-
-    def once(name, frame, items, score, edges, majority, seed):
-        digest = _digest(frame, items, score, edges, majority)
-        key = (name, seed, crowdkit_section.GLAD_MAX_ITEMS, digest)
-        if key not in _CROWDKIT_RUNS:
-            _CROWDKIT_RUNS[key] = run(name, frame, items, score, edges, majority, seed)
-        return copy.deepcopy(_CROWDKIT_RUNS[key])
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(crowdkit_section, "_run", once)
+        mp.setattr(crowdkit_section, "_run", crowdkit_skipped)
         yield
 
 
 #: Run in the shared kernel before each notebook: the namespace, figures, warning filters and
 #: working folder as a fresh kernel has them, the environment of this test (``BAYESCAL_*``
-#: variables set or removed by it), and the audits' GLAD ceiling of ``_glad_on_small_audits_only``.
+#: variables set or removed by it), and the crowd-kit rows skipped as in
+#: ``_crowdkit_only_where_tested``.
 _NOTEBOOK_PREAMBLE = """\
 %reset -f
 import os, sys, warnings
@@ -103,7 +68,7 @@ for _k in [k for k in os.environ if k.startswith("BAYESCAL_") and k not in {env!
     del os.environ[_k]
 os.environ.update({env!r})
 from bayescal.report import crowdkit_section
-crowdkit_section.GLAD_MAX_ITEMS = {glad}
+crowdkit_section._run = lambda *args, **kwargs: dict({skipped!r})
 %reset -f
 """
 
@@ -149,7 +114,7 @@ def execute_notebook(monkeypatch, notebook_kernel):
         path = NOTEBOOK_DIR / name
         bayescal_env = {k: v for k, v in os.environ.items() if k.startswith("BAYESCAL_")}
         preamble = _NOTEBOOK_PREAMBLE.format(
-            folder=str(path.parent), env=bayescal_env, glad=TEST_GLAD_MAX_ITEMS
+            folder=str(path.parent), env=bayescal_env, skipped=CROWDKIT_SKIPPED
         )
         execute(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(preamble)]), path)
         nb = nbformat.read(path, as_version=4)
