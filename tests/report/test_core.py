@@ -293,12 +293,14 @@ def test_audit_defers_png_encoding_to_the_html(small, monkeypatch):
     """An audit used for its numbers never rasterises; the HTML encodes every PNG once."""
     from bayescal.report import figures
 
-    calls = []
-    encode = figures._png
+    calls, drawn = [], []
+    encode, new_figure = figures._png, figures.new_figure
     monkeypatch.setattr(figures, "_png", lambda fig, dpi: calls.append(dpi) or encode(fig, dpi))
+    monkeypatch.setattr(figures, "new_figure", lambda **kw: drawn.append(kw) or new_figure(**kw))
     report = audit(small, channels="score-bin-em", random_state=0)
-    assert calls == []
+    assert calls == [] and drawn == []  # neither drawn nor encoded
     html = report.to_html()
+    assert len(drawn) == html.count("data:image/png;base64,")  # one figure per PNG
     n_png = html.count("data:image/png;base64,")  # desktop src and phone srcset
     assert len(calls) == n_png > 0
     report.to_html()
