@@ -128,6 +128,44 @@ def _beta_errors(where: str, alpha, beta) -> list[str]:
     return errors
 
 
+#: Largest expected shift of an update's posterior means, in posterior sd, that a joint prior's
+#: estimated covariance may cause before the audit flags it (``priors.joint_draws``).
+JOINT_SHIFT_LIMIT = 0.1
+
+
+def covariance_shift(z: np.ndarray) -> tuple[float, float]:
+    """How far a joint prior's estimated covariance moves the update, from its draws.
+
+    ``z`` holds the earlier draws on the normal's coordinates, shape (S, D). The
+    sampling error of the covariance (a Wishart error of effective size ``N_v``, the
+    smallest effective sample size of the mean of the squared deviations) moves each posterior mean
+    of the update by about ``sqrt((D + 3) / (4 N_v))`` posterior sd when the two audits
+    are of similar size (models/priors.md, "Sequential-update check": first order,
+    checked against a parametric bootstrap). The draws are taken as one sequence
+    (chains one after the other), which is what a fit's ``draw`` axis holds.
+
+    Returns
+    -------
+    (shift_sd, n_v) : tuple of float
+
+    Examples
+    --------
+    >>> z = np.random.default_rng(0).normal(size=(2000, 24))
+    >>> shift, n_v = covariance_shift(z)
+    >>> round(shift, 2)  # independent draws: N_v = S, sqrt(27 / 8000)
+    0.06
+    """
+    import arviz as az  # weight: ArviZ on use
+
+    z = np.asarray(z, dtype=np.float64)
+    dev = (z - z.mean(axis=0)) ** 2
+    # the ESS of the mean of the squares (not the rank-normalised bulk ESS): a covariance is
+    # that mean, and its Monte Carlo error is var / ESS_mean
+    n_v = float(np.asarray(az.ess({"x": dev[None, :, :]}, method="mean")["x"].values).min())
+    d = z.shape[1]
+    return float(np.sqrt((d + 3) / (4 * n_v))), n_v
+
+
 class JointLogitNormal:
     """A multivariate normal prior on the log-odds of some channel rates and prevalences.
 
@@ -189,6 +227,10 @@ class JointLogitNormal:
         self.precision = (self.precision + self.precision.T) / 2
         #: log normalising constant of the normal: -n/2 log(2 pi) - log det(cov) / 2
         self.log_norm = float(-0.5 * n * np.log(2 * np.pi) - np.log(np.diag(chol)).sum())
+        #: from :meth:`ChannelPriors.from_fit`: the expected shift its estimated covariance
+        #: causes (posterior sd) and the effective draws behind it (:func:`covariance_shift`)
+        self.shift_sd: float | None = None
+        self.draws_ess: float | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -541,4 +583,6 @@ def _joint_from_draws(fit, new, old, prevalence, inflate, parsed):
         raise ConfigError("joint=True needs rates strictly inside (0, 1) in every draw.")
     z = np.log(x) - np.log1p(-x)
     cov = np.atleast_2d(np.cov(z, rowvar=False)) * inflate
-    return parsed, JointLogitNormal(positions, z.mean(axis=0), cov, k, n_prev)
+    joint = JointLogitNormal(positions, z.mean(axis=0), cov, k, n_prev)
+    joint.shift_sd, joint.draws_ess = covariance_shift(z)
+    return parsed, joint

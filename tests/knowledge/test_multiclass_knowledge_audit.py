@@ -93,6 +93,9 @@ def test_cli_gold_priors_and_conflict(tmp_path):
     s2 = json.loads((tmp_path / "q2" / "summary.json").read_text())
     assert s2["knowledge"]["priors"]["from_fit"] == ["a1", "a2"]
     assert s2["knowledge"]["priors"]["joint"]
+    # 2 x 100 earlier draws for 12 log-ratio coordinates: the estimated covariance alone
+    # moves the update by >= sqrt(15 / 800) = 0.14 posterior sd (N_v <= 200): flagged
+    assert s2["knowledge"]["priors"]["joint_shift_sd"] > 0.1 and "[priors.joint_draws]" in err
     assert not any(v["conflict"] for v in s2["knowledge"]["priors"]["conflict"].values())
     # a1 drifts to accuracy 0.4: flagged, a2 not
     t = default_confusions(2, 3)

@@ -53,6 +53,7 @@ def test_priors_from_an_earlier_audit_and_the_conflict_flag(tmp_path):
     assert code == 0 and "['a1']" in err, err
     knowledge = json.loads((tmp_path / "q2j" / "summary.json").read_text())["knowledge"]
     assert knowledge["priors"]["joint"] and knowledge["priors"]["conflict"]["a1"]["conflict"]
+    assert knowledge["priors"]["joint_shift_sd"] > 0  # reported (flagged above 0.1 sd)
     # refusals, each one line: a file that is not our posterior, point channels, bad inflate
     for extra, message in (
         (["--priors", q1], "not a bayescal posterior.nc"),
