@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import log_softmax, logsumexp
 
+from bayescal._blas import one_blas_thread
 from bayescal.base import BaseEstimator, check_is_fitted
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.data.validation import as_numeric
@@ -286,14 +287,15 @@ class MulticlassRecalibrator(BaseEstimator):
                 theta, z, probs, m, n_k
             )
 
-        res = minimize(
-            fun,
-            np.clip(self._start(c), lo, hi),
-            jac=True,
-            method="L-BFGS-B",
-            bounds=list(zip(lo, hi)),
-            options={"gtol": 1e-10, "ftol": 0.0, "maxiter": 2000},
-        )
+        with one_blas_thread():  # tiny BLAS calls per iteration (bayescal._blas)
+            res = minimize(
+                fun,
+                np.clip(self._start(c), lo, hi),
+                jac=True,
+                method="L-BFGS-B",
+                bounds=list(zip(lo, hi)),
+                options={"gtol": 1e-10, "ftol": 0.0, "maxiter": 2000},
+            )
         _, g = fun(res.x)
         free = ~(((res.x <= lo) & (g > 0)) | ((res.x >= hi) & (g < 0)))
         self.n_classes_ = c

@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from bayescal._blas import one_blas_thread
 from bayescal._typing import ArrayLike
 from bayescal.errors import ConfigError, ConvergenceWarning
 from bayescal.recal.base import RecalibrationMap, check_box
@@ -187,14 +188,15 @@ def _lbfgsb(X, m, lo, hi, x0):
         f, g, _ = _objective(th, X, m)
         return f, g
 
-    res = minimize(
-        fun,
-        x0,
-        jac=True,
-        method="L-BFGS-B",
-        bounds=list(zip(lo, hi)),
-        options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 2000},
-    )
+    with one_blas_thread():  # tiny BLAS calls per iteration: threads only cost (bayescal._blas)
+        res = minimize(
+            fun,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=list(zip(lo, hi)),
+            options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 2000},
+        )
     f, g, _ = _objective(res.x, X, m)
     pg, _ = _projected_gradient(res.x, g, lo, hi)
     pg_max = float(np.max(np.abs(pg)))

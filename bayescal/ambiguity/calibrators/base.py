@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
+from bayescal._blas import one_blas_thread
 from bayescal._typing import ArrayLike
 from bayescal.ambiguity.simplex import log_softmax
 from bayescal.ambiguity.validation import check_labels, check_logits, check_targets
@@ -139,14 +140,15 @@ def lbfgs(
 
     Returns the scipy result and the final max-abs (projected) gradient.
     """
-    res = minimize(
-        fun,
-        np.asarray(x0, dtype=np.float64),
-        jac=True,
-        method="L-BFGS-B",
-        bounds=bounds,
-        options={"maxiter": maxiter, "gtol": GTOL, "ftol": 0.0, "maxcor": 30},
-    )
+    with one_blas_thread():  # tiny BLAS calls per iteration: threads only cost (bayescal._blas)
+        res = minimize(
+            fun,
+            np.asarray(x0, dtype=np.float64),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"maxiter": maxiter, "gtol": GTOL, "ftol": 0.0, "maxcor": 30},
+        )
     g = np.asarray(res.jac, dtype=np.float64)
     if bounds is not None:
         lo = np.array([b[0] if b[0] is not None else -np.inf for b in bounds])
