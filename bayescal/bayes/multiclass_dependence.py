@@ -67,6 +67,8 @@ from bayescal.bayes.multiclass_density import MulticlassLogDensity
 from bayescal.errors import ConfigError, IdentificationError
 
 __all__ = [
+    "LOADING_SIGMA",
+    "N_NODES",
     "MulticlassDependenceSpec",
     "make_multiclass_dependence_spec",
     "multiclass_class_pattern_logp",
@@ -158,7 +160,7 @@ def multiclass_class_pattern_logp(
     if lead:
         k, c = t.shape[-3], t.shape[-1]
         ft = t.reshape(-1, k, c, c)
-        fs = s.reshape(-1, dspec.loaded.size, c)
+        fs = s.reshape(ft.shape[0], dspec.loaded.size, c)
         parts = [
             _class_pattern_logp(dspec, ft[i : i + chunk], fs[i : i + chunk])
             for i in range(0, ft.shape[0], chunk)
@@ -364,7 +366,17 @@ class MulticlassDependenceLogDensity:
             code = (status * 3 ** np.arange(members.size)).sum(axis=-1)  # (P, C)
             subs, inv = np.unique(code, return_inverse=True)
             sub_status = np.stack([(subs // 3**i) % 3 for i in range(members.size)], axis=1)
-            self._groups.append((members, sub_status, inv.reshape(code.shape)))
+            inv = inv.reshape(code.shape)
+            # scatter of per-(pattern, class) weights onto the sub-patterns: (C, n_sub, P)
+            scatter = np.zeros((c, subs.size, states.shape[0]))
+            for y in range(c):
+                scatter[y, inv[:, y], np.arange(states.shape[0])] = 1.0
+            self._groups.append((members, sub_status, inv, scatter))
+        # cells -> patterns and cells -> prevalence rows as dense 0/1 matrices (matmul, no add.at)
+        self._to_pattern = np.zeros((states.shape[0], self._n.size))
+        self._to_pattern[self._s, np.arange(self._n.size)] = 1.0
+        self._to_prev = np.zeros((len(spec.prevalence_groups), self._n.size))
+        self._to_prev[self._q, np.arange(self._n.size)] = 1.0
         self._hn_const = dspec.n_loadings * (math.log(2.0) - _LOG_SQRT_2PI - math.log(dspec.sigma))
         self._inv_var = 1.0 / dspec.sigma**2
         self._conf_free = free_classes(spec.confusion_reference, c)
@@ -398,7 +410,7 @@ class MulticlassDependenceLogDensity:
         ll = np.einsum("jpa,jya->py", self._onehot, table)  # (P, C)
         u, w = dspec.nodes, dspec.weights
         parts = []
-        for members, sub_status, inv in self._groups:
+        for members, sub_status, inv, scatter in self._groups:
             z = cc[members][:, :, None] + s[members][:, :, None] * u  # (r, C, Q)
             f1, f0 = ndtr(z), ndtr(-z)
             dens = np.exp(-0.5 * z * z - _LOG_SQRT_2PI)
@@ -409,13 +421,13 @@ class MulticlassDependenceLogDensity:
             )  # (r, C, n_sub, Q)
             prod = f.prod(axis=0)  # (C, n_sub, Q)
             integral = prod @ w  # (C, n_sub)
-            loo = np.stack(
-                [np.prod(np.delete(f, i, axis=0), axis=0) for i in range(members.size)]
-            )  # (r, C, n_sub, Q)
+            loo = np.empty_like(f)  # products over the other members, (r, C, n_sub, Q)
+            for i in range(members.size):
+                loo[i] = np.prod(f[np.arange(members.size) != i], axis=0)
             d_c = (df * loo) @ w / integral  # d log I / d c, (r, C, n_sub)
             d_s = (df * loo * u) @ w / integral
             ll += np.log(np.take_along_axis(integral.T, inv, axis=0))
-            parts.append((members, inv, d_c, d_s, integral.shape[1]))
+            parts.append((members, scatter, d_c, d_s))
         logrho = np.log(rho)
         joint = logrho[self._q] + ll[self._s]  # (cells, C)
         top = joint.max(axis=1, keepdims=True)
@@ -423,10 +435,8 @@ class MulticlassDependenceLogDensity:
         tot = e.sum(axis=1, keepdims=True)
         lp += float((self._n * (top + np.log(tot))[:, 0]).sum())
         resp = e / tot * self._n[:, None]
-        wsum = np.zeros_like(ll)
-        np.add.at(wsum, self._s, resp)
-        g_r = np.zeros_like(rho)
-        np.add.at(g_r, self._q, resp)
+        wsum = self._to_pattern @ resp
+        g_r = self._to_prev @ resp
         lp += float((self._gold * ll).sum())
         wsum += self._gold
         ge = np.einsum("py,jpa->jya", wsum, self._onehot)[..., :c]  # d / d table (K, C, C)
@@ -439,9 +449,8 @@ class MulticlassDependenceLogDensity:
         d_diag[gk] = np.where(eye, 0.0, ge[gk]).sum(axis=-1) / (1.0 - diag[gk])
         dc_dp = root / np.exp(-0.5 * q * q - _LOG_SQRT_2PI)
         dc_ds = q * s / root
-        for members, inv, dlc, dls, n_sub in parts:
-            gi = np.zeros((c, n_sub))  # d f / d log I_G(y, v)
-            np.add.at(gi, (np.broadcast_to(np.arange(c), inv.shape), inv), wsum)
+        for members, scatter, dlc, dls in parts:
+            gi = np.einsum("yvp,py->yv", scatter, wsum)  # d f / d log I_G(y, v)
             gc = (dlc * gi).sum(axis=-1)  # (r, C)
             gs = (dls * gi).sum(axis=-1)
             d_diag[members] += gc * dc_dp[members]
