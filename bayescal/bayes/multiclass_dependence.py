@@ -61,9 +61,9 @@ from bayescal.bayes.dependence import (
 from bayescal.bayes.multiclass import (
     MulticlassModelSpec,
     build_multiclass_pymc_model,
-    free_classes,
 )
 from bayescal.bayes.multiclass_density import MulticlassLogDensity
+from bayescal.bayes.multiclass_dependence_kernel import likelihood_kernel
 from bayescal.errors import ConfigError, IdentificationError
 
 __all__ = [
@@ -327,19 +327,34 @@ def build_pymc_multiclass_dependence_model(dspec: MulticlassDependenceSpec):
 
 # --------------------------------------------------------------------------- density
 class MulticlassDependenceLogDensity:
-    """Log posterior density and closed-form gradient for nutpie (numpy, vectorised).
+    """Log posterior density and closed-form gradient for nutpie (numba kernel).
 
     Unconstrained coordinates in PyMC's order: the independence model's
     (:class:`~bayescal.bayes.multiclass_density.MulticlassLogDensity`, reference
     log-ratios of every confusion row, then of every prevalence row), then
     ``log loading`` (dependent annotator, class). The prior part is that density on
-    a spec without items; the likelihood's gradient is written in ``log T``,
-    ``log rho`` and ``s`` (module docstring; responsibilities as in the E step)
-    and mapped to the log-ratios by ``d f / d v_a = G_a - x_a sum_k G_k``.
+    a spec without items; the likelihood, the loadings' prior and the gradient come
+    from :func:`~bayescal.bayes.multiclass_dependence_kernel.likelihood_kernel`
+    (gradient in ``log T``, ``log rho`` and ``s`` from the responsibilities, as in
+    the E step, mapped to the log-ratios by ``d f / d v_a = G_a - x_a sum_k G_k``).
 
     Per group and class the integral ``I_G(y, v)`` is computed once per distinct
     correct / wrong / missing sub-pattern ``v`` of its members (at most ``3^r``),
-    so one evaluation costs ``O(C 3^r Q)`` for the integrals plus ``O(cells C)``.
+    so one evaluation costs ``O(C 3^r Q r^2)`` for the integrals plus ``O(P K C)``.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.bayes.multiclass import make_multiclass_spec
+    >>> data = simulate_multiclass(400, 3, n_annotators=4, random_state=0)
+    >>> spec = make_multiclass_spec(summarize_multiclass(data))
+    >>> density = MulticlassDependenceLogDensity(make_multiclass_dependence_spec(spec, "a1:a2"))
+    >>> density.n_dim  # 4 x 3 x 2 confusion + 3 x 2 prevalence + 2 x 3 loadings
+    36
+    >>> logp, grad = density(density.initial_point())
+    >>> grad.shape
+    (36,)
     """
 
     def __init__(self, dspec: MulticlassDependenceSpec):
@@ -350,123 +365,68 @@ class MulticlassDependenceLogDensity:
         self.n_base = self.prior.n_dim
         self.n_dim = self.n_base + dspec.n_loadings
         k, c = spec.n_annotators, spec.n_classes
-        states = spec.states
-        self._grouped = np.zeros(k, dtype=bool)
-        self._grouped[dspec.loaded] = True
-        # one-hot answers per annotator (P, C+1) and the cells
-        self._onehot = np.stack([np.eye(c + 1)[states[:, j]] for j in range(k)])  # (K, P, C+1)
-        self._g, self._s = np.nonzero(spec.counts)
-        self._n = spec.counts[self._g, self._s].astype(np.float64)
-        self._q = spec.prevalence_index[self._g]
-        self._gold = spec.gold.T.astype(np.float64)  # (P, C)
-        self._groups = []
-        for group in dspec.groups:
-            members = np.array(group, dtype=np.int64)
+        states = np.ascontiguousarray(spec.states, dtype=np.int64)
+        grouped = np.zeros(k, dtype=np.bool_)
+        grouped[dspec.loaded] = True
+        g, s = np.nonzero(spec.counts)
+        # every group's distinct sub-patterns, numbered globally
+        n_groups = max(len(dspec.groups), 1)
+        rmax = max([len(gr) for gr in dspec.groups], default=1)
+        inv = np.zeros((states.shape[0], c, n_groups), dtype=np.int64)
+        sub_status, sub_members, sub_size = [], [], []
+        for gi, group in enumerate(dspec.groups):
             status = _status(states, list(group), c)  # (P, C, r)
-            code = (status * 3 ** np.arange(members.size)).sum(axis=-1)  # (P, C)
-            subs, inv = np.unique(code, return_inverse=True)
-            sub_status = np.stack([(subs // 3**i) % 3 for i in range(members.size)], axis=1)
-            inv = inv.reshape(code.shape)
-            # scatter of per-(pattern, class) weights onto the sub-patterns: (C, n_sub, P)
-            scatter = np.zeros((c, subs.size, states.shape[0]))
-            for y in range(c):
-                scatter[y, inv[:, y], np.arange(states.shape[0])] = 1.0
-            self._groups.append((members, sub_status, inv, scatter))
-        # cells -> patterns and cells -> prevalence rows as dense 0/1 matrices (matmul, no add.at)
-        self._to_pattern = np.zeros((states.shape[0], self._n.size))
-        self._to_pattern[self._s, np.arange(self._n.size)] = 1.0
-        self._to_prev = np.zeros((len(spec.prevalence_groups), self._n.size))
-        self._to_prev[self._q, np.arange(self._n.size)] = 1.0
-        self._hn_const = dspec.n_loadings * (math.log(2.0) - _LOG_SQRT_2PI - math.log(dspec.sigma))
-        self._inv_var = 1.0 / dspec.sigma**2
-        self._conf_free = free_classes(spec.confusion_reference, c)
-        self._prev_free = free_classes(spec.prevalence_reference, c)
+            code = (status * 3 ** np.arange(len(group))).sum(axis=-1)
+            subs, where = np.unique(code, return_inverse=True)
+            inv[:, :, gi] = len(sub_size) + where.reshape(code.shape)
+            for v in subs:
+                row = [(v // 3**i) % 3 for i in range(len(group))]
+                sub_status.append(row + [2] * (rmax - len(group)))
+                sub_members.append(list(group) + [0] * (rmax - len(group)))
+                sub_size.append(len(group))
+        if not dspec.groups:  # no groups: one empty sub-pattern with I = 1
+            sub_status, sub_members, sub_size = [[2]], [[0]], [0]
+        self._args = (
+            self.n_base,
+            states,
+            s.astype(np.int64),
+            spec.prevalence_index[g].astype(np.int64),
+            spec.counts[g, s].astype(np.float64),
+            np.ascontiguousarray(spec.gold.T, dtype=np.float64),
+            np.ascontiguousarray(spec.confusion_reference, dtype=np.int64),
+            np.ascontiguousarray(spec.prevalence_reference, dtype=np.int64),
+            len(spec.prevalence_groups),
+            grouped,
+            dspec.loaded.astype(np.int64),
+            inv,
+            np.array(sub_status, dtype=np.int64),
+            np.array(sub_members, dtype=np.int64),
+            np.array(sub_size, dtype=np.int64),
+            np.ascontiguousarray(dspec.nodes),
+            np.ascontiguousarray(dspec.weights),
+            1.0 / dspec.sigma**2,
+            dspec.n_loadings * (math.log(2.0) - _LOG_SQRT_2PI - math.log(dspec.sigma)),
+        )
 
     def __call__(self, x) -> tuple[float, np.ndarray]:
         """``(log density, gradient)`` at the unconstrained point ``x`` of shape (n_dim,)."""
         x = np.ascontiguousarray(x, dtype=np.float64)
         if x.shape != (self.n_dim,):
             raise ConfigError(f"x must have shape ({self.n_dim},); got {x.shape}.")
-        return self._logp_grad(x)
+        return self.sampler_function()(x)
 
     def sampler_function(self):
         """``x -> (log density, gradient)`` for the sampler's loop."""
-        return self._logp_grad
+        prior_fn = self.prior.sampler_function()
+        args, n_base, n_dim = self._args, self.n_base, self.n_dim
 
-    def _logp_grad(self, x):
-        spec, dspec = self.spec, self.dspec
-        k, c = spec.n_annotators, spec.n_classes
-        lp, gbase = self.prior(x[: self.n_base])
-        t, rho = self.prior.constrain(x[: self.n_base])
-        tlog = x[self.n_base :].reshape(-1, c)
-        sl = np.exp(tlog)
-        s = np.zeros((k, c))
-        s[dspec.loaded] = sl
-        diag = np.diagonal(t, axis1=-2, axis2=-1).copy()  # (K, C)
-        root = np.sqrt(1.0 + s**2)
-        q = ndtri(diag)
-        cc = q * root
-        table = _wrong_table(t, s, self._grouped)  # (K, C, C+1)
-        ll = np.einsum("jpa,jya->py", self._onehot, table)  # (P, C)
-        u, w = dspec.nodes, dspec.weights
-        parts = []
-        for members, sub_status, inv, scatter in self._groups:
-            z = cc[members][:, :, None] + s[members][:, :, None] * u  # (r, C, Q)
-            f1, f0 = ndtr(z), ndtr(-z)
-            dens = np.exp(-0.5 * z * z - _LOG_SQRT_2PI)
-            st = sub_status.T[:, None, :, None]  # (r, 1, n_sub, 1)
-            f = np.where(st == 1, f1[:, :, None], np.where(st == 0, f0[:, :, None], 1.0))
-            df = np.where(
-                st == 1, dens[:, :, None], np.where(st == 0, -dens[:, :, None], 0.0)
-            )  # (r, C, n_sub, Q)
-            prod = f.prod(axis=0)  # (C, n_sub, Q)
-            integral = prod @ w  # (C, n_sub)
-            loo = np.empty_like(f)  # products over the other members, (r, C, n_sub, Q)
-            for i in range(members.size):
-                loo[i] = np.prod(f[np.arange(members.size) != i], axis=0)
-            d_c = (df * loo) @ w / integral  # d log I / d c, (r, C, n_sub)
-            d_s = (df * loo * u) @ w / integral
-            ll += np.log(np.take_along_axis(integral.T, inv, axis=0))
-            parts.append((members, scatter, d_c, d_s))
-        logrho = np.log(rho)
-        joint = logrho[self._q] + ll[self._s]  # (cells, C)
-        top = joint.max(axis=1, keepdims=True)
-        e = np.exp(joint - top)
-        tot = e.sum(axis=1, keepdims=True)
-        lp += float((self._n * (top + np.log(tot))[:, 0]).sum())
-        resp = e / tot * self._n[:, None]
-        wsum = self._to_pattern @ resp
-        g_r = self._to_prev @ resp
-        lp += float((self._gold * ll).sum())
-        wsum += self._gold
-        ge = np.einsum("py,jpa->jya", wsum, self._onehot)[..., :c]  # d / d table (K, C, C)
-        g_t = ge.copy()  # d f / d log T, off-diagonal entries and ungrouped rows
-        d_diag = np.zeros((k, c))  # d f / d T_yy of grouped annotators
-        d_s = np.zeros((k, c))
-        eye = np.eye(c, dtype=bool)
-        gk = self._grouped
-        g_t[gk] = np.where(eye, 0.0, ge[gk])
-        d_diag[gk] = np.where(eye, 0.0, ge[gk]).sum(axis=-1) / (1.0 - diag[gk])
-        dc_dp = root / np.exp(-0.5 * q * q - _LOG_SQRT_2PI)
-        dc_ds = q * s / root
-        for members, scatter, dlc, dls in parts:
-            gi = np.einsum("yvp,py->yv", scatter, wsum)  # d f / d log I_G(y, v)
-            gc = (dlc * gi).sum(axis=-1)  # (r, C)
-            gs = (dls * gi).sum(axis=-1)
-            d_diag[members] += gc * dc_dp[members]
-            d_s[members] += gs + gc * dc_ds[members]
-        g_t[gk] += np.where(eye, (d_diag[gk] * diag[gk])[:, :, None], 0.0)
-        grad = np.empty(self.n_dim)
-        grad[: self.n_base] = gbase + np.concatenate(
-            [
-                _simplex_grad(g_t, t, self._conf_free).ravel(),
-                _simplex_grad(g_r, rho, self._prev_free).ravel(),
-            ]
-        )
-        # loadings: HalfNormal(sigma) plus the log transform's Jacobian t
-        lp += self._hn_const + float((-0.5 * self._inv_var * sl**2 + tlog).sum())
-        grad[self.n_base :] = (d_s[dspec.loaded] * sl - self._inv_var * sl**2 + 1.0).ravel()
-        return lp, grad
+        def logp_grad(x):
+            lp, gbase = prior_fn(x[:n_base])
+            grad = np.empty(n_dim)
+            grad[:n_base] = gbase
+            return lp + likelihood_kernel(x, grad, *args), grad
+
+        return logp_grad
 
     def initial_point(self) -> np.ndarray:
         """The independence model's initial point, every loading at ``sigma / 2``."""
@@ -485,12 +445,6 @@ class MulticlassDependenceLogDensity:
             *x.shape[:-1], self.dspec.loaded.size, self.dspec.n_classes
         )
         return conf, prev, loading
-
-
-def _simplex_grad(g, x, free):
-    """``d f / d v`` of reference log-ratio coordinates from ``g = d f / d log x``."""
-    full = g - x * g.sum(axis=-1, keepdims=True)
-    return np.take_along_axis(full, free, axis=-1)
 
 
 # --------------------------------------------------------------------------- forward sampling
