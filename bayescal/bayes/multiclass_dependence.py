@@ -78,6 +78,7 @@ __all__ = [
     "build_pymc_multiclass_dependence_model",
     "MulticlassDependenceLogDensity",
     "sample_multiclass_counts_dependent",
+    "pair_labels",
 ]
 
 LOADED = "dependent_annotator"
@@ -208,7 +209,8 @@ def multiclass_pattern_logp_dependent(
 
 
 def multiclass_implied_correlation(dspec: MulticlassDependenceSpec, loading):
-    """Latent within-class correlations of every pair inside a group: (..., n_pairs, C).
+    """Latent within-class correlations of every pair inside a group: ``(rho, labels)`` with
+    ``rho`` of shape (..., n_pairs, C) and ``labels`` the pairs ``"j~k"``.
 
     ``rho_jk,y = s_jy s_ky / sqrt((1 + s_jy^2)(1 + s_ky^2))``: the correlation of the two
     latent probit variables whose signs decide correctness (the binary model's formula,
