@@ -139,8 +139,13 @@ class DependenceSpec:
         return self.base.annotators
 
     @property
+    def n_classes(self) -> int:
+        """Classes carrying one loading each (2 here; the multiclass twin has C)."""
+        return 2
+
+    @property
     def n_loadings(self) -> int:
-        return 2 * self.loaded.size
+        return self.n_classes * self.loaded.size
 
     @property
     def group_names(self) -> list[list[str]]:
@@ -151,9 +156,9 @@ class DependenceSpec:
         return DependenceSpec(self.base.with_counts(counts), self.groups, self.sigma, self.n_nodes)
 
     def loadings_full(self, loading) -> np.ndarray:
-        """Loadings (..., n_loaded, 2) placed in a (..., K, 2) array (zeros: ungrouped)."""
+        """Loadings (..., n_loaded, C) placed in a (..., K, C) array (zeros: ungrouped)."""
         loading = np.asarray(loading, dtype=np.float64)
-        out = np.zeros((*loading.shape[:-2], self.base.n_annotators, 2))
+        out = np.zeros((*loading.shape[:-2], self.base.n_annotators, self.n_classes))
         out[..., self.loaded, :] = loading
         return out
 

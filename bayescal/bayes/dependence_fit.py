@@ -62,6 +62,7 @@ __all__ = [
     "dependence_ppc",
     "pattern_loo",
     "compare_channel_models",
+    "cell_loo",
 ]
 
 METHOD = "bayes_dependence"
@@ -321,11 +322,29 @@ def pattern_loo(fit):
     -------
     arviz.ELPDData
     """
-    import arviz as az
-
     if fit.idata is None or "posterior" not in fit.idata.groups():
         raise ConfigError("pattern_loo needs a Bayesian fit (fit.idata with a posterior).")
     ll, n, _ = _cell_loglik(fit)
+    return cell_loo(ll, n)
+
+
+def cell_loo(ll, n):
+    """PSIS-LOO from per-item log-likelihoods of cells of identical items, as ``ELPDData``.
+
+    Parameters
+    ----------
+    ll : ndarray of shape (chain, draw, cells)
+        The log-likelihood of one item of each cell (every item of a cell has it).
+    n : ndarray of shape (cells,)
+        Items per cell.
+
+    ``elpd_loo = sum_c n_c loo_c``; ``loo_i`` and ``pareto_k`` are expanded to items
+    (cells in the given order), so :func:`arviz.compare` computes item-level paired
+    standard errors (module docstring). Shared by both tracks
+    (:mod:`bayescal.bayes.multiclass_dependence_fit`).
+    """
+    import arviz as az
+
     cells = az.InferenceData(
         posterior=xr.Dataset({"x": ((CHAIN, DRAW), np.zeros(ll.shape[:2]))}),
         log_likelihood=xr.Dataset({"item": ((CHAIN, DRAW, "cell"), ll)}),
@@ -357,8 +376,12 @@ def _logmeanexp(x):
     return m + np.log(np.exp(x - m).mean(axis=0))
 
 
-def compare_channel_models(fits: dict):
-    """:func:`arviz.compare` of Bayesian binary channel fits on the same pattern counts.
+def compare_channel_models(fits: dict, *, loo=None):
+    """:func:`arviz.compare` of Bayesian channel fits on the same pattern counts.
+
+    ``loo`` computes each fit's ``ELPDData`` (default :func:`pattern_loo`, binary;
+    the multiclass track passes
+    :func:`~bayescal.bayes.multiclass_dependence_fit.multiclass_pattern_loo`).
 
     Examples
     --------
@@ -366,7 +389,12 @@ def compare_channel_models(fits: dict):
     """
     import arviz as az
 
-    hashes = {name: f.idata.attrs.get("data_hash") for name, f in fits.items()}
+    # binary fits keep the hash in idata.attrs, multiclass fits in the posterior's attrs
+    hashes = {
+        name: f.idata.attrs.get("data_hash", f.idata.posterior.attrs.get("data_hash"))
+        for name, f in fits.items()
+    }
     if len(set(hashes.values())) != 1:
         raise ConfigError(f"the fits were made on different data (data hashes {hashes}).")
-    return az.compare({name: pattern_loo(f) for name, f in fits.items()}, ic="loo")
+    loo = pattern_loo if loo is None else loo
+    return az.compare({name: loo(f) for name, f in fits.items()}, ic="loo")

@@ -214,6 +214,7 @@ def pattern_ppc(
     emit: bool = True,
     expected: np.ndarray | None = None,
     n_params: int | None = None,
+    n_classes: int = 2,
 ) -> tuple[xr.Dataset, list[str]]:
     """Posterior predictive check of the pattern counts per group and per annotator pair.
 
@@ -233,6 +234,9 @@ def pattern_ppc(
     n_params : int, optional
         That model's parameter count (for the saturation check); default
         ``2 K + L'``.
+    n_classes : int, default 2
+        Answer classes; state ``n_classes`` is a missing answer (2 on the binary
+        track, C on the multiclass track: :mod:`bayescal.bayes.multiclass_dependence_fit`).
 
     Returns
     -------
@@ -266,15 +270,19 @@ def pattern_ppc(
     # (P, n_pairs); no pairs with one annotator (identified by gold items)
     agree = np.zeros((states.shape[0], len(pairs)))
     for i, (j, k) in enumerate(pairs):
-        agree[:, i] = (states[:, j] != 2) & (states[:, k] != 2) & (states[:, j] == states[:, k])
+        agree[:, i] = (
+            (states[:, j] != n_classes)
+            & (states[:, k] != n_classes)
+            & (states[:, j] == states[:, k])
+        )
     t_obs = y.sum(0) @ agree
     t_rep = yrep.sum(2) @ agree  # (chain, draw, pairs)
     upper = (t_rep >= t_obs).mean(axis=(0, 1))
     lower = (t_rep <= t_obs).mean(axis=(0, 1))
     pair_tail = np.minimum(1.0, 2 * np.minimum(upper, lower))  # two-sided
-    # free cells: per group and observed missingness mask, 2**(answers) - 1 probabilities
+    # free cells: per group and observed missingness mask, C**(answers) - 1 probabilities
     mask_size = np.asarray(idata.constant_data["mask_size"].values)
-    cells = int((2.0**mask_size - 1).sum()) * len(groups)
+    cells = int((float(n_classes) ** mask_size - 1).sum()) * len(groups)
     if n_params is None:
         n_params = 2 * len(annotators) + int(idata.posterior.sizes[GROUP])
     saturated = cells <= n_params

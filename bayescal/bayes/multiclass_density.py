@@ -140,6 +140,22 @@ def _simplex_grad(g, p, grad, off, ref, c):
 
 
 @numba.njit(cache=True, nogil=True)
+def cell_logsumexp(log_r, ll, joint):
+    """``logsumexp_y (log_r[y] + ll[y])`` (returned with ``sum_y joint[y]``); ``joint`` receives
+    ``exp(log_r + ll - max)``, proportional to the responsibilities."""
+    m = -np.inf
+    for y in range(joint.shape[0]):
+        joint[y] = log_r[y] + ll[y]
+        if joint[y] > m:
+            m = joint[y]
+    tot = 0.0
+    for y in range(joint.shape[0]):
+        joint[y] = math.exp(joint[y] - m)
+        tot += joint[y]
+    return m + math.log(tot), tot
+
+
+@numba.njit(cache=True, nogil=True)
 def _logp_grad(
     x,
     grad,
@@ -223,16 +239,7 @@ def _logp_grad(
         if tot > 1e-250:
             lse = ll_max[s] + math.log(tot)
         else:  # underflow guard: the exact log-sum-exp of this cell
-            m = -np.inf
-            for y in range(c):
-                joint[y] = log_r[q, y] + ll[s, y]
-                if joint[y] > m:
-                    m = joint[y]
-            tot = 0.0
-            for y in range(c):
-                joint[y] = math.exp(joint[y] - m)
-                tot += joint[y]
-            lse = m + math.log(tot)
+            lse, tot = cell_logsumexp(log_r[q], ll[s], joint)
         lp += n * lse
         scale = n / tot
         for y in range(c):

@@ -29,6 +29,19 @@ from bayescal.bayes.multiclass import (
     orient_draws,
 )
 from bayescal.bayes.multiclass_density import MulticlassLogDensity, cell_loglik
+from bayescal.bayes.multiclass_dependence import (
+    LOADED,
+    LOADING_SIGMA,
+    MulticlassDependenceLogDensity,
+    build_pymc_multiclass_dependence_model,
+    check_multiclass_identified,
+    make_multiclass_dependence_spec,
+    multiclass_class_pattern_logp,
+    multiclass_implied_correlation,
+    multiclass_pattern_logp_dependent,
+    pair_labels,
+    sample_multiclass_counts_dependent,
+)
 from bayescal.bayes.sampling import (
     MIN_CHECK_DRAWS,
     NUTSSettings,
@@ -41,7 +54,10 @@ from bayescal.channels.multiclass_em import (
     check_multiclass_design,
     multiclass_dawid_skene_em,
 )
-from bayescal.channels.orientation import diagonal_dominance_failures
+from bayescal.channels.orientation import (
+    diagonal_dominance_failures,
+    dominant_diagonal_permutation,
+)
 from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import ANNOTATOR, CHAIN, CLASS, DRAW, GROUP, PATTERN
@@ -96,10 +112,26 @@ def _constrained_posterior(density, x, attrs) -> xr.Dataset:
     )
 
 
-def _sample(spec, sampler: str, settings: NUTSSettings):
-    """Confusion and prevalence draws (chain, draw, ...), sampler statistics and timings,
-    through the samplers the binary model uses (one interrupt and completeness guarantee)."""
-    if sampler == "nutpie":
+def _dependent_posterior(density, x, attrs) -> xr.Dataset:
+    """:func:`_constrained_posterior` plus the loadings of the dependence model."""
+    conf, prev, loading = density.constrain(x)
+    post = _constrained_posterior(density.prior, x[..., : density.n_base], attrs)
+    return post.assign(loading=((CHAIN, DRAW, LOADED, CLASS), loading))
+
+
+def _sample(spec, sampler: str, settings: NUTSSettings, dspec=None):
+    """Confusion, prevalence (and, with ``dspec``, loading) draws (chain, draw, ...), sampler
+    statistics and timings, through the samplers the binary model uses (one interrupt and
+    completeness guarantee)."""
+    if dspec is not None and sampler == "nutpie":
+        posterior, stats, timings = sample_nutpie(
+            MulticlassDependenceLogDensity(dspec), settings, to_posterior=_dependent_posterior
+        )
+    elif dspec is not None:
+        posterior, stats, timings = sample_pymc(
+            build_pymc_multiclass_dependence_model(dspec), settings
+        )
+    elif sampler == "nutpie":
         posterior, stats, timings = sample_nutpie(
             MulticlassLogDensity(spec), settings, to_posterior=_constrained_posterior
         )
@@ -107,7 +139,10 @@ def _sample(spec, sampler: str, settings: NUTSSettings):
         posterior, stats, timings = sample_pymc(build_multiclass_pymc_model(spec), settings)
     conf = posterior["confusion"].transpose(CHAIN, DRAW, ...).values
     prev = posterior["prevalence"].transpose(CHAIN, DRAW, ...).values
-    return conf, prev, stats, posterior.attrs, timings
+    loading = None
+    if dspec is not None:
+        loading = posterior["loading"].transpose(CHAIN, DRAW, ...).values
+    return conf, prev, loading, stats, posterior.attrs, timings
 
 
 # --------------------------------------------------------------------------- InferenceData
@@ -225,6 +260,57 @@ def _data_hash(spec) -> str:
     return h.hexdigest()[:16]
 
 
+def _relabel_loading(conf, loading, moved, orient):
+    """Loadings (chain, draw, n_loaded, C) with the classes of the ``moved`` draws permuted as
+    :func:`~bayescal.bayes.multiclass.orient_draws` permuted their confusion rows."""
+    flat_conf = conf.reshape(-1, *conf.shape[2:])
+    flat = loading.reshape(-1, *loading.shape[2:]).copy()
+    for i in np.flatnonzero(moved):
+        inv = np.argsort(dominant_diagonal_permutation(flat_conf[i, orient]))
+        flat[i] = flat[i][:, inv]
+    return flat.reshape(loading.shape)
+
+
+def _add_dependence(idata, dspec, loading, rng) -> None:
+    """Loadings, latent correlations, the dependence model's log-likelihood (replacing the
+    independence model's) and, with ``rng``, replicated counts under it."""
+    spec = dspec.base
+    post = idata.posterior
+    conf = post["confusion"].values
+    prev = post["prevalence"].values
+    rho = multiclass_implied_correlation(dspec, loading)[0]
+    idata.posterior = post.assign(
+        loading=((CHAIN, DRAW, LOADED, CLASS), loading),
+        correlation=((CHAIN, DRAW, "pair", CLASS), rho),
+    ).assign_coords(
+        {LOADED: [spec.annotators[j] for j in dspec.loaded], "pair": pair_labels(dspec)}
+    )
+    mask_id = _masks(spec.states, spec.n_classes)
+    lp = multiclass_pattern_logp_dependent(dspec, conf, prev, loading)  # (chain, draw, L, P)
+    ll = (spec.counts * lp).sum(-1) + _multinomial_constant(spec.counts, mask_id)
+    idata.log_likelihood["counts"] = ((CHAIN, DRAW, GROUP), ll)
+    if spec.has_gold:
+        lpc = multiclass_class_pattern_logp(dspec, conf, loading)  # (chain, draw, P, C)
+        gold = np.einsum("yp,cdpy->cdy", spec.gold.astype(np.float64), lpc)
+        idata.log_likelihood["gold"] = (
+            (CHAIN, DRAW, GOLD_CLASS),
+            gold + _multinomial_constant(spec.gold, mask_id),
+        )
+    if rng is not None:
+        rep = sample_multiclass_counts_dependent(dspec, conf, prev, loading, rng)
+        idata.add_groups(
+            posterior_predictive=xr.Dataset(
+                {
+                    "counts": (
+                        (CHAIN, DRAW, GROUP, PATTERN),
+                        rep.reshape(*conf.shape[:2], *rep.shape[1:]).astype(np.int32),
+                    )
+                },
+                coords={GROUP: spec.groups, PATTERN: list(spec.patterns)},
+            )
+        )
+
+
 # --------------------------------------------------------------------------- entry point
 def fit_multiclass_channels_bayes(
     data,
@@ -243,6 +329,9 @@ def fit_multiclass_channels_bayes(
     random_state=0,
     progress: bool = False,
     check: bool = True,
+    dependence=None,
+    sigma: float = LOADING_SIGMA,
+    posterior_predictive: bool = True,
 ) -> ChannelFit:
     """Sample the posterior of multiclass confusion matrices from pattern counts (SPEC §3).
 
@@ -282,6 +371,18 @@ def fit_multiclass_channels_bayes(
     check : bool, default True
         Run R-hat / ESS / divergence / BFMI checks; their problems become
         ``warnings`` (also issued as Python warnings).
+    dependence : None, "all", "r1:r2,r3:r4" or list of pairs, default None
+        Fit the conditional-dependence model instead
+        (:mod:`bayescal.bayes.multiclass_dependence`, ``models/dependence.md``): a
+        latent item difficulty shared by each group's annotators; the confusions stay
+        the marginal channels. Method ``"bayes_multiclass_dependence"``; ``idata``
+        adds ``loading[dependent_annotator, class]``, ``correlation[pair, class]``
+        and ``posterior_predictive`` (replicated counts under the model); the
+        groups used are in ``diagnostics["dependence_groups"]``.
+    sigma : float, default 1.0
+        Scale of the loadings' HalfNormal prior (with ``dependence`` only).
+    posterior_predictive : bool, default True
+        With ``dependence``: draw replicated pattern counts (the predictive check).
 
     Returns
     -------
@@ -319,6 +420,10 @@ def fit_multiclass_channels_bayes(
     spec = make_multiclass_spec(
         summary, pooled=pooled, priors=priors, orient=orient, start=start, reference=reference
     )
+    dspec = None
+    if dependence is not None:
+        dspec = make_multiclass_dependence_spec(spec, dependence, sigma=sigma)
+        ident = check_multiclass_identified(dspec)
     empty = [g for g, n in zip(spec.groups, spec.group_counts) if n == 0]
     if empty and not pooled:
         warnings.append(
@@ -334,13 +439,15 @@ def fit_multiclass_channels_bayes(
         target_accept=float(target_accept),
         progress=bool(progress),
     )
-    conf, prev, stats, lib, timings = _sample(spec, sampler, settings)
+    conf, prev, loading, stats, lib, timings = _sample(spec, sampler, settings, dspec)
     sampling_seconds, load_seconds = timings["sampling_seconds"], timings["load_seconds"]
     n_moved = 0
     if not spec.has_gold:  # gold items label the classes: relabelling would change the model
         flat_conf, flat_prev, moved = orient_draws(
             conf.reshape(-1, *conf.shape[2:]), prev.reshape(-1, *prev.shape[2:]), spec.orient
         )
+        if loading is not None:  # a loading belongs to its true class: move it with the row
+            loading = _relabel_loading(conf, loading, moved, spec.orient)
         conf, prev = flat_conf.reshape(conf.shape), flat_prev.reshape(prev.shape)
         n_moved = int(moved.sum())
     if n_moved:
@@ -353,6 +460,7 @@ def fit_multiclass_channels_bayes(
             "designate an annotator you trust."
         )
     pooled_name = "_pooled" if pooled else ""
+    dep_name = "_dependence" if dspec is not None else ""
     attrs = {
         "model": f"multiclass{pooled_name}",
         "bayescal_version": __version__,
@@ -365,7 +473,16 @@ def fit_multiclass_channels_bayes(
         "sampling_time": sampling_seconds,
         "tuning_steps": int(tune),
     }
+    if dspec is not None:
+        attrs.update(
+            dependence_groups=str(dspec.group_names),
+            dependence_groups_index=json.dumps([list(map(int, g)) for g in dspec.groups]),
+            loading_sigma=dspec.sigma,
+            quadrature_nodes=dspec.n_nodes,
+        )
     idata = _inference_data(spec, conf, prev, stats, attrs)
+    if dspec is not None:
+        _add_dependence(idata, dspec, loading, rng if posterior_predictive else None)
     diagnostics: dict = {
         "sampler": sampler,
         "sampling_seconds": sampling_seconds,
@@ -377,6 +494,10 @@ def fit_multiclass_channels_bayes(
         "gradient_evaluations": int(stats["n_steps"].sum()) if "n_steps" in stats else None,
         "gold_items": [int(x) for x in spec.gold.sum(axis=1)],
     }
+    if dspec is not None:
+        diagnostics.update(
+            dependence_groups=dspec.group_names, identification=ident, loading_sigma=dspec.sigma
+        )
     converged = True
     if check:
         diag, msgs = sampling_checks(idata)
@@ -396,7 +517,7 @@ def fit_multiclass_channels_bayes(
         classes=spec.classes,
         groups=spec.prevalence_groups,
         group_counts=spec.prevalence_group_counts(),
-        method=f"bayes_multiclass{pooled_name}",
+        method=f"bayes_multiclass{pooled_name}{dep_name}",
         warnings=warnings,
         converged=converged,
         diagnostics=diagnostics,

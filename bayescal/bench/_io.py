@@ -29,3 +29,18 @@ def write_json(result: dict, path) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text + "\n")
     print(text)
+
+
+def write_run(protocol: dict, cells: list, *, started: float, load_start, path) -> None:
+    """Write ``{protocol, cells, seconds, load_average, environment}`` (the layout of the
+    coverage-style benchmarks); ``started`` is the ``time.perf_counter()`` of the start."""
+    import time
+
+    out = {
+        "protocol": protocol,
+        "cells": cells,
+        "seconds": time.perf_counter() - started,
+        "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
+        "environment": environment(),
+    }
+    write_json(out, path)

@@ -29,7 +29,8 @@ import warnings
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench import multiclass_dependence
+from bayescal.bench._io import write_run
 from bayescal.bench.coverage import _summaries
 
 LEVELS = {"none": 0.0, "moderate": 1.0, "strong": 2.0}
@@ -51,6 +52,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--prob", type=float, default=0.9)
     parser.add_argument("--seed", type=int, default=1515)
     parser.add_argument("--json", dest="json_path", default=None)
+    parser.add_argument(
+        "--multiclass",
+        action="store_true",
+        help="the multiclass scenario (bayescal/bench/multiclass_dependence.py; "
+        "docs/results/dependence_multiclass.json)",
+    )
 
 
 def _check_args(args):
@@ -198,6 +205,8 @@ def run(args) -> int:
     from bayescal.simulate import toy_population_binned_ece
 
     _check_args(args)
+    if args.multiclass:
+        return multiclass_dependence.run(args, LEVELS, _rep_seed)
     load_start = os.getloadavg()
     t_start = time.perf_counter()
     pop = toy_population_binned_ece(args.condition, np.linspace(0, 1, 11))
@@ -218,29 +227,23 @@ def run(args) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IdentificationWarning)
             cells.append(_run_cell(args, level, pop, settings_for))
-    out = {
-        "protocol": {
-            "reps": args.reps,
-            "n": args.n,
-            "split": "channels on the first half, NC-ECE on the second",
-            "levels": {k: LEVELS[k] for k in args.levels},
-            "condition": args.condition,
-            "annotators": {"fp": FP, "fn": FN, "dependent_pair": PAIR},
-            "channel_groups": 5,
-            "evaluation_bins": 10,
-            "prob": args.prob,
-            "interval": "reported (split: full = channel draws x item bootstrap)",
-            "chains": args.chains,
-            "draws": args.draws,
-            "tune": args.tune,
-            "sampler": "nutpie on the hand-written densities",
-            "n_bootstrap": args.n_bootstrap,
-            "seed": args.seed,
-        },
-        "cells": cells,
-        "seconds": time.perf_counter() - t_start,
-        "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
-        "environment": environment(),
+    protocol = {
+        "reps": args.reps,
+        "n": args.n,
+        "split": "channels on the first half, NC-ECE on the second",
+        "levels": {k: LEVELS[k] for k in args.levels},
+        "condition": args.condition,
+        "annotators": {"fp": FP, "fn": FN, "dependent_pair": PAIR},
+        "channel_groups": 5,
+        "evaluation_bins": 10,
+        "prob": args.prob,
+        "interval": "reported (split: full = channel draws x item bootstrap)",
+        "chains": args.chains,
+        "draws": args.draws,
+        "tune": args.tune,
+        "sampler": "nutpie on the hand-written densities",
+        "n_bootstrap": args.n_bootstrap,
+        "seed": args.seed,
     }
-    write_json(out, args.json_path)
+    write_run(protocol, cells, started=t_start, load_start=load_start, path=args.json_path)
     return 0

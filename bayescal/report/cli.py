@@ -127,10 +127,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dependence",
         default=None,
         metavar="all|R1:R2,...",
-        help="binary data, --channels bayes: also fit the conditional-dependence model "
-        "(annotators of a pair share a latent item difficulty; overlapping pairs merge into one "
-        "group) and use it for the headline; the report compares both models (default: "
-        "answers independent given the class)",
+        help="--channels bayes (binary or multiclass data): also fit the conditional-"
+        "dependence model (annotators of a pair share a latent item difficulty; overlapping "
+        "pairs merge into one group) and use it for the headline; the report compares both "
+        "models (default: answers independent given the class)",
     )
     parser.add_argument(
         "--gold-in-ece",
@@ -216,11 +216,6 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     if wants_multiclass(args):
-        if args.dependence:
-            raise ConfigError(
-                "--dependence applies to binary data only in this version: drop it for "
-                "multiclass data (--probs)."
-            )
         _check_knowledge_options(args)
         return run_multiclass(args, t0)
     stray = [f for f, on in (("--classes", args.classes), ("--view", args.view != "auto")) if on]

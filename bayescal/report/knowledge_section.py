@@ -252,6 +252,23 @@ def _point_independence_ppc_at_dependence(ctx: steps.Context, dep_warnings) -> N
     ]
 
 
+_LOO_KEYS = ("elpd_loo", "se", "p_loo", "elpd_diff", "dse")
+#: titles and header of the tables both audits' dependence parts share
+LOO_TITLE = "LOO on the pattern counts (PSIS, elpd per item summed; higher is better)"
+PPC_TITLE = (
+    "Posterior predictive check before (independence) and after (dependence): tail "
+    "probabilities, small = the model does not reproduce the data"
+)
+LOO_COLUMNS = ("model", "elpd_loo", "SE", "p_loo", "elpd difference", "SE of difference")
+
+
+def loo_summary(loo) -> tuple[list, dict]:
+    """Table rows and the ``summary.json`` entry of an :func:`arviz.compare` table (both
+    tracks' dependence parts)."""
+    rows = [(name, *(fmt(row[k], 1) for k in _LOO_KEYS)) for name, row in loo.iterrows()]
+    return rows, {name: {k: float(row[k]) for k in _LOO_KEYS} for name, row in loo.iterrows()}
+
+
 def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     """Fit the dependence model (Qu, Tan & Kutner 1996), compare it with the independence
     model (LOO, predictive check, NC-ECE interval) and make it the headline's channels."""
@@ -288,17 +305,7 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
             )
         )
     loo = compare_channel_models({"independent": indep, "dependent": dep})
-    loo_rows = [
-        (
-            name,
-            fmt(row["elpd_loo"], 1),
-            fmt(row["se"], 1),
-            fmt(row["p_loo"], 1),
-            fmt(row["elpd_diff"], 1),
-            fmt(row["dse"], 1),
-        )
-        for name, row in loo.iterrows()
-    ]
+    loo_rows, loo_dict = loo_summary(loo)
     pairs = list(dep.diagnostics.get("ppc_pair_tail_prob", {}))
     ppc_rows = [
         (
@@ -324,10 +331,7 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
         "headline_model": "dependent",
         "identification": dep.diagnostics["identification"],
         "latent_correlation_mean": corr,
-        "loo": {
-            name: {k: float(row[k]) for k in ("elpd_loo", "se", "p_loo", "elpd_diff", "dse")}
-            for name, row in loo.iterrows()
-        },
+        "loo": loo_dict,
         "ppc": {
             name: {
                 "group_tail_prob": f.diagnostics.get("ppc_tail_prob"),
@@ -356,14 +360,9 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
             ("pair", "correlation given Y = 0", "correlation given Y = 1"),
             [(p, fmt(c[0], 2), fmt(c[1], 2)) for p, c in corr.items()],
         ),
+        Table(LOO_TITLE, LOO_COLUMNS, loo_rows),
         Table(
-            "LOO on the pattern counts (PSIS, elpd per item summed; higher is better)",
-            ("model", "elpd_loo", "SE", "p_loo", "elpd difference", "SE of difference"),
-            loo_rows,
-        ),
-        Table(
-            "Posterior predictive check before (independence) and after (dependence): tail "
-            "probabilities, small = the model does not reproduce the data",
+            PPC_TITLE,
             ("check", "independence model", "dependence model"),
             ppc_rows,
         ),

@@ -19,6 +19,7 @@ from typing import Any
 
 from bayescal._random import seed_from
 from bayescal._typing import Bins, RandomState, Weights
+from bayescal.bayes.dependence import parse_dependence
 from bayescal.bayes.multiclass import MulticlassPriors
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
@@ -89,6 +90,7 @@ def audit_multiclass(
     progress: bool = False,
     gold_in_ece: bool = False,
     priors=None,
+    dependence=None,
     command: str | None = None,
     title: str | None = None,
 ) -> MulticlassAuditReport:
@@ -127,6 +129,12 @@ def audit_multiclass(
         Priors of the Bayesian confusions, for example
         ``MulticlassPriors.from_fit(earlier_fit, annotators=data.annotators)``; the
         report checks them for prior-data conflict.
+    dependence : None, "all" or "r1:r2,..."
+        Also fit the conditional-dependence model
+        (:mod:`bayescal.bayes.multiclass_dependence`, ``models/dependence.md``; needs
+        ``channels="bayes"``): the knowledge section compares it with the independence
+        model (LOO, predictive check before/after, NC-ECE under both) and the noise
+        view's headline, the summary's confusions and the recalibration use it.
     command : str, optional
         The command line, recorded for reproducibility.
     title : str, optional
@@ -159,6 +167,12 @@ def audit_multiclass(
         raise ConfigError(f"prob must be in (0, 1); got {prob}.")
     if priors is not None and channels != "bayes":
         raise ConfigError("priors are for the Bayesian confusions: use channels='bayes'.")
+    if dependence is not None:
+        if channels != "bayes":
+            raise ConfigError(
+                "dependence needs the Bayesian channels: use channels='bayes' (--channels bayes)."
+            )
+        parse_dependence(dependence, data.annotators)  # refuse bad pairs before any fitting
     if gold_in_ece and data.gold is None:
         raise ConfigError("gold_in_ece needs gold items: the data have no 'gold' variable.")
     if priors is not None:
@@ -180,6 +194,7 @@ def audit_multiclass(
         progress=progress,
         gold_in_ece=bool(gold_in_ece),
         priors=priors,
+        dependence=dependence,
     )
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
@@ -189,7 +204,7 @@ def audit_multiclass(
             steps.identification_section(ctx),
             steps.channel_section(ctx),
             steps.diagnostics_section(ctx),
-            multiclass_knowledge_section(ctx, steps.fit_posterior),
+            multiclass_knowledge_section(ctx, steps.fit_posterior, steps._confusion_entries),
             steps.evidence_section(ctx),
             steps.noise_view_section(ctx),
             steps.ambiguity_view_section(ctx),
@@ -211,6 +226,7 @@ def audit_multiclass(
             "view": view,
             "gold_in_ece": bool(gold_in_ece),
             "priors": None if priors is None else priors.origin or priors.to_dict(),
+            "dependence": dependence,
         },
         started=started,
     )

@@ -154,6 +154,7 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
         progress=progress_wanted(args),
         gold_in_ece=bool(getattr(args, "gold_in_ece", False)),
         priors=priors,
+        dependence=getattr(args, "dependence", None),
         command="bayescal "
         + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
     )
@@ -171,5 +172,7 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
         f"bayescal: evidence: {s['view']['evidence']}; {', '.join(views)}, soft-vote ECE "
         f"{fmt(s['ece']['soft_vote'])}"
     )
+    if getattr(args, "dependence", None) is not None:
+        headline += " (dependence model; the report compares it with independence)"
     report_outcome(args, result, headline, started)
     return 0

@@ -30,6 +30,7 @@ from bayescal.channels.multiclass_em import (
 from bayescal.errors import IdentificationError
 from bayescal.report.core import Section, Table, fmt
 from bayescal.report.knowledge_section import flag_prior_conflicts, interval_width
+from bayescal.report.multiclass_dependence_section import multiclass_dependence_part
 
 __all__ = ["multiclass_knowledge_section", "TITLE"]
 
@@ -196,11 +197,14 @@ def _priors_part(ctx, out: dict) -> tuple[list, list]:
     return [table], notes
 
 
-def multiclass_knowledge_section(ctx, refit) -> Section:
-    """Gold items and priors from earlier audits: what they were and what they changed.
+def multiclass_knowledge_section(ctx, refit, confusion_entries=None) -> Section:
+    """Gold items, priors from earlier audits and dependent annotators: what they were and
+    what they changed.
 
-    ``refit(ctx, summary)`` fits the audit's Bayesian model on another summary (the
-    unknown items alone, for the narrowing).
+    ``refit(ctx, summary, dependence=None)`` fits the audit's Bayesian model on another
+    summary (the unknown items alone, for the narrowing; the dependence model);
+    ``confusion_entries(ctx)`` rebuilds the summary's confusions once the dependence
+    model takes over (``ctx.dependence``, :mod:`bayescal.report.multiclass_dependence_section`).
     """
     out: dict = {}
     tables: list = []
@@ -213,12 +217,17 @@ def multiclass_knowledge_section(ctx, refit) -> Section:
         t, n = _priors_part(ctx, out)
         tables += t
         notes += n
+    if getattr(ctx, "dependence", None) is not None:
+        t, n = multiclass_dependence_part(ctx, refit, confusion_entries, out)
+        tables += t
+        notes += n
     ctx.record["knowledge"] = out
     if not tables:
         return Section(
             key="knowledge",
             title=TITLE,
             status="skipped",
-            reason="no gold items (--gold) and no priors from an earlier audit (--priors).",
+            reason="no gold items (--gold), no priors from an earlier audit (--priors) and no "
+            "dependence model (--dependence).",
         )
     return Section(key="knowledge", title=TITLE, tables=tables, notes=notes)

@@ -92,6 +92,8 @@ class MulticlassContext(FlagsMixin):
     progress: bool
     gold_in_ece: bool = False
     priors: object = None
+    #: --dependence: the conditional-dependence model's pairs (None: independence only)
+    dependence: object = None
     summary: object = None
     eval_summary: object = None
     point: object = None
@@ -237,8 +239,9 @@ def _fit_point(ctx: MulticlassContext) -> None:
         )
 
 
-def fit_posterior(ctx: MulticlassContext, summary):
-    """The audit's Bayesian fit (its priors, settings and seed) on ``summary``."""
+def fit_posterior(ctx: MulticlassContext, summary, dependence=None):
+    """The audit's Bayesian fit (its priors, settings and seed) on ``summary``; with
+    ``dependence`` the conditional-dependence model."""
     if not ctx.progress:
         logging.getLogger("pymc").setLevel(logging.ERROR)
     with _warnings.catch_warnings(record=True):
@@ -251,6 +254,7 @@ def fit_posterior(ctx: MulticlassContext, summary):
             cores=ctx.chains,
             random_state=ctx.seed,
             progress=ctx.progress,
+            dependence=dependence,
         )
 
 

@@ -74,3 +74,25 @@ def check_n_items(n) -> int:
     if n <= 0:
         raise ConfigError(f"n must be a positive int (number of items), got {n}.")
     return int(n)
+
+
+def check_loading_groups(loading, groups, k: int, n_classes: int):
+    """Loadings ``s[j, y] >= 0`` of shape (K, C) (zero outside every group) and the groups
+    as disjoint tuples of annotator indices (``"all"``: one group of every annotator)."""
+    s = np.asarray(loading, dtype=np.float64)
+    s = np.broadcast_to(s, (k, n_classes)).copy() if s.ndim == 0 else s.copy()
+    if s.shape != (k, n_classes) or not np.all(np.isfinite(s)) or np.any(s < 0):
+        raise ConfigError(
+            f"loading must be a finite number >= 0 or an array of shape ({k}, {n_classes}) of "
+            f"them; got {loading!r}."
+        )
+    if isinstance(groups, str) and groups == "all":
+        groups = [tuple(range(k))]
+    groups = [tuple(int(j) for j in g) for g in groups]
+    flat = [j for g in groups for j in g]
+    if len(set(flat)) != len(flat) or any(not 0 <= j < k for j in flat):
+        raise ConfigError(
+            f"groups must be disjoint sets of annotator indices 0..{k - 1}; got {groups}."
+        )
+    s[[j for j in range(k) if j not in flat]] = 0.0
+    return s, groups

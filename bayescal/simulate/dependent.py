@@ -20,8 +20,12 @@ from scipy.special import ndtr, ndtri
 
 from bayescal._random import check_random_state
 from bayescal.data.container import Annotations
-from bayescal.errors import ConfigError
-from bayescal.simulate._checks import check_missing, check_n_items, check_rates
+from bayescal.simulate._checks import (
+    check_loading_groups,
+    check_missing,
+    check_n_items,
+    check_rates,
+)
 from bayescal.simulate.toy import (
     TOY_FN,
     TOY_FP,
@@ -103,22 +107,7 @@ def simulate_dependent(
     b = 1.0 - check_rates(fn, "fn", size=a.size)
     k = a.size
     miss = check_missing(missing, k)
-    s = np.asarray(loading, dtype=np.float64)
-    s = np.broadcast_to(s, (k, 2)).copy() if s.ndim == 0 else s
-    if s.shape != (k, 2) or not np.all(np.isfinite(s)) or np.any(s < 0):
-        raise ConfigError(
-            f"loading must be a finite number >= 0 or an array of shape ({k}, 2) of them; got "
-            f"{loading!r}."
-        )
-    if isinstance(groups, str) and groups == "all":
-        groups = [tuple(range(k))]
-    groups = [tuple(int(j) for j in g) for g in groups]
-    flat = [j for g in groups for j in g]
-    if len(set(flat)) != len(flat) or any(not 0 <= j < k for j in flat):
-        raise ConfigError(
-            f"groups must be disjoint sets of annotator indices 0..{k - 1}; got {groups}."
-        )
-    s[[j for j in range(k) if j not in flat]] = 0.0
+    s, groups = check_loading_groups(loading, groups, k, 2)
     curve = toy_curve(condition)
     rng = check_random_state(random_state)
     x = np.where(rng.random(n) < 0.5, -1.0, 1.0) + rng.standard_normal(n)

@@ -28,3 +28,21 @@ def test_dependence_bench_layout(tmp_path):
 def test_dependence_bench_refuses_bad_arguments(tmp_path):
     code = main(["bench", "dependence", "--reps", "1", "--json", str(tmp_path / "x.json")])
     assert code == 2
+
+
+def test_multiclass_dependence_bench_layout(tmp_path):
+    out = tmp_path / "out.json"
+    argv = ["bench", "dependence", "--multiclass", "--reps", "2", "--levels", "strong"]
+    argv += ["--n", "600", "--draws", "15", "--tune", "15", "--n-bootstrap", "100"]
+    assert main([*argv, "--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert r["protocol"]["track"] == "multiclass" and r["protocol"]["levels"] == {"strong": 2.0}
+    (cell,) = r["cells"]
+    assert set(cell["models"]) == {"independent", "dependent"}
+    for model in cell["models"].values():
+        for metric in ("top_label", "classwise"):
+            assert {"coverage", "coverage_se", "miss_above", "mean_width"} <= set(model[metric])
+            assert 0 <= model[metric]["coverage"] <= 1
+    # the truth is the population's exact binned ECE (fixed population, 10 bins)
+    assert cell["population_binned_ece"]["top_label"] == pytest.approx(0.08370, abs=1e-5)
+    assert len(cell["dependent_loading_posterior_mean"]) == 2  # a1, a2 x 3 classes
