@@ -51,6 +51,28 @@ def _crowdkit_only_where_tested(request):
         yield
 
 
+#: Report figures are drawn and encoded on their usual path everywhere, but rasterised at
+#: this resolution outside the modules that look at their pixels: rasterising the desktop
+#: (100 dpi) and phone (200 dpi) PNGs was about a third of every CLI audit's CPU in the suite,
+#: and no other test reads a pixel.
+TEST_FIGURE_DPI = 20
+FIGURE_PIXEL_MODULES = {"test_report_ux.py"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _figures_at_low_resolution(request):
+    """Module scope, as the crowd-kit fixture (module fixtures that audit included)."""
+    if request.path.name in FIGURE_PIXEL_MODULES:
+        yield
+        return
+    from bayescal.report import figures
+
+    encode = figures._png
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(figures, "_png", lambda fig, dpi: encode(fig, TEST_FIGURE_DPI))
+        yield
+
+
 #: Run in the shared kernel before each notebook: the namespace, figures, warning filters and
 #: working folder as a fresh kernel has them, the environment of this test (``BAYESCAL_*``
 #: variables set or removed by it), and the crowd-kit rows skipped as in

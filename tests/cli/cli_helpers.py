@@ -48,15 +48,20 @@ _WITHOUT = (
 )
 
 
+def bayescal_command(without: tuple[str, ...] = ()) -> list[str]:
+    """``python -m bayescal``, or with the packages ``without`` made unimportable first."""
+    entry = ["-c", _WITHOUT.format(names=tuple(without))] if without else ["-m", "bayescal"]
+    return [sys.executable, *entry]
+
+
 def start(argv: list, *, without: tuple[str, ...] = (), **popen) -> subprocess.Popen:
     """``python -m bayescal ARGV`` as a child process with stderr piped (text, line by line).
 
     ``without``: optional packages the child runs without (e.g. ``("crowdkit",)``: the audit
     takes the report's documented not-installed path instead of fitting four aggregators).
     """
-    entry = ["-c", _WITHOUT.format(names=tuple(without))] if without else ["-m", "bayescal"]
     return subprocess.Popen(
-        [sys.executable, *entry, *map(str, argv)],
+        [*bayescal_command(without), *map(str, argv)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

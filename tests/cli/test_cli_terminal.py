@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 import pty
 import subprocess
-import sys
 
 import numpy as np
 import pytest
-from cli_helpers import child_env
+from cli_helpers import bayescal_command, child_env
 
 pytestmark = pytest.mark.slow
 
@@ -22,7 +21,9 @@ pytestmark = pytest.mark.slow
 def _run_on_a_terminal(argv: list, timeout: float = 600) -> tuple[int, str]:
     primary, secondary = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bayescal", *map(str, argv)],
+        # without crowd-kit: its four aggregators (seconds of pandas) add nothing to what the
+        # terminal shows, which is checked here; tests/report/test_crowdkit_section.py has them
+        [*bayescal_command(("crowdkit",)), *map(str, argv)],
         stdin=subprocess.DEVNULL,
         stdout=secondary,
         stderr=secondary,

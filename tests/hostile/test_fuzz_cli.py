@@ -27,7 +27,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hostile_helpers import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -38,19 +37,6 @@ SETTINGS = dict(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _figures_at_low_resolution():
-    """The fuzz judges outcomes (exit status, one error line, a readable report), not pixels:
-    figures are drawn and encoded on the usual path, rasterised at 20 dpi instead of 100 /
-    200 (rasterising was about a third of each surviving example's CPU)."""
-    from bayescal.report import figures
-
-    encode = figures._png
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(figures, "_png", lambda fig, dpi: encode(fig, 20))
-        yield
 
 
 TOKENS = [
