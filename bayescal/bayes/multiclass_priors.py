@@ -53,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayescal.bayes.posterior_file import read_posterior_group
-from bayescal.bayes.priors import check_inflate, covariance_shift, origin_record
+from bayescal.bayes.priors import EarlierDraws, check_inflate, covariance_shift, origin_record
 from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.dims import ANNOTATOR, CHAIN, CLASS, DRAW, GROUP
 from bayescal.errors import ConfigError
@@ -110,7 +110,7 @@ def dirichlet_from_moments(mean, var, *, inflate: float = 1.0, where=None):
     return m * np.where(bad, 1.0, s)[..., None] / inflate, errors
 
 
-class JointRatioNormal:
+class JointRatioNormal(EarlierDraws):
     """A multivariate normal prior on log-ratio coordinates of confusion and prevalence rows.
 
     Coordinate ``d`` is ``log x[row_d, a_d] - log x[row_d, r_d]``, where ``row_d`` is a
@@ -165,10 +165,6 @@ class JointRatioNormal:
         self.precision = (precision + precision.T) / 2
         #: log normalising constant: -D/2 log(2 pi) - log det(cov) / 2
         self.log_norm = float(-0.5 * d * np.log(2 * np.pi) - np.log(np.diag(chol)).sum())
-        #: from ``from_fit``: the expected shift its estimated covariance causes (posterior
-        #: sd) and the effective draws behind it (:func:`~bayescal.bayes.priors.covariance_shift`)
-        self.shift_sd: float | None = None
-        self.draws_ess: float | None = None
 
     def covered_rows(self, n_annotators: int, n_prevalence: int):
         """Boolean masks of the rows the normal covers: confusion (K, C), prevalence (L',)."""
@@ -295,7 +291,7 @@ def _joint_from_draws(fit, new, index, prevalence, inflate, options):
         raise ConfigError("joint=True needs rows strictly inside the simplex in every draw.")
     cov = np.atleast_2d(np.cov(z, rowvar=False)) * inflate
     joint = JointRatioNormal(kind, row, answer, reference, z.mean(axis=0), cov, len(new), c, n_prev)
-    joint.shift_sd, joint.draws_ess = covariance_shift(z)
+    joint.draws_ess = covariance_shift(z)[1]
     return options, joint
 
 

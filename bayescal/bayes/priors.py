@@ -162,11 +162,30 @@ def covariance_shift(z: np.ndarray) -> tuple[float, float]:
     # the ESS of the mean of the squares (not the rank-normalised bulk ESS): a covariance is
     # that mean, and its Monte Carlo error is var / ESS_mean
     n_v = float(np.asarray(az.ess({"x": dev[None, :, :]}, method="mean")["x"].values).min())
-    d = z.shape[1]
-    return float(np.sqrt((d + 3) / (4 * n_v))), n_v
+    return _shift(z.shape[1], n_v), n_v
 
 
-class JointLogitNormal:
+def _shift(n_coords: int, n_v: float) -> float:
+    """``sqrt((D + 3) / (4 N_v))``: :func:`covariance_shift`'s formula."""
+    return float(np.sqrt((n_coords + 3) / (4 * n_v)))
+
+
+class EarlierDraws:
+    """What a joint prior built from earlier draws knows of them (both tracks' normals).
+
+    ``draws_ess`` is set by ``from_fit`` (``None`` for a normal given by hand);
+    ``shift_sd`` follows from it and the number of coordinates
+    (:func:`covariance_shift`)."""
+
+    draws_ess: float | None = None
+
+    @property
+    def shift_sd(self) -> float | None:
+        """Expected shift of the update's posterior means (posterior sd), or ``None``."""
+        return None if self.draws_ess is None else _shift(self.mean.size, self.draws_ess)
+
+
+class JointLogitNormal(EarlierDraws):
     """A multivariate normal prior on the log-odds of some channel rates and prevalences.
 
     Positions index the model's rates in the order ``[logit a (K), logit b (K),
@@ -227,10 +246,6 @@ class JointLogitNormal:
         self.precision = (self.precision + self.precision.T) / 2
         #: log normalising constant of the normal: -n/2 log(2 pi) - log det(cov) / 2
         self.log_norm = float(-0.5 * n * np.log(2 * np.pi) - np.log(np.diag(chol)).sum())
-        #: from :meth:`ChannelPriors.from_fit`: the expected shift its estimated covariance
-        #: causes (posterior sd) and the effective draws behind it (:func:`covariance_shift`)
-        self.shift_sd: float | None = None
-        self.draws_ess: float | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -584,5 +599,5 @@ def _joint_from_draws(fit, new, old, prevalence, inflate, parsed):
     z = np.log(x) - np.log1p(-x)
     cov = np.atleast_2d(np.cov(z, rowvar=False)) * inflate
     joint = JointLogitNormal(positions, z.mean(axis=0), cov, k, n_prev)
-    joint.shift_sd, joint.draws_ess = covariance_shift(z)
+    joint.draws_ess = covariance_shift(z)[1]
     return parsed, joint
