@@ -34,12 +34,12 @@ OUT = ROOT / "notebooks"
 #: traceback the kernel's cell file), rewritten so that committed notebooks name no folder
 #: of the machine that ran them: package files relative to the package's folder, third-party
 #: files relative to site-packages, the kernel's cell files as <cell>.
-_PATH = r"(?:/[^\s\"':<>]+)*"
+_PATH = r"(?<![^\s\"'(=])(?:/[^\s\"':<>/]+)*"  # an absolute path's folders, from its start
 MACHINE_PATHS = [
+    (re.compile(re.escape(str(ROOT)) + "/"), ""),
     (re.compile(_PATH + r"/site-packages/"), "site-packages/"),
     (re.compile(_PATH + r"/ipykernel_\d+/\d+\.py"), "<cell>"),
     (re.compile(_PATH + r"/(bayescal/[^\s\"':<>]+\.py)"), r"\1"),
-    (re.compile(re.escape(str(ROOT)) + "/"), ""),
 ]
 
 QUICK = """import os
