@@ -9,6 +9,7 @@ outside the repository (no network: no inventories of other projects are fetched
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import nbformat
 import pytest
@@ -107,3 +108,34 @@ def test_cross_references_resolve_by_what_they_name():
     for name in ("bayescal.channels.identification.check_design", "bayescal.bayes.priors"):
         path = locate(name, None, None)
         assert path == name and documented(path) is None
+
+
+def test_each_object_documented_once_aliases_and_re_exports_linked():
+    """The layout under renames: what matters is __all__ and where an object is defined."""
+
+    class Thing:
+        """A thing."""
+
+    def make():
+        """Make one."""
+
+    Thing.__module__ = make.__module__ = "bayescal.fake._impl"  # a private module
+    fake = ModuleType("bayescal.fake")
+    fake.Thing, fake.Alias, fake.make, fake.LIMIT = Thing, Thing, make, 3
+    fake.__all__ = ["Thing", "Alias", "make", "LIMIT"]
+    root = ModuleType("bayescal")
+    root.Thing, root.__all__ = Thing, ["__version__", "Thing"]
+    root_page, page = bayescal_api.collect([root, fake])
+    entries = {e.name: e for e in page.entries}
+    assert [e.name for e in bayescal_api.own_entries(page)] == ["Thing", "make"]
+    assert entries["Alias"].alias_of == "bayescal.fake.Thing"
+    assert entries["LIMIT"].kind == "Constants"
+    (linked,) = root_page.entries
+    assert (linked.name, linked.home, linked.alias_of) == (
+        "Thing",
+        "bayescal.fake",
+        "bayescal.fake.Thing",
+    )
+    text = bayescal_api.module_page(page)
+    assert "alias of :class:`bayescal.fake.Thing`" in text
+    assert "   ~fake.Thing" in bayescal_api.module_page(root_page)

@@ -39,6 +39,7 @@ from docutils import nodes
 from sphinx.addnodes import pending_xref
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
+from sphinx.errors import PycodeError
 from sphinx.pycode import ModuleAnalyzer
 
 PACKAGE = "bayescal"
@@ -165,8 +166,10 @@ def constant_source(module: ModuleType, name: str) -> str:
 
 
 def constant_block(module: ModuleType, entry: Entry) -> list[str]:
-    source = constant_source(module, entry.name)
-    docs = ModuleAnalyzer.for_module(source).find_attr_docs()
+    try:
+        docs = ModuleAnalyzer.for_module(constant_source(module, entry.name)).find_attr_docs()
+    except PycodeError:  # no source to read the ``#:`` comment from
+        docs = {}
     comment = docs.get(("", entry.name))
     lines = [f".. py:data:: {entry.name}"]
     value = entry.obj
@@ -200,21 +203,23 @@ def module_page(page: ModulePage) -> str:
             continue
         own = [e for e in entries if e in own_entries(page)]
         linked = [e for e in entries if e not in own]
+        # Re-exports under the documented name: a table linking to their page.
+        same = [e for e in linked if e.alias_of and e.alias_of.rsplit(".", 1)[1] == e.name]
+        aliases = [e for e in linked if e not in same]
         if own:
             # stub pages from docs/_templates/autosummary/<class|exception|function>.rst
             lines += [".. autosummary::", "   :toctree: .", ""]
             lines += [f"   {e.name}" for e in own] + [""]
-        if linked:
-            lines += [
-                "Exported here too; documented under the name linked:",
-                "",
-                ".. list-table::",
-                "   :widths: 30 70",
-                "",
-            ]
-            for entry in linked:
+        if same:
+            # names below the current module are written relative to it (autosummary's rule)
+            prefix = page.name + "."
+            lines += [".. autosummary::", ""]
+            lines += [f"   ~{e.alias_of.removeprefix(prefix)}" for e in same if e.alias_of] + [""]
+        if aliases:
+            lines += ["Other names:", "", ".. list-table::", "   :widths: 30 70", ""]
+            for entry in aliases:
                 role = "func" if kind == "Functions" else "class"
-                lines += [f"   * - ``{entry.name}``", f"     - :{role}:`{entry.alias_of}`"]
+                lines += [f"   * - ``{entry.name}``", f"     - alias of :{role}:`{entry.alias_of}`"]
             lines.append("")
     return "\n".join(lines)
 
