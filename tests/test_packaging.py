@@ -18,6 +18,7 @@ import sys
 import tarfile
 import tomllib
 import zipfile
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,11 @@ def test_version_is_defined_once():
 
 @pytest.mark.slow
 def test_wheel_and_sdist_install_and_audit_outside_the_source_tree(tmp_path):
+    setuptools = version("setuptools")
+    assert int(setuptools.split(".")[0]) >= 77, (
+        f"setuptools {setuptools} cannot build this project (the SPDX licence needs 77 or "
+        'later): pip install -e ".[test]" installs it'
+    )
     source = tmp_path / "source"
     copy_checkout(source)
     dist = tmp_path / "dist"
