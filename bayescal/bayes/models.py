@@ -17,10 +17,12 @@ probabilities (they sum to one within a mask). The log-likelihood is therefore
 
     sum_g sum_m [ log N_gm! - sum_{s in m} log n_gs! ] + sum_g sum_s n_gs log p_g(s)
 
-and uses only the ``L x 3**K`` counts: the cost of a gradient does not grow with
-the number of items.
+and uses only the counts of the patterns of the observed masks (every answer
+combination of each mask that occurs: at most ``L x 3**K`` cells and often far
+fewer): the cost of a gradient does not grow with the number of items. The
+cells are limited to :data:`MAX_MODEL_CELLS`.
 
-Gold items (items of known class, ``Summary.gold_counts()``) add
+Gold items (items of known class, ``BinaryView.gold_counts()``) add
 
     sum_y sum_s n^gold_ys sum_{j answered} log P(A_j = s_j | Y = y)
 
@@ -57,6 +59,7 @@ from scipy.special import gammaln
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.dims import ANNOTATOR, GROUP
 from bayescal.errors import ConfigError
+from bayescal.summaries.patterns import pattern_labels, unique_patterns
 
 __all__ = [
     "MODELS",
@@ -70,6 +73,7 @@ __all__ = [
     "sample_counts_from_logp",
     "channel_hyper",
     "INIT_PAIR",
+    "MAX_MODEL_CELLS",
 ]
 
 #: model name -> (method name of the point estimator whose design check applies, ChannelFit method)
@@ -82,6 +86,11 @@ ORIENTATIONS = ("all", "designated")
 CHANNEL = "channel"
 #: Starting values of an oriented pair: inside the support, label orientation as constrained.
 INIT_PAIR = (0.25, 0.75)
+
+#: Largest number of (pattern) cells of the binary model: every answer combination of
+#: each observed missingness mask, 2**|mask| cells per mask (3**12 = 531,441, the size of the
+#: v0.2 dense table at its K = 12 cap). Sixteen annotators who all answer give 2**16 = 65,536.
+MAX_MODEL_CELLS = 3**12
 
 
 @dataclass
@@ -190,19 +199,13 @@ def make_spec(
     priors = ChannelPriors.coerce(priors)
     annotators = summary.annotators
     j = _orient_index(annotators, orient)
-    states_all = summary.states
-    counts_all = summary.pattern_counts.values.astype(np.int64)
-    gold_all = summary.gold_counts().astype(np.int64)
-    k = states_all.shape[1]
-    # mask code: bit j set when annotator j answered
-    answered = states_all != 2
-    mask_code = answered.astype(np.int64) @ (1 << np.arange(k))
-    seen = counts_all.sum(axis=0) + gold_all.sum(axis=0) > 0
-    seen_masks = np.unique(mask_code[seen])
-    keep = np.isin(mask_code, seen_masks)
-    mask_id = np.searchsorted(seen_masks, mask_code[keep])
-    counts = counts_all[:, keep]
-    groups = [str(g) for g in summary.pattern_counts[GROUP].values]
+    view = summary.binary
+    states, mask_id, position = mask_cells(view.states)
+    counts = np.zeros((view.pattern_counts.shape[0], states.shape[0]), dtype=np.int64)
+    counts[:, position] = view.pattern_counts
+    gold = np.zeros((2, states.shape[0]), dtype=np.int64)
+    gold[:, position] = view.gold_counts()
+    groups = summary.groups
     if model == "marginal":
         prevalence_groups = ["all"]
         prevalence_index = np.zeros(len(groups), dtype=np.int64)
@@ -215,8 +218,8 @@ def make_spec(
         groups=groups,
         prevalence_groups=prevalence_groups,
         prevalence_index=prevalence_index,
-        patterns=np.asarray(summary.pattern_counts["pattern"].values)[keep],
-        states=states_all[keep].astype(np.int64),
+        patterns=pattern_labels(states, 2),
+        states=states.astype(np.int64),
         counts=counts,
         mask_id=mask_id,
         mask_total=_mask_totals(counts, mask_id),
@@ -224,8 +227,73 @@ def make_spec(
         orientation=orientation,
         priors=priors,
         group_edges=summary.group_edges,
-        gold=gold_all[:, keep],
+        gold=gold,
     )
+
+
+def mask_cells(observed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every answer combination of each missingness mask of the ``observed`` patterns.
+
+    Replicated data (posterior predictive checks, SBC) fall on any answer combination
+    of an observed mask, so the model keeps all ``2**|mask|`` of them; unobserved masks
+    never hold items and are left out.
+
+    Parameters
+    ----------
+    observed : ndarray of shape (P, K)
+        Observed patterns (0, 1, 2 = missing), in the canonical order of the code
+        ``sum_j s_j 3**j``.
+
+    Returns
+    -------
+    states : ndarray of shape (P_model, K), int16
+        The model's cells, in the same canonical order.
+    mask_id : ndarray of shape (P_model,)
+        Index of each cell's mask, masks in the order of ``sum_j answered_j 2**j``.
+    position : ndarray of shape (P,)
+        Where each observed pattern sits among the cells.
+
+    Raises
+    ------
+    ConfigError
+        More than :data:`MAX_MODEL_CELLS` cells.
+
+    Examples
+    --------
+    >>> states, mask_id, position = mask_cells(np.array([[1, 2], [0, 1]]))
+    >>> states.tolist(), mask_id.tolist(), position.tolist()
+    ([[0, 0], [1, 0], [0, 1], [1, 1], [0, 2], [1, 2]], [1, 1, 1, 1, 0, 0], [5, 2])
+    """
+    observed = np.asarray(observed)
+    k = observed.shape[1]
+    answered = observed != 2
+    # masks in the order of the code sum_j answered_j 2**j (annotator 0 least significant)
+    masks = np.unique(answered[:, ::-1], axis=0)[:, ::-1]
+    sizes = masks.sum(axis=1)
+    total = sum(2 ** int(m) for m in sizes)
+    if total > MAX_MODEL_CELLS:
+        raise ConfigError(
+            f"the Bayesian channel model keeps every answer combination of each observed "
+            f"missingness mask: {masks.shape[0]} masks of up to {int(sizes.max())} annotators "
+            f"give {total:,} cells, above the limit of {MAX_MODEL_CELLS:,} "
+            "(bayescal.bayes.models.MAX_MODEL_CELLS). Use point channels (method "
+            "'score_bin_em' / --channels score-bin-em, whose memory follows the observed "
+            "patterns), or fewer annotators or missingness masks."
+        )
+    blocks, ids = [], []
+    for m, mask in enumerate(masks):
+        cols = np.flatnonzero(mask)
+        combos = (np.arange(2**cols.size)[:, None] >> np.arange(cols.size)[None, :]) & 1
+        block = np.full((combos.shape[0], k), 2, dtype=np.int16)
+        block[:, cols] = combos
+        blocks.append(block)
+        ids.append(np.full(combos.shape[0], m, dtype=np.int64))
+    cells = np.vstack(blocks)
+    # canonical order of every cell and the observed patterns' places among them
+    states, inverse = unique_patterns(np.vstack([cells, observed]), 2)
+    mask_id = np.empty(states.shape[0], dtype=np.int64)
+    mask_id[inverse[: cells.shape[0]]] = np.concatenate(ids)
+    return states, mask_id, inverse[cells.shape[0] :]
 
 
 # --------------------------------------------------------------------------- numpy kernels

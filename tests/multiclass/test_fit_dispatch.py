@@ -7,7 +7,7 @@ from bayescal.channels.fit import fit_channels
 from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.errors import ConfigError
 from bayescal.simulate import simulate_toy
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def test_container_and_summary_give_the_direct_fit(mc_small, mc_small_summary):
