@@ -335,11 +335,8 @@ def summarize_dask(
         raise ConfigError(f"batch_rows must be a positive number of rows; got {batch_rows!r}.")
     batch_rows = int(batch_rows)
 
-    if is_dask_collection(source):
-        names = _annotator_columns(
-            list(source.columns), prob_columns, truth, item, annotators, "the dask DataFrame", gold
-        )
-        spec = WideSpec(
+    def wide_spec(names) -> WideSpec:
+        return WideSpec(
             prob_columns,
             tuple(names),
             truth,
@@ -350,6 +347,12 @@ def summarize_dask(
             gold,
             sum_tol,
         )
+
+    if is_dask_collection(source):
+        names = _annotator_columns(
+            list(source.columns), prob_columns, truth, item, annotators, "the dask DataFrame", gold
+        )
+        spec = wide_spec(names)
         parts = [
             delayed(_summarize_partition, pure=True)(p, i, spec, batch_rows)
             for i, p in enumerate(source[spec.columns].to_delayed())
@@ -370,17 +373,7 @@ def summarize_dask(
                 gold,
             )
             names = names or found
-        spec = WideSpec(
-            prob_columns,
-            tuple(names),
-            truth,
-            bin_edges,
-            grouping,
-            group_edges,
-            class_names,
-            gold,
-            sum_tol,
-        )
+        spec = wide_spec(names)
         chunks = make_chunks(fs, paths, fmt, parse_blocksize(blocksize), batch_rows)
         parts = [delayed(_summarize_file_chunk, pure=True)(c, spec, batch_rows) for c in chunks]
     else:

@@ -24,10 +24,6 @@ def write_parts(frame, folder, fmt, n_parts, **kw):
     return paths
 
 
-def without_truth(data):
-    return Annotations.from_arrays(data.score, data.labels, annotators=data.annotators)
-
-
 def reordered(data, annotators, rows=None, *, truth=True, gold=True):
     """The same items (optionally a subset) with the annotator columns in another order."""
     rows = np.arange(data.n_items) if rows is None else rows
@@ -79,3 +75,21 @@ def make_case(c):
         }
     )
     return types.SimpleNamespace(c=c, data=data, frame=frame, kw=kw)
+
+
+def audit_gold_counts(tmp_path, *argv):
+    """Run ``bayescal audit ... --gold known`` out of core; the gold counts it reports."""
+    import contextlib
+    import io
+    import json
+
+    from bayescal.cli import main
+
+    err = io.StringIO()
+    argv = ["audit", *argv, "--gold", "known", "--channels", "score-bin-em"]
+    argv += ["--groups", "3", "--bins", "5", "--quiet", "--out", str(tmp_path / "report")]
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(argv)
+    assert code == 0, err.getvalue()
+    g = json.loads((tmp_path / "report" / "summary.json").read_text())["knowledge"]["gold"]
+    return g["n_gold_0"], g["n_gold_1"]

@@ -6,7 +6,7 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
 
-from scale_helpers import make_case, reordered, write_parts  # noqa: E402
+from scale_helpers import audit_gold_counts, make_case, reordered, write_parts  # noqa: E402
 
 import bayescal  # noqa: E402
 from bayescal import Annotations, fit_channels, nc_ece, summarize  # noqa: E402
@@ -252,21 +252,8 @@ def test_multiclass_routes_out_of_core_too(case, tmp_path):
 
 def test_cli_gold_out_of_core(tmp_path):
     """``bayescal audit FOLDER --gold known`` (binary) reads the gold column out of core."""
-    import contextlib
-    import io
-    import json
-
-    from bayescal.cli import main
-
     c2 = make_case(2)
-    frame = c2.frame.drop(columns=["item", "truth"])
-    write_parts(frame, tmp_path / "parts", "csv", 3)
-    err = io.StringIO()
-    argv = ["audit", str(tmp_path / "parts" / "*.csv"), "--annotators", "a1,a2,a3"]
-    argv += ["--gold", "known", "--channels", "score-bin-em", "--groups", "3", "--bins", "5"]
-    argv += ["--quiet", "--out", str(tmp_path / "report")]
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = main(argv)
-    assert code == 0, err.getvalue()
-    g = json.loads((tmp_path / "report" / "summary.json").read_text())["knowledge"]["gold"]
-    assert (g["n_gold_0"], g["n_gold_1"]) == summarize(c2.data).binary.n_gold
+    write_parts(c2.frame.drop(columns=["item", "truth"]), tmp_path / "parts", "csv", 3)
+    folder = str(tmp_path / "parts" / "*.csv")
+    counts = audit_gold_counts(tmp_path, folder, "--annotators", "a1,a2,a3")
+    assert counts == summarize(c2.data).binary.n_gold

@@ -7,7 +7,7 @@ dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
 
 import pandas as pd  # noqa: E402
-from scale_helpers import make_case, reordered, write_parts  # noqa: E402
+from scale_helpers import audit_gold_counts, make_case, reordered, write_parts  # noqa: E402
 
 from bayescal import Annotations, summarize  # noqa: E402
 from bayescal.errors import ConfigError, DataError  # noqa: E402
@@ -230,21 +230,9 @@ def test_other_long_refusals(long_table, tmp_path):
 
 def test_cli_gold_with_long_out_of_core(tmp_path):
     """``bayescal audit FOLDER --long ... --gold known`` (binary): one shuffle, gold counted."""
-    import contextlib
-    import io
-    import json
-
-    from bayescal.cli import main
-
     case = make_case(2)
     rows, table = long_rows(case)
     write_parts(rows.merge(table, on="item").drop(columns=["truth"]), tmp_path / "long", "csv", 3)
-    err = io.StringIO()
-    argv = ["audit", str(tmp_path / "long" / "*.csv"), "--long", "item,annotator,label"]
-    argv += ["--gold", "known", "--channels", "score-bin-em", "--groups", "3", "--bins", "5"]
-    argv += ["--quiet", "--out", str(tmp_path / "report")]
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = main(argv)
-    assert code == 0, err.getvalue()
-    g = json.loads((tmp_path / "report" / "summary.json").read_text())["knowledge"]["gold"]
-    assert (g["n_gold_0"], g["n_gold_1"]) == summarize(case.data).binary.n_gold
+    folder = str(tmp_path / "long" / "*.csv")
+    counts = audit_gold_counts(tmp_path, folder, "--long", "item,annotator,label")
+    assert counts == summarize(case.data).binary.n_gold
