@@ -24,6 +24,7 @@ from bayescal.bayes.models import (
     build_pymc_model,
     group_loglik,
     make_spec,
+    predictive_fits,
     sample_counts,
     sample_prior,
 )
@@ -346,6 +347,10 @@ def fit_channels_bayes(
     warnings = list(_check(summary, model))
     spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)
     warnings.extend(_empty_groups(spec, model))
+    too_big = predictive_fits(spec, int(draws) * int(chains)) if posterior_predictive else None
+    if too_big is not None:
+        warnings.append(too_big)
+        posterior_predictive = False
     rng = check_random_state(random_state)
     settings = NUTSSettings(
         draws=int(draws),

@@ -74,6 +74,9 @@ __all__ = [
     "channel_hyper",
     "INIT_PAIR",
     "MAX_MODEL_CELLS",
+    "MAX_PREDICTIVE_ELEMENTS",
+    "LOGLIK_CHUNK_ELEMENTS",
+    "predictive_fits",
 ]
 
 #: model name -> (method name of the point estimator whose design check applies, ChannelFit method)
@@ -91,6 +94,12 @@ INIT_PAIR = (0.25, 0.75)
 #: each observed missingness mask, 2**|mask| cells per mask (3**12 = 531,441, the size of the
 #: v0.2 dense table at its K = 12 cap). Sixteen annotators who all answer give 2**16 = 65,536.
 MAX_MODEL_CELLS = 3**12
+
+#: Largest number of replicated pattern counts (draws x groups x cells) a posterior
+#: predictive check stores (2**26: 2,000 draws x 5 groups x 4,096 cells of 12 annotators who
+#: all answer fit; the check and its figure then hold a few such float64 arrays, about 2 GB).
+#: Beyond it the check is skipped with a warning naming this limit.
+MAX_PREDICTIVE_ELEMENTS = 2**26
 
 
 @dataclass
@@ -231,6 +240,28 @@ def make_spec(
     )
 
 
+def predictive_fits(spec: ChannelModelSpec, n_draws: int) -> str | None:
+    """None when the replicated counts of ``n_draws`` draws fit the memory budget, else why not.
+
+    Examples
+    --------
+    >>> from bayescal import summarize
+    >>> from bayescal.simulate import simulate_toy
+    >>> spec = make_spec(summarize(simulate_toy(500, random_state=0)))
+    >>> predictive_fits(spec, 2000) is None
+    True
+    """
+    elements = int(n_draws) * spec.counts.size
+    if elements <= MAX_PREDICTIVE_ELEMENTS:
+        return None
+    return (
+        f"posterior predictive check skipped: {n_draws} draws x {spec.counts.shape[0]} groups x "
+        f"{spec.counts.shape[1]:,} pattern cells = {elements:,} replicated counts, above the "
+        f"limit of {MAX_PREDICTIVE_ELEMENTS:,} (bayescal.bayes.models.MAX_PREDICTIVE_ELEMENTS). "
+        "Use fewer draws (--draws, --chains) for the check, or fewer annotators."
+    )
+
+
 def mask_cells(observed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every answer combination of each missingness mask of the ``observed`` patterns.
 
@@ -343,10 +374,35 @@ def gold_loglik(spec: ChannelModelSpec, a, b) -> np.ndarray:
     return l0 @ spec.gold[0] + l1 @ spec.gold[1]
 
 
+#: Largest (draws x groups x cells) array of log pattern probabilities built at once by
+#: :func:`group_loglik` (2**24 float64 = 128 MiB); more draws are taken in chunks.
+LOGLIK_CHUNK_ELEMENTS = 1 << 24
+
+
 def group_loglik(spec: ChannelModelSpec, a, b, prevalence) -> np.ndarray:
-    """Multinomial log-likelihood of each group's counts, shape (..., L) (unknown items)."""
-    lp = pattern_logp(a, b, prevalence, spec.states, spec.prevalence_index)
-    return (spec.counts * lp).sum(axis=-1) + multinomial_constant(spec.counts, spec.mask_id)
+    """Multinomial log-likelihood of each group's counts, shape (..., L) (unknown items).
+
+    The per-draw ``(L, P)`` log probabilities are built for at most
+    :data:`LOGLIK_CHUNK_ELEMENTS` elements at once, so memory does not grow with
+    draws x cells (65,536 cells for 16 annotators who all answer).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    prevalence = np.asarray(prevalence, dtype=np.float64)
+    const = multinomial_constant(spec.counts, spec.mask_id)
+    lead = a.shape[:-1]
+    size = spec.counts.size
+    if int(np.prod(lead)) * size <= LOGLIK_CHUNK_ELEMENTS:
+        lp = pattern_logp(a, b, prevalence, spec.states, spec.prevalence_index)
+        return (spec.counts * lp).sum(axis=-1) + const
+    flat = [x.reshape((-1, x.shape[-1])) for x in (a, b, prevalence)]
+    out = np.empty((flat[0].shape[0], spec.counts.shape[0]))
+    step = max(1, LOGLIK_CHUNK_ELEMENTS // size)
+    for i in range(0, out.shape[0], step):
+        rows = slice(i, i + step)
+        lp = pattern_logp(*(x[rows] for x in flat), spec.states, spec.prevalence_index)
+        out[rows] = (spec.counts * lp).sum(axis=-1) + const
+    return out.reshape(lead + (spec.counts.shape[0],))
 
 
 # --------------------------------------------------------------------------- PyMC backend

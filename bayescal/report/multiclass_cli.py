@@ -78,7 +78,8 @@ def load_multiclass_data(args: argparse.Namespace):
     if is_out_of_core(args.data):
         raise ConfigError(
             f"{args.data!r} is a folder or a glob; the multiclass audit reads one CSV or Parquet "
-            "file in memory (out-of-core multiclass summaries are not available)."
+            "file in memory (its ambiguity view and recalibration fit per-item maps). The "
+            "library summarises such folders: bayescal.scale.summarize_dask(..., probs=[...])."
         )
     return load_table(
         args.data,

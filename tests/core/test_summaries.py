@@ -258,7 +258,7 @@ def test_binary_view_is_built_once_read_only_and_for_two_classes_only():
         with pytest.raises(ValueError, match="read-only"):
             getattr(s.binary, name)[0] = 1
     with pytest.raises(DataError, match="4 classes; the binary statistics"):
-        summarize(_data(4, n=300)).binary
+        _ = summarize(_data(4, n=300)).binary
 
 
 @pytest.mark.parametrize("k", [5, 12, 16])
