@@ -395,12 +395,12 @@ def group_loglik(spec: ChannelModelSpec, a, b, prevalence) -> np.ndarray:
     if int(np.prod(lead)) * size <= LOGLIK_CHUNK_ELEMENTS:
         lp = pattern_logp(a, b, prevalence, spec.states, spec.prevalence_index)
         return (spec.counts * lp).sum(axis=-1) + const
-    flat = [x.reshape((-1, x.shape[-1])) for x in (a, b, prevalence)]
-    out = np.empty((flat[0].shape[0], spec.counts.shape[0]))
+    fa, fb, fp = (x.reshape((-1, x.shape[-1])) for x in (a, b, prevalence))
+    out = np.empty((fa.shape[0], spec.counts.shape[0]))
     step = max(1, LOGLIK_CHUNK_ELEMENTS // size)
     for i in range(0, out.shape[0], step):
         rows = slice(i, i + step)
-        lp = pattern_logp(*(x[rows] for x in flat), spec.states, spec.prevalence_index)
+        lp = pattern_logp(fa[rows], fb[rows], fp[rows], spec.states, spec.prevalence_index)
         out[rows] = (spec.counts * lp).sum(axis=-1) + const
     return out.reshape(lead + (spec.counts.shape[0],))
 

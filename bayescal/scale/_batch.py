@@ -146,7 +146,9 @@ def check_gold_values(g: np.ndarray, column: str, where, n_classes: int = 2) -> 
         )
 
 
-def wide_arrays(frame, spec: WideSpec, where):
+def wide_arrays(
+    frame, spec: WideSpec, where
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Validated (probabilities, labels float32 with NaN, truth or None, gold or None) of one
     batch: the probabilities are the score (n,) for a binary score column, else (n, C);
     gold holds the known class of gold items and NaN for the others."""
@@ -175,7 +177,13 @@ def wide_arrays(frame, spec: WideSpec, where):
     return p, lab, y, g
 
 
-def summarize_batch(p, lab, y, g, spec: WideSpec) -> Summary:
+def summarize_batch(
+    p: np.ndarray,
+    lab: np.ndarray,
+    y: np.ndarray | None,
+    g: np.ndarray | None,
+    spec: WideSpec,
+) -> Summary:
     return summarize_arrays(
         p,
         lab,

@@ -156,7 +156,7 @@ def _summarize_partition(frame, partition: int, spec: WideSpec, batch_rows: int)
     return total
 
 
-def _empty(spec: WideSpec):
+def _empty(spec: WideSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
     y = np.zeros(0) if spec.truth is not None else None
     g = np.zeros(0) if spec.gold is not None else None
     p = np.zeros(0) if len(spec.probs) == 1 else np.zeros((0, len(spec.probs)))

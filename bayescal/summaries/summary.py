@@ -584,12 +584,13 @@ class Summary:
     def _check_compatible(self, other: object) -> None:
         if not isinstance(other, Summary):
             raise TypeError(f"cannot combine a Summary with {type(other).__name__}")
-        same_groups = (
-            self.grouping == other.grouping
-            and self.groups == other.groups
-            and (self.group_edges is None) == (other.group_edges is None)
-            and (self.group_edges is None or np.array_equal(self.group_edges, other.group_edges))
+        mine, theirs = self.group_edges, other.group_edges
+        same_edges = (
+            np.array_equal(mine, theirs)
+            if mine is not None and theirs is not None
+            else mine is None and theirs is None
         )
+        same_groups = self.grouping == other.grouping and self.groups == other.groups and same_edges
         kind = "score groups" if self.grouping == "score" else "channel groups"
         checks = (
             (self.annotators == other.annotators, "annotators", "the same annotator columns"),
@@ -640,7 +641,7 @@ class Summary:
             for prefix, _, names, value in _CELL_KINDS
         }
         n_unann = a["n_unannotated"].values + sign * b["n_unannotated"].values
-        gold = None
+        gold: dict[str, Any] | None = None
         if self.has_gold or other.has_gold:
             gold_counts = np.zeros((self.n_classes, self.n_groups, p), dtype=np.int64)
             if self.has_gold:
@@ -661,7 +662,7 @@ class Summary:
                     "subtracting summaries gave negative counts: the second one is not part of "
                     "the first."
                 )
-        truth = None
+        truth: tuple[np.ndarray, ...] | None = None
         if self.has_truth:
             truth = tuple(a[v].values + sign * b[v].values for v in _TRUTH)
             if gold is not None:
@@ -713,7 +714,7 @@ class Summary:
     def data_hash(self) -> str:
         """SHA-256 of every stored array and the names (what every downstream result depends on)."""
         h = hashlib.sha256()
-        for var in sorted(self._ds.data_vars):
+        for var in sorted(map(str, self._ds.data_vars)):
             h.update(np.ascontiguousarray(self._ds[var].values).tobytes())
         h.update("\x1f".join(self.annotators + ["\x1e"] + self.classes).encode())
         return h.hexdigest()
