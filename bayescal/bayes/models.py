@@ -19,8 +19,12 @@ probabilities (they sum to one within a mask). The log-likelihood is therefore
 
 and uses only the counts of the patterns of the observed masks (every answer
 combination of each mask that occurs: at most ``L x 3**K`` cells and often far
-fewer): the cost of a gradient does not grow with the number of items. The
-cells are limited to :data:`MAX_MODEL_CELLS`.
+fewer): the cost of a gradient does not grow with the number of items. When
+that completion would exceed :data:`MAX_MODEL_CELLS` (many annotators with
+scattered missing answers) the model keeps the observed patterns only: the
+likelihood is the same (cells without items add nothing), but replicated data
+(predictive checks, SBC) need every answer combination and are refused
+(:func:`require_complete`).
 
 Gold items (items of known class, ``BinaryView.gold_counts()``) add
 
@@ -77,6 +81,7 @@ __all__ = [
     "MAX_PREDICTIVE_ELEMENTS",
     "LOGLIK_CHUNK_ELEMENTS",
     "predictive_fits",
+    "require_complete",
 ]
 
 #: model name -> (method name of the point estimator whose design check applies, ChannelFit method)
@@ -90,9 +95,10 @@ CHANNEL = "channel"
 #: Starting values of an oriented pair: inside the support, label orientation as constrained.
 INIT_PAIR = (0.25, 0.75)
 
-#: Largest number of (pattern) cells of the binary model: every answer combination of
-#: each observed missingness mask, 2**|mask| cells per mask (3**12 = 531,441, the size of the
-#: v0.2 dense table at its K = 12 cap). Sixteen annotators who all answer give 2**16 = 65,536.
+#: Largest number of (pattern) cells of the binary model's completion: every answer
+#: combination of each observed missingness mask, 2**|mask| cells per mask (3**12 = 531,441,
+#: the size of the v0.2 dense table at its K = 12 cap). Sixteen annotators who all answer give
+#: 2**16 = 65,536. Beyond it the model keeps the observed patterns only (module docstring).
 MAX_MODEL_CELLS = 3**12
 
 #: Largest number of replicated pattern counts (draws x groups x cells) a posterior
@@ -209,7 +215,7 @@ def make_spec(
     annotators = summary.annotators
     j = _orient_index(annotators, orient)
     view = summary.binary
-    states, mask_id, position = mask_cells(view.states)
+    states, mask_id, position, incomplete = mask_cells(view.states)
     counts = np.zeros((view.pattern_counts.shape[0], states.shape[0]), dtype=np.int64)
     counts[:, position] = view.pattern_counts
     gold = np.zeros((2, states.shape[0]), dtype=np.int64)
@@ -236,8 +242,22 @@ def make_spec(
         orientation=orientation,
         priors=priors,
         group_edges=summary.group_edges,
+        extra={} if incomplete is None else {"incomplete": incomplete},
         gold=gold,
     )
+
+
+def require_complete(spec: ChannelModelSpec, what: str) -> None:
+    """Refuse replicated data on a spec that keeps the observed patterns only.
+
+    Raises
+    ------
+    ConfigError
+        When :func:`mask_cells` could not complete the masks (``spec.extra["incomplete"]``).
+    """
+    reason = spec.extra.get("incomplete")
+    if reason is not None:
+        raise ConfigError(f"{what} needs every answer combination of each mask; {reason}")
 
 
 def predictive_fits(spec: ChannelModelSpec, n_draws: int) -> str | None:
@@ -251,6 +271,8 @@ def predictive_fits(spec: ChannelModelSpec, n_draws: int) -> str | None:
     >>> predictive_fits(spec, 2000) is None
     True
     """
+    if spec.extra.get("incomplete") is not None:
+        return f"posterior predictive check skipped: {spec.extra['incomplete']}"
     elements = int(n_draws) * spec.counts.size
     if elements <= MAX_PREDICTIVE_ELEMENTS:
         return None
@@ -262,12 +284,15 @@ def predictive_fits(spec: ChannelModelSpec, n_draws: int) -> str | None:
     )
 
 
-def mask_cells(observed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def mask_cells(
+    observed: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, str | None]:
     """Every answer combination of each missingness mask of the ``observed`` patterns.
 
     Replicated data (posterior predictive checks, SBC) fall on any answer combination
     of an observed mask, so the model keeps all ``2**|mask|`` of them; unobserved masks
-    never hold items and are left out.
+    never hold items and are left out. Above :data:`MAX_MODEL_CELLS` cells the observed
+    patterns alone are the cells (the likelihood needs no more).
 
     Parameters
     ----------
@@ -283,15 +308,13 @@ def mask_cells(observed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
         Index of each cell's mask, masks in the order of ``sum_j answered_j 2**j``.
     position : ndarray of shape (P,)
         Where each observed pattern sits among the cells.
-
-    Raises
-    ------
-    ConfigError
-        More than :data:`MAX_MODEL_CELLS` cells.
+    incomplete : str or None
+        None, or why the masks were not completed (the cells are then the observed
+        patterns).
 
     Examples
     --------
-    >>> states, mask_id, position = mask_cells(np.array([[1, 2], [0, 1]]))
+    >>> states, mask_id, position, _ = mask_cells(np.array([[1, 2], [0, 1]]))
     >>> states.tolist(), mask_id.tolist(), position.tolist()
     ([[0, 0], [1, 0], [0, 1], [1, 1], [0, 2], [1, 2]], [1, 1, 1, 1, 0, 0], [5, 2])
     """
@@ -303,14 +326,15 @@ def mask_cells(observed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     sizes = masks.sum(axis=1)
     total = sum(2 ** int(m) for m in sizes)
     if total > MAX_MODEL_CELLS:
-        raise ConfigError(
-            f"the Bayesian channel model keeps every answer combination of each observed "
-            f"missingness mask: {masks.shape[0]} masks of up to {int(sizes.max())} annotators "
-            f"give {total:,} cells, above the limit of {MAX_MODEL_CELLS:,} "
-            "(bayescal.bayes.models.MAX_MODEL_CELLS). Use point channels (method "
-            "'score_bin_em' / --channels score-bin-em, whose memory follows the observed "
-            "patterns), or fewer annotators or missingness masks."
+        reason = (
+            f"the {masks.shape[0]:,} missingness masks of these data (up to "
+            f"{int(sizes.max())} annotators) have {total:,} answer combinations, above the "
+            f"limit of {MAX_MODEL_CELLS:,} (bayescal.bayes.models.MAX_MODEL_CELLS), so the "
+            "model keeps the observed patterns only."
         )
+        mask_of = np.unique(answered[:, ::-1], axis=0, return_inverse=True)[1].reshape(-1)
+        position = np.arange(observed.shape[0])
+        return observed.astype(np.int16), mask_of.astype(np.int64), position, reason
     blocks, ids = [], []
     for m, mask in enumerate(masks):
         cols = np.flatnonzero(mask)
@@ -324,7 +348,7 @@ def mask_cells(observed: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     states, inverse = unique_patterns(np.vstack([cells, observed]), 2)
     mask_id = np.empty(states.shape[0], dtype=np.int64)
     mask_id[inverse[: cells.shape[0]]] = np.concatenate(ids)
-    return states, mask_id, inverse[cells.shape[0] :]
+    return states, mask_id, inverse[cells.shape[0] :], None
 
 
 # --------------------------------------------------------------------------- numpy kernels
@@ -588,6 +612,7 @@ def sample_counts(spec: ChannelModelSpec, a, b, prevalence, rng) -> np.ndarray:
 def sample_counts_from_logp(spec: ChannelModelSpec, lp, rng) -> np.ndarray:
     """Multinomial pattern counts (S, L, P) from pattern log-probabilities ``lp`` (S, L, P)
     of any model on ``spec``'s cells, with the observed mask totals."""
+    require_complete(spec, "replicated pattern counts")
     out = np.zeros(lp.shape, dtype=np.int64)
     for m in range(int(spec.mask_id.max()) + 1):
         cells = np.flatnonzero(spec.mask_id == m)
