@@ -152,7 +152,7 @@ class BinaryView:
     >>> data = Annotations.from_arrays([0.1, 0.6, 0.9], [[0, 0], [1, np.nan], [1, 1]])
     >>> v = summarize(data, groups=[0, 0.5, 1], bins=2).binary
     >>> v.states.tolist(), v.pattern_counts.tolist(), v.bin_count.tolist()
-    [[[0, 0], [1, 1], [1, 2]], [[1, 0, 0], [0, 1, 1]], [1, 2]]
+    ([[0, 0], [1, 1], [1, 2]], [[1, 0, 0], [0, 1, 1]], [1, 2])
     """
 
     states: np.ndarray
