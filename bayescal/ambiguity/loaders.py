@@ -440,12 +440,17 @@ def _check_npz_sizes(p) -> None:
                         else npy_format.read_array_header_2_0
                     )
                     shape, _, dtype = read_header(fh)
-                need = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if dtype.kind not in "biufcUS":  # V0 and records: no numbers, yet per-item cost
+                    raise DataError(
+                        f"npz file {str(p)!r}: array {m.filename!r} has dtype {dtype}, not "
+                        "numbers or text; save plain arrays with np.savez."
+                    )
+                need = int(np.prod(shape, dtype=object)) * max(dtype.itemsize, 1)
                 if need > m.file_size:
                     raise DataError(
-                        f"npz file {str(p)!r}: array {m.filename!r} declares shape {shape} "
-                        f"({need:,} bytes) but the archive holds {m.file_size:,} bytes for it; "
-                        "the file is damaged or forged. Save it again with np.savez."
+                        f"npz file {str(p)!r}: array {m.filename!r} declares shape {shape} of "
+                        f"{dtype} ({need:,} bytes) but the archive holds {m.file_size:,} bytes "
+                        "for it; the file is damaged or forged. Save it again with np.savez."
                     )
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(
