@@ -49,6 +49,7 @@ __all__ = [
     "TextTable",
     "LineWhere",
     "check_file",
+    "file_kind",
     "binary_kind",
     "text_lines",
     "read_bounded",
@@ -102,6 +103,26 @@ def _name(path) -> str:
     return repr(str(path))
 
 
+def file_kind(mode: int) -> str:
+    """What an ``st_mode`` is, for messages: ``"a regular file"``, ``"a folder"``, ...
+
+    Examples
+    --------
+    >>> file_kind(os.stat("/dev/null").st_mode), file_kind(os.lstat("/").st_mode)
+    ('a character device', 'a folder')
+    """
+    kinds = (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((kind for test, kind in kinds if test(mode)), "not a regular file")
+
+
 def check_file(path, what: str = "file") -> Path:
     """Return ``path`` as a :class:`~pathlib.Path` after checking it is a readable regular file.
 
@@ -147,21 +168,10 @@ def check_file(path, what: str = "file") -> Path:
             "`bayescal audit FOLDER`."
         )
     if not stat.S_ISREG(info.st_mode):
-        kind = (
-            "a named pipe"
-            if stat.S_ISFIFO(info.st_mode)
-            else "a character device"
-            if stat.S_ISCHR(info.st_mode)
-            else "a block device"
-            if stat.S_ISBLK(info.st_mode)
-            else "a socket"
-            if stat.S_ISSOCK(info.st_mode)
-            else "not a regular file"
-        )
         raise DataError(
-            f"{what} {_name(p)} is {kind}, not a regular file; bayescal reads only regular "
-            "files (it never waits on a pipe or reads a device without end). Save the data "
-            "to a file first."
+            f"{what} {_name(p)} is {file_kind(info.st_mode)}, not a regular file; bayescal reads "
+            "only regular files (it never waits on a pipe or reads a device without end). Save "
+            "the data to a file first."
         )
     if not os.access(p, os.R_OK):
         raise DataError(f"{what} {_name(p)} is not readable (permission denied).")
