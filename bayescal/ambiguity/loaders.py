@@ -24,7 +24,14 @@ from bayescal.ambiguity.validation import (
     check_logits,
     check_random_state,
 )
-from bayescal.data.files import LineWhere, binary_kind, check_file, read_csv, read_jsonl
+from bayescal.data.files import (
+    LineWhere,
+    binary_kind,
+    check_file,
+    check_name_sizes,
+    read_csv,
+    read_jsonl,
+)
 from bayescal.data.validation import check_item_ids, parse_numbers, show_value
 from bayescal.dims import CLASS, ITEM
 from bayescal.errors import ConfigError, DataError
@@ -99,6 +106,7 @@ class AmbiguityData:
             raise DataError(
                 f"{len(self.classes)} class names given for {z.shape[1]} logit columns."
             )
+        check_name_sizes(self.classes, "class")  # issue 23: bounded names
         c = check_counts(self.counts, n_items=z.shape[0], n_classes=z.shape[1])
         ids = check_item_ids(np.asarray(self.item_ids), z.shape[0])
         object.__setattr__(self, "logits", z)

@@ -456,7 +456,7 @@ class Report:
             while saving; the message says what ``out`` holds (the earlier report).
         """
         out = check_out_dir(out, files=self.file_names())
-        target = out.resolve() if out.is_symlink() else out
+        target = out.resolve()  # symbolic links followed; "." and ".." named
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -542,12 +542,14 @@ def check_out_dir(out: PathLike, *, files: Iterable[str] = REPORT_FILES) -> Path
             f"--out {path} exists and is {file_kind(path.stat().st_mode)}, not a directory; give "
             "a folder path (it is created if missing)."
         )
-    target = path.resolve() if path.is_symlink() else path
+    target = path.resolve()
     if target.is_dir():
         _check_contents(path, target, set(files) | set(REPORT_FILES))
         if not os.access(target, os.W_OK | os.X_OK):
+            read_only = bool(os.statvfs(target).f_flag & os.ST_RDONLY)
+            why = "a read-only file system" if read_only else "permission denied"
             raise ConfigError(
-                f"--out {path} is not writable (permission denied); give a folder you can write to."
+                f"--out {path} is not writable ({why}); give a folder you can write to."
             )
     _check_writable(target)
     return path

@@ -24,7 +24,8 @@ Folder protocol (``out`` can be renamed; the usual case)
        names a report writes, then the journal.
 
 File protocol (``out`` is a mount point, or the rename is refused with ``EBUSY`` /
-``EXDEV``: every ``--out /output`` on a container volume)
+``EXDEV``: every ``--out /output`` on a container volume; or ``out`` is the current
+folder, or holds it)
     The journal (``.bayescal.HEX.bayescal-save``) and the new files
     (``.NAME.HEX.partial``) are written inside ``out`` and fsynced; then each file
     replaces its earlier version with one ``rename`` (atomic per file), files of the
@@ -110,10 +111,20 @@ class SaveMode:
 
 
 def plan(target: Path) -> SaveMode:
-    """The protocol for ``target``: the file protocol for a mount point (it cannot be
-    renamed), the folder protocol otherwise."""
-    if target.is_dir() and os.path.ismount(target):
+    """The protocol for ``target`` (an absolute path): the file protocol for a mount point
+    (it cannot be renamed) and for the current folder or one holding it (a swap would
+    leave this process, and the user's shell, in the removed earlier folder), the folder
+    protocol otherwise."""
+    if not target.is_dir():
+        return SaveMode("folder")
+    if os.path.ismount(target):
         return SaveMode("files", "--out is a mount point, which cannot be renamed")
+    try:
+        cwd = Path.cwd().resolve()
+    except OSError:  # the current folder was removed: it is not --out then
+        return SaveMode("folder")
+    if cwd == target.resolve() or target.resolve() in cwd.parents:
+        return SaveMode("files", "--out is the current folder, which stays where it is")
     return SaveMode("folder")
 
 

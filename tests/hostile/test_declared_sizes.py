@@ -285,6 +285,48 @@ def test_cli_refuses_a_posterior_bomb_in_one_line_before_reading_the_data(tmp_pa
     assert not (tmp_path / "out").exists()
 
 
+def _degenerate(post):
+    return _nearly_constant(post, "a", 1e-17)
+
+
+def _empty(post):
+    return post.isel(annotator=slice(0, 0))
+
+
+def _repeated(post):
+    return post.assign_coords(annotator=["r1", "r1", "r3"])
+
+
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (_degenerate, "equal up to rounding"),
+        (_empty, "'annotator' dimension is empty"),
+        (_repeated, "annotator 'r1' appears twice"),
+    ],
+    ids=["degenerate", "empty-annotators", "repeated-names"],
+)
+def test_cli_refuses_each_bad_posterior_in_one_line(tmp_path, make, says):
+    """The issue's reproducers on the command line, both tracks (the multiclass audit reads
+    --priors with the multiclass loader): exit 2, one line, before the data are read."""
+    for track, post, extra in (
+        ("binary", binary_posterior(), []),
+        ("multiclass", multiclass_posterior(), ["--probs", "p0,p1,p2"]),
+    ):
+        if track == "multiclass" and make is _degenerate:
+            post = _nearly_constant(post, "confusion", 1e-17)
+        else:
+            post = make(post)
+        path = write(post, tmp_path / f"{track}.nc")
+        line = one_line_error([
+            "audit", str(tmp_path / "no-such-data.csv"), *extra, "--channels", "bayes",
+            "--priors", str(path), "--out", str(tmp_path / "out"), "--quiet",
+        ])  # fmt: skip
+        assert says in line, (track, line)
+        assert ("multiclass posterior.nc" in line) == (track == "multiclass"), line
+        assert not (tmp_path / "out").exists()
+
+
 # ------------------------------------------------------------------ names in tables
 def test_long_names_are_refused_wherever_names_come_from(tmp_path):
     """Issue: one 10,000-character annotator name made an audit of 200,000 items take 6.4 GB
@@ -309,6 +351,10 @@ def test_long_names_are_refused_wherever_names_come_from(tmp_path):
         MulticlassAnnotations.from_arrays([[0.5, 0.5]], [[0]], classes=["a", long])
     with pytest.raises(DataError, match="annotator name"):
         Annotations.from_arrays([0.5], [[1]], annotators=[long])
+    from bayescal.ambiguity.loaders import AmbiguityData
+
+    with pytest.raises(DataError, match="class name"):  # the ambiguity track's container
+        AmbiguityData(np.zeros((2, 2)), np.ones((2, 2), int), ("a", long), np.arange(2))
 
 
 def test_names_at_the_limit_and_integer_ids_pass():

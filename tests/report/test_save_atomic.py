@@ -363,6 +363,24 @@ def test_a_mount_point_is_saved_file_by_file_and_probed_inside(tmp_path, monkeyp
     assert sorted(os.listdir(out)) == ["report.html", "summary.json"]
 
 
+def test_the_current_folder_stays_in_place(tmp_path, monkeypatch):
+    """``--out .``: swapping the folder would leave the process (and the user's shell) in
+    the removed earlier folder; it is saved file by file, in place. The same for a
+    folder that holds the current one."""
+    out = tmp_path / "report"
+    A.save(out)
+    (tmp_path / "deeper").mkdir()
+    monkeypatch.chdir(tmp_path / "deeper")
+    assert "current folder" in saving.plan(tmp_path).reason
+    monkeypatch.chdir(out)
+    assert "current folder" in saving.plan(out).reason
+    B.save(".")
+    assert os.getcwd() == str(out) and Path(".").resolve() == out
+    assert json.loads(Path("summary.json").read_text())["tag"] == "B"
+    assert sorted(os.listdir(".")) == ["report.html", "summary.json"]
+    assert leftovers(tmp_path, out) == ["deeper"]
+
+
 # ------------------------------------------------------------------ leftovers and markers
 def _journal(folder: Path, token: str, *entries: str) -> Path:
     """A journal as a killed save into ``folder/report`` left it."""
