@@ -618,22 +618,22 @@ def _check_writable(target: Path) -> None:
 def _probe(folder: Path) -> None:
     """Create something in ``folder`` and remove it. An unnamed file (``O_TMPFILE``) leaves
     nothing behind even if the process is killed; where the file system has none, an
-    empty probe folder is made and removed, and empty probe folders of killed checks are
-    removed first (an empty folder holds nothing to lose)."""
-    tmpfile = getattr(os, "O_TMPFILE", 0)
-    if tmpfile:
-        try:
-            os.close(os.open(folder, tmpfile | os.O_WRONLY | os.O_CLOEXEC, 0o600))
-            return
-        except OSError as exc:
-            if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
-                raise
+    empty probe folder is made and removed. Empty probe folders of killed checks (of this
+    or an earlier version) are removed first: an empty folder holds nothing to lose."""
     with signals_held():  # the probe folder is never left behind by Ctrl-C
         for stale in folder.glob(_PROBE + "*"):
             try:
                 os.rmdir(stale)
             except OSError:
-                pass  # not empty, not a folder, or another check's: left alone
+                pass  # not empty, not a folder, or not ours to remove: left alone
+        tmpfile = getattr(os, "O_TMPFILE", 0)
+        if tmpfile:
+            try:
+                os.close(os.open(folder, tmpfile | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                    raise
         probe = tempfile.mkdtemp(prefix=_PROBE, dir=folder)
         try:
             os.rmdir(probe)

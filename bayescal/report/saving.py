@@ -77,7 +77,7 @@ Writer = Callable[[str], object]
 JOURNAL_SUFFIX = ".bayescal-save"
 _MAGIC = "bayescal report save journal"
 _FILES_STEM = "bayescal"  # journal name inside --out for the file protocol
-_ENTRY = re.compile(r"^\.(?P<stem>.+)\.(?P<hex>[0-9a-f]{32})\.(?P<kind>partial|old)$")
+_ENTRY = re.compile(r"^\.(?P<stem>[^/\x00]+)\.(?P<hex>[0-9a-f]{32})\.(?P<kind>partial|old)$")
 _JOURNAL = re.compile(r"^\.(?P<stem>.+)\.(?P<hex>[0-9a-f]{32})" + re.escape(JOURNAL_SUFFIX) + "$")
 _MAX_JOURNAL = 1 << 16
 #: errno values that mean "this folder cannot be renamed here": a mount point, another

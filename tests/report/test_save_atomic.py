@@ -415,6 +415,18 @@ def test_only_marked_leftovers_are_removed(tmp_path):
     assert sorted(leftovers(tmp_path, out)) == sorted([lookalike.name, journal_only.name])
 
 
+def test_a_forged_journal_cannot_reach_outside(tmp_path):
+    """Journal entries are plain names beside --out: a path is ignored, whatever it says."""
+    out = tmp_path / "sub" / "report"
+    A.save(out)
+    victim = tmp_path / f".x.{'6' * 32}.partial"
+    victim.mkdir()
+    (victim / "summary.json").write_text("the user's, in a folder outside --out's parent")
+    _journal(out.parent, "6" * 32, f"./../.x.{'6' * 32}.partial")  # sub/./../ is tmp_path
+    B.save(out)
+    assert (victim / "summary.json").exists()
+
+
 def test_a_marked_folder_holding_a_user_file_keeps_it(tmp_path):
     out = tmp_path / "report"
     A.save(out)
