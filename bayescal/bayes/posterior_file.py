@@ -19,7 +19,8 @@ it reads any value (issue 23):
   file stores for it: a sampler's draws are random doubles, which gzip shrinks by a
   few per cent, so a dataset that expands a thousandfold holds fill values (nothing
   written) or compressed constants, never draws;
-- datasets hold numbers or text (no compound, reference, enum or opaque types);
+- datasets hold netCDF-4's numbers or text (no float16, compound, reference, enum or
+  opaque types, on which the netCDF C library may crash instead of raising);
 
 and then, once the group is read, what the values are:
 
@@ -85,6 +86,9 @@ _DIMS = {
     "b": (CHAIN, DRAW, ANNOTATOR),
     "prevalence": (CHAIN, DRAW, GROUP),
 }
+#: The numeric HDF5 types netCDF-4 defines (the C library has been seen to crash, not
+#: raise, on others, such as float16 written by h5netcdf's invalid_netcdf mode).
+_NETCDF_NUMBERS = {"i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4", "f8"}
 #: Coordinates whose names must be unique: who answered, which class, which group.
 _NAMED = {
     ANNOTATOR: "annotator",
@@ -171,9 +175,13 @@ def _check_declared(path, refuse: Refuse) -> None:
                     continue  # nested groups are not read
                 if ds.is_virtual or ds.external:
                     raise refuse(path, f"variable {name!r} keeps its values in other files")
-                if ds.dtype.kind not in "fiub" and h5py.check_string_dtype(ds.dtype) is None:
+                if ds.dtype.str[1:] not in _NETCDF_NUMBERS and not h5py.check_string_dtype(
+                    ds.dtype
+                ):
                     raise refuse(
-                        path, f"variable {name!r} has HDF5 type {ds.dtype}, not numbers or text"
+                        path,
+                        f"variable {name!r} has HDF5 type {ds.dtype}, not one of netCDF-4's "
+                        "numbers or text",
                     )
                 n = int(np.prod(ds.shape, dtype=object)) if ds.shape is not None else 0
                 found.append((n * ds.dtype.itemsize, name, ds.shape, ds.id.get_storage_size()))
@@ -236,8 +244,10 @@ def _check_values(post, path, refuse: Refuse) -> None:
         da = post[var]
         if CHAIN not in da.dims or DRAW not in da.dims:
             continue
-        if not np.issubdtype(da.dtype, np.floating):
-            raise refuse(path, f"variable {var!r} has dtype {da.dtype}, not floating-point draws")
+        if da.dtype not in (np.float32, np.float64):  # float16 cannot hold a posterior's spread
+            raise refuse(
+                path, f"variable {var!r} has dtype {da.dtype}, not float64 or float32 draws"
+            )
         values = da.values
         if not np.all((values > 0) & (values < 1)):  # NaN too: every draw is a probability
             raise refuse(path, f"variable {var!r} has values outside (0, 1)")

@@ -43,7 +43,15 @@ from bayescal.display import display_name
 from bayescal.errors import ConfigError
 from bayescal.flags import Flag
 from bayescal.interrupts import signals_held
-from bayescal.report.saving import SaveMode, Writer, leftover_names, plan, save_folder, write_bytes
+from bayescal.report.saving import (
+    NAME_OVERHEAD,
+    SaveMode,
+    Writer,
+    leftover_names,
+    plan,
+    save_folder,
+    write_bytes,
+)
 
 __all__ = [
     "Flag",
@@ -543,6 +551,7 @@ def check_out_dir(out: PathLike, *, files: Iterable[str] = REPORT_FILES) -> Path
             "a folder path (it is created if missing)."
         )
     target = path.resolve()
+    _check_name_length(path, target)
     if target.is_dir():
         _check_contents(path, target, set(files) | set(REPORT_FILES))
         if not os.access(target, os.W_OK | os.X_OK):
@@ -553,6 +562,27 @@ def check_out_dir(out: PathLike, *, files: Iterable[str] = REPORT_FILES) -> Path
             )
     _check_writable(target)
     return path
+
+
+def _check_name_length(path: Path, target: Path) -> None:
+    """The save's entries beside ``target`` add :data:`NAME_OVERHEAD` bytes to its name;
+    the file system must take the result (checked now, not after the whole audit)."""
+    folder = target.parent
+    while not folder.exists():
+        folder = folder.parent
+    try:
+        name_max = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    longest = name_max - NAME_OVERHEAD
+    size = len(os.fsencode(target.name))
+    if size > longest:
+        shown = display_name(target.name)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise ConfigError(
+            f"--out {shown!r}: the folder's name is {size} bytes; at most {longest} fit beside "
+            f"the temporary names the save uses ({name_max} per name here). Give a shorter name."
+        )
 
 
 def _check_contents(path: Path, target: Path, allowed: set[str]) -> None:

@@ -62,6 +62,7 @@ except ImportError:  # pragma: no cover - not on Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = [
+    "NAME_OVERHEAD",
     "SaveMode",
     "Writer",
     "plan",
@@ -75,6 +76,9 @@ __all__ = [
 Writer = Callable[[str], object]
 
 JOURNAL_SUFFIX = ".bayescal-save"
+#: Bytes the folder protocol adds to the name of --out for its entries beside it
+#: (``.NAME.`` + 32 hex digits + the longest suffix).
+NAME_OVERHEAD = 2 + 32 + len(".bayescal-save")
 _MAGIC = "bayescal report save journal"
 _FILES_STEM = "bayescal"  # journal name inside --out for the file protocol
 _ENTRY = re.compile(r"^\.(?P<stem>[^/\x00]+)\.(?P<hex>[0-9a-f]{32})\.(?P<kind>partial|old)$")
@@ -112,13 +116,16 @@ class SaveMode:
 
 def plan(target: Path) -> SaveMode:
     """The protocol for ``target`` (an absolute path): the file protocol for a mount point
-    (it cannot be renamed) and for the current folder or one holding it (a swap would
-    leave this process, and the user's shell, in the removed earlier folder), the folder
-    protocol otherwise."""
+    (it cannot be renamed), an existing ``target`` whose parent cannot be written (the
+    staging folder has nowhere to go), and the current folder or one holding it (a swap
+    would leave this process, and the user's shell, in the removed earlier folder); the
+    folder protocol otherwise."""
     if not target.is_dir():
         return SaveMode("folder")
     if os.path.ismount(target):
         return SaveMode("files", "--out is a mount point, which cannot be renamed")
+    if not os.access(target.parent, os.W_OK | os.X_OK) and os.access(target, os.W_OK | os.X_OK):
+        return SaveMode("files", "the folder that holds --out is not writable")
     try:
         cwd = Path.cwd().resolve()
     except OSError:  # the current folder was removed: it is not --out then

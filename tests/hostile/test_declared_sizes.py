@@ -172,9 +172,23 @@ def test_compound_types_links_and_external_storage_are_refused(tmp_path, no_valu
 def test_integer_draws_are_refused(tmp_path):
     post = binary_posterior()
     post["a"] = (post["a"] * 0).astype(np.int64) + 1
-    assert "not floating-point draws" in refusal(
+    assert "not float64 or float32 draws" in refusal(
         load_channel_posterior, write(post, tmp_path / "i.nc")
     )
+
+
+@pytest.mark.parametrize("dtype", ["f2", "b1", "c16"])
+def test_types_outside_netcdf4_are_refused_before_netcdf_reads_them(tmp_path, dtype):
+    """A float16 variable (h5netcdf's invalid_netcdf mode writes them) made the netCDF C
+    library crash the process with a segmentation fault; such types are refused from the
+    HDF5 metadata, before netCDF opens the file."""
+    import h5py
+
+    path = write(binary_posterior(), tmp_path / "t.nc")
+    with h5py.File(path, "a") as f:
+        f["posterior"].create_dataset("x", data=np.zeros((2, 3), dtype=dtype))
+    message = refusal(load_channel_posterior, path)
+    assert "not one of netCDF-4's numbers or text" in message
 
 
 # ------------------------------------------------------------------ empty dimensions

@@ -505,6 +505,30 @@ def test_out_that_is_a_fifo_or_unwritable_is_refused(tmp_path):
         check_out_dir(fifo)
 
 
+def test_a_name_too_long_for_the_temporary_names_is_refused_before_any_work(tmp_path):
+    """255 bytes per name (ext4): the journal beside --out adds 48; found at the end of a
+    run before, as 'File name too long'."""
+    longest = 255 - saving.NAME_OVERHEAD
+    check_out_dir(tmp_path / ("r" * longest))
+    with pytest.raises(ConfigError, match=f"name is {longest + 1} bytes; at most {longest} fit"):
+        check_out_dir(tmp_path / ("r" * (longest + 1)))
+    A.save(tmp_path / ("r" * longest))
+
+
+def test_an_out_whose_parent_is_not_writable_is_saved_file_by_file(tmp_path, monkeypatch):
+    """A folder you own under one you cannot write (root passes every permission check, so
+    the refusal is simulated)."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: real(p, mode) and Path(p) != tmp_path)
+    assert "not writable" in saving.plan(out).reason
+    check_out_dir(out)  # probed inside, not beside
+    B.save(out)
+    saved = json.loads((out / "summary.json").read_text())["reproducibility"]["saved"]
+    assert "the folder that holds --out is not writable" in saved
+
+
 # ------------------------------------------------------------------ figures
 def test_a_figure_that_cannot_be_drawn_fails_its_section_only(tmp_path):
     """The issue's crash: ArviZ's density estimate raises OverflowError on draws equal up to
