@@ -326,6 +326,26 @@ def test_cli_prints_a_full_disk_in_one_line_with_exit_2(tmp_path, monkeypatch, c
     ]
 
 
+def test_cli_says_when_a_report_was_saved_file_by_file(tmp_path, monkeypatch, capsys):
+    import time
+
+    import bayescal.report.cli as audit_cli
+    from bayescal.cli import main
+    from bayescal.report.cli_output import report_outcome
+
+    monkeypatch.setattr(
+        audit_cli,
+        "run",
+        lambda args: report_outcome(args, B, "headline", time.perf_counter()) and 0,
+    )
+    out = tmp_path / "volume"
+    out.mkdir()
+    monkeypatch.setattr(os.path, "ismount", lambda p: Path(p) == out)
+    assert main(["audit", "data.csv", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "bayescal: saved file by file, each file replaced atomically (--out is a mount" in err
+
+
 # ------------------------------------------------------------------ mount points (EBUSY)
 @pytest.mark.parametrize("code", [errno.EBUSY, errno.EXDEV])
 def test_a_refused_rename_falls_back_to_file_by_file(tmp_path, refs, monkeypatch, code):
