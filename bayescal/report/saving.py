@@ -137,13 +137,13 @@ def plan(target: Path) -> SaveMode:
 
 # ------------------------------------------------------------------ small durable steps
 def write_bytes(path: str, data: bytes) -> None:
-    """Create ``path`` (it must not exist), write ``data`` and fsync it."""
+    """Create ``path`` (it must not exist) and write ``data`` (a save fsyncs every file it
+    wrote, whoever wrote it, right after)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.fsync(fd)
     finally:
         os.close(fd)
 
