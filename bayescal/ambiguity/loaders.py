@@ -24,7 +24,14 @@ from bayescal.ambiguity.validation import (
     check_logits,
     check_random_state,
 )
-from bayescal.data.files import LineWhere, binary_kind, check_file, read_csv, read_jsonl
+from bayescal.data.files import (
+    LineWhere,
+    binary_kind,
+    check_file,
+    check_name_sizes,
+    read_csv,
+    read_jsonl,
+)
 from bayescal.data.validation import check_item_ids, parse_numbers, show_value
 from bayescal.dims import CLASS, ITEM
 from bayescal.errors import ConfigError, DataError
@@ -99,6 +106,7 @@ class AmbiguityData:
             raise DataError(
                 f"{len(self.classes)} class names given for {z.shape[1]} logit columns."
             )
+        check_name_sizes(self.classes, "class")  # issue 23: bounded names
         c = check_counts(self.counts, n_items=z.shape[0], n_classes=z.shape[1])
         ids = check_item_ids(np.asarray(self.item_ids), z.shape[0])
         object.__setattr__(self, "logits", z)
@@ -440,12 +448,17 @@ def _check_npz_sizes(p) -> None:
                         else npy_format.read_array_header_2_0
                     )
                     shape, _, dtype = read_header(fh)
-                need = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if dtype.kind not in "biufcUS":  # V0 and records: no numbers, yet per-item cost
+                    raise DataError(
+                        f"npz file {str(p)!r}: array {m.filename!r} has dtype {dtype}, not "
+                        "numbers or text; save plain arrays with np.savez."
+                    )
+                need = int(np.prod(shape, dtype=object)) * max(dtype.itemsize, 1)
                 if need > m.file_size:
                     raise DataError(
-                        f"npz file {str(p)!r}: array {m.filename!r} declares shape {shape} "
-                        f"({need:,} bytes) but the archive holds {m.file_size:,} bytes for it; "
-                        "the file is damaged or forged. Save it again with np.savez."
+                        f"npz file {str(p)!r}: array {m.filename!r} declares shape {shape} of "
+                        f"{dtype} ({need:,} bytes) but the archive holds {m.file_size:,} bytes "
+                        "for it; the file is damaged or forged. Save it again with np.savez."
                     )
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(

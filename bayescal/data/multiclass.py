@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from bayescal.data.files import read_parquet_frame
 from bayescal.data.labelled import DimNames, DimSize
 from bayescal.data.validation import _positions, as_numeric, check_item_ids, check_names
 from bayescal.dims import ANNOTATOR, CLASS, ITEM
@@ -750,7 +751,7 @@ def _read_wide(path):
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq"):
         try:
-            return pd.read_parquet(path), False
+            return read_parquet_frame(path), False  # issue 23: footer sizes checked first
         except ImportError as exc:
             raise DataError(
                 f"reading Parquet needs pyarrow: pip install pyarrow ({exc})."

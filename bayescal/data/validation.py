@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from bayescal.data.files import check_name_sizes
 from bayescal.errors import DataError
 
 __all__ = [
@@ -416,6 +417,7 @@ def check_names(names, k: int, what: str = "annotator") -> list[str]:
         if not s.strip():
             raise DataError(f"{what} names must be non-empty strings.")
         out.append(s)
+    check_name_sizes(out, what)  # issue 23: bounded names (bayescal.data.files)
     seen, dup = set(), []
     for s in out:
         if s in seen:
@@ -482,6 +484,7 @@ def check_ids(values, *, what: str, where: Where, allow_float: bool = False) -> 
         )
     kind = infer_dtype(arr, skipna=False)
     if kind in ("string", "integer") or (allow_float and kind in ("floating", "boolean")):
+        check_name_sizes(arr, what, where=where, total=None)  # issue 23: bounded ids
         if kind == "floating" and not np.all(np.isfinite(arr.astype(np.float64))):
             raise DataError(f"{what} must be finite.")
         return arr
