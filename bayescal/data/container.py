@@ -1184,8 +1184,10 @@ class _Table:
 
 
 def _all_text(values: np.ndarray) -> bool:
-    present = [v for v in values if v is not None and v == v]
-    return bool(present) and all(isinstance(v, str) for v in present)
+    import pandas as pd
+
+    present = values[~np.asarray(pd.isna(values), dtype=bool)]
+    return present.size > 0 and all(isinstance(v, str) for v in present)
 
 
 def _load_wide(

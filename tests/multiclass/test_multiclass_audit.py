@@ -136,7 +136,7 @@ def test_cli_runs_the_multiclass_audit_when_probs_are_given(mc_data, tmp_path, c
     "extra, message",
     [
         (["--channels", "gmm"], "binary estimator"),
-        (["--long", "a,b,c"], "cannot be combined with --probs"),
+        (["--score", "s"], "give either score='s' (binary data) or probs="),
     ],
 )
 def test_cli_refusals(mc_data, tmp_path, capsys, extra, message):
