@@ -228,9 +228,8 @@ class Annotations:
         names = check_classes(classes, c)
         mapping = names if (classes is not None and names_given is not False) else None
         ids = check_item_ids(item, n, where=_position if from_api else where)
-        if isinstance(labels, np.ma.MaskedArray):
-            lab = labels
-        else:
+        lab: np.ndarray = labels
+        if not isinstance(labels, np.ma.MaskedArray):
             lab = class_indices(labels, mapping, "labels", where=where)
         ann = check_names(annotators, lab.shape[1]) if lab.ndim == 2 else None
         lab = check_labels(
@@ -306,25 +305,22 @@ class Annotations:
                     f"have {dims!r} (in any order). Rename the dims (Dataset.rename) first."
                 )
         label = dataset["label"].transpose(ITEM, ANNOTATOR)
-        optional = {v: dataset[v].values for v in ("truth", "group", "gold") if v in dataset}
-        tol = dataset.attrs.get("sum_tol", PROB_SUM_TOL) if sum_tol is None else sum_tol
-        if "probs" in dataset:
-            probs = dataset["probs"].transpose(ITEM, CLASS)
-            values = {"probs": probs.values}
-            classes = [str(c) for c in probs[CLASS].values]
-        else:
-            values = {"score": dataset["score"].values}
-            classes = [str(c) for c in dataset[CLASS].values] if CLASS in dataset.coords else None
+        optional = {v: dataset[v].values if v in dataset else None for v in ("truth", "gold")}
+        probs = dataset["probs"].transpose(ITEM, CLASS) if "probs" in dataset else None
+        names = None if CLASS not in dataset.coords else [str(c) for c in dataset[CLASS].values]
         return cls._build(
             label.values,
-            **values,
-            classes=classes,
+            score=None if probs is not None else dataset["score"].values,
+            probs=None if probs is None else probs.values,
+            classes=names if probs is None else [str(c) for c in probs[CLASS].values],
             names_given=False,
+            truth=optional["truth"],
+            gold=optional["gold"],
+            group=dataset["group"].values if "group" in dataset else None,
             annotators=[str(a) for a in label[ANNOTATOR].values],
             item=dataset[ITEM].values,
-            sum_tol=tol,
+            sum_tol=dataset.attrs.get("sum_tol", PROB_SUM_TOL) if sum_tol is None else sum_tol,
             columns=dataset.attrs.get("columns"),
-            **optional,
         )
 
     @classmethod
@@ -512,10 +508,10 @@ class Annotations:
         wide[row, col] = labels
         if classes is None and probs is not None:
             classes = [str(c) for c in name]
-        values_kw = {"score": per_item} if probs is None else {"probs": per_item}
         return cls._build(
             wide,
-            **values_kw,
+            score=per_item if probs is None else None,
+            probs=None if probs is None else per_item,
             classes=classes,
             names_given=False,
             truth=y,
@@ -721,7 +717,7 @@ class Annotations:
     @property
     def annotated(self) -> np.ndarray:
         """Boolean (n_items,): True where at least one annotator answered."""
-        return self.answered.any(axis=1)
+        return np.asarray(self.answered.any(axis=1))
 
     @property
     def n_unannotated(self) -> int:
@@ -1137,6 +1133,9 @@ def _is_parquet(path) -> bool:
 class _Table:
     """The columns of one CSV or Parquet file, with the file's row names for messages."""
 
+    columns: dict[str, np.ndarray]
+    where: Where
+
     def __init__(self, path, *, parquet: bool, text_columns=()):
         if parquet:
             self._pf = open_parquet(path)
@@ -1148,28 +1147,28 @@ class _Table:
             self.source = f"CSV file {str(self._csv.path)!r}"
         self.path, self.parquet = path, parquet
 
-    def read(self, roles: dict[str, str], retext=()) -> None:
-        """Load the columns (Parquet: type-checked by role; CSV: ``retext`` as text)."""
-        if self.parquet:
-            frame = read_parquet(self._pf, self.path, roles)
-            if len(frame) == 0:
-                raise DataError(f"{self.source} has no rows.")
-            self.columns = {
-                c: frame[c].to_numpy(dtype=object)
-                if frame[c].dtype.kind == "O"
-                else frame[c].to_numpy()
-                for c in frame.columns
-            }
-            self.where: Where = LineWhere(self.path, np.arange(1, len(frame) + 1), unit="row")
+    def load(self, *, ids, numbers, answers, classes) -> None:
+        """Read the columns by role: Parquet type-checked (answers may be strings when
+        ``classes`` are given), CSV read again with every column as text when the class
+        names are numbers other than their positions."""
+        if not self.parquet:
+            if classes is not None and _names_are_other_numbers(classes):
+                self._csv = read_csv(self.path, what="CSV file", text_columns=self.header)
+            self.columns, self.where = self._csv.columns, self._csv.where()
             return
-        if retext:
-            self._csv = read_csv(self.path, what="CSV file", text_columns=list(retext))
-        self.columns, self.where = self._csv.columns, self._csv.where()
-
-    def string_columns(self) -> set:
-        """Parquet columns of string type (class names may be written there)."""
         schema = self._pf.schema_arrow
-        return {f.name for f in schema if str(f.type) in ("string", "large_string")}
+        strings = {f.name for f in schema if str(f.type) in ("string", "large_string")}
+        roles = {c: "id" if classes is not None and c in strings else "label" for c in answers}
+        frame = read_parquet(
+            self._pf, self.path, roles | {c: "number" for c in numbers} | {c: "id" for c in ids}
+        )
+        if len(frame) == 0:
+            raise DataError(f"{self.source} has no rows.")
+        self.columns = {
+            c: frame[c].to_numpy(dtype=object if frame[c].dtype.kind == "O" else None)
+            for c in frame.columns
+        }
+        self.where = LineWhere(self.path, np.arange(1, len(frame) + 1), unit="row")
 
     def numbers(self, col: str, what: str, *, blank: str = "error", classes=None) -> np.ndarray:
         """One column as float64: decimal text, typed numbers, or class names."""
@@ -1206,13 +1205,7 @@ def _load_wide(
     """The one wide reader (CSV or Parquet, score or probs) behind load_csv / load_table."""
     _check_column_names(score=score, truth=truth, item=item, gold=gold)
     probs = _prob_columns(probs)
-    if probs is None:
-        score = "score" if score is None else score
-    elif score is not None:
-        raise ConfigError(
-            f"give either score={score!r} (binary data) or probs={probs!r} (one probability "
-            "column per class), not both."
-        )
+    score = _score_or_probs(score, probs)
     answer_like = [c for c in (truth, gold) if c is not None] + list(annotators or [])
     text = [c for c in [item] + (answer_like if classes is not None else []) if c is not None]
     table = _Table(
@@ -1225,29 +1218,21 @@ def _load_wide(
         annotators=annotators,
         source=table.source,
     )
-    c = 2 if probs is None else len(probs)
-    mapping = None if classes is None else check_classes(classes, c)
+    mapping = None if classes is None else check_classes(classes, len(probs or "01"))
     answers = names + [x for x in (truth, gold) if x is not None]
-    if table.parquet:
-        strings = table.string_columns() if mapping is not None else set()
-        kinds = {col: "id" if col in strings else "label" for col in answers}
-        table.read({**kinds, **{x: "number" for x in probs or [score]}, item: "id"})
-    else:
-        retext = table.header if mapping is not None and _names_are_other_numbers(mapping) else ()
-        table.read({}, retext=retext)
+    table.load(
+        ids=[item] if item else [], numbers=probs or [score], answers=answers, classes=mapping
+    )
     lab = np.column_stack(
         [
             table.numbers(x, f"annotator column {x!r}", blank="missing", classes=mapping)
             for x in names
         ]
     )
-    values: dict[str, np.ndarray] = {}
-    if probs is None:
-        values["score"] = table.numbers(score, f"score column {score!r}")
-    else:
-        values["probs"] = np.column_stack(
-            [table.numbers(x, f"probability column {x!r}") for x in probs]
-        )
+    z = None if probs is not None else table.numbers(score, f"score column {score!r}")
+    p = None
+    if probs is not None:
+        p = np.column_stack([table.numbers(x, f"probability column {x!r}") for x in probs])
     y = None if truth is None else table.numbers(truth, f"truth column {truth!r}", classes=mapping)
     g = None
     if gold is not None:
@@ -1263,7 +1248,8 @@ def _load_wide(
     }
     return Annotations._build(
         lab,
-        **values,
+        score=z,
+        probs=p,
         classes=classes if classes is not None else (None if probs is None else list(probs)),
         names_given=False,
         truth=y,
@@ -1524,13 +1510,7 @@ def load_long(
             raise DataError(
                 f"{table.source} has no column {col!r}; columns are {_short(table.header)}."
             )
-    if table.parquet:
-        strings = table.string_columns() if mapping is not None else set()
-        roles = {item: "id", annotator: "id", **{x: "number" for x in values_cols}}
-        table.read(roles | {x: "id" if x in strings else "label" for x in answers})
-    else:
-        retext = table.header if mapping is not None and _names_are_other_numbers(mapping) else ()
-        table.read({}, retext=retext)
+    table.load(ids=[item, annotator], numbers=values_cols, answers=answers, classes=mapping)
     where = table.where
     per_row = np.column_stack([table.numbers(x, f"column {x!r}") for x in values_cols])
     record = {

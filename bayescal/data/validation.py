@@ -301,7 +301,7 @@ def _isna(values) -> np.ndarray:
 
 # ------------------------------------------------------------------ arrays to numbers
 def _ragged(values) -> str:
-    lengths = []
+    lengths: list[int | None] = []
     for row in values:
         try:
             lengths.append(len(row))
@@ -434,13 +434,13 @@ def check_probs(
     if isinstance(sum_tol, bool) or not (isinstance(sum_tol, (int, float)) and 0 <= sum_tol < 1):
         raise ConfigError(f"sum_tol must be a number in [0, 1); got {show_value(sum_tol)}.")
     where = where or ItemWhere(ids)
-    bad = ~np.isfinite(p).all(axis=1)
+    bad = np.asarray(~np.isfinite(p).all(axis=1))
     if bad.any():
         raise DataError(
             f"{name} has missing or non-finite values in {int(bad.sum())} row(s), at "
             f"{_rows(bad, where)}. Every item needs a probability for every class."
         )
-    bad = ((p < 0) | (p > 1)).any(axis=1)
+    bad = np.asarray(((p < 0) | (p > 1)).any(axis=1))
     if bad.any():
         raise DataError(
             f"{name} has values outside [0, 1] in {int(bad.sum())} row(s), at {_rows(bad, where)}"

@@ -86,7 +86,7 @@ def test_refusals(mc_data):
     with pytest.raises(ConfigError, match="view must be one of"):
         audit_multiclass(mc_data, view="truth")
     with pytest.raises(ConfigError, match="MulticlassAnnotations"):
-        audit_multiclass(simulate_toy(100, random_state=0))
+        audit_multiclass(simulate_toy(100, random_state=0).dataset)
 
 
 # ----------------------------------------------------------------------------- CLI
