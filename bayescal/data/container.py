@@ -206,13 +206,13 @@ class Annotations:
         score_name: str = "score",
         probs_name: str = "probs",
         columns: dict[str, Any] | None = None,
-        names_given: bool | None = None,
+        map_names: bool = True,
     ) -> Annotations:
         """The one constructor every builder and reader ends in.
 
         ``where`` names rows in messages (files: file and line); ``labels``,
         ``truth`` and ``gold`` may hold class names when ``classes`` is given
-        (``names_given=False`` keeps ``classes`` as coordinate names only).
+        (``map_names=False`` keeps ``classes`` as coordinate names only).
         """
         from_api = where is None
         if from_api:
@@ -226,7 +226,7 @@ class Annotations:
             p = check_probs(probs, sum_tol=sum_tol, name=probs_name, where=where)
         n, c = p.shape
         names = check_classes(classes, c)
-        mapping = names if (classes is not None and names_given is not False) else None
+        mapping = names if (classes is not None and map_names) else None
         ids = check_item_ids(item, n, where=_position if from_api else where)
         lab: np.ndarray = labels
         if not isinstance(labels, np.ma.MaskedArray):
@@ -313,7 +313,7 @@ class Annotations:
             score=None if probs is not None else dataset["score"].values,
             probs=None if probs is None else probs.values,
             classes=names if probs is None else [str(c) for c in probs[CLASS].values],
-            names_given=False,
+            map_names=False,
             truth=optional["truth"],
             gold=optional["gold"],
             group=dataset["group"].values if "group" in dataset else None,
@@ -500,8 +500,16 @@ class Annotations:
                 f"{show_value(items[i])} at {where(i)}; give every annotated item {noun} "
                 "(ids are compared exactly: 1 and '1' differ)."
             )
-        y = None if truth is None else _truth_per_item(items, item_index, truth, where, n_classes)
-        known = None if gold is None else _gold_per_item(items, item_index, gold, where, n_classes)
+        y = (
+            None
+            if truth is None
+            else _per_item(items, item_index, truth, where, n_classes, gold=False)
+        )
+        known = (
+            None
+            if gold is None
+            else _per_item(items, item_index, gold, where, n_classes, gold=True)
+        )
         ann_names = pd.unique(pd.Index(raters))
         col = pd.Index(ann_names).get_indexer(raters)
         wide = np.full((len(item_index), len(ann_names)), np.nan, dtype=np.float64)
@@ -513,7 +521,7 @@ class Annotations:
             score=per_item if probs is None else None,
             probs=None if probs is None else per_item,
             classes=classes,
-            names_given=False,
+            map_names=False,
             truth=y,
             gold=known,
             annotators=[str(a) for a in ann_names],
@@ -916,44 +924,34 @@ def _probs_per_row(frame, probs, where):
     return names, matrix
 
 
-def _truth_per_item(items, item_index, truth, where, n_classes: int) -> np.ndarray:
-    """Clean classes by item from per-row values (one per item) or a Series by item."""
+def _per_item(items, item_index, spec, where, n_classes: int, *, gold: bool) -> np.ndarray:
+    """Truth or gold classes by item from per-row values (one value per item; gold: blank
+    on every row of an item that is not a gold item) or from a Series by item id."""
     import pandas as pd
 
-    name, values = truth
-    if isinstance(values, pd.Series):
-        y = values.reindex(item_index)
-        if y.isna().any():
-            i = int(np.flatnonzero(y.isna().to_numpy())[0])
-            raise DataError(
-                f"truth has no value for item {show_value(item_index[i])}; truth must "
-                "cover every item."
-            )
-        return y.to_numpy(dtype=np.float64)
-    check_truth(values, values.size, where=where, n_classes=n_classes)
-    t_index, t = _constant_per_item(items, values, f"truth {name!r}", where)
-    return t[t_index.get_indexer(item_index)]
-
-
-def _gold_per_item(items, item_index, gold, where, n_classes: int) -> np.ndarray:
-    """Gold classes by item (NaN = not gold) from per-row values or a Series by item."""
-    import pandas as pd
-
-    name, values = gold
+    name, values = spec
+    check = check_gold if gold else check_truth
     if isinstance(values, pd.Series):
         unknown = ~values.index.isin(item_index)
-        if unknown.any():
+        if gold and unknown.any():
             raise DataError(
                 f"gold names {int(unknown.sum())} item(s) that are not in the table, for "
                 f"example {show_value(values.index[unknown][0])}."
             )
-        known = values.reindex(item_index).to_numpy(dtype=np.float64)  # absent: not gold
-        return check_gold(known, known.size, n_classes=n_classes)
-    check_gold(values, values.size, where=where, n_classes=n_classes)
-    # blank rows count as -1 so that "blank on one row, 1 on another" is caught as a conflict
+        per_item = values.reindex(item_index)  # absent: not a gold item / refused as truth
+        if not gold and per_item.isna().any():
+            i = int(np.flatnonzero(per_item.isna().to_numpy())[0])
+            raise DataError(
+                f"truth has no value for item {show_value(item_index[i])}; truth must "
+                "cover every item."
+            )
+        return check(per_item.to_numpy(dtype=np.float64), len(item_index), n_classes=n_classes)
+    check(values, values.size, where=where, n_classes=n_classes)
+    # blank gold rows count as -1 so that "blank on one row, 1 on another" is a conflict
     coded = np.where(np.isnan(values), -1.0, values)
-    index, per_item = _constant_per_item(items, coded, f"gold {name!r} (blank shown as -1)", where)
-    known = per_item[index.get_indexer(item_index)]
+    what = f"gold {name!r} (blank shown as -1)" if gold else f"truth {name!r}"
+    index, known = _constant_per_item(items, coded, what, where)
+    known = known[index.get_indexer(item_index)]
     return np.where(known < 0, np.nan, known)
 
 
@@ -1206,6 +1204,7 @@ def _load_wide(
     _check_column_names(score=score, truth=truth, item=item, gold=gold)
     probs = _prob_columns(probs)
     score = _score_or_probs(score, probs)
+    mapping = None if classes is None else check_classes(classes, len(probs or "01"))
     answer_like = [c for c in (truth, gold) if c is not None] + list(annotators or [])
     text = [c for c in [item] + (answer_like if classes is not None else []) if c is not None]
     table = _Table(
@@ -1218,7 +1217,6 @@ def _load_wide(
         annotators=annotators,
         source=table.source,
     )
-    mapping = None if classes is None else check_classes(classes, len(probs or "01"))
     answers = names + [x for x in (truth, gold) if x is not None]
     table.load(
         ids=[item] if item else [], numbers=probs or [score], answers=answers, classes=mapping
@@ -1251,7 +1249,7 @@ def _load_wide(
         score=z,
         probs=p,
         classes=classes if classes is not None else (None if probs is None else list(probs)),
-        names_given=False,
+        map_names=False,
         truth=y,
         gold=g,
         annotators=[str(a) for a in names],

@@ -426,6 +426,14 @@ BAD_LONG = [
     ("zebra", _long(label=["dog", "zebra"]), dict(classes=["cat", "dog"]), "'zebra'"),
     ("no probs", _long(), dict(probs=pd.DataFrame([[0.5, 0.5]], index=[1])), "without prob"),
     ("score and probs", _long(), dict(score="score", probs=["a", "b"]), "either score="),
+    ("truth not per item", _long(), dict(truth={1: 1}), "truth has no value for item 2"),
+    ("gold of no item", _long(), dict(gold={9: 1}), "gold names 1 item.* for example 9"),
+    (
+        "gold varies",
+        _long(item=[1, 1], annotator=["x", "y"], score=[0.2] * 2, g=[1, None]),
+        dict(gold="g"),
+        r"gold 'g' \(blank shown as -1\) differs between rows of item 1",
+    ),
 ]
 
 

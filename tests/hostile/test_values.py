@@ -55,3 +55,41 @@ def test_out_of_core_cells_follow_the_same_rules(tmp_path, text):
         summarize(str(folder))
     with pytest.raises(DataError, match=r"annotator column 'r1': .* at .*line 2 is not a number"):
         load_csv(folder / "a.csv")
+
+
+# ------------------------------------------------------------------ CLI messages (issue 23)
+MULTI = "item,p0,p1,p2,r1,r2,r3\na,0.7,0.2,0.1,0,0,1\nb,0.1,0.3,0.6,2,2,\nc,0.2,0.5,0.3,1,1,1\n"
+
+
+def test_cli_says_a_class_is_duplicated(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text(MULTI)
+    msg = one_line_error(
+        [
+            "audit",
+            p,
+            "--probs",
+            "p0,p1,p2",
+            "--classes",
+            "a,a,b",
+            "--out",
+            tmp_path / "o",
+            "--item",
+            "item",
+        ]
+    )
+    assert "duplicated class name(s) ['a']" in msg and "annotator" not in msg
+
+
+def test_cli_says_one_column_has_two_roles(tmp_path):
+    p = tmp_path / "long.csv"
+    p.write_text("item,annotator,label,score\ni,a,1,0.5\n")
+    msg = one_line_error(["audit", p, "--long", "item,item,label", "--out", tmp_path / "o"])
+    assert "column 'item' is given two roles (item and annotator)" in msg
+
+
+def test_cli_refuses_a_reference_like_default_annotator(tmp_path):
+    p = tmp_path / "w.csv"
+    p.write_text("score,r1,r2,truth\n0.2,0,1,0\n0.7,1,1,1\n")
+    msg = one_line_error(["audit", p, "--out", tmp_path / "o"])
+    assert "column 'truth' is named like a reference label" in msg and "--annotators" in msg
