@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 
 #: public name -> module that defines it (imported on first access)
 _LAZY = {
