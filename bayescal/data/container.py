@@ -25,6 +25,7 @@ every problem; nothing is clipped, renormalised, dropped or replaced.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -263,7 +264,7 @@ class Annotations:
         ds = xr.Dataset(data_vars, coords=coords)
         ds.attrs["sum_tol"] = float(sum_tol)
         if columns is not None:
-            ds.attrs["columns"] = columns
+            ds.attrs["columns"] = json.dumps(columns)  # text: the dataset stays netCDF-safe
         return cls(ds)
 
     @classmethod
@@ -320,7 +321,7 @@ class Annotations:
             annotators=[str(a) for a in label[ANNOTATOR].values],
             item=dataset[ITEM].values,
             sum_tol=dataset.attrs.get("sum_tol", PROB_SUM_TOL) if sum_tol is None else sum_tol,
-            columns=dataset.attrs.get("columns"),
+            columns=json.loads(dataset.attrs["columns"]) if "columns" in dataset.attrs else None,
         )
 
     @classmethod
@@ -741,7 +742,7 @@ class Annotations:
         tables); a role without a column is None.
         """
         columns = self._ds.attrs.get("columns")
-        return None if columns is None else dict(columns)
+        return None if columns is None else json.loads(columns)
 
     def subset(self, index) -> Annotations:
         """Items selected by an integer index or boolean mask (no re-validation needed)."""

@@ -601,6 +601,9 @@ def test_the_reader_records_which_column_got_which_role(tmp_path):
     }
     assert d.columns == expected and d.describe()["columns"] == expected
     assert d.subset([1]).columns == expected and d.n_gold == 1
+    d.dataset.to_netcdf(tmp_path / "d.nc")  # the record is text: the dataset stays netCDF-safe
+    again = Annotations.from_dataset(xr.load_dataset(tmp_path / "d.nc"))
+    assert again.columns == expected and again.data_hash() == d.data_hash()
     assert _data(2).columns is None
     long = _write(tmp_path, "task,worker,answer,score,extra\nt,w,1,0.5,z\n", "long.csv")
     rec = load_long(long, item="task", annotator="worker", label="answer").columns
