@@ -654,6 +654,13 @@ def check_classes(classes, n_classes: int) -> list[str]:
     """
     if classes is None:
         return [str(k) for k in range(n_classes)]
+    if not isinstance(classes, (str, bytes, dict)) and hasattr(classes, "__iter__"):
+        classes = list(classes)
+        if len(classes) != n_classes:
+            raise DataError(
+                f"got {len(classes)} class names for {n_classes} classes: one name per "
+                "probability column, in column order (a score is two classes)."
+            )
     return check_names(classes, n_classes, "class")
 
 

@@ -58,7 +58,7 @@ def test_load_csv_with_probs_reads_multiclass_data(tmp_path):
     assert named.classes == ["cat", "dog", "fox"] and named.annotators == ["r1", "r2", "r3", "y"]
     with pytest.raises(ConfigError, match="not both"):
         load_csv(path, score="p0", probs=["p0", "p1", "p2"])
-    with pytest.raises(DataError, match="no column 'score'"):  # classes alone: binary data
+    with pytest.raises(DataError, match="3 class names for 2 classes"):  # classes alone: C = 2
         load_csv(path, classes=["cat", "dog", "fox"])
 
 
