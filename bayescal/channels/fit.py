@@ -18,7 +18,6 @@ from bayescal.channels.moments import moment_inverse
 from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
-from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
 from bayescal.summaries.multiclass import MulticlassSummary, summarize_multiclass
 from bayescal.summaries.summary import Summary, as_summary
@@ -41,7 +40,7 @@ MULTICLASS_METHODS: dict[str, Callable[..., ChannelFit]] = {
 
 
 def fit_channels(
-    data: Annotations | Summary | MulticlassAnnotations | MulticlassSummary,
+    data: Annotations | Summary | MulticlassSummary,
     method: str | None = None,
     *,
     groups: Bins | str | None = None,
@@ -84,7 +83,9 @@ def fit_channels(
     >>> fit_channels(simulate_multiclass(2000, 3, random_state=0)).confusion.shape
     (1, 3, 3, 3)
     """
-    if isinstance(data, (MulticlassAnnotations, MulticlassSummary)):
+    if isinstance(data, MulticlassSummary) or (
+        isinstance(data, Annotations) and data.n_classes > 2
+    ):
         return _fit_multiclass(data, method, groups, options)
     name = str("score_bin_em" if method is None else method).replace("-", "_")
     if name not in METHODS:

@@ -459,7 +459,7 @@ def summarize(data, *, groups=None, bins=DEFAULT_BINS, bin_strategy: str = "unif
     >>> s.n_items, s.n_groups, s.n_bins
     (1000, 5, 10)
     """
-    if type(data).__name__ == "MulticlassAnnotations":
+    if isinstance(data, Annotations) and data.n_classes > 2:
         raise DataError(
             "summarize builds binary summaries; multiclass data are summarised by "
             "bayescal.summarize_multiclass(data, groups=..., bins=...)."

@@ -141,11 +141,13 @@ def test_many_classes_and_annotators_stay_sparse():
     assert (summarize_multiclass(half[0]) + summarize_multiclass(half[1])).equals(s)
 
 
-def test_refuses_the_binary_container():
+def test_a_binary_container_is_two_class_data_and_other_types_are_refused():
     from bayescal.simulate import simulate_toy
 
+    d = simulate_toy(10, random_state=0)
+    assert summarize_multiclass(d).n_classes == 2  # one container: binary = C = 2
     with pytest.raises(DataError, match="MulticlassAnnotations"):
-        summarize_multiclass(simulate_toy(10, random_state=0))
+        summarize_multiclass(d.dataset)
 
 
 @pytest.mark.parametrize("m", [1, 2, 3, 7, 10, 15, 100])
