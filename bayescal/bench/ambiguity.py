@@ -389,7 +389,7 @@ def run(args) -> int:
             "oracle": "'Oracle TS (oracle)' is SLTS fitted on the "
             "TEST split: an upper reference, not a method",
             "dirichlet": "Dirichlet-Hard / Dirichlet-Soft cross-validate the ODIR weight on the "
-            "calibration half (decades 1e-5..1e3, 5 stratified folds; the chosen value is "
+            "calibration half (decades 1e-3..1e3, 5 stratified folds; the chosen value is "
             "'lambda_offdiag' per row); the '(ODIR 1e-3)' rows fix it at Tao et al.'s value",
         },
         "results": per_seed[first],

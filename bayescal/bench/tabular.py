@@ -538,6 +538,12 @@ def run(args) -> int:
             "ncece_oracle_gap_by_regime": cell_summary(
                 t7_rows, ("estimator", "k", "regime"), "gap"
             ),
+            "channel_rmse_by_predictor": cell_summary(
+                t7_rows, ("estimator", "k", "predictor"), "rmse"
+            ),
+            "ncece_oracle_gap_by_predictor": cell_summary(
+                t7_rows, ("estimator", "k", "predictor"), "gap"
+            ),
             "failures": t7_failures,
         },
         "failures": failures,
