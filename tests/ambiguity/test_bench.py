@@ -137,3 +137,12 @@ def test_mcts_sweep_refits_each_s_and_tends_to_slts(chaosnli_paths, tmp_path, ca
     t_slts = res["results"]["SLTS"]["T"]
     # Five seeds at S = 200: the mean is within a few of its standard errors of the limit.
     assert abs(r200["T"]["mean"] - t_slts) < 4 * r1["T"]["sd"] / np.sqrt(200 * 5) + 1e-6
+
+
+@pytest.mark.parametrize("bad", [["--mcts-samples", "0"], ["--mcts-seeds"]])
+def test_mcts_sweep_refuses_bad_settings(bad, chaosnli_paths, capsys):
+    jsonl, preds = chaosnli_paths
+    argv = ["bench", "ambiguity", "--chaosnli", str(jsonl), *map(str, preds)]
+    argv += ["--methods", "TS", "--n-draws", "2", "--n-boot", "0", "--mcts-sweep", *bad]
+    assert main(argv) == 2
+    assert "mcts" in capsys.readouterr().err

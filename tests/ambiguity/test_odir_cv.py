@@ -97,9 +97,7 @@ def test_fixed_lambda_is_selectable_and_skips_the_grid(chaos_small):
     m = SoftDirichletCalibration(lambda_offdiag=TAO_ODIR).fit(d.logits, d.counts)
     assert m.lambda_offdiag_ == m.lambda_bias_ == 1e-3
     assert m.cv_scores_ is None and m.cv_lambdas_ is None and m.cv_converged_ is None
-    m2 = SoftDirichletCalibration(lambda_offdiag=TAO_ODIR, lambda_bias=0.5).fit(
-        d.logits, d.counts
-    )
+    m2 = SoftDirichletCalibration(lambda_offdiag=TAO_ODIR, lambda_bias=0.5).fit(d.logits, d.counts)
     assert m2.lambda_bias_ == 0.5
 
 

@@ -113,3 +113,22 @@ def test_recommendation_for_both_targets(chaos_small):
     # TS and nothing is cross-validated.
     m2, check2, _ = check_guideline(d, cal, "voted", "both", folds=3, n_draws=10)
     assert m2 == "TS" and "TS itself" in check2["skipped"] and not check2["scores"]
+
+
+def test_audit_cli_takes_objective_both(chaosnli_paths, tmp_path, capsys):
+    import json
+
+    from bayescal.ambiguity.recommend import TWO_STAGE_GUIDELINE
+    from bayescal.cli import main
+
+    jsonl, preds = chaosnli_paths
+    out = tmp_path / "both"
+    argv = ["audit-ambiguity", "--chaosnli", str(jsonl), *map(str, preds), "--methods", "TS"]
+    argv += ["--objective", "both", "--n-draws", "10", "--n-boot", "0", "--cv-folds", "3"]
+    assert main([*argv, "--quiet", "--out", str(out)]) == 0
+    capsys.readouterr()
+    rec = json.loads((out / "summary.json").read_text())["recommendation"]
+    assert rec["objective"] == "both" and rec["guideline"] == TWO_STAGE_GUIDELINE
+    assert rec["method"] in ("Dirichlet-Soft + TS", "TS")
+    assert set(rec["check"]["scores"]) == {"TS", "Dirichlet-Soft + TS"}
+    assert "ece_voted" in rec["check"]["scores"]["TS"]
