@@ -20,13 +20,27 @@ summary, references, authors, and a watermark of the versions used.
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
 
 import nbformat as nbf
 
-OUT = Path(__file__).resolve().parents[1] / "notebooks"
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "notebooks"
+
+#: Absolute paths that executed outputs pick up (a warning names the file that raised it, a
+#: traceback the kernel's cell file), rewritten so that committed notebooks name no folder
+#: of the machine that ran them: package files relative to the package's folder, third-party
+#: files relative to site-packages, the kernel's cell files as <cell>.
+_PATH = r"(?<![^\s\"'(=])(?:/[^\s\"':<>/]+)*"  # an absolute path's folders, from its start
+MACHINE_PATHS = [
+    (re.compile(re.escape(str(ROOT)) + "/"), ""),
+    (re.compile(_PATH + r"/site-packages/"), "site-packages/"),
+    (re.compile(_PATH + r"/ipykernel_\d+/\d+\.py"), "<cell>"),
+    (re.compile(_PATH + r"/(bayescal/[^\s\"':<>]+\.py)"), r"\1"),
+]
 
 QUICK = """import os
 QUICK = os.environ.get("BAYESCAL_QUICK") == "1"  # CI runs notebooks in quick mode"""
@@ -46,16 +60,19 @@ def tail(summary: str, references: str) -> list:
     return [
         ("md", "## Summary\n\n" + summary),
         ("md", "## References\n\n" + references),
-        ("md", "## Authors\n\nWritten by the bayescal developers for bayescal 0.2."),
+        (
+            "md",
+            "## Authors\n\nWritten by the bayescal developers; the watermark below gives the "
+            "bayescal version this notebook was last run with.",
+        ),
         ("md", "## Watermark"),
         WATERMARK,
     ]
 
 
 HANADA = (
-    "- Hanada, H. and Futami, F. *Noisy-label calibration with multiple annotators* "
-    "(the binary paper behind NC-ECE; `shared/papers/noisy-label-calibration-multiple-"
-    "annotators.md`).\n"
+    "- Hanada, K. and Futami, F. *Noisy-label calibration with multiple unreliable labels*. "
+    "arXiv:2610.19543, 2026 (the binary paper behind NC-ECE).\n"
     "- Peterson, J. C. et al. *Human uncertainty makes classification more robust*. ICCV 2019 "
     "(CIFAR-10H).\n"
     "- Nie, Y., Zhou, X. and Bansal, M. *What can we learn from collective human opinions on "
@@ -253,8 +270,7 @@ BAYES = [
 
 TAO = (
     "- Tao, L., Luo, H., Dong, M. and Xu, C. *Confidence calibration under ambiguous ground "
-    "truth*. arXiv:2603.22879, 2026 (`shared/papers/calibration-under-ambiguous-ground-truth."
-    "txt`).\n"
+    "truth*. arXiv:2603.22879, 2026.\n"
     "- Peterson, J. C. et al. *Human uncertainty makes classification more robust*. ICCV 2019 "
     "(CIFAR-10H).\n"
     "- Nie, Y., Zhou, X. and Bansal, M. *What can we learn from collective human opinions on "
@@ -527,7 +543,7 @@ MULTICLASS = [
         "code",
         QUICK + "\nimport numpy as np\nimport matplotlib.pyplot as plt\nimport arviz as az\n"
         "import bayescal as bc\n"
-        "from bayescal.summaries.multiclass import summarize_multiclass\n"
+        "from bayescal.summaries import summarize_multiclass\n"
         "from bayescal.channels.multiclass_em import multiclass_dawid_skene_em\n"
         "from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes\n"
         "from bayescal.metrics.multiclass import multiclass_oracle_ece, multiclass_vote_ece\n"
@@ -694,6 +710,24 @@ SOURCES = {
 }
 
 
+def without_machine_paths(value):
+    """``value`` (an output's text, list or dict) with :data:`MACHINE_PATHS` rewritten.
+
+    Images and other binary payloads (base64 under ``image/*``) are left as they are.
+    """
+    if isinstance(value, str):
+        for pattern, replacement in MACHINE_PATHS:
+            value = pattern.sub(replacement, value)
+        return value
+    if isinstance(value, list):
+        return [without_machine_paths(v) for v in value]
+    if isinstance(value, dict):
+        return {
+            k: v if k.startswith("image/") else without_machine_paths(v) for k, v in value.items()
+        }
+    return value
+
+
 def execute(path: Path, quick: bool, timeout: int) -> float:
     """Run ``path`` in a fresh kernel from notebooks/; write it back with outputs unless quick."""
     import nbclient
@@ -716,6 +750,9 @@ def execute(path: Path, quick: bool, timeout: int) -> float:
         if env_before is not None:
             os.environ["BAYESCAL_QUICK"] = env_before
     if not quick:
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs = [nbf.from_dict(without_machine_paths(dict(o))) for o in cell.outputs]
         nbf.write(nb, path)
     return seconds
 

@@ -37,7 +37,6 @@ from bayescal.bayes.sampling import (
     sample_pymc,
 )
 from bayescal.channels.result import ChannelFit
-from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError
 from bayescal.summaries.summary import Summary, summarize
@@ -295,9 +294,7 @@ def fit_channels_bayes(
     >>> fit.method, fit.a.dims, fit.a.sizes["draw"]
     ('bayes_grouped', ('draw', 'annotator'), 50)
     """
-    if isinstance(data, MulticlassAnnotations) or (
-        isinstance(data, Summary) and data.n_classes > 2
-    ):
+    if getattr(data, "n_classes", 2) > 2:
         if dependence is not None:
             raise ConfigError(
                 "dependence applies to binary channels only in this version; drop it for "

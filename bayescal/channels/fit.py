@@ -18,7 +18,6 @@ from bayescal.channels.moments import moment_inverse
 from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
-from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
 from bayescal.summaries.summary import Summary, as_summary, summarize_multiclass
 
@@ -40,7 +39,7 @@ MULTICLASS_METHODS: dict[str, Callable[..., ChannelFit]] = {
 
 
 def fit_channels(
-    data: Annotations | Summary | MulticlassAnnotations,
+    data: Annotations | Summary,
     method: str | None = None,
     *,
     groups: Bins | str | None = None,
@@ -83,9 +82,7 @@ def fit_channels(
     >>> fit_channels(simulate_multiclass(2000, 3, random_state=0)).confusion.shape
     (1, 3, 3, 3)
     """
-    if isinstance(data, MulticlassAnnotations) or (
-        isinstance(data, Summary) and data.n_classes > 2
-    ):
+    if isinstance(data, (Annotations, Summary)) and data.n_classes > 2:
         return _fit_multiclass(data, method, groups, options)
     name = str("score_bin_em" if method is None else method).replace("-", "_")
     if name not in METHODS:

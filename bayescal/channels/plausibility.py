@@ -51,6 +51,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bayescal.data.validation import REFERENCE_NAMES, reference_like
 from bayescal.flags import Flag
 
 __all__ = [
@@ -70,11 +71,6 @@ __all__ = [
     "score_trend_flags",
 ]
 
-#: Column names that usually hold a reference label, not an annotator's answers
-#: (compared case-insensitively, with ``-`` and spaces read as ``_``).
-REFERENCE_NAMES = frozenset(
-    {"truth", "label", "labels", "gold", "target", "y", "ground_truth", "groundtruth", "reference"}
-)
 
 #: An annotator whose gap b - a is below this carries almost no signal: corrected
 #: labels divide by the gap, so their variance grows like 1 / gap**2 (x400 at 0.05).
@@ -110,10 +106,6 @@ RATE_MARGIN = 0.5
 _GROUPED = {"score_bin_em": True, "hui_walter": True, "gmm": True, "dawid_skene_em": False}
 
 
-def _normal(name: str) -> str:
-    return str(name).strip().lower().replace("-", "_").replace(" ", "_")
-
-
 def reference_name_flags(annotators: Sequence[str]) -> list[Flag]:
     """Flag annotator columns named like a reference label (issue 12, item 3).
 
@@ -137,7 +129,7 @@ def reference_name_flags(annotators: Sequence[str]) -> list[Flag]:
     """
     out = []
     for name in annotators:
-        if _normal(name) in REFERENCE_NAMES:
+        if reference_like(name) == "reference":  # the readers' rule (data layer)
             out.append(
                 Flag(
                     "plausibility.reference-like-name",

@@ -14,7 +14,6 @@ from typing import Any
 
 from bayescal._typing import Bins
 from bayescal.data.container import Annotations
-from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale.dask_summaries import is_out_of_core_source, summarize_dask
 from bayescal.summaries.summary import DEFAULT_BINS, Summary
@@ -24,7 +23,7 @@ __all__ = ["summarize"]
 
 
 def summarize(
-    data: Annotations | MulticlassAnnotations | Any,
+    data: Annotations | Any,
     *,
     groups: Bins | str | None = None,
     bins: Bins = DEFAULT_BINS,
@@ -40,7 +39,7 @@ def summarize(
 
     Parameters
     ----------
-    data : Annotations, MulticlassAnnotations, dask DataFrame, path, glob or list of paths
+    data : Annotations, dask DataFrame, path, glob or list of paths
         A validated container, or wide rows out of core (one row per item, one
         column per annotator; CSV or Parquet; a binary ``score`` column or
         ``probs=[...]``, one column per class).
@@ -66,7 +65,7 @@ def summarize(
     >>> summarize(simulate_toy(1000, random_state=0), groups=5).n_items
     1000
     """
-    container = isinstance(data, (Annotations, MulticlassAnnotations))
+    container = isinstance(data, Annotations)
     if not container and is_out_of_core_source(data):
         return summarize_dask(
             data,

@@ -60,7 +60,6 @@ import xarray as xr
 
 from bayescal.data.container import Annotations
 from bayescal.data.labelled import DimNames, DimSize
-from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import ANNOTATOR, BIN, CLASS, GROUP, PATTERN
 from bayescal.errors import ConfigError, DataError
 from bayescal.summaries.partition import assign, bin_index, cell_labels, make_edges
@@ -242,8 +241,8 @@ class Summary:
     Examples
     --------
     >>> import numpy as np
-    >>> from bayescal.data.multiclass import MulticlassAnnotations
-    >>> d = MulticlassAnnotations.from_arrays(
+    >>> from bayescal import Annotations
+    >>> d = Annotations.from_arrays(
     ...     [[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.6, 0.3, 0.1]],
     ...     [[0, 0, np.nan], [2, 1, 2], [0, 0, np.nan]])
     >>> s = summarize(d)
@@ -982,19 +981,6 @@ def _metric_cells(p, pred, conf, rows, pat, n_pat, bin_edges, y, every):
 
 
 # ----------------------------------------------------------------- building
-def _container_probs(data: Annotations | MulticlassAnnotations) -> tuple[np.ndarray, list[str]]:
-    """Class probabilities (n, C) and class names of a container.
-
-    A binary container holds the score only: its probabilities are the two columns
-    ``1 - score, score``, so ``p_1`` is the score bit for bit. (This helper goes when
-    the one container with ``probs`` for every C lands.)
-    """
-    if isinstance(data, MulticlassAnnotations):
-        return data.probs, list(data.classes)
-    z = np.asarray(data.score, dtype=np.float64)
-    return np.column_stack([1.0 - z, z]), ["0", "1"]
-
-
 def resolve_groups(
     groups: Any, data: Any = None, *, n_classes: int
 ) -> tuple[str, np.ndarray | None, np.ndarray | None]:
@@ -1042,7 +1028,7 @@ def resolve_groups(
 
 
 def summarize(
-    data: Annotations | MulticlassAnnotations,
+    data: Annotations,
     *,
     groups: Any = None,
     bins: Any = DEFAULT_BINS,
@@ -1059,8 +1045,8 @@ def summarize(
 
     Parameters
     ----------
-    data : Annotations or MulticlassAnnotations
-        The validated container.
+    data : Annotations
+        The validated container (any number of classes).
     groups : None, int, array-like or str
         Channel groups (see :func:`resolve_groups`): ``None`` uses the container's
         ``group`` when it has one, else 5 equal-width score groups for two classes
@@ -1086,13 +1072,13 @@ def summarize(
     >>> s.n_items, s.n_groups, s.n_bins, s.grouping
     (1000, 5, 10, 'score')
     """
-    if not isinstance(data, (Annotations, MulticlassAnnotations)):
+    if not isinstance(data, Annotations):
         raise DataError(
             f"summarize expects an Annotations container; got {type(data).__name__}. "
             "Build one with Annotations.from_arrays, Annotations.from_long or load_csv; for a "
             "dask DataFrame or a path / glob of CSV or Parquet files use bayescal.scale.summarize."
         )
-    probs, classes = _container_probs(data)
+    probs, classes = data.probs, data.classes
     c = probs.shape[1]
     grouping, group_edges, group_values = resolve_groups(groups, data, n_classes=c)
     if bin_strategy == "quantile" and c != 2:
@@ -1137,7 +1123,7 @@ def as_summary(
 
     Parameters
     ----------
-    data : Annotations, MulticlassAnnotations or Summary
+    data : Annotations or Summary
     groups, bins : optional
         As in :func:`summarize`; only with a container.
     bin_strategy : {"uniform", "quantile"}, default "uniform"
@@ -1169,7 +1155,7 @@ def as_summary(
                 "summarize() instead."
             )
         return data
-    if isinstance(data, (Annotations, MulticlassAnnotations)):
+    if isinstance(data, Annotations):
         return summarize(
             data,
             groups=groups,

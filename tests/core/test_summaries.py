@@ -43,7 +43,7 @@ def _data(c, n=1500, seed=0, *, gold_share=0.0, missing=0.25):
 
 
 def _probs(d):
-    return np.column_stack([1 - d.score, d.score]) if isinstance(d, Annotations) else d.probs
+    return d.probs  # the one container: two columns 1 - score, score for binary data
 
 
 def _cell(x, edges):
@@ -414,9 +414,7 @@ def test_an_unannotated_chunk_merges():
 def _plain(d, rows=None):
     """The same items without a gold variable (optionally a subset)."""
     rows = np.arange(d.n_items) if rows is None else rows
-    if isinstance(d, Annotations):
-        return Annotations.from_arrays(d.score[rows], d.labels[rows], truth=d.truth[rows])
-    return MulticlassAnnotations.from_arrays(d.probs[rows], d.labels[rows], truth=d.truth[rows])
+    return Annotations.from_arrays(d.probs[rows], d.labels[rows], truth=d.truth[rows])
 
 
 _METRIC_VARS = ("top_cell", "classwise_cell")

@@ -43,6 +43,7 @@ def test_binary_data_keep_the_binary_default():
 def test_load_csv_with_probs_reads_multiclass_data(tmp_path):
     from bayescal.data.container import load_csv, load_table
     from bayescal.data.multiclass import MulticlassAnnotations, load_multiclass_csv
+    from bayescal.errors import DataError
 
     path = tmp_path / "m.csv"
     path.write_text("item,p0,p1,p2,r1,r2,r3,y\na,0.7,0.2,0.1,0,0,,0\nb,0.1,0.3,0.6,2,1,2,2\n")
@@ -50,11 +51,14 @@ def test_load_csv_with_probs_reads_multiclass_data(tmp_path):
     direct = load_multiclass_csv(path, probs=["p0", "p1", "p2"], truth="y", item="item")
     assert isinstance(got, MulticlassAnnotations)
     assert got.dataset.identical(direct.dataset)
-    named = load_table(path, probs=["p0", "p1", "p2"], classes=["cat", "dog", "fox"], item="item")
+    kw = dict(probs=["p0", "p1", "p2"], classes=["cat", "dog", "fox"], item="item")
+    with pytest.raises(DataError, match="'y' is named like a reference label"):
+        load_table(path, **kw)  # never a silent fourth annotator
+    named = load_table(path, annotators=["r1", "r2", "r3", "y"], **kw)
     assert named.classes == ["cat", "dog", "fox"] and named.annotators == ["r1", "r2", "r3", "y"]
     with pytest.raises(ConfigError, match="not both"):
         load_csv(path, score="p0", probs=["p0", "p1", "p2"])
-    with pytest.raises(ConfigError, match="classes was given without probs"):
+    with pytest.raises(DataError, match="3 class names for 2 classes"):  # classes alone: C = 2
         load_csv(path, classes=["cat", "dog", "fox"])
 
 

@@ -34,11 +34,7 @@ def reordered(data, annotators, rows=None, *, truth=True, gold=True):
         "annotators": annotators,
     }
     labels = data.labels[rows][:, order]
-    if isinstance(data, MulticlassAnnotations):
-        return MulticlassAnnotations.from_arrays(
-            data.probs[rows], labels, classes=data.classes, **kw
-        )
-    return Annotations.from_arrays(data.score[rows], labels, **kw)
+    return Annotations.from_arrays(data.probs[rows], labels, classes=data.classes, **kw)
 
 
 def make_case(c):

@@ -335,7 +335,7 @@ def _sigmoid(a):
 
 
 class AdaptiveTemperatureScaling(Calibrator):
-    """ATS: per-item temperature ``T_i = softplus(w . phi_i + b) + 0.1`` on voted labels.
+    """ATS: per-item temperature ``T_i = softplus(w^T phi_i + b) + 0.1`` on voted labels.
 
     Tao et al., App. L (ATS, annotation-free per-instance temperature).
 
