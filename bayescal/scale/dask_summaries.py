@@ -20,8 +20,7 @@ import numpy as np
 
 from bayescal._typing import Bins
 from bayescal.data.container import check_role_clash
-from bayescal.data.validation import PROB_SUM_TOL
-from bayescal.data.validation import check_names
+from bayescal.data.validation import PROB_SUM_TOL, check_names
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import WideSpec, add_all, summarize_batch, wide_arrays
 from bayescal.scale._deps import require

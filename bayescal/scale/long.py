@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 
 from bayescal._typing import Bins
-from bayescal.data.validation import PROB_SUM_TOL
-from bayescal.data.validation import check_names
+from bayescal.data.validation import PROB_SUM_TOL, check_names
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import (
     check_gold_values,
