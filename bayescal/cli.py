@@ -113,6 +113,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "Peak RSS of summarize + NC-ECE + interval at K = 6, 9, 12 and 500 bins "
         "(one process per case).",
     ),
+    "many-annotators": (
+        "bayescal.bench.many_annotators",
+        "Peak RSS of a binary audit with K = 16 annotators and 20,000 items (one process per "
+        "channel choice).",
+    ),
     "gaussian-recal": (
         "bayescal.bench.gaussian_recal",
         "Gaussian recalibration study of App. G.2 (naive/corrected/clean "

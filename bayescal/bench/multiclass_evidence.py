@@ -22,7 +22,7 @@ from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
 from bayescal.simulate import simulate_multiclass
 from bayescal.simulate.ambiguous import simulate_ambiguous_multiclass
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def add_arguments(parser) -> None:

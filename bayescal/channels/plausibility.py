@@ -144,8 +144,9 @@ def reference_name_flags(annotators: Sequence[str]) -> list[Flag]:
 
 def _pair_tables(summary) -> list[tuple[int, int, np.ndarray]]:
     """Per annotator pair (j, k): the 2 x 2 table of answers on items both answered."""
-    counts = summary.pattern_counts.values.sum(axis=0).astype(np.float64)
-    states = summary.states
+    view = summary.binary
+    counts = view.pattern_counts.sum(axis=0).astype(np.float64)
+    states = view.states
     out = []
     k_total = summary.n_annotators
     for j in range(k_total):
@@ -265,13 +266,14 @@ def score_trend_flags(summary) -> list[Flag]:
     >>> [f.code for f in score_trend_flags(summarize(Annotations.from_arrays(z, y)))]
     ['plausibility.score-inverted']
     """
-    n = summary.bin_count.values.astype(np.float64)
-    answered = summary.bin_answered.values.sum(axis=1).astype(np.float64)
+    view = summary.binary
+    n = view.bin_count.astype(np.float64)
+    answered = view.bin_answered.sum(axis=1).astype(np.float64)
     ok = (n > 0) & (answered > 0)
     if ok.sum() < 2:
         return []
-    x = summary.bin_score_sum.values[ok] / n[ok]
-    r = summary.bin_label_sum.values.sum(axis=1)[ok] / answered[ok]
+    x = view.bin_score_sum[ok] / n[ok]
+    r = view.bin_label_sum.sum(axis=1)[ok] / answered[ok]
     w = n[ok]
     xbar = np.average(x, weights=w)
     rbar = np.average(r, weights=w)

@@ -79,7 +79,7 @@ from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import CLASS, GROUP
 from bayescal.errors import ConfigError, DataError
 from bayescal.flags import Flag
-from bayescal.summaries.multiclass import MulticlassSummary, summarize_multiclass
+from bayescal.summaries.summary import Summary, summarize_multiclass
 
 __all__ = [
     "NoiseAmbiguityCheck",
@@ -365,7 +365,7 @@ def noise_or_ambiguity(
 
     Parameters
     ----------
-    data : MulticlassAnnotations or MulticlassSummary
+    data : MulticlassAnnotations or Summary
         The annotations the channels were fitted on (a container is summarised
         with ``groups``, which must match the channels' groups unless they are
         pooled).
@@ -392,7 +392,7 @@ def noise_or_ambiguity(
     --------
     >>> from bayescal.simulate import simulate_multiclass
     >>> from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> data = simulate_multiclass(3000, 3, random_state=0)
     >>> fit = multiclass_dawid_skene_em(summarize_multiclass(data))
     >>> check = noise_or_ambiguity(data, fit, n_replicates=100)
@@ -401,11 +401,11 @@ def noise_or_ambiguity(
     """
     if isinstance(data, MulticlassAnnotations):
         summary = summarize_multiclass(data, groups=groups)
-    elif isinstance(data, MulticlassSummary):
+    elif isinstance(data, Summary):
         summary = data
     else:
         raise ConfigError(
-            f"expected MulticlassAnnotations or a MulticlassSummary; got {type(data).__name__}."
+            f"expected MulticlassAnnotations or a Summary; got {type(data).__name__}."
         )
     if not isinstance(channels, ChannelFit):
         raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")

@@ -127,10 +127,12 @@ def load_audit_data(args):
     gold = getattr(args, "gold", None)
     probs = parse_names(args.probs, "--probs") if getattr(args, "probs", None) else None
     if is_out_of_core(args.data):
-        if probs:
+        if probs and len(probs) > 2:
             raise ConfigError(
-                f"{args.data!r} is a folder or a glob; --probs data are read from one CSV or "
-                "Parquet file in memory (out-of-core summaries take --score)."
+                f"{args.data!r} is a folder or a glob; the multiclass audit reads one CSV or "
+                "Parquet file in memory (its ambiguity view and recalibration fit per-item "
+                "maps). The library summarises such folders: "
+                "bayescal.scale.summarize_dask(..., probs=[...])."
             )
         return summarize_out_of_core(args)
     values = {
@@ -154,6 +156,11 @@ def summarize_out_of_core(args):
     from bayescal.scale import summarize, summarize_long_dask
 
     annotators = parse_names(args.annotators, "--annotators") if args.annotators else None
+    probs = parse_names(args.probs, "--probs") if getattr(args, "probs", None) else None
+    # the binary score column, or two probability columns (the same two-class data)
+    columns = {"score": args.score} if probs is None else {"probs": probs}
+    if probs is not None and getattr(args, "classes", None):
+        columns["classes"] = parse_names(args.classes, "--classes")
     if args.long:
         item, annotator, label = parse_long_columns(args.long)
         return summarize_long_dask(
@@ -161,7 +168,7 @@ def summarize_out_of_core(args):
             item=item,
             annotator=annotator,
             label=label,
-            score=args.score,
+            **columns,
             truth=args.truth,
             gold=getattr(args, "gold", None),
             annotators=annotators,
@@ -172,7 +179,7 @@ def summarize_out_of_core(args):
         args.data,
         groups=args.groups,
         bins=args.bins,
-        score=args.score,
+        **columns,
         annotators=annotators,
         truth=args.truth,
         gold=getattr(args, "gold", None),

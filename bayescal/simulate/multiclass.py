@@ -33,7 +33,7 @@ from bayescal.errors import ConfigError
 from bayescal.simulate._checks import check_missing, check_n_items
 from bayescal.simulate.toy import _check_edges
 
-#: Largest pattern table enumerated exactly (as summaries.multiclass.MAX_DENSE_CELLS).
+#: Largest pattern table enumerated exactly (as summaries.patterns.MAX_DENSE_CELLS).
 MAX_EXACT_CELLS = 2**20
 
 __all__ = [
@@ -176,7 +176,7 @@ class MulticlassPopulation:
         Parameters
         ----------
         groups : "predicted", "all", int or edges
-            As in :func:`bayescal.summaries.multiclass.summarize_multiclass`.
+            As in :func:`bayescal.summaries.summary.summarize`.
 
         Returns
         -------

@@ -737,4 +737,4 @@ def test_summary_excludes_unannotated():
     d = Annotations.from_arrays([0.1, 0.9], [[1, 0], [np.nan, np.nan]])
     s = bc.summarize(d, groups=2, bins=2)
     assert s.n_items == 1 and int(s.n_unannotated.sum()) == 1
-    assert float(s.bin_count.sum()) == 1
+    assert float(s.binary.bin_count.sum()) == 1

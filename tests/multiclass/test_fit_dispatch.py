@@ -7,7 +7,7 @@ from bayescal.channels.fit import fit_channels
 from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.errors import ConfigError
 from bayescal.simulate import simulate_toy
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def test_container_and_summary_give_the_direct_fit(mc_small, mc_small_summary):
@@ -62,10 +62,9 @@ def test_load_csv_with_probs_reads_multiclass_data(tmp_path):
         load_csv(path, classes=["cat", "dog", "fox"])
 
 
-def test_binary_summarize_points_multiclass_data_to_its_summary(mc_small):
+def test_summarize_is_one_function_for_every_number_of_classes(mc_small):
     import bayescal as bc
-    from bayescal.errors import DataError
 
-    with pytest.raises(DataError, match="summarize_multiclass"):
-        bc.summarize(mc_small)
-    assert bc.summarize_multiclass(mc_small).n_classes == mc_small.n_classes
+    s = bc.summarize(mc_small)
+    assert s.n_classes == mc_small.n_classes and s.grouping == "predicted"
+    assert s.equals(bc.summarize_multiclass(mc_small))

@@ -10,7 +10,7 @@ from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
 from bayescal.simulate import simulate_multiclass
 from bayescal.simulate.ambiguous import simulate_ambiguous_multiclass
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def _em(data):
