@@ -23,7 +23,7 @@ __version__ = "0.3.0"
 #: public name -> module that defines it (imported on first access)
 _LAZY = {
     "Annotations": "bayescal.data",
-    "MulticlassAnnotations": "bayescal.data",
+    "MulticlassAnnotations": "bayescal.data",  # the same class as Annotations (v0.2 name)
     "load_csv": "bayescal.data",
     "load_table": "bayescal.data",
     "load_long": "bayescal.data",

@@ -10,6 +10,7 @@ __all__ = [
     "FitError",
     "ConfigError",
     "NotFittedError",
+    "OutputError",
     "BayescalWarning",
     "ConvergenceWarning",
     "IdentificationWarning",
@@ -50,6 +51,22 @@ class ConfigError(BayescalError, ValueError):
 
 class NotFittedError(BayescalError, AttributeError):
     """An estimator was used before ``fit`` was called."""
+
+
+class OutputError(BayescalError, OSError):
+    """A report could not be written (disk full, permission, read-only file system, ...);
+    the message says what was being written, what the folder now holds and the fix.
+    ``errno`` is the operating system's.
+
+    Examples
+    --------
+    >>> import errno
+    >>> str(OutputError(errno.ENOSPC, "cannot save the report to out/: disk full"))
+    'cannot save the report to out/: disk full'
+    """
+
+    def __str__(self) -> str:  # the message alone, not "[Errno 28] message"
+        return self.strerror if self.strerror else super().__str__()
 
 
 class BayescalWarning(UserWarning):

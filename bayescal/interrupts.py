@@ -14,12 +14,24 @@ recorded instead of handled, and delivers them to the previous handlers when the
 step is over; the step can look at ``held.received`` to skip work that would
 commit a result the user has just asked to abandon.
 
+The first signal decides, in the order the signals arrived (Python's wakeup
+fd; Python itself would handle signals pending together in number order, SIGINT
+first). Once it has raised :class:`Interrupted`, further
+SIGINT / SIGTERM (Ctrl-C pressed again, a supervisor's SIGTERM) are recorded in
+``guard.later`` and change nothing: the clean-up the first one started is not
+cut, and the exit status and message are the first signal's. With
+``ignore_after_stop=True`` (the command line, as a whole process) they stay
+ignored after the block too, until the process exits: a SIGTERM in the last
+instant of interpreter shutdown would otherwise kill it with 143 after it said
+"interrupted by SIGINT".
+
 Signal handlers belong to the main thread: elsewhere both context managers
 change nothing (a signal is then handled in the main thread, as always).
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -78,10 +90,24 @@ def _in_main_thread() -> bool:
 
 @dataclass
 class InterruptGuard:
-    """What :func:`interrupts_raised` yields: ``quiet()`` stops raising on further signals."""
+    """What :func:`interrupts_raised` yields: the signals received, in the order they
+    arrived (``first``, then ``later``, which were ignored), and ``quiet()``, which
+    ignores every further signal."""
 
     active: bool
     quieted: bool = False
+    arrivals: list[int] = field(default_factory=list)
+    raised: bool = False
+
+    @property
+    def first(self) -> int | None:
+        """The signal that stopped the run (None while it runs)."""
+        return self.arrivals[0] if self.arrivals else None
+
+    @property
+    def later(self) -> list[int]:
+        """Signals that came after the first; they changed nothing."""
+        return self.arrivals[1:]
 
     def quiet(self) -> None:
         """Ignore further SIGINT / SIGTERM (the run is already stopping and saying so)."""
@@ -91,6 +117,55 @@ class InterruptGuard:
             self.quieted = True
 
 
+class _ArrivalOrder:
+    """The order in which signals arrived, from Python's wakeup fd.
+
+    Python runs the handlers of signals that are pending together in signal-number
+    order (SIGINT before SIGTERM), whatever order they came in: a SIGTERM that
+    arrives while the main thread is inside a long C call and a Ctrl-C 20 ms later
+    are handled as "SIGINT, then SIGTERM". The C-level handler writes each signal's
+    number to the wakeup fd the moment it arrives, so the fd has the true order.
+    When another wakeup fd is set (an event loop), it is left alone and the handlers'
+    order is used.
+    """
+
+    def __init__(self) -> None:
+        self.fds: tuple[int, int] | None = None
+        r, w = os.pipe()
+        os.set_blocking(r, False)
+        os.set_blocking(w, False)
+        try:
+            old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        except (ValueError, OSError):
+            old = None
+        if old != -1:  # not ours to replace (or not possible): leave it
+            if old is not None:
+                signal.set_wakeup_fd(old)
+            os.close(r)
+            os.close(w)
+            return
+        self.fds = (r, w)
+
+    def take(self, signum: int) -> list[int]:
+        """The held signals that arrived since the last call (``[signum]`` without an fd)."""
+        if self.fds is None:
+            return [int(signum)]
+        data = b""
+        try:
+            while chunk := os.read(self.fds[0], 4096):
+                data += chunk
+        except BlockingIOError:
+            pass
+        return [b for b in data if b in HELD_SIGNALS]
+
+    def close(self) -> None:
+        if self.fds is not None:
+            signal.set_wakeup_fd(-1)
+            for fd in self.fds:
+                os.close(fd)
+            self.fds = None
+
+
 def _python_handlers() -> dict:
     """The current handler of each held signal; a handler installed outside Python (None)
     cannot be put back, so that signal is left alone."""
@@ -98,35 +173,49 @@ def _python_handlers() -> dict:
     return {signum: h for signum, h in handlers.items() if h is not None}
 
 
-def _raise_interrupted(signum, frame) -> None:
-    raise Interrupted(signum)
-
-
 @contextmanager
-def interrupts_raised() -> Iterator[InterruptGuard]:
-    """Inside the block, SIGINT and SIGTERM raise :class:`Interrupted`; handlers restored after.
+def interrupts_raised(*, ignore_after_stop: bool = False) -> Iterator[InterruptGuard]:
+    """Inside the block, the first SIGINT / SIGTERM raises :class:`Interrupted`; later ones
+    are recorded in ``guard.later`` and ignored. Handlers are restored after the block,
+    unless ``ignore_after_stop`` and a signal came: then both signals stay ignored.
 
     Examples
     --------
     >>> import os
-    >>> with interrupts_raised():
+    >>> with interrupts_raised() as guard:
     ...     try:
     ...         os.kill(os.getpid(), signal.SIGTERM)
     ...     except Interrupted as exc:
-    ...         print(exc.exit_status)
-    143
+    ...         os.kill(os.getpid(), signal.SIGINT)  # while stopping: recorded, ignored
+    ...         print(exc.exit_status, guard.later)
+    143 [2]
     """
     if not _in_main_thread():
         yield InterruptGuard(active=False)
         return
+    guard = InterruptGuard(active=True)
+    order = _ArrivalOrder()
+
+    def handler(signum, frame) -> None:
+        # (a signal read ahead with an earlier one is not counted twice)
+        guard.arrivals += order.take(signum) or ([] if guard.arrivals else [int(signum)])
+        if not guard.raised:
+            guard.raised = True
+            raise Interrupted(guard.arrivals[0])  # the first to arrive, not the first handled
+        # already stopping: the first signal decides
+
     previous = _python_handlers()
     for signum in previous:
-        signal.signal(signum, _raise_interrupted)
+        signal.signal(signum, handler)
     try:
-        yield InterruptGuard(active=True)
+        yield guard
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        stopped = guard.raised or guard.quieted
+        for signum, previous_handler in previous.items():
+            signal.signal(
+                signum, signal.SIG_IGN if ignore_after_stop and stopped else previous_handler
+            )
+        order.close()
 
 
 @dataclass
@@ -176,4 +265,8 @@ def signals_held() -> Iterator[Held]:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         for signum in dict.fromkeys(held.received):
-            signal.raise_signal(signum)
+            handler = signal.getsignal(signum)
+            if callable(handler):  # called directly: raise_signal would count it twice
+                handler(signum, None)
+            else:
+                signal.raise_signal(signum)

@@ -543,7 +543,7 @@ MULTICLASS = [
         "code",
         QUICK + "\nimport numpy as np\nimport matplotlib.pyplot as plt\nimport arviz as az\n"
         "import bayescal as bc\n"
-        "from bayescal.summaries.multiclass import summarize_multiclass\n"
+        "from bayescal.summaries import summarize_multiclass\n"
         "from bayescal.channels.multiclass_em import multiclass_dawid_skene_em\n"
         "from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes\n"
         "from bayescal.metrics.multiclass import multiclass_oracle_ece, multiclass_vote_ece\n"

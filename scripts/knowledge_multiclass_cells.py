@@ -27,7 +27,7 @@ from bayescal.channels.multiclass_em import gold_identifies_multiclass, multicla
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.simulate import simulate_multiclass
 from bayescal.simulate.multiclass import default_confusions
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 t_true = default_confusions(2, 3)
 mc = simulate_multiclass(3000, 3, t_true, random_state=7)

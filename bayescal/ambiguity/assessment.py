@@ -131,7 +131,8 @@ def assess_ambiguity(
         Uncalibrated, TS and the recommended method always run.
     annotations : {"auto", "voted", "samples", "distribution"}, default "auto"
         What the calibration data hold; ``"auto"`` reads it from the counts.
-    objective : {"overall", "ece"}, default "overall"
+    objective : {"overall", "ece", "both"}, default "overall"
+        ``"both"``: true-label and voted-label ECE (the two-stage recipe).
     cal_fraction : float, default 0.5
         Share of items in the calibration half.
     n_bins, n_draws : int, default 15, 100

@@ -101,8 +101,9 @@ def fit_evaluate(
     -------
     row : dict
         The metrics of :func:`~bayescal.ambiguity.evaluate` plus ``group``,
-        ``oracle``, ``T`` (temperature methods), ``seconds``, ``converged``,
-        ``n_iter``.
+        ``oracle``, ``T`` (temperature methods; the second stage's for a
+        two-stage recipe), ``lambda_offdiag`` (the ODIR weight of Dirichlet
+        maps), ``seconds``, ``converged``, ``n_iter``.
     bins : xarray.Dataset or None
         Per-bin ``ece_true`` data (only with ``keep_bins``).
     proba : ndarray of shape (len(test), n_classes)
@@ -132,6 +133,13 @@ def fit_evaluate(
     out = {"group": spec.group, "oracle": bool(spec.group == "oracle")}
     if hasattr(model, "temperature_"):
         out["T"] = float(model.temperature_)
+    # The cross-validated ODIR weight of a Dirichlet map, or of a two-stage recipe's first stage.
+    odir = next(
+        (s for s in (model, getattr(model, "first_", None)) if hasattr(s, "lambda_offdiag_")),
+        None,
+    )
+    if odir is not None:
+        out["lambda_offdiag"] = float(odir.lambda_offdiag_)
     for k, v in m.items():
         out[k] = 100.0 * v if k in ECE_KEYS else v
     out["seconds"] = seconds

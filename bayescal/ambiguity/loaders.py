@@ -18,13 +18,22 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
+from bayescal._random import seed_from
+from bayescal._typing import ArrayLike, RandomState
 from bayescal.ambiguity.validation import (
     check_counts,
     check_labels,
     check_logits,
     check_random_state,
 )
-from bayescal.data.files import LineWhere, binary_kind, check_file, read_csv, read_jsonl
+from bayescal.data.files import (
+    LineWhere,
+    binary_kind,
+    check_file,
+    check_name_sizes,
+    read_csv,
+    read_jsonl,
+)
 from bayescal.data.validation import check_item_ids, parse_numbers, show_value
 from bayescal.dims import CLASS, ITEM
 from bayescal.errors import ConfigError, DataError
@@ -35,6 +44,7 @@ __all__ = [
     "load_chaosnli",
     "load_npz",
     "stratified_split",
+    "stratified_folds",
     "CIFAR10_CLASSES",
     "CHAOSNLI_CLASSES",
     "CHAOSNLI_PREDICTION_ORDER",
@@ -99,6 +109,7 @@ class AmbiguityData:
             raise DataError(
                 f"{len(self.classes)} class names given for {z.shape[1]} logit columns."
             )
+        check_name_sizes(self.classes, "class")  # issue 23: bounded names
         c = check_counts(self.counts, n_items=z.shape[0], n_classes=z.shape[1])
         ids = check_item_ids(np.asarray(self.item_ids), z.shape[0])
         object.__setattr__(self, "logits", z)
@@ -440,12 +451,17 @@ def _check_npz_sizes(p) -> None:
                         else npy_format.read_array_header_2_0
                     )
                     shape, _, dtype = read_header(fh)
-                need = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                if dtype.kind not in "biufcUS":  # V0 and records: no numbers, yet per-item cost
+                    raise DataError(
+                        f"npz file {str(p)!r}: array {m.filename!r} has dtype {dtype}, not "
+                        "numbers or text; save plain arrays with np.savez."
+                    )
+                need = int(np.prod(shape, dtype=object)) * max(dtype.itemsize, 1)
                 if need > m.file_size:
                     raise DataError(
-                        f"npz file {str(p)!r}: array {m.filename!r} declares shape {shape} "
-                        f"({need:,} bytes) but the archive holds {m.file_size:,} bytes for it; "
-                        "the file is damaged or forged. Save it again with np.savez."
+                        f"npz file {str(p)!r}: array {m.filename!r} declares shape {shape} of "
+                        f"{dtype} ({need:,} bytes) but the archive holds {m.file_size:,} bytes "
+                        "for it; the file is damaged or forged. Save it again with np.savez."
                     )
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(
@@ -599,3 +615,24 @@ def stratified_split(
     rank[by_class] = np.arange(y.size) - np.repeat(starts, n_k)
     first = rank < take[inv]
     return np.flatnonzero(first), np.flatnonzero(~first)
+
+
+def stratified_folds(labels: ArrayLike, k: int, random_state: RandomState = 0) -> np.ndarray:
+    """Stratified fold index per item: permute, stable-sort by label, deal out round-robin.
+
+    SPEC §2 / Tao et al., App. M: splits stratified by voted label. The
+    cross-validations of the calibration half use it (the recommendation check,
+    the ODIR grid of the Dirichlet calibrators).
+
+    Examples
+    --------
+    >>> stratified_folds([0, 0, 1, 1], 2, random_state=0).tolist()
+    [0, 1, 0, 1]
+    """
+    labels = np.asarray(labels)
+    rng = np.random.default_rng(seed_from(random_state))
+    perm = rng.permutation(labels.size)
+    order = perm[np.argsort(labels[perm], kind="stable")]
+    fold = np.empty(labels.size, dtype=np.int64)
+    fold[order] = np.arange(labels.size) % k
+    return fold

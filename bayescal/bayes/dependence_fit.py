@@ -163,11 +163,9 @@ def fit_channels_dependence(
     >>> fit.method, fit.diagnostics["dependence_groups"]
     ('bayes_dependence', [['a1', 'a2', 'a3']])
     """
-    from bayescal.summaries.summary import Summary
-
     check_settings(draws, tune, chains, cores, target_accept, sampler, check)
     summary = base_fit.resolve_summary(data, groups)
-    if not isinstance(summary, Summary):
+    if summary.n_classes != 2:
         raise ConfigError("the dependence model is binary; multiclass data are not supported.")
     warnings = list(base_fit._check(summary, model))
     spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)

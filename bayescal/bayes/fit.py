@@ -24,6 +24,7 @@ from bayescal.bayes.models import (
     build_pymc_model,
     group_loglik,
     make_spec,
+    predictive_fits,
     sample_counts,
     sample_prior,
 )
@@ -36,10 +37,9 @@ from bayescal.bayes.sampling import (
     sample_pymc,
 )
 from bayescal.channels.result import ChannelFit
-from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError
-from bayescal.summaries.multiclass import MulticlassSummary
+from bayescal.summaries.summary import Summary, summarize
 
 __all__ = ["fit_channels_bayes", "prior_predictive", "resolve_summary", "MIN_CHECK_DRAWS"]
 
@@ -47,7 +47,6 @@ __all__ = ["fit_channels_bayes", "prior_predictive", "resolve_summary", "MIN_CHE
 def resolve_summary(data, groups):
     """An :class:`Annotations` is summarised with ``groups``; a Summary is used as is."""
     from bayescal.data.container import Annotations
-    from bayescal.summaries.summary import Summary, summarize
 
     if isinstance(data, Annotations):
         return summarize(data, groups=groups)
@@ -205,7 +204,7 @@ def fit_channels_bayes(
 ) -> ChannelFit:
     """Sample the posterior of annotator channels from response-pattern counts.
 
-    Multiclass data (``MulticlassAnnotations`` or ``MulticlassSummary``) go to
+    Multiclass data (``MulticlassAnnotations`` or a summary of C > 2 classes) go to
     :func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` (SPEC §3,
     multiclass Dawid-Skene): ``model="grouped"`` keeps one class prevalence per
     group, ``"marginal"`` pools them; ``orientation`` must stay ``"all"`` and the
@@ -214,7 +213,7 @@ def fit_channels_bayes(
 
     Parameters
     ----------
-    data : Annotations, Summary, MulticlassAnnotations or MulticlassSummary
+    data : Annotations, MulticlassAnnotations or Summary
         The container (summarised here with ``groups``) or an existing summary.
     model : {"grouped", "marginal", "hui_walter"}, default "grouped"
         ``"grouped"``: score-bin Dawid-Skene, shared channels and one prevalence
@@ -295,7 +294,7 @@ def fit_channels_bayes(
     >>> fit.method, fit.a.dims, fit.a.sizes["draw"]
     ('bayes_grouped', ('draw', 'annotator'), 50)
     """
-    if isinstance(data, MulticlassAnnotations | MulticlassSummary):
+    if getattr(data, "n_classes", 2) > 2:
         if dependence is not None:
             raise ConfigError(
                 "dependence applies to binary channels only in this version; drop it for "
@@ -345,6 +344,10 @@ def fit_channels_bayes(
     warnings = list(_check(summary, model))
     spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)
     warnings.extend(_empty_groups(spec, model))
+    too_big = predictive_fits(spec, int(draws) * int(chains)) if posterior_predictive else None
+    if too_big is not None:
+        warnings.append(too_big)
+        posterior_predictive = False
     rng = check_random_state(random_state)
     settings = NUTSSettings(
         draws=int(draws),

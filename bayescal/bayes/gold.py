@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayescal.bayes.models import ChannelModelSpec
+from bayescal.bayes.models import ChannelModelSpec, require_complete
 
 __all__ = ["sample_gold_counts"]
 
@@ -40,6 +40,7 @@ def sample_gold_counts(spec: ChannelModelSpec, a, b, rng) -> np.ndarray:
     >>> rep.shape, rep.sum(axis=2).tolist()
     ((1, 2, 6), [[2, 1]])
     """
+    require_complete(spec, "replicated gold counts")
     a = np.atleast_2d(np.asarray(a, dtype=np.float64))
     b = np.atleast_2d(np.asarray(b, dtype=np.float64))
     one = (spec.states == 1).astype(np.float64)

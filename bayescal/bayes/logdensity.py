@@ -276,12 +276,15 @@ class ChannelLogDensity:
             )
         self.ord_idx = np.flatnonzero(spec.oriented).astype(np.int64)
         self.free_idx = np.flatnonzero(~spec.oriented).astype(np.int64)
+        # Cells without items add exactly zero to the density and its gradient: the kernel
+        # skips them (16 annotators who all answer: 65,536 cells, a few thousand observed).
+        held = (spec.counts.sum(axis=0) + spec.gold.sum(axis=0)) > 0
         self._args = (
             self.ord_idx,
             self.free_idx,
-            np.ascontiguousarray(spec.states, dtype=np.int64),
-            np.ascontiguousarray(spec.counts, dtype=np.float64),
-            np.ascontiguousarray(spec.gold, dtype=np.float64),
+            np.ascontiguousarray(spec.states[held], dtype=np.int64),
+            np.ascontiguousarray(spec.counts[:, held], dtype=np.float64),
+            np.ascontiguousarray(spec.gold[:, held], dtype=np.float64),
             np.ascontiguousarray(spec.prevalence_index, dtype=np.int64),
             np.ascontiguousarray(al, dtype=np.float64),
             np.ascontiguousarray(be, dtype=np.float64),

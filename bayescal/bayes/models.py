@@ -17,10 +17,16 @@ probabilities (they sum to one within a mask). The log-likelihood is therefore
 
     sum_g sum_m [ log N_gm! - sum_{s in m} log n_gs! ] + sum_g sum_s n_gs log p_g(s)
 
-and uses only the ``L x 3**K`` counts: the cost of a gradient does not grow with
-the number of items.
+and uses only the counts of the patterns of the observed masks (every answer
+combination of each mask that occurs: at most ``L x 3**K`` cells and often far
+fewer): the cost of a gradient does not grow with the number of items. When
+that completion would exceed :data:`MAX_MODEL_CELLS` (many annotators with
+scattered missing answers) the model keeps the observed patterns only: the
+likelihood is the same (cells without items add nothing), but replicated data
+(predictive checks, SBC) need every answer combination and are refused
+(:func:`require_complete`).
 
-Gold items (items of known class, ``Summary.gold_counts()``) add
+Gold items (items of known class, ``BinaryView.gold_counts()``) add
 
     sum_y sum_s n^gold_ys sum_{j answered} log P(A_j = s_j | Y = y)
 
@@ -57,6 +63,7 @@ from scipy.special import gammaln
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.dims import ANNOTATOR, GROUP
 from bayescal.errors import ConfigError
+from bayescal.summaries.patterns import pattern_labels, unique_patterns
 
 __all__ = [
     "MODELS",
@@ -70,6 +77,11 @@ __all__ = [
     "sample_counts_from_logp",
     "channel_hyper",
     "INIT_PAIR",
+    "MAX_MODEL_CELLS",
+    "MAX_PREDICTIVE_ELEMENTS",
+    "LOGLIK_CHUNK_ELEMENTS",
+    "predictive_fits",
+    "require_complete",
 ]
 
 #: model name -> (method name of the point estimator whose design check applies, ChannelFit method)
@@ -82,6 +94,18 @@ ORIENTATIONS = ("all", "designated")
 CHANNEL = "channel"
 #: Starting values of an oriented pair: inside the support, label orientation as constrained.
 INIT_PAIR = (0.25, 0.75)
+
+#: Largest number of (pattern) cells of the binary model's completion: every answer
+#: combination of each observed missingness mask, 2**|mask| cells per mask (3**12 = 531,441,
+#: the size of the v0.2 dense table at its K = 12 cap). Sixteen annotators who all answer give
+#: 2**16 = 65,536. Beyond it the model keeps the observed patterns only (module docstring).
+MAX_MODEL_CELLS = 3**12
+
+#: Largest number of replicated pattern counts (draws x groups x cells) a posterior
+#: predictive check stores (2**26: 2,000 draws x 5 groups x 4,096 cells of 12 annotators who
+#: all answer fit; the check and its figure then hold a few such float64 arrays, about 2 GB).
+#: Beyond it the check is skipped with a warning naming this limit.
+MAX_PREDICTIVE_ELEMENTS = 2**26
 
 
 @dataclass
@@ -190,19 +214,13 @@ def make_spec(
     priors = ChannelPriors.coerce(priors)
     annotators = summary.annotators
     j = _orient_index(annotators, orient)
-    states_all = summary.states
-    counts_all = summary.pattern_counts.values.astype(np.int64)
-    gold_all = summary.gold_counts().astype(np.int64)
-    k = states_all.shape[1]
-    # mask code: bit j set when annotator j answered
-    answered = states_all != 2
-    mask_code = answered.astype(np.int64) @ (1 << np.arange(k))
-    seen = counts_all.sum(axis=0) + gold_all.sum(axis=0) > 0
-    seen_masks = np.unique(mask_code[seen])
-    keep = np.isin(mask_code, seen_masks)
-    mask_id = np.searchsorted(seen_masks, mask_code[keep])
-    counts = counts_all[:, keep]
-    groups = [str(g) for g in summary.pattern_counts[GROUP].values]
+    view = summary.binary
+    states, mask_id, position, incomplete = mask_cells(view.states)
+    counts = np.zeros((view.pattern_counts.shape[0], states.shape[0]), dtype=np.int64)
+    counts[:, position] = view.pattern_counts
+    gold = np.zeros((2, states.shape[0]), dtype=np.int64)
+    gold[:, position] = view.gold_counts()
+    groups = summary.groups
     if model == "marginal":
         prevalence_groups = ["all"]
         prevalence_index = np.zeros(len(groups), dtype=np.int64)
@@ -215,8 +233,8 @@ def make_spec(
         groups=groups,
         prevalence_groups=prevalence_groups,
         prevalence_index=prevalence_index,
-        patterns=np.asarray(summary.pattern_counts["pattern"].values)[keep],
-        states=states_all[keep].astype(np.int64),
+        patterns=pattern_labels(states, 2),
+        states=states.astype(np.int64),
         counts=counts,
         mask_id=mask_id,
         mask_total=_mask_totals(counts, mask_id),
@@ -224,8 +242,113 @@ def make_spec(
         orientation=orientation,
         priors=priors,
         group_edges=summary.group_edges,
-        gold=gold_all[:, keep],
+        extra={} if incomplete is None else {"incomplete": incomplete},
+        gold=gold,
     )
+
+
+def require_complete(spec: ChannelModelSpec, what: str) -> None:
+    """Refuse replicated data on a spec that keeps the observed patterns only.
+
+    Raises
+    ------
+    ConfigError
+        When :func:`mask_cells` could not complete the masks (``spec.extra["incomplete"]``).
+    """
+    reason = spec.extra.get("incomplete")
+    if reason is not None:
+        raise ConfigError(f"{what} needs every answer combination of each mask; {reason}")
+
+
+def predictive_fits(spec: ChannelModelSpec, n_draws: int) -> str | None:
+    """None when the replicated counts of ``n_draws`` draws fit the memory budget, else why not.
+
+    Examples
+    --------
+    >>> from bayescal import summarize
+    >>> from bayescal.simulate import simulate_toy
+    >>> spec = make_spec(summarize(simulate_toy(500, random_state=0)))
+    >>> predictive_fits(spec, 2000) is None
+    True
+    """
+    if spec.extra.get("incomplete") is not None:
+        return f"posterior predictive check skipped: {spec.extra['incomplete']}"
+    elements = int(n_draws) * spec.counts.size
+    if elements <= MAX_PREDICTIVE_ELEMENTS:
+        return None
+    return (
+        f"posterior predictive check skipped: {n_draws} draws x {spec.counts.shape[0]} groups x "
+        f"{spec.counts.shape[1]:,} pattern cells = {elements:,} replicated counts, above the "
+        f"limit of {MAX_PREDICTIVE_ELEMENTS:,} (bayescal.bayes.models.MAX_PREDICTIVE_ELEMENTS). "
+        "Use fewer draws (--draws, --chains) for the check, or fewer annotators."
+    )
+
+
+def mask_cells(
+    observed: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, str | None]:
+    """Every answer combination of each missingness mask of the ``observed`` patterns.
+
+    Replicated data (posterior predictive checks, SBC) fall on any answer combination
+    of an observed mask, so the model keeps all ``2**|mask|`` of them; unobserved masks
+    never hold items and are left out. Above :data:`MAX_MODEL_CELLS` cells the observed
+    patterns alone are the cells (the likelihood needs no more).
+
+    Parameters
+    ----------
+    observed : ndarray of shape (P, K)
+        Observed patterns (0, 1, 2 = missing), in the canonical order of the code
+        ``sum_j s_j 3**j``.
+
+    Returns
+    -------
+    states : ndarray of shape (P_model, K), int16
+        The model's cells, in the same canonical order.
+    mask_id : ndarray of shape (P_model,)
+        Index of each cell's mask, masks in the order of ``sum_j answered_j 2**j``.
+    position : ndarray of shape (P,)
+        Where each observed pattern sits among the cells.
+    incomplete : str or None
+        None, or why the masks were not completed (the cells are then the observed
+        patterns).
+
+    Examples
+    --------
+    >>> states, mask_id, position, _ = mask_cells(np.array([[1, 2], [0, 1]]))
+    >>> states.tolist(), mask_id.tolist(), position.tolist()
+    ([[0, 0], [1, 0], [0, 1], [1, 1], [0, 2], [1, 2]], [1, 1, 1, 1, 0, 0], [5, 2])
+    """
+    observed = np.asarray(observed)
+    k = observed.shape[1]
+    answered = observed != 2
+    # masks in the order of the code sum_j answered_j 2**j (annotator 0 least significant)
+    masks = np.unique(answered[:, ::-1], axis=0)[:, ::-1]
+    sizes = masks.sum(axis=1)
+    total = sum(2 ** int(m) for m in sizes)
+    if total > MAX_MODEL_CELLS:
+        reason = (
+            f"the {masks.shape[0]:,} missingness masks of these data (up to "
+            f"{int(sizes.max())} annotators) have {total:,} answer combinations, above the "
+            f"limit of {MAX_MODEL_CELLS:,} (bayescal.bayes.models.MAX_MODEL_CELLS), so the "
+            "model keeps the observed patterns only."
+        )
+        mask_of = np.unique(answered[:, ::-1], axis=0, return_inverse=True)[1].reshape(-1)
+        position = np.arange(observed.shape[0])
+        return observed.astype(np.int16), mask_of.astype(np.int64), position, reason
+    blocks, ids = [], []
+    for m, mask in enumerate(masks):
+        cols = np.flatnonzero(mask)
+        combos = (np.arange(2**cols.size)[:, None] >> np.arange(cols.size)[None, :]) & 1
+        block = np.full((combos.shape[0], k), 2, dtype=np.int16)
+        block[:, cols] = combos
+        blocks.append(block)
+        ids.append(np.full(combos.shape[0], m, dtype=np.int64))
+    cells = np.vstack(blocks)
+    # canonical order of every cell and the observed patterns' places among them
+    states, inverse = unique_patterns(np.vstack([cells, observed]), 2)
+    mask_id = np.empty(states.shape[0], dtype=np.int64)
+    mask_id[inverse[: cells.shape[0]]] = np.concatenate(ids)
+    return states, mask_id, inverse[cells.shape[0] :], None
 
 
 # --------------------------------------------------------------------------- numpy kernels
@@ -275,10 +398,35 @@ def gold_loglik(spec: ChannelModelSpec, a, b) -> np.ndarray:
     return l0 @ spec.gold[0] + l1 @ spec.gold[1]
 
 
+#: Largest (draws x groups x cells) array of log pattern probabilities built at once by
+#: :func:`group_loglik` (2**24 float64 = 128 MiB); more draws are taken in chunks.
+LOGLIK_CHUNK_ELEMENTS = 1 << 24
+
+
 def group_loglik(spec: ChannelModelSpec, a, b, prevalence) -> np.ndarray:
-    """Multinomial log-likelihood of each group's counts, shape (..., L) (unknown items)."""
-    lp = pattern_logp(a, b, prevalence, spec.states, spec.prevalence_index)
-    return (spec.counts * lp).sum(axis=-1) + multinomial_constant(spec.counts, spec.mask_id)
+    """Multinomial log-likelihood of each group's counts, shape (..., L) (unknown items).
+
+    The per-draw ``(L, P)`` log probabilities are built for at most
+    :data:`LOGLIK_CHUNK_ELEMENTS` elements at once, so memory does not grow with
+    draws x cells (65,536 cells for 16 annotators who all answer).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    prevalence = np.asarray(prevalence, dtype=np.float64)
+    const = multinomial_constant(spec.counts, spec.mask_id)
+    lead = a.shape[:-1]
+    size = spec.counts.size
+    if int(np.prod(lead)) * size <= LOGLIK_CHUNK_ELEMENTS:
+        lp = pattern_logp(a, b, prevalence, spec.states, spec.prevalence_index)
+        return (spec.counts * lp).sum(axis=-1) + const
+    fa, fb, fp = (x.reshape((-1, x.shape[-1])) for x in (a, b, prevalence))
+    out = np.empty((fa.shape[0], spec.counts.shape[0]))
+    step = max(1, LOGLIK_CHUNK_ELEMENTS // size)
+    for i in range(0, out.shape[0], step):
+        rows = slice(i, i + step)
+        lp = pattern_logp(fa[rows], fb[rows], fp[rows], spec.states, spec.prevalence_index)
+        out[rows] = (spec.counts * lp).sum(axis=-1) + const
+    return out.reshape(lead + (spec.counts.shape[0],))
 
 
 # --------------------------------------------------------------------------- PyMC backend
@@ -464,6 +612,7 @@ def sample_counts(spec: ChannelModelSpec, a, b, prevalence, rng) -> np.ndarray:
 def sample_counts_from_logp(spec: ChannelModelSpec, lp, rng) -> np.ndarray:
     """Multinomial pattern counts (S, L, P) from pattern log-probabilities ``lp`` (S, L, P)
     of any model on ``spec``'s cells, with the observed mask totals."""
+    require_complete(spec, "replicated pattern counts")
     out = np.zeros(lp.shape, dtype=np.int64)
     for m in range(int(spec.mask_id.max()) + 1):
         cells = np.flatnonzero(spec.mask_id == m)

@@ -439,11 +439,11 @@ REFERENCES = ("largest", "last")
 def make_multiclass_spec(
     summary, *, pooled: bool = False, priors=None, orient=0, start=None, reference="largest"
 ) -> MulticlassModelSpec:
-    """The model spec from a :class:`~bayescal.summaries.multiclass.MulticlassSummary`.
+    """The model spec from a :class:`~bayescal.summaries.summary.Summary`.
 
     Parameters
     ----------
-    summary : MulticlassSummary
+    summary : Summary
     pooled : bool, default False
         One prevalence row for every group (the marginal model, group ``"all"``).
     priors : MulticlassPriors, mapping or None
@@ -463,7 +463,7 @@ def make_multiclass_spec(
     Examples
     --------
     >>> from bayescal.simulate import simulate_multiclass
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> spec = make_multiclass_spec(summarize_multiclass(simulate_multiclass(300, random_state=0)))
     >>> spec.confusion_alpha.shape, spec.prevalence_groups
     ((3, 3, 3), ['0', '1', '2'])
@@ -567,7 +567,7 @@ def multiclass_pattern_loglik(spec: MulticlassModelSpec, confusion, prevalence) 
     Examples
     --------
     >>> from bayescal.simulate import simulate_multiclass
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> spec = make_multiclass_spec(summarize_multiclass(simulate_multiclass(300, random_state=0)))
     >>> lp = multiclass_pattern_loglik(spec, spec.init_confusion, spec.init_prevalence)
     >>> lp.shape == spec.counts.shape
@@ -674,7 +674,7 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
     Examples
     --------
     >>> from bayescal.simulate import simulate_multiclass
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> spec = make_multiclass_spec(summarize_multiclass(simulate_multiclass(300, random_state=0)))
     >>> built = build_multiclass_pymc_model(spec)
     >>> sorted(built.model.named_vars)[:2]

@@ -66,7 +66,7 @@ def multiclass_prior_conflict(
 
     Parameters
     ----------
-    summary : MulticlassSummary
+    summary : Summary
         The new data (gold tables used when present).
     priors : MulticlassPriors, mapping or None
         The priors to check, for example ``MulticlassPriors.from_fit(earlier_fit)``.
@@ -85,7 +85,7 @@ def multiclass_prior_conflict(
     Examples
     --------
     >>> from bayescal.simulate import simulate_multiclass
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> s = summarize_multiclass(simulate_multiclass(2000, 3, random_state=0))
     >>> good = multiclass_prior_conflict(s, None, draws=400)
     >>> any(v["conflict"] for v in good.values())

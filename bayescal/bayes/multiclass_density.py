@@ -347,7 +347,7 @@ def cell_loglik(spec, confusion, prevalence) -> tuple[np.ndarray, np.ndarray, np
     Examples
     --------
     >>> from bayescal.simulate import simulate_multiclass
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> from bayescal.bayes.multiclass import make_multiclass_spec
     >>> spec = make_multiclass_spec(summarize_multiclass(simulate_multiclass(300, random_state=0)))
     >>> ll, g, s = cell_loglik(spec, spec.init_confusion[None], spec.init_prevalence[None])
@@ -419,7 +419,7 @@ class MulticlassLogDensity:
     Examples
     --------
     >>> from bayescal.simulate import simulate_multiclass
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> from bayescal.bayes.multiclass import make_multiclass_spec
     >>> spec = make_multiclass_spec(summarize_multiclass(simulate_multiclass(500, random_state=0)))
     >>> density = MulticlassLogDensity(spec)

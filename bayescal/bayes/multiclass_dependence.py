@@ -347,7 +347,7 @@ class MulticlassDependenceLogDensity:
     Examples
     --------
     >>> from bayescal.simulate import simulate_multiclass
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> from bayescal.bayes.multiclass import make_multiclass_spec
     >>> data = simulate_multiclass(400, 3, n_annotators=4, random_state=0)
     >>> spec = make_multiclass_spec(summarize_multiclass(data))

@@ -62,23 +62,21 @@ from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import ANNOTATOR, CHAIN, CLASS, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError, FitError
-from bayescal.summaries.multiclass import GOLD_CLASS, MulticlassSummary, summarize_multiclass
+from bayescal.summaries.summary import GOLD_CLASS, Summary, summarize_multiclass
 
 __all__ = ["fit_multiclass_channels_bayes", "MIN_CHECK_DRAWS"]
 
 
-def _resolve(data, groups) -> MulticlassSummary:
+def _resolve(data, groups) -> Summary:
     if isinstance(data, MulticlassAnnotations):
         return summarize_multiclass(data, groups="predicted" if groups is None else groups)
-    if isinstance(data, MulticlassSummary):
+    if isinstance(data, Summary):
         if groups is not None:
             raise ConfigError(
                 "groups are fixed when the summary is built; pass groups to summarize_multiclass()."
             )
         return data
-    raise ConfigError(
-        f"expected MulticlassAnnotations or a MulticlassSummary; got {type(data).__name__}."
-    )
+    raise ConfigError(f"expected MulticlassAnnotations or a Summary; got {type(data).__name__}.")
 
 
 def _start(summary, pooled, orient, seed, warnings):
@@ -337,10 +335,10 @@ def fit_multiclass_channels_bayes(
 
     Parameters
     ----------
-    data : MulticlassAnnotations or MulticlassSummary
+    data : MulticlassAnnotations or Summary
         The container (summarised here with ``groups``) or an existing summary.
     groups : channel groups, default "predicted"
-        See :func:`~bayescal.summaries.multiclass.summarize_multiclass`; only with
+        See :func:`~bayescal.summaries.summary.summarize`; only with
         a container.
     pooled : bool, default False
         One class prevalence for every group (group ``"all"``).

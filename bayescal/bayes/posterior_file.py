@@ -1,34 +1,104 @@
 """Reading an earlier audit's ``posterior.nc`` back, for priors from earlier audits (issue 15).
 
-Only bayescal's own schema is accepted: a netCDF-4 / HDF5 (or classic netCDF)
-file whose ``posterior`` group holds ``a`` and ``b`` with dims ``(chain, draw,
+Only bayescal's own schema is accepted: a netCDF-4 / HDF5 file whose
+``posterior`` group holds ``a`` and ``b`` with dims ``(chain, draw,
 annotator)`` and ``prevalence`` with ``(chain, draw, group)``, every value in
 (0, 1), written by :func:`bayescal.bayes.fit_channels_bayes` (the group's
 attributes name the ``model`` and the ``bayescal_version``). Anything else is
 refused with a one-line :class:`~bayescal.errors.ConfigError`. netCDF holds
 numbers and text only; nothing is unpickled or executed.
+
+Both tracks' loaders (this module's and
+:func:`bayescal.bayes.multiclass_priors.load_multiclass_posterior`) read the file
+through :func:`read_posterior_group`, which checks what the file *declares* before
+it reads any value (issue 23):
+
+- the ``posterior`` group's datasets may declare at most :data:`MAX_POSTERIOR_BYTES`
+  of values in all (shape x item size, whatever the compression), and no dataset of
+  a megabyte or more may declare more than :data:`MAX_EXPANSION` times the bytes the
+  file stores for it: a sampler's draws are random doubles, which gzip shrinks by a
+  few per cent, so a dataset that expands a thousandfold holds fill values (nothing
+  written) or compressed constants, never draws;
+- datasets hold netCDF-4's numbers or text (no float16, compound, reference, enum or
+  opaque types, on which the netCDF C library may crash instead of raising);
+
+and then, once the group is read, what the values are:
+
+- no dimension is empty, and there are two or more draws;
+- the names on the ``annotator``, class and ``group`` coordinates are unique and each
+  at most :data:`bayescal.data.files.MAX_NAME_CHARS` characters long;
+- every value of a variable with ``chain`` and ``draw`` dimensions (channels,
+  confusion rows, prevalences: probabilities, all of them) is in (0, 1), and no
+  coordinate of such a variable is degenerate:
+  draws whose standard deviation is at most :data:`DEGENERATE_ULPS` units of
+  rounding (``eps * max |x|``) of that coordinate are equal up to rounding, a point
+  mass that would make the prior's moment match divide by zero.
+
+The floor of the last check: draws computed from one real number by different
+sequences of floating-point operations differ by a few units of rounding each
+(``eps * |x|`` per operation), far below 1024 of them, while a genuine posterior of
+a probability ``m`` from ``n`` answers has a standard deviation near
+``sqrt(m (1 - m) / n)``, which reaches ``1024 eps m`` (2.3e-13 m) only for ``n``
+beyond 1e25 answers. Between the two there is no real posterior.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 
 import numpy as np
 
 from bayescal.channels.result import ChannelFit
+from bayescal.data.files import check_name_sizes
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP
-from bayescal.errors import ConfigError
+from bayescal.errors import ConfigError, DataError
 
-__all__ = ["load_channel_posterior", "read_posterior_group"]
+__all__ = [
+    "MAX_POSTERIOR_BYTES",
+    "MAX_EXPANSION",
+    "DEGENERATE_ULPS",
+    "load_channel_posterior",
+    "read_posterior_group",
+]
 
-#: file signatures: HDF5 (netCDF-4) and classic netCDF
-_MAGIC = (b"\x89HDF\r\n\x1a\n", b"CDF\x01", b"CDF\x02", b"CDF\x05")
+#: Largest posterior group read, in declared (uncompressed) bytes: 512 MiB, which holds
+#: 4,000 draws of 16,000 coordinates (for example 160 annotators' 10 x 10 confusion
+#: matrices, or 4,000 binary annotators' a, b and their stacked copy); priors use the
+#: draws' moments only.
+MAX_POSTERIOR_BYTES = 1 << 29
+#: Most a dataset of at least :data:`_EXPANSION_FROM` declared bytes may declare per byte
+#: the file stores for it. Random float64 draws compress by a few per cent (measured:
+#: 0.95 to 1.0 of the declared bytes are stored); 64 leaves room for the integer
+#: ``draw`` coordinate and for a sampler stuck on repeated draws.
+MAX_EXPANSION = 64
+_EXPANSION_FROM = 1 << 20
+#: Draws of a coordinate whose standard deviation is at most this many units of rounding
+#: (``eps * max |x|``) are refused as equal up to rounding (see the module docstring).
+DEGENERATE_ULPS = 1024
+
+#: file signatures: HDF5 (netCDF-4) and classic netCDF (which has no groups)
+_HDF5 = b"\x89HDF\r\n\x1a\n"
+_CLASSIC = (b"CDF\x01", b"CDF\x02", b"CDF\x05")
 _DIMS = {
     "a": (CHAIN, DRAW, ANNOTATOR),
     "b": (CHAIN, DRAW, ANNOTATOR),
     "prevalence": (CHAIN, DRAW, GROUP),
 }
+#: The numeric HDF5 types netCDF-4 defines (the C library has been seen to crash, not
+#: raise, on others, such as float16 written by h5netcdf's invalid_netcdf mode).
+_NETCDF_NUMBERS = {"i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4", "f8"}
+#: Coordinates whose names must be unique: who answered, which class, which group.
+_NAMED = {
+    ANNOTATOR: "annotator",
+    "true_class": "class",
+    "answered_class": "class",
+    "class": "class",
+    GROUP: "group",
+}
+
+Refuse = Callable[[object, str], ConfigError]
 
 
 def _refuse(path, why: str) -> ConfigError:
@@ -38,12 +108,20 @@ def _refuse(path, why: str) -> ConfigError:
     )
 
 
-def read_posterior_group(path, refuse):
+def read_posterior_group(path, refuse: Refuse):
     """The ``posterior`` group of a bayescal ``posterior.nc`` (file checks of both tracks).
 
-    A regular file with a netCDF / HDF5 signature (checked before it is opened),
-    a readable ``posterior`` group, and bayescal's ``model`` / ``bayescal_version``
-    attributes; otherwise ``refuse(path, why)`` (a :class:`ConfigError`) is raised.
+    A regular file with an HDF5 (netCDF-4) signature, checked before it is opened;
+    a ``posterior`` group whose declared sizes and types pass :func:`_check_declared`
+    before any value is read; bayescal's ``model`` / ``bayescal_version``
+    attributes; values that pass :func:`_check_values` (no empty dimension, two or
+    more draws, unique and bounded names, no degenerate coordinate). Otherwise
+    ``refuse(path, why)`` (a :class:`ConfigError`) is raised.
+
+    Returns
+    -------
+    xarray.Dataset
+        The group, loaded into memory.
     """
     try:
         info = os.stat(path)
@@ -51,10 +129,16 @@ def read_posterior_group(path, refuse):
         raise refuse(path, f"cannot be read: {exc.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
         raise refuse(path, "not a regular file")
-    with open(path, "rb") as fh:
-        head = fh.read(8)
-    if not any(head.startswith(m) for m in _MAGIC):
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError as exc:
+        raise refuse(path, f"cannot be read: {exc.strerror}") from None
+    if any(head.startswith(m) for m in _CLASSIC):
+        raise refuse(path, "a classic netCDF file, which has no groups, so no 'posterior' group")
+    if not head.startswith(_HDF5):
         raise refuse(path, "not a netCDF file: it does not start with a netCDF or HDF5 signature")
+    _check_declared(path, refuse)
     import xarray as xr
 
     try:
@@ -63,7 +147,134 @@ def read_posterior_group(path, refuse):
         raise refuse(path, f"no readable 'posterior' group: {type(exc).__name__}") from None
     if "bayescal_version" not in post.attrs or "model" not in post.attrs:
         raise refuse(path, "its posterior group was not written by bayescal")
+    _check_values(post, path, refuse)
     return post
+
+
+def _check_declared(path, refuse: Refuse) -> None:
+    """Refuse a ``posterior`` group by what its datasets declare, before reading a value.
+
+    Only HDF5 metadata are read (shapes, types, the bytes stored per dataset), so a
+    12 KB file declaring billions of values costs milliseconds.
+    """
+    import h5py  # type: ignore[import-untyped]
+
+    try:
+        with h5py.File(path, "r") as f:
+            link = f.get("posterior", getlink=True)
+            if not isinstance(link, h5py.HardLink) or not isinstance(f["posterior"], h5py.Group):
+                why = "no 'posterior' group" if link is None else "its 'posterior' is no group"
+                raise refuse(path, why + " in the file itself")
+            group = f["posterior"]
+            found = []  # (declared bytes, name, shape, stored bytes)
+            for name in group:
+                if not isinstance(group.get(name, getlink=True), h5py.HardLink):
+                    raise refuse(path, f"{name!r} in its posterior group links to another place")
+                ds = group[name]
+                if not isinstance(ds, h5py.Dataset):
+                    continue  # nested groups are not read
+                if ds.is_virtual or ds.external:
+                    raise refuse(path, f"variable {name!r} keeps its values in other files")
+                if ds.dtype.str[1:] not in _NETCDF_NUMBERS and not h5py.check_string_dtype(
+                    ds.dtype
+                ):
+                    raise refuse(
+                        path,
+                        f"variable {name!r} has HDF5 type {ds.dtype}, not one of netCDF-4's "
+                        "numbers or text",
+                    )
+                n = int(np.prod(ds.shape, dtype=object)) if ds.shape is not None else 0
+                found.append((n * ds.dtype.itemsize, name, ds.shape, ds.id.get_storage_size()))
+    except ConfigError:
+        raise
+    except Exception as exc:  # h5py's errors for a damaged file are OSError / ValueError / ...
+        raise refuse(path, f"not a readable HDF5 file: {type(exc).__name__}") from None
+    found.sort(key=lambda row: -row[0])
+    total = sum(row[0] for row in found)
+    if total > MAX_POSTERIOR_BYTES:
+        size, name, shape, _ = found[0]
+        raise refuse(
+            path,
+            f"its posterior group declares {total / 2**20:,.0f} MiB of values (variable "
+            f"{name!r}: shape {shape}, {size / 2**20:,.0f} MiB), more than the "
+            f"{MAX_POSTERIOR_BYTES >> 20} MiB bayescal reads priors from; thin the draws "
+            "(posterior.sel(draw=slice(None, None, k))) and save it again",
+        )
+    for size, name, shape, stored in found:
+        if size >= _EXPANSION_FROM and stored * MAX_EXPANSION < size:
+            raise refuse(
+                path,
+                f"variable {name!r} declares shape {shape} ({size:,} bytes) but the file "
+                f"stores {stored:,} bytes of it: fill values or compressed constants, not a "
+                "sampler's draws",
+            )
+
+
+def _check_values(post, path, refuse: Refuse) -> None:
+    """Refuse empty dimensions, fewer than two draws, repeated or oversized names, and
+    draws that are equal up to rounding on any coordinate."""
+    for dim, size in post.sizes.items():
+        if size == 0:
+            raise refuse(
+                path, f"its {str(dim)!r} dimension is empty (no {_NAMED.get(str(dim), dim)})"
+            )
+    if CHAIN in post.sizes and DRAW in post.sizes:
+        n = post.sizes[CHAIN] * post.sizes[DRAW]
+        if n < 2:
+            raise refuse(path, f"it holds {n} draw; priors need the spread of two or more")
+    for dim, what in _NAMED.items():
+        if dim not in post.coords:
+            continue
+        names = [str(x) for x in post[dim].values]
+        try:
+            check_name_sizes(names, what)
+        except DataError as exc:
+            raise refuse(path, str(exc).rstrip(".")) from None
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                shown = name if len(name) <= 40 else name[:37] + "..."
+                raise refuse(
+                    path,
+                    f"{what} {shown!r} appears twice on its {dim!r} coordinate; every {what} "
+                    "needs one name, or the prior would be taken from one of them at random",
+                )
+            seen.add(name)
+    for var in post.data_vars:
+        da = post[var]
+        if CHAIN not in da.dims or DRAW not in da.dims:
+            continue
+        if da.dtype not in (np.float32, np.float64):  # float16 cannot hold a posterior's spread
+            raise refuse(
+                path, f"variable {var!r} has dtype {da.dtype}, not float64 or float32 draws"
+            )
+        values = da.values
+        if not np.all((values > 0) & (values < 1)):  # NaN too: every draw is a probability
+            raise refuse(path, f"variable {var!r} has values outside (0, 1)")
+        _check_spread(str(var), da, path, refuse)
+
+
+def _check_spread(var: str, da, path, refuse: Refuse) -> None:
+    """Refuse the first coordinate of ``da`` whose draws are equal up to rounding."""
+    rest = [d for d in da.dims if d not in (CHAIN, DRAW)]
+    x = da.transpose(CHAIN, DRAW, *rest).values
+    x = x.reshape(x.shape[0] * x.shape[1], -1)
+    sd = x.std(axis=0)
+    floor = DEGENERATE_ULPS * np.finfo(x.dtype).eps * np.abs(x).max(axis=0)
+    flat = np.flatnonzero(sd <= floor)
+    if flat.size == 0:
+        return
+    index = np.unravel_index(int(flat[0]), [da.sizes[d] for d in rest])
+    where = ", ".join(
+        f"{d}={str(da[d].values[i]) if d in da.coords else i}" for d, i in zip(rest, index)
+    )
+    raise refuse(
+        path,
+        f"the draws of {var}[{where}] are all equal up to rounding (standard deviation "
+        f"{float(sd[flat[0]]):.3g}, at most {DEGENERATE_ULPS} units of rounding of "
+        f"{float(np.abs(x[:, flat[0]]).max()):.6g}; {flat.size} such coordinate(s)): a point "
+        "mass, not a posterior; give the posterior.nc of a sampled audit",
+    )
 
 
 def load_channel_posterior(path) -> ChannelFit:
@@ -82,9 +293,10 @@ def load_channel_posterior(path) -> ChannelFit:
     Raises
     ------
     ConfigError
-        Not a regular file, not netCDF, no ``posterior`` group, missing variables,
-        wrong dims, values outside (0, 1), fewer than two draws, or not written by
-        bayescal; the message names the file and the problem.
+        Not a regular file, not netCDF-4, no ``posterior`` group, declared sizes over
+        the limits, missing variables, wrong dims, empty dimensions, values outside
+        (0, 1), fewer than two draws, degenerate draws, repeated names, or not written
+        by bayescal; the message names the file and the problem.
 
     Examples
     --------
@@ -107,8 +319,6 @@ def load_channel_posterior(path) -> ChannelFit:
         if not np.issubdtype(values.dtype, np.floating) or not np.all((values > 0) & (values < 1)):
             raise _refuse(path, f"variable {var!r} has values outside (0, 1)")
     n = post.sizes[CHAIN] * post.sizes[DRAW]
-    if n < 2:
-        raise _refuse(path, f"it holds {n} draw; priors need the spread of two or more")
     a, b, prev = (post[v].transpose(*_DIMS[v]).values.reshape(n, -1) for v in _DIMS)
     return ChannelFit.from_draws(
         a,

@@ -33,7 +33,7 @@ from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.bench._io import environment, write_json
 from bayescal.errors import ConfigError
 from bayescal.simulate import multiclass_population, simulate_multiclass
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 DEFAULT_CONFIGS = ("nutpie:largest:0.8", "nutpie:last:0.8", "nutpie:largest:0.9")
 

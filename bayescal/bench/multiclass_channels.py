@@ -38,7 +38,7 @@ from bayescal.channels.orientation import dominant_diagonal_permutation, relabel
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
 from bayescal.simulate import multiclass_population, simulate_multiclass
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def add_arguments(parser) -> None:

@@ -38,7 +38,7 @@ from pathlib import Path
 from bayescal._json import json_default
 from bayescal.bench._io import write_run
 from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
-from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.data.container import Annotations
 from bayescal.errors import BayescalError
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
 from bayescal.simulate import multiclass_population, simulate_multiclass
@@ -46,7 +46,7 @@ from bayescal.simulate.ambiguous import simulate_ambiguous_multiclass
 from bayescal.simulate.boundary import simulate_boundary_items
 from bayescal.simulate.multiclass_dependent import simulate_multiclass_dependent
 from bayescal.simulate.noise_designs import simulate_noise_design
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize
 
 ALPHA = 0.01
 
@@ -288,10 +288,10 @@ def _digits(rng):
         t = np.full((c, c), (1 - acc) / (c - 1)) + (acc - (1 - acc) / (c - 1)) * np.eye(c)
         cum = np.cumsum(t[y], axis=1)
         labels[:, j] = np.minimum((rng.random((y.size, 1)) > cum).sum(axis=1), c - 1)
-    return MulticlassAnnotations.from_arrays(probs, labels, truth=y)
+    return Annotations.from_arrays(probs, labels, truth=y)
 
 
-def simulate_cell(cell: Cell, rng) -> MulticlassAnnotations:
+def simulate_cell(cell: Cell, rng) -> Annotations:
     """One data set of ``cell``; ``rng`` a numpy Generator."""
     o, c, k, n = dict(cell.options), cell.classes, cell.annotators, cell.items
     if cell.simulator in ("project", "difficulty"):
@@ -336,7 +336,7 @@ def run_cell(cell: Cell, datasets: int, replicates: int, seed: int) -> dict:
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            summary = summarize_multiclass(data)
+            summary = summarize(data, groups="predicted")
             try:
                 fit = multiclass_dawid_skene_em(
                     summary, empty_groups="drop", random_state=int(rng.integers(2**31))

@@ -43,7 +43,7 @@ from bayescal.metrics.multiclass import (
 )
 from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def add_arguments(parser) -> None:

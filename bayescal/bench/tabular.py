@@ -23,8 +23,23 @@ Protocol (paper Table 2 / App. G.3, on the one of its four datasets available he
   (mean annotation), Corrected (IV-weighted corrected labels), and two references:
   Corrected with the true channels (``corrected_oracle``) and Clean labels.
 - Oracle ECE on the test split with the original labels, ten equal-width bins on
-  ``g(Z)``. Summaries: ten seed-level means (each averaging the 6 x 3 x 4
-  predictor / K / regime grid), then mean and SD over seeds.
+  ``g(Z)``, and accuracy (``g(Z) >= 0.5`` against the original label). The
+  auxiliary Joint map (Table 2): the score-bin EM fit's prevalence of each score
+  group, the overall fitted prevalence in dropped (empty) groups
+  (:class:`~bayescal.recal.ScoreBinMap`). Summaries: ten seed-level means (each
+  averaging the 6 x 3 x 4 predictor / K / regime grid), then mean and SD over seeds.
+- Table 7 (channel estimation and ECE evaluation): every estimator's channel
+  RMSE against the simulated channels and the absolute gap between the base
+  predictor's NC-ECE on the test split (its own independent annotations, equal
+  weights, ten equal-width bins on ``Z``) and its Oracle ECE. Estimators: joint
+  score-bin EM (recalibration split, K = 2, 3, 4), constrained GMM (K = 2, channel
+  split, two equal-count groups from score ranks with ties broken by item order,
+  prevalence increasing; a fit whose high-score group's prevalence does not exceed
+  the low one's by 1e-5 fails), marginal Dawid-Skene EM (K = 3, 4, channel split),
+  and the simulated channels themselves (``known``: the gap left by binning and
+  label noise alone). A failed or inadmissible fit (gaps not all above 1e-4) drops
+  that estimator's row of the cell (counted). Summaries: mean and SD over the
+  predictor x seed x regime cells for each K, as the paper's caption says.
 
 Noise regimes (``rho_0 = P(A = 1 | Y = 0)``, ``rho_1 = P(A = 0 | Y = 1)``):
 ``low`` 5-12% symmetric; ``fn_heavy`` missed positives 15-30%; ``fp_heavy``
@@ -38,6 +53,18 @@ import time
 import numpy as np
 
 from bayescal.bench._io import environment, write_json
+
+#: Minimum gap of an admissible channel fit, and the GMM's required prevalence order (App. G.3).
+MIN_GAP = 1e-4
+MIN_PREVALENCE_STEP = 1e-5
+
+#: Channel estimators of Table 7 and the K each covers (``known``: the simulated channels).
+TABLE7 = {
+    "score_bin_em": (2, 3, 4),
+    "gmm": (2,),
+    "dawid_skene_em": (3, 4),
+    "known": (2, 3, 4),
+}
 
 REGIMES = {
     "low": [(0.05, 0.05), (0.08, 0.08), (0.10, 0.10), (0.12, 0.12)],
@@ -58,6 +85,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(10)))
     parser.add_argument("--predictors", nargs="+", default=list(PREDICTORS))
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "--omit-rows", action="store_true", help="leave the per-cell rows out of the JSON"
+    )
 
 
 # -------------------------------------------------------- shared helpers (also used by cifar_recal)
@@ -77,6 +107,11 @@ def binned_ece(g, y, n_bins: int = 10) -> float:
         ).sum()
         / g.size
     )
+
+
+def accuracy(g, y) -> float:
+    """Share of items whose thresholded score ``g >= 0.5`` equals the label ``y``."""
+    return float(np.mean((np.asarray(g) >= 0.5) == (np.asarray(y) == 1)))
 
 
 def make_maps(platt_slope_bounds=(0.0, 10.0)):
@@ -107,29 +142,29 @@ def recalibrate_cell(
     ``channels_fn(data) -> ChannelFit`` fits the channels (may raise FitError).
     Returns (list of result dicts, failure reason or None).
     """
-    from bayescal.channels import ChannelFit
-    from bayescal.data.container import Annotations
+    from bayescal import Annotations, ChannelFit
     from bayescal.errors import FitError
     from bayescal.recal import make_targets
 
     names = [f"a{j + 1}" for j in range(labels_rec.shape[1])]
     rec = Annotations.from_arrays(score_rec, labels_rec, truth=truth_rec, annotators=names)
-    rows = [{"family": "base", "target": "none", "ece": binned_ece(score_test, truth_test)}]
+    rows = [
+        {
+            "family": "base",
+            "target": "none",
+            "ece": binned_ece(score_test, truth_test),
+            "accuracy": accuracy(score_test, truth_test),
+        }
+    ]
     try:
         ch = channels_fn(rec)
         gaps = ch.delta.values
-        if not np.all(np.isfinite(gaps)) or gaps.min() <= 1e-4:
+        if not np.all(np.isfinite(gaps)) or gaps.min() <= MIN_GAP:
             raise FitError(f"inadmissible channels (min gap {gaps.min():.3g})")
     except FitError as exc:
         return rows, str(exc)
     known = ChannelFit.known(a_true, b_true, annotators=names, mu=float(np.mean(truth_rec)))
-    channel_rmse = float(
-        np.sqrt(
-            np.mean(
-                np.concatenate([(ch.a.values[0] - a_true) ** 2, (ch.b.values[0] - b_true) ** 2])
-            )
-        )
-    )
+    channel_rmse = rmse(ch, a_true, b_true)
     for kind in TARGETS:
         chan = known if kind == "corrected_oracle" else ch
         t = make_targets(
@@ -142,15 +177,23 @@ def recalibrate_cell(
         u = t.values()
         for family, g in make_maps(platt_slope_bounds).items():
             g.fit(t.score, u)
+            pred = g.predict(score_test)
             rows.append(
                 {
                     "family": family,
                     "target": kind,
-                    "ece": binned_ece(g.predict(score_test), truth_test),
+                    "ece": binned_ece(pred, truth_test),
+                    "accuracy": accuracy(pred, truth_test),
                 }
             )
     rows.append({"family": "channels", "target": "rmse", "ece": channel_rmse})
     return rows, None
+
+
+def rmse(ch, a_true, b_true) -> float:
+    """Root mean squared error of a point fit's ``a`` and ``b`` against the true channels."""
+    err = np.concatenate([ch.a.values[0] - a_true, ch.b.values[0] - b_true])
+    return float(np.sqrt(np.mean(err**2)))
 
 
 def seed_level_summary(rows, keys=("family", "target"), value="ece"):
@@ -253,48 +296,171 @@ def _splits(n, seed):
     return train, post[:half], post[half:], val, test
 
 
+def _admissible(fit) -> str | None:
+    """Why a point fit is inadmissible (App. G.3: finite, every gap above 1e-4), or None."""
+    gaps = fit.delta.values
+    if not np.all(np.isfinite(gaps)) or gaps.min() <= MIN_GAP:
+        return f"inadmissible channels (min gap {np.nanmin(gaps):.3g})"
+    return None
+
+
+def rank_groups(score) -> np.ndarray:
+    """Two equal-count groups from score ranks, ties broken by item order (App. G.3's GMM)."""
+    score = np.asarray(score)
+    group = np.zeros(score.size, dtype=np.int64)
+    group[np.argsort(score, kind="stable")[score.size - score.size // 2 :]] = 1
+    return group
+
+
+def fit_gmm(score, labels, names, seed):
+    """Constrained GMM (K = 2) on two rank groups, prevalence increasing by at least 1e-5."""
+    from bayescal import Annotations, fit_channels
+    from bayescal.errors import FitError
+
+    data = Annotations.from_arrays(score, labels, annotators=names, group=rank_groups(score))
+    try:
+        fit = fit_channels(data, "gmm", groups="data", monotone=True, random_state=seed)
+    except FitError as exc:
+        return f"FitError: {exc}"
+    prev = dict(zip(map(str, fit.prevalence["group"].values), fit.prevalence.values[0]))
+    step = prev["1"] - prev["0"]
+    if step < MIN_PREVALENCE_STEP:
+        return f"prevalence of the high-score group exceeds the low one's by {step:.3g} < 1e-5"
+    return _admissible(fit) or fit
+
+
+def fit_marginal_ds(labels, names, seed):
+    """Marginal Dawid-Skene EM (K >= 3); the score plays no part (one pooled prevalence)."""
+    from bayescal import Annotations, fit_channels
+    from bayescal.errors import FitError
+
+    data = Annotations.from_arrays(np.full(labels.shape[0], 0.5), labels, annotators=names)
+    try:
+        fit = fit_channels(data, "dawid_skene_em", random_state=seed)
+    except FitError as exc:
+        return f"FitError: {exc}"
+    return _admissible(fit) or fit
+
+
+def table7_rows(estimates, score_test, labels_test, truth_test, a_true, b_true, names):
+    """Channel RMSE and |NC-ECE - Oracle ECE| of the base score per estimator (Table 7).
+
+    ``estimates`` maps an estimator to its ChannelFit, or to the reason it failed.
+    Returns (rows, failures) without the cell's keys.
+    """
+    from bayescal import Annotations, nc_ece, oracle_ece
+
+    data = Annotations.from_arrays(score_test, labels_test, truth=truth_test, annotators=names)
+    oracle = float(oracle_ece(data, bins=10).value)
+    rows, failures = [], []
+    for est, fit in estimates.items():
+        if isinstance(fit, str):
+            failures.append({"estimator": est, "reason": fit})
+            continue
+        nc = float(nc_ece(data, fit, weights="equal", bins=10).value)
+        rows.append(
+            {
+                "estimator": est,
+                "rmse": None if est == "known" else rmse(fit, a_true, b_true),
+                "ncece": nc,
+                "oracle": oracle,
+                "gap": abs(nc - oracle),
+            }
+        )
+    return rows, failures
+
+
+def cell_summary(rows, keys, value):
+    """Mean and SD over cells (not over seed means) of ``value``, by ``keys``."""
+    from collections import defaultdict
+
+    by = defaultdict(list)
+    for r in rows:
+        if r[value] is not None:
+            by[tuple(r[k] for k in keys)].append(r[value])
+    out = []
+    for key, vals in sorted(by.items()):
+        v = np.asarray(vals, dtype=np.float64)
+        out.append(
+            {
+                **dict(zip(keys, key)),
+                "mean": float(v.mean()),
+                "sd": float(v.std(ddof=1)) if v.size > 1 else 0.0,
+                "n_cells": int(v.size),
+            }
+        )
+    return out
+
+
 def _one_seed(args):
     import warnings
 
-    from bayescal.channels import fit_channels
+    from bayescal import ChannelFit, fit_channels
     from bayescal.errors import BayescalWarning
+    from bayescal.recal import ScoreBinMap
     from bayescal.simulate import simulate_annotations
 
     X, y, seed, predictors = args
     train, chan, rec, val, test = _splits(y.size, seed)
     scores = {}
     for name in predictors:
-        s_rec, s_test = train_scores(
-            name, X[train], y[train], X[val], y[val], [X[rec], X[test]], seed
+        scores[name] = train_scores(
+            name, X[train], y[train], X[val], y[val], [X[chan], X[rec], X[test]], seed
         )
-        scores[name] = (s_rec, s_test)
-    rows, failures = [], []
+    rows, failures, t7_rows, t7_failures = [], [], [], []
     for r_i, regime in enumerate(REGIMES):
         a4, b4 = regime_channels(regime, 4)
-        lab4 = simulate_annotations(
-            y[rec], a4, b4, random_state=np.random.default_rng([seed, r_i, 1])
-        )
+
+        def annotate(split, stream, _a=a4, _b=b4, _r=r_i):
+            # Streams 0 / 1 / 2: channel / recalibration / test split, independent draws.
+            rng = np.random.default_rng([seed, _r, stream])
+            return simulate_annotations(y[split], _a, _b, random_state=rng)
+
+        lab4, chan4, test4 = annotate(rec, 1), annotate(chan, 0), annotate(test, 2)
         for k in K_VALUES:
             labels = lab4[:, :k]
             a, b = a4[:k], b4[:k]
+            names = [f"a{j + 1}" for j in range(k)]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", BayescalWarning)
+                ds = fit_marginal_ds(chan4[:, :k], names, seed) if k >= 3 else None
+            known = ChannelFit.known(a, b, annotators=names, mu=float(np.mean(y[test])))
             for name in predictors:
-                s_rec, s_test = scores[name]
+                s_chan, s_rec, s_test = scores[name]
+                fitted = {}
 
-                def fit(data, _seed=seed):
-                    return fit_channels(
+                def fit(data, _seed=seed, _out=fitted):
+                    _out["ch"] = fit_channels(
                         data, "score_bin_em", groups=10, empty_groups="drop", random_state=_seed
                     )
+                    return _out["ch"]
 
+                where = {"seed": seed, "regime": regime, "k": k, "predictor": name}
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", BayescalWarning)
                     cell, fail = recalibrate_cell(s_rec, labels, y[rec], s_test, y[test], a, b, fit)
-                for row in cell:
-                    rows.append({**row, "seed": seed, "regime": regime, "k": k, "predictor": name})
-                if fail:
-                    failures.append(
-                        {"seed": seed, "regime": regime, "k": k, "predictor": name, "reason": fail}
+                    estimates = {"score_bin_em": fail or fitted["ch"], "known": known}
+                    if k == 2:
+                        estimates["gmm"] = fit_gmm(s_chan, chan4[:, :2], names, seed)
+                    if ds is not None:
+                        estimates["dawid_skene_em"] = ds
+                    t7, t7_fail = table7_rows(estimates, s_test, test4[:, :k], y[test], a, b, names)
+                if not fail:
+                    joint = ScoreBinMap(channels=fitted["ch"]).fit().predict(s_test)
+                    cell.append(
+                        {
+                            "family": "joint",
+                            "target": "corrected",
+                            "ece": binned_ece(joint, y[test]),
+                            "accuracy": accuracy(joint, y[test]),
+                        }
                     )
-    return rows, failures
+                rows.extend({**row, **where} for row in cell)
+                t7_rows.extend({**row, **where} for row in t7)
+                t7_failures.extend({**f, **where} for f in t7_fail)
+                if fail:
+                    failures.append({**where, "reason": fail})
+    return rows, failures, t7_rows, t7_failures
 
 
 def run(args) -> int:
@@ -330,6 +496,8 @@ def run(args) -> int:
         done = [_one_seed(j) for j in jobs]
     rows = [r for d in done for r in d[0]]
     failures = [f for d in done for f in d[1]]
+    t7_rows = [r for d in done for r in d[2]]
+    t7_failures = [f for d in done for f in d[3]]
     recal_rows = [r for r in rows if r["family"] != "channels"]
     out = {
         "protocol": {
@@ -345,19 +513,48 @@ def run(args) -> int:
             "test_ece": "10 equal-width bins on g(Z), original labels",
             "summary": "mean and SD over seeds of seed-level means over the "
             "predictor x K x regime grid",
+            "accuracy": "g(Z) >= 0.5 against the original label on the test split",
+            "joint_map": "score-bin EM prevalence of the score group of z; dropped (empty) "
+            "groups take the overall fitted prevalence",
+            "table7": "channel RMSE (a and b) against the simulated channels; |NC-ECE - Oracle "
+            "ECE| of the base score on the test split with its own annotations, equal weights, "
+            "10 equal-width bins on Z; score-bin EM on the recalibration split, GMM (K = 2; two "
+            "equal-count rank groups, prevalence increasing by >= 1e-5) and marginal "
+            "Dawid-Skene (K = 3, 4) on the channel split, 'known' = the simulated channels; "
+            "mean and SD over predictor x seed x regime cells",
         },
         "summary": seed_level_summary(recal_rows),
         "summary_by_predictor": seed_level_summary(
             recal_rows, keys=("predictor", "family", "target")
         ),
         "summary_by_regime": seed_level_summary(recal_rows, keys=("regime", "family", "target")),
+        "summary_accuracy": seed_level_summary(recal_rows, value="accuracy"),
         "channel_rmse": seed_level_summary(
             [r for r in rows if r["family"] == "channels"], keys=("k",)
         ),
+        "table7": {
+            "channel_rmse": cell_summary(t7_rows, ("estimator", "k"), "rmse"),
+            "ncece_oracle_gap": cell_summary(t7_rows, ("estimator", "k"), "gap"),
+            "ncece_oracle_gap_by_regime": cell_summary(
+                t7_rows, ("estimator", "k", "regime"), "gap"
+            ),
+            "channel_rmse_by_predictor": cell_summary(
+                t7_rows, ("estimator", "k", "predictor"), "rmse"
+            ),
+            "ncece_oracle_gap_by_predictor": cell_summary(
+                t7_rows, ("estimator", "k", "predictor"), "gap"
+            ),
+            "failures": t7_failures,
+        },
         "failures": failures,
-        "rows": rows,
         "seconds": time.perf_counter() - t0,
+        "jobs": args.jobs,
         "environment": environment(),
     }
+    if args.omit_rows:
+        out["note"] = "per-cell rows omitted (--omit-rows); rerun without it to get them"
+    else:
+        out["rows"] = rows
+        out["table7_rows"] = t7_rows
     write_json(out, args.json_path)
     return 0

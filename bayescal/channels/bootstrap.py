@@ -25,7 +25,7 @@ import numbers
 import numpy as np
 
 from bayescal._random import check_random_state
-from bayescal.channels.em import _indicators, em_run
+from bayescal.channels.em import em_run, indicators
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError, DataError, FitError
 
@@ -41,10 +41,10 @@ _CHUNK_ELEMENTS = 1 << 21
 
 def _channel_counts(summary, fit) -> np.ndarray:
     """Pattern counts (L, P) of the groups the fit has prevalences for."""
-    counts = summary.pattern_counts.values.astype(np.float64)
+    counts = summary.binary.pattern_counts.astype(np.float64)
     if fit.method == "dawid_skene_em":
         return counts.sum(axis=0, keepdims=True)
-    have = [str(g) for g in summary.pattern_counts["group"].values]
+    have = summary.groups
     want = [str(g) for g in fit.prevalence["group"].values]
     missing = [g for g in want if g not in have]
     if missing:
@@ -129,11 +129,12 @@ def bootstrap_channels(
     rng = check_random_state(random_state)
     counts = _channel_counts(summary, fit)
     # gold items (known class) are resampled with the others: their cells are extra rows
-    gold = summary.gold_counts().astype(np.float64)
+    view = summary.binary
+    gold = view.gold_counts().astype(np.float64)
     used = (counts.sum(axis=0) + gold.sum(axis=0)) > 0
     n_groups = counts.shape[0]
     counts = np.concatenate([counts, gold])[:, used]
-    i1, i0 = _indicators(summary.n_annotators)
+    i1, i0 = indicators(view.states)
     i1, i0 = i1[used], i0[used]
     flat = counts.ravel()
     nz = np.flatnonzero(flat)

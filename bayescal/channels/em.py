@@ -4,9 +4,10 @@ The latent class ``Y`` is binary; annotator ``j`` answers 1 with probability
 ``a_j`` when ``Y = 0`` and ``b_j`` when ``Y = 1``; answers are independent
 given ``Y`` (and the score group). A missing answer contributes no factor.
 
-Both estimators work on ``Summary.pattern_counts[group, pattern]``: with K
-annotators there are at most 3**K distinct patterns, so an EM iteration costs
-O(R x L x 3**K x K) for R starts and L groups, whatever the number of items.
+Both estimators work on the binary view's ``pattern_counts[group, pattern]``
+(:class:`~bayescal.summaries.summary.BinaryView`) over the P *observed*
+patterns (at most one per item, and at most 3**K), so an EM iteration costs
+O(R x L x P x K) for R starts and L groups, whatever the number of items.
 All starts run together as one vectorised array program.
 
 Protocol (paper, Appendix G.2; SPEC §1): 10 starts, at most 1000 iterations,
@@ -17,7 +18,7 @@ group midpoints; orientation by one global label exchange so that the
 designated annotator has ``a < b``; keep the highest likelihood among converged
 starts whose oriented gaps are all at least ``1e-3``.
 
-Gold items (items of known class, ``Summary.gold_counts()``, shape (2, 3**K))
+Gold items (items of known class, ``BinaryView.gold_counts()``, shape (2, P))
 enter through ``P(pattern | Y = y)`` at their known class: their E-step
 responsibility is fixed at ``y``, they add to the channel M-step and not to the
 prevalence. Conditioning on the class rather than using ``P(Y = y) P(pattern |
@@ -42,7 +43,6 @@ from bayescal.channels.options import check_em_options
 from bayescal.channels.orientation import exchange_binary_labels, orient_index
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError, FitError
-from bayescal.summaries.patterns import pattern_states
 
 __all__ = ["dawid_skene_em", "score_bin_em", "em_fit_counts", "dawid_skene_em_items", "FALLBACK"]
 
@@ -50,8 +50,8 @@ __all__ = ["dawid_skene_em", "score_bin_em", "em_fit_counts", "dawid_skene_em_it
 FALLBACK = {"a": 0.2, "b": 0.8, "prevalence": 0.5}
 
 
-def _indicators(k: int):
-    states = pattern_states(k)
+def indicators(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Indicators of "answered 1" and "answered 0" of each pattern (states 0, 1, 2 = missing)."""
     return (states == 1).astype(np.float64), (states == 0).astype(np.float64)
 
 
@@ -130,7 +130,7 @@ def _starts(rng, n_starts, k, group_mid):
 def em_fit_counts(
     counts,
     *,
-    k,
+    states,
     group_mid,
     n_starts=10,
     max_iter=1000,
@@ -144,17 +144,20 @@ def em_fit_counts(
 ):
     """EM on plain arrays; returns the best accepted start or raises FitError.
 
-    ``counts`` has shape (L, 3**K); ``group_mid`` (L,) are the first start's
-    prevalences; ``extra_starts`` is an optional (a, b, mu) triple of arrays
-    with leading start dimension, appended to the random starts; ``gold`` (2, 3**K)
-    holds gold items per known class (module docstring; None or all zero: none).
+    ``counts`` has shape (L, P) over the patterns ``states`` (P, K) (0, 1, 2 =
+    missing); ``group_mid`` (L,) are the first start's prevalences;
+    ``extra_starts`` is an optional (a, b, mu) triple of arrays with leading start
+    dimension, appended to the random starts; ``gold`` (2, P) holds gold items per
+    known class (module docstring; None or all zero: none).
     """
     check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap)
     rng = check_random_state(random_state)
     counts = np.asarray(counts, dtype=np.float64)
     gold = np.zeros((2, counts.shape[1])) if gold is None else np.asarray(gold, np.float64)
     has_gold = bool(gold.sum() > 0)
-    i1, i0 = _indicators(k)
+    states = np.asarray(states)
+    k = states.shape[1]
+    i1, i0 = indicators(states)
     used = (counts.sum(axis=0) + gold.sum(axis=0)) > 0  # patterns seen: the others add nothing
     counts_u, i1_u, i0_u = counts[:, used], i1[used], i0[used]
     a0, b0, mu0 = _starts(rng, n_starts, k, np.asarray(group_mid, dtype=np.float64))
@@ -287,9 +290,10 @@ def score_bin_em(
         raise ConfigError(f"empty_groups must be 'error' or 'drop'; got {empty_groups!r}.")
     warnings = check_design(summary, "score_bin_em")
     j = orient_index(summary.annotators, orient)
-    counts = summary.pattern_counts.values
+    view = summary.binary
+    counts = view.pattern_counts
     group_n = counts.sum(axis=1)
-    groups = [str(g) for g in summary.pattern_counts["group"].values]
+    groups = summary.groups
     mid = _group_midpoints(summary)
     empty = group_n == 0
     if empty.any():
@@ -309,7 +313,7 @@ def score_bin_em(
     try:
         res = em_fit_counts(
             counts[keep],
-            k=summary.n_annotators,
+            states=view.states,
             group_mid=mid[keep],
             n_starts=n_starts,
             max_iter=max_iter,
@@ -318,7 +322,7 @@ def score_bin_em(
             min_gap=min_gap,
             orient=j,
             random_state=random_state,
-            gold=summary.gold_counts(),
+            gold=view.gold_counts(),
         )
     except FitError as exc:
         if fallback == "fixed":
@@ -374,11 +378,12 @@ def dawid_skene_em(
         raise ConfigError(f"use_moment_start must be True or False; got {use_moment_start!r}.")
     warnings = check_design(summary, "dawid_skene_em")
     j = orient_index(summary.annotators, orient)
-    counts = summary.pattern_counts.values.sum(axis=0, keepdims=True)
+    view = summary.binary
+    counts = view.pattern_counts.sum(axis=0, keepdims=True)
     extra = None
     if use_moment_start and summary.n_annotators >= 3:
         try:
-            m = moment_inverse_arrays(counts[0], summary.n_annotators, orient=j)
+            m = moment_inverse_arrays(counts[0], view.states, orient=j)
             extra = (
                 np.clip(m["a"], 0.01, 0.99)[None],
                 np.clip(m["b"], 0.01, 0.99)[None],
@@ -388,7 +393,7 @@ def dawid_skene_em(
             extra = None
     res = em_fit_counts(
         counts,
-        k=summary.n_annotators,
+        states=view.states,
         group_mid=np.array([0.5]),
         n_starts=n_starts,
         max_iter=max_iter,
@@ -398,7 +403,7 @@ def dawid_skene_em(
         orient=j,
         random_state=random_state,
         extra_starts=extra,
-        gold=summary.gold_counts(),
+        gold=view.gold_counts(),
     )
     fit = ChannelFit.from_point(
         res["a"],
@@ -432,9 +437,8 @@ def dawid_skene_em_items(
 ):
     """Per-item EM from one start: the slow, obvious implementation.
 
-    Works for any number of annotators (no 3**K table), so it is the path for
-    K above :data:`bayescal.summaries.MAX_PATTERN_ANNOTATORS`, and the
-    independent implementation the pattern-count EM is tested against.
+    Works on the item rows rather than on pattern counts: the independent
+    implementation the pattern-count EM is tested against.
 
     Parameters
     ----------

@@ -1,8 +1,8 @@
 """``fit_channels``: one entry point for every point estimator of annotator channels.
 
-Binary data (:class:`Annotations`, :class:`Summary`) go to the estimators in
-:data:`METHODS`; multiclass data (:class:`MulticlassAnnotations`,
-:class:`MulticlassSummary`) go to those in :data:`MULTICLASS_METHODS`.
+Binary data (:class:`Annotations`, a two-class :class:`Summary`) go to the
+estimators in :data:`METHODS`; multiclass data (:class:`MulticlassAnnotations`,
+a summary of more than two classes) go to those in :data:`MULTICLASS_METHODS`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ from bayescal.channels.moments import moment_inverse
 from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
-from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
-from bayescal.summaries.multiclass import MulticlassSummary, summarize_multiclass
-from bayescal.summaries.summary import Summary, as_summary
+from bayescal.summaries.summary import Summary, as_summary, summarize_multiclass
 
 __all__ = ["fit_channels", "METHODS", "MULTICLASS_METHODS"]
 
@@ -34,14 +32,14 @@ METHODS: dict[str, Callable[..., ChannelFit]] = {
     "moments": moment_inverse,
 }
 
-#: method name -> estimator on a MulticlassSummary (SPEC §3).
+#: method name -> estimator on a summary of more than two classes (SPEC §3).
 MULTICLASS_METHODS: dict[str, Callable[..., ChannelFit]] = {
     "dawid_skene_em": multiclass_dawid_skene_em,
 }
 
 
 def fit_channels(
-    data: Annotations | Summary | MulticlassAnnotations | MulticlassSummary,
+    data: Annotations | Summary,
     method: str | None = None,
     *,
     groups: Bins | str | None = None,
@@ -51,7 +49,7 @@ def fit_channels(
 
     Parameters
     ----------
-    data : Annotations, Summary, MulticlassAnnotations or MulticlassSummary
+    data : Annotations, MulticlassAnnotations or Summary
         The container (summarised here) or an existing summary.
     method : str, optional
         Binary data: ``"dawid_skene_em"`` (K >= 3), ``"score_bin_em"`` (K >= 2
@@ -64,7 +62,7 @@ def fit_channels(
     groups : None, int, edges or str
         Binary: score groups (see :func:`bayescal.summarize`). Multiclass:
         channel groups (default ``"predicted"``, see
-        :func:`~bayescal.summaries.multiclass.summarize_multiclass`). Only with
+        :func:`~bayescal.summaries.summary.summarize`). Only with
         a container.
     **options
         Passed to the estimator (for example ``random_state``, ``fallback``).
@@ -84,7 +82,7 @@ def fit_channels(
     >>> fit_channels(simulate_multiclass(2000, 3, random_state=0)).confusion.shape
     (1, 3, 3, 3)
     """
-    if isinstance(data, (MulticlassAnnotations, MulticlassSummary)):
+    if isinstance(data, (Annotations, Summary)) and data.n_classes > 2:
         return _fit_multiclass(data, method, groups, options)
     name = str("score_bin_em" if method is None else method).replace("-", "_")
     if name not in METHODS:
@@ -104,7 +102,7 @@ def _fit_multiclass(data, method, groups, options) -> ChannelFit:
             f"{sorted(MULTICLASS_METHODS)} (binary methods such as score_bin_em need binary "
             "data: a score and 0/1 answers)."
         )
-    if isinstance(data, MulticlassSummary):
+    if isinstance(data, Summary):
         if groups is not None:
             raise ConfigError(
                 "groups are fixed when the summary is built; pass groups to summarize_multiclass()."

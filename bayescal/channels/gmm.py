@@ -206,7 +206,7 @@ def _group_moments(summary: Summary, j: int) -> dict:
     mom = pair_group_moments(summary, j, 1 - j)
     empty = (mom["n1"] == 0) | (mom["n2"] == 0) | (mom["n12"] == 0)
     if empty.any():
-        names = [str(g) for g, e in zip(summary.pattern_counts["group"].values, empty) if e]
+        names = [g for g, e in zip(summary.groups, empty) if e]
         raise FitError(
             f"group(s) {names} lack items answered by each annotator and by both; their moments "
             "(and prevalences) are not estimable. Use fewer or wider groups.",
@@ -298,7 +298,7 @@ def _channel_fit(summary: Summary, theta, j: int, diag: dict, warnings, *, conve
         b,
         theta[4:],
         annotators=summary.annotators,
-        groups=[str(g) for g in summary.pattern_counts["group"].values],
+        groups=summary.groups,
         group_counts=summary.group_counts.values,
         method="gmm",
         diagnostics=diag,

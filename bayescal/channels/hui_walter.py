@@ -127,7 +127,7 @@ def hui_walter(summary, *, orient=0) -> ChannelFit:
         b,
         res["mu"],
         annotators=summary.annotators,
-        groups=[str(g) for g in summary.pattern_counts["group"].values],
+        groups=summary.groups,
         group_counts=summary.group_counts.values,
         method="hui_walter",
         diagnostics=res["diagnostics"],

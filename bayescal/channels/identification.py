@@ -62,8 +62,9 @@ def pair_group_moments(summary, j=0, k=1):
 
     Returns arrays (L,) q1, q2, q12 and the counts n1, n2, n12 they rest on.
     """
-    states = summary.states
-    counts = summary.pattern_counts.values.astype(np.float64)
+    view = summary.binary
+    states = view.states
+    counts = view.pattern_counts.astype(np.float64)
     s1, s2 = states[:, j], states[:, k]
     ans1, ans2 = s1 != 2, s2 != 2
     both = ans1 & ans2
@@ -117,7 +118,7 @@ def gold_identifies(summary) -> tuple[bool, float]:
 def _gold_message(summary, method) -> str:
     if not summary.has_gold:
         return ""
-    n0, n1 = summary.n_gold
+    n0, n1 = summary.binary.n_gold
     if method not in GOLD_METHODS:
         return (
             f" The {n0 + n1} gold items do not help here: method {method!r} does not use them "
@@ -144,11 +145,13 @@ def check_design(summary, method: str) -> list[str]:
     k = summary.n_annotators
     if summary.n_items == 0:
         raise DataError("no annotated items: every item has all answers missing.")
-    answered = summary.answered_counts.values + summary.gold_answered().sum(axis=0)
+    view = summary.binary
+    answered = view.answered_counts + summary.gold_answered().sum(axis=0)
     if (answered == 0).any():
         names = [summary.annotators[j] for j in np.flatnonzero(answered == 0)]
+        shown = f"{names}" if len(names) <= 10 else f"{names[:10]} and {len(names) - 10} more"
         raise DataError(
-            f"annotator(s) {names} answered no item; remove them before fitting channels."
+            f"annotator(s) {shown} answered no item; remove them before fitting channels."
         )
     by_gold, worst_se = gold_identifies(summary)
     if by_gold and method in GOLD_METHODS:

@@ -16,7 +16,6 @@ from bayescal.channels.identification import check_design, check_fitted
 from bayescal.channels.orientation import orient_index
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import FitError
-from bayescal.summaries.patterns import pattern_states
 
 __all__ = ["moment_inverse", "moment_inverse_arrays", "moments_from_counts"]
 
@@ -37,10 +36,12 @@ def moments_from_counts(counts, states, idx):
     return float(w @ prod / n) if len(idx) > 1 else float(means[0]), float(n)
 
 
-def moment_inverse_arrays(counts, k, *, orient=0):
-    """Closed-form channels from pattern counts (P,) pooled over groups."""
+def moment_inverse_arrays(counts, states, *, orient=0):
+    """Closed-form channels from pattern counts (P,) pooled over groups, on the patterns
+    ``states`` (P, K) (0, 1, 2 = missing)."""
     counts = np.asarray(counts, dtype=np.float64)
-    states = pattern_states(k)
+    states = np.asarray(states)
+    k = states.shape[1]
     others = [j for j in range(k) if j != orient]
     i1, i2, i3 = orient, others[0], others[1]
     m = np.array([moments_from_counts(counts, states, [j])[0] for j in range(k)])
@@ -115,8 +116,9 @@ def moment_inverse(summary, *, orient=0) -> ChannelFit:
     """
     j = orient_index(summary.annotators, orient)
     warnings = check_design(summary, "moments")
-    counts = summary.pattern_counts.values.sum(axis=0)
-    res = moment_inverse_arrays(counts, summary.n_annotators, orient=j)
+    view = summary.binary
+    counts = view.pattern_counts.sum(axis=0)
+    res = moment_inverse_arrays(counts, view.states, orient=j)
     a, b = res["a"], res["b"]
     bad = (a < 0) | (a > 1) | (b < 0) | (b > 1)
     if bad.any():

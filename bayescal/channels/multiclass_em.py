@@ -7,7 +7,7 @@ missing answer contributes no factor. Per channel group ``g``, with prevalence
 
     P(s | g) = sum_y rho[g, y] prod_{j answered} T_j[y, s_j]      (SPEC §3)
 
-and the counts ``n[g, s]`` of a :class:`~bayescal.summaries.multiclass.MulticlassSummary`
+and the counts ``n[g, s]`` of a :class:`~bayescal.summaries.summary.Summary`
 are multinomial given the group totals. EM works on the observed patterns only,
 so an iteration costs O(R x L x C x P x K) for R starts, L groups and P observed
 patterns, whatever the number of items. Computations are in log space.
@@ -29,7 +29,7 @@ NC-ECE invert them; with C = 2 this plays the role of the binary rule
 ``b - a >= 1e-3``). The accepted start with the highest likelihood is returned.
 
 Gold items (issue 15, ``models/gold.md``): ``gold[y, s]`` items of known class
-``y`` with pattern ``s`` (:meth:`MulticlassSummary.gold_counts`) add
+``y`` with pattern ``s`` (:meth:`Summary.gold_counts`) add
 ``sum_y sum_s gold[y, s] log P(s | Y = y)`` to the log-likelihood, with
 ``P(s | Y = y) = prod_{j answered} T_j[y, s_j]``. Their class is known, so in the
 E step their responsibility is the one-hot of ``y``; they enter the confusion
@@ -70,7 +70,7 @@ from bayescal.errors import (
     IdentificationError,
     IdentificationWarning,
 )
-from bayescal.summaries.multiclass import MulticlassSummary
+from bayescal.summaries.summary import Summary
 
 __all__ = [
     "multiclass_dawid_skene_em",
@@ -437,7 +437,7 @@ def gold_identifies_multiclass(summary) -> tuple[bool, float]:
     --------
     >>> import numpy as np
     >>> from bayescal.data.multiclass import MulticlassAnnotations
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> d = MulticlassAnnotations.from_arrays(
     ...     [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]], [[0], [1], [1]], gold=[0, 1, np.nan])
     >>> gold_identifies_multiclass(summarize_multiclass(d))
@@ -479,7 +479,7 @@ def check_multiclass_design(summary, *, pooled: bool = False) -> list[str]:
     Examples
     --------
     >>> from bayescal.simulate import simulate_multiclass
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> check_multiclass_design(summarize_multiclass(simulate_multiclass(300, random_state=0)))
     []
     """
@@ -611,7 +611,7 @@ def multiclass_dawid_skene_em(
 
     Parameters
     ----------
-    summary : MulticlassSummary
+    summary : Summary
         Pattern counts per channel group (by default the predicted class); gold
         items in its gold tables enter with their known class (module docstring).
     pooled : bool, default False
@@ -651,15 +651,15 @@ def multiclass_dawid_skene_em(
     Examples
     --------
     >>> from bayescal.simulate import simulate_multiclass
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> s = summarize_multiclass(simulate_multiclass(3000, 3, random_state=0))
     >>> fit = multiclass_dawid_skene_em(s)
     >>> fit.confusion.shape, fit.prevalence.dims
     ((1, 3, 3, 3), ('draw', 'group', 'class'))
     """
-    if not isinstance(summary, MulticlassSummary):
+    if not isinstance(summary, Summary):
         raise ConfigError(
-            f"multiclass_dawid_skene_em expects a MulticlassSummary; got "
+            f"multiclass_dawid_skene_em expects a Summary; got "
             f"{type(summary).__name__}. Build one with summarize_multiclass(data)."
         )
     check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip)

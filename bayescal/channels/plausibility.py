@@ -51,6 +51,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bayescal.data.validation import REFERENCE_NAMES, reference_like
 from bayescal.flags import Flag
 
 __all__ = [
@@ -70,11 +71,6 @@ __all__ = [
     "score_trend_flags",
 ]
 
-#: Column names that usually hold a reference label, not an annotator's answers
-#: (compared case-insensitively, with ``-`` and spaces read as ``_``).
-REFERENCE_NAMES = frozenset(
-    {"truth", "label", "labels", "gold", "target", "y", "ground_truth", "groundtruth", "reference"}
-)
 
 #: An annotator whose gap b - a is below this carries almost no signal: corrected
 #: labels divide by the gap, so their variance grows like 1 / gap**2 (x400 at 0.05).
@@ -110,10 +106,6 @@ RATE_MARGIN = 0.5
 _GROUPED = {"score_bin_em": True, "hui_walter": True, "gmm": True, "dawid_skene_em": False}
 
 
-def _normal(name: str) -> str:
-    return str(name).strip().lower().replace("-", "_").replace(" ", "_")
-
-
 def reference_name_flags(annotators: Sequence[str]) -> list[Flag]:
     """Flag annotator columns named like a reference label (issue 12, item 3).
 
@@ -137,7 +129,7 @@ def reference_name_flags(annotators: Sequence[str]) -> list[Flag]:
     """
     out = []
     for name in annotators:
-        if _normal(name) in REFERENCE_NAMES:
+        if reference_like(name) == "reference":  # the readers' rule (data layer)
             out.append(
                 Flag(
                     "plausibility.reference-like-name",
@@ -152,8 +144,9 @@ def reference_name_flags(annotators: Sequence[str]) -> list[Flag]:
 
 def _pair_tables(summary) -> list[tuple[int, int, np.ndarray]]:
     """Per annotator pair (j, k): the 2 x 2 table of answers on items both answered."""
-    counts = summary.pattern_counts.values.sum(axis=0).astype(np.float64)
-    states = summary.states
+    view = summary.binary
+    counts = view.pattern_counts.sum(axis=0).astype(np.float64)
+    states = view.states
     out = []
     k_total = summary.n_annotators
     for j in range(k_total):
@@ -273,13 +266,14 @@ def score_trend_flags(summary) -> list[Flag]:
     >>> [f.code for f in score_trend_flags(summarize(Annotations.from_arrays(z, y)))]
     ['plausibility.score-inverted']
     """
-    n = summary.bin_count.values.astype(np.float64)
-    answered = summary.bin_answered.values.sum(axis=1).astype(np.float64)
+    view = summary.binary
+    n = view.bin_count.astype(np.float64)
+    answered = view.bin_answered.sum(axis=1).astype(np.float64)
     ok = (n > 0) & (answered > 0)
     if ok.sum() < 2:
         return []
-    x = summary.bin_score_sum.values[ok] / n[ok]
-    r = summary.bin_label_sum.values.sum(axis=1)[ok] / answered[ok]
+    x = view.bin_score_sum[ok] / n[ok]
+    r = view.bin_label_sum.sum(axis=1)[ok] / answered[ok]
     w = n[ok]
     xbar = np.average(x, weights=w)
     rbar = np.average(r, weights=w)

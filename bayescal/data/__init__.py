@@ -1,7 +1,13 @@
-"""Multi-annotator data: the :class:`Annotations` container and its readers."""
+"""Multi-annotator data: the one :class:`Annotations` container (any C >= 2) and its readers."""
 
-from bayescal.data.container import Annotations, load_csv, load_long, load_table
-from bayescal.data.multiclass import MulticlassAnnotations, load_multiclass_csv
+from bayescal.data.container import (
+    Annotations,
+    MulticlassAnnotations,
+    load_csv,
+    load_long,
+    load_multiclass_csv,
+    load_table,
+)
 
 __all__ = [
     "Annotations",

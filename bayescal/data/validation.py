@@ -1,10 +1,12 @@
 """Validation at the edge: every problem is named, nothing is clipped or replaced.
 
-The one validation path of the binary track (SPEC §1; DESIGN "validate once, at
-the edge"). Every constructor of :class:`~bayescal.Annotations` (``from_arrays``,
-``from_long``, ``from_dataset``, ``from_crowdkit``) and every reader (wide and long
-CSV, Parquet, the embedded examples) passes its values through these functions,
-so a value refused by one is refused by all.
+The one validation path of the data layer, for every number of classes (SPEC §1,
+§3; DESIGN "validate once, at the edge"). Every constructor of
+:class:`~bayescal.Annotations` (``from_arrays``, ``from_long``, ``from_dataset``,
+``from_crowdkit``) and every reader (wide and long CSV, Parquet, the embedded
+examples) passes its values through these functions, so a value refused by one is
+refused by all: scores or class probabilities, answers (class indices, or class
+names with ``classes``), truth, gold, ids, groups, column roles.
 
 Each check takes a ``where`` callable that names position ``i`` of its input
 ("'run.csv', line 7", "item 'a'", "row 3 (index 'x')"), so a message shows the
@@ -20,7 +22,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bayescal.errors import DataError
+from bayescal.data.files import check_name_sizes
+from bayescal.errors import ConfigError, DataError
 
 __all__ = [
     "Where",
@@ -30,6 +33,9 @@ __all__ = [
     "parse_numbers",
     "as_numeric",
     "check_scores",
+    "check_probs",
+    "check_classes",
+    "class_indices",
     "check_labels",
     "check_truth",
     "check_gold",
@@ -37,7 +43,18 @@ __all__ = [
     "check_ids",
     "check_item_ids",
     "check_groups",
+    "reference_like",
+    "PROB_SUM_TOL",
+    "REFERENCE_NAMES",
 ]
+
+#: Rows of ``probs`` must sum to one within this absolute tolerance. A float32
+#: softmax divides by a float32 sum whose relative rounding error grows with the
+#: number of terms (up to about 1,000 x 6e-8 = 6e-5 for sequential accumulation
+#: over 1,000 classes, far less for ten), so its rows sum to one only within about
+#: 1e-5; the tolerance admits such outputs while still catching unnormalised scores
+#: or a missing class column. Pass ``sum_tol`` to change it.
+PROB_SUM_TOL = 1e-5
 
 #: ``where(i)`` names position ``i`` of an input in a message.
 Where = Callable[[int], str]
@@ -104,14 +121,11 @@ def show_value(value, limit: int = 40) -> str:
     return repr(text) if isinstance(value, str) else text
 
 
-def _positions(mask: np.ndarray, ids=None) -> str:
-    """The first positions (or ids) where ``mask`` is True, and how many more there are
-    (used by the multiclass container's messages)."""
+def _rows(mask: np.ndarray, where: Where) -> str:
+    """Where the first rows of ``mask`` are, and how many more there are."""
     idx = np.flatnonzero(mask)
-    shown = idx[:5]
-    shown_txt = ", ".join(repr(ids[i]) if ids is not None else str(i) for i in shown)
-    more = f" and {idx.size - shown.size} more" if idx.size > shown.size else ""
-    return f"{shown_txt}{more}"
+    shown = ", ".join(where(int(i)) for i in idx[:_MAX_SHOWN])
+    return shown + (f" and {idx.size - _MAX_SHOWN} more" if idx.size > _MAX_SHOWN else "")
 
 
 def _examples(mask: np.ndarray, values, where: Where) -> str:
@@ -126,7 +140,9 @@ def _examples(mask: np.ndarray, values, where: Where) -> str:
 
 
 # ------------------------------------------------------------------ text to numbers
-def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> np.ndarray:
+def parse_numbers(
+    values, *, what: str, where: Where, blank: str = "error", classes=None
+) -> np.ndarray:
     """Cells of a text file as float64, refusing anything that is not a decimal number.
 
     Parameters
@@ -142,6 +158,11 @@ def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> n
     blank : {"error", "missing"}, default "error"
         An empty cell is an error, or a missing value (NaN). Spaces around a number are
         allowed; a cell of spaces only is refused (as the out-of-core reader does).
+    classes : list of str, optional
+        Class names: a cell equal to a name (spaces around it allowed) becomes the
+        name's index. Other cells must be class indices written as numbers, unless the
+        names themselves are numbers other than their positions (``["1", "2"]``): then
+        a number could mean either, and only names are accepted.
 
     Returns
     -------
@@ -157,6 +178,8 @@ def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> n
     --------
     >>> parse_numbers(["0.5", " 1e-3", ""], what="labels", where=str, blank="missing")
     array([0.5  , 0.001,   nan])
+    >>> parse_numbers(["dog", "0"], what="r1", where=str, classes=["cat", "dog"])
+    array([1., 0.])
     """
     import pandas as pd
 
@@ -166,6 +189,8 @@ def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> n
             f"{what}: {show_value(bool(arr[0]))} at {where(0)} is not a number; use 0 and 1."
         )
     if arr.dtype.kind in "iuf":
+        if classes is not None and _names_are_other_numbers(classes):
+            raise DataError(_ambiguous(what, classes))
         out = arr.astype(np.float64)
         empty = np.isnan(out)
         bad = np.isinf(out)
@@ -173,17 +198,27 @@ def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> n
         raw = pd.Series(arr.astype(object, copy=False), dtype=object)
         empty = (raw.isna() | (raw == "")).to_numpy(dtype=bool)
         text = raw.where(~empty, "0").astype(str).str.strip()
-        number = text.str.fullmatch(_NUMBER).to_numpy(dtype=bool, na_value=False)
-        wrong = ~number & ~empty
+        named = np.zeros(arr.shape[0], dtype=bool)
+        if classes is not None:
+            coded = text.map({name: float(k) for k, name in enumerate(classes)})
+            named = coded.notna().to_numpy(dtype=bool) & ~empty
+        number = text.str.fullmatch(_NUMBER).to_numpy(dtype=bool, na_value=False) & ~named & ~empty
+        if classes is not None and _names_are_other_numbers(classes) and number.any():
+            raise DataError(_ambiguous(what, classes, _examples(number, arr, where)))
+        wrong = ~number & ~empty & ~named
         if wrong.any():
+            kind = "a number" if classes is None else f"a class name ({list(classes)}) or index"
             raise DataError(
-                f"{what}: {_examples(wrong, arr, where)} is not a number. Use decimal "
+                f"{what}: {_examples(wrong, arr, where)} is not {kind}. Use decimal "
                 "numbers such as 0.25 or 1e-3"
+                + ("" if classes is None else " (class indices 0, 1, ...) or class names")
                 + (" and an empty cell for a missing answer." if blank == "missing" else ".")
             )
         out = np.full(arr.shape[0], np.nan)
-        out[~empty] = text[~empty].astype(np.float64).to_numpy()
-        bad = ~empty & ~np.isfinite(out)
+        out[number] = text[number].astype(np.float64).to_numpy()
+        if named.any():
+            out[named] = coded[named].to_numpy(dtype=np.float64)
+        bad = number & ~np.isfinite(out)
     if bad.any():
         raise DataError(
             f"{what}: {_examples(bad, out if arr.dtype.kind in 'iuf' else arr, where)} is not "
@@ -198,9 +233,76 @@ def parse_numbers(values, *, what: str, where: Where, blank: str = "error") -> n
     return out
 
 
+def _names_are_other_numbers(classes) -> bool:
+    """Some class name is a number other than its own position (``["1", "2", "3"]``)."""
+    return any(
+        _NUMBER.fullmatch(str(name).strip()) is not None and float(name) != k
+        for k, name in enumerate(classes)
+    )
+
+
+def _ambiguous(what: str, classes, example: str = "") -> str:
+    found = f" ({example})" if example else ""
+    return (
+        f"{what}: the answers are numbers{found} and the class names {list(classes)} are "
+        "numbers other than their positions, so a number could be a class index or a class "
+        "name. Write the answers as class names, or give classes= names that are not numbers."
+    )
+
+
+def class_indices(values, classes, name: str, *, where: Where | None = None) -> np.ndarray:
+    """Answers, truth or gold given as arrays: class names (with ``classes``) to indices.
+
+    Without ``classes`` this is :func:`as_numeric` (strings are refused). With it,
+    a string equal to a class name becomes the name's index and every other entry
+    must be a number (a class index); missing stays NaN. Range checks follow in
+    :func:`check_labels` / :func:`check_truth` / :func:`check_gold`.
+
+    Examples
+    --------
+    >>> class_indices([["dog", None], [0, "cat"]], ["cat", "dog"], "labels").tolist()
+    [[1.0, nan], [0.0, 0.0]]
+    """
+    if classes is None:
+        return as_numeric(values, name)
+    try:
+        arr = np.asarray(values, dtype=object)
+    except ValueError:
+        return as_numeric(values, name)  # ragged: its message
+    flat = arr.ravel()
+    lookup = {str(c): float(k) for k, c in enumerate(classes)}
+    is_str = np.array([isinstance(v, str) for v in flat], dtype=bool)
+    unknown = is_str & ~np.array([isinstance(v, str) and v in lookup for v in flat], dtype=bool)
+    if unknown.any():
+        i = int(np.flatnonzero(unknown)[0])
+        at = (
+            (where or ItemWhere())(i // arr.shape[-1])
+            if arr.ndim == 2
+            else (where or ItemWhere())(i)
+        )
+        col = f", column {i % arr.shape[-1]}" if arr.ndim == 2 else ""
+        raise DataError(
+            f"{name}: {show_value(flat[i])} at {at}{col} is not a class name; the classes are "
+            f"{list(lookup)} ({int(unknown.sum())} such value(s)). Use one of these names or "
+            "the class index."
+        )
+    numbers = ~is_str & ~np.asarray(_isna(flat), dtype=bool)
+    if numbers.any() and _names_are_other_numbers(classes):
+        raise DataError(_ambiguous(name, classes))
+    coded = flat.copy()
+    coded[is_str] = [lookup[v] for v in flat[is_str]]
+    return as_numeric(coded.reshape(arr.shape), name)
+
+
+def _isna(values) -> np.ndarray:
+    import pandas as pd
+
+    return np.asarray(pd.isna(values), dtype=bool) if len(values) else np.zeros(0, bool)
+
+
 # ------------------------------------------------------------------ arrays to numbers
 def _ragged(values) -> str:
-    lengths = []
+    lengths: list[int | None] = []
     for row in values:
         try:
             lengths.append(len(row))
@@ -304,12 +406,76 @@ def check_scores(score, name: str = "score", ids=None, where: Where | None = Non
     return z
 
 
-def check_labels(
-    labels, n_items: int, mask=None, ids=None, annotators=None, where: Where | None = None
+def check_probs(
+    probs, *, sum_tol: float = PROB_SUM_TOL, name: str = "probs", ids=None, where=None
 ) -> np.ndarray:
-    """Labels: (n_items, K) with values 0, 1 or missing; returns float32 with NaN.
+    """Class probabilities: (n_items, C >= 2), finite, in [0, 1], rows summing to one.
 
-    Missing is NaN, ``None``, ``pandas.NA``, a masked entry or ``mask=True``.
+    Returns a float64 array of the values as given (nothing renormalised).
+
+    Examples
+    --------
+    >>> check_probs([[0.25, 0.75]]).tolist()
+    [[0.25, 0.75]]
+    >>> check_probs([[0.5, 0.6]], ids=["a"])
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.DataError: probs rows must sum to one within 1e-05; 1 row(s) do not, ...
+    """
+    p = as_numeric(probs, name)
+    if p.ndim != 2:
+        raise DataError(f"{name} must be 2-D of shape (n_items, n_classes); got shape {p.shape}.")
+    if p.shape[0] == 0:
+        raise DataError(f"{name} is empty: at least one item is needed.")
+    if p.shape[1] < 2:
+        raise DataError(
+            f"{name} has {p.shape[1]} column(s); one probability column per class is needed "
+            "(at least two)."
+        )
+    if isinstance(sum_tol, bool) or not (isinstance(sum_tol, (int, float)) and 0 <= sum_tol < 1):
+        raise ConfigError(f"sum_tol must be a number in [0, 1); got {show_value(sum_tol)}.")
+    where = where or ItemWhere(ids)
+    bad = np.asarray(~np.isfinite(p).all(axis=1))
+    if bad.any():
+        raise DataError(
+            f"{name} has missing or non-finite values in {int(bad.sum())} row(s), at "
+            f"{_rows(bad, where)}. Every item needs a probability for every class."
+        )
+    bad = np.asarray(((p < 0) | (p > 1)).any(axis=1))
+    if bad.any():
+        raise DataError(
+            f"{name} has values outside [0, 1] in {int(bad.sum())} row(s), at {_rows(bad, where)}"
+            f" (range seen {p.min():.6g}..{p.max():.6g}). Pass probabilities, not logits (apply "
+            "a softmax first)."
+        )
+    dev = np.abs(p.sum(axis=1) - 1.0)
+    bad = dev > sum_tol
+    if bad.any():
+        i = int(np.argmax(dev))
+        raise DataError(
+            f"{name} rows must sum to one within {sum_tol:g}; {int(bad.sum())} row(s) do not, at "
+            f"{_rows(bad, where)} (the worst, at {where(i)}, sums to {p[i].sum():.10g}). Check "
+            "that there is one column per class, in class order, and that the scores are "
+            "probabilities (a softmax output), or pass sum_tol= for coarsely rounded files."
+        )
+    return p
+
+
+def check_labels(
+    labels,
+    n_items: int,
+    mask=None,
+    ids=None,
+    annotators=None,
+    where: Where | None = None,
+    n_classes: int = 2,
+    rows_of: str = "scores",
+) -> np.ndarray:
+    """Answers: (n_items, K) with class indices ``0 .. C-1`` or missing; float32 with NaN.
+
+    With two classes the answers are 0 or 1. Missing is NaN, ``None``,
+    ``pandas.NA``, a masked entry or ``mask=True``. ``rows_of`` names what the
+    rows must match in messages (``"scores"`` or ``"probability rows"``).
     """
     if isinstance(labels, np.ma.MaskedArray):
         extra = np.ma.getmaskarray(labels)
@@ -327,8 +493,8 @@ def check_labels(
         )
     if arr.shape[0] != n_items:
         raise DataError(
-            f"labels have {arr.shape[0]} rows but there are {n_items} scores; "
-            "each item needs one score and one row of labels."
+            f"labels have {arr.shape[0]} rows but there are {n_items} {rows_of}; "
+            f"each item needs one {rows_of.rstrip('s')} and one row of labels."
         )
     if arr.shape[1] == 0:
         raise DataError("labels have no annotator columns.")
@@ -342,15 +508,25 @@ def check_labels(
         arr[m] = np.nan
     where = where or ItemWhere(ids)
     names = annotators if annotators is not None else [str(j) for j in range(arr.shape[1])]
-    bad = ~np.isnan(arr) & (arr != 0) & (arr != 1)
+    bad = ~np.isnan(arr) & ~_is_class(arr, n_classes)
     if bad.any():
         cols = np.flatnonzero(bad.any(axis=0))
         c = int(cols[0])
+        binary = n_classes == 2
         raise DataError(
-            f"labels must be 0, 1 or missing (NaN); "
-            f"annotator {show_value(names[c])} has {_examples(bad[:, c], arr[:, c], where)}"
+            (
+                "labels must be 0, 1 or missing (NaN); "
+                if binary
+                else f"labels must be class indices 0..{n_classes - 1} or missing (NaN); "
+            )
+            + f"annotator {show_value(names[c])} has {_examples(bad[:, c], arr[:, c], where)}"
             f"{f' (and other values in {cols.size - 1} more column(s))' if cols.size > 1 else ''}"
-            ". Recode the labels to 0/1 (for example 1 = positive class)."
+            + (
+                ". Recode the labels to 0/1 (for example 1 = positive class)."
+                if binary
+                else ". Recode the answers to the position of their class in the probability "
+                "columns, or pass classes= and use class names."
+            )
         )
     if np.isnan(arr).all():
         raise DataError(
@@ -360,8 +536,21 @@ def check_labels(
     return arr.astype(np.float32)
 
 
-def check_truth(truth, n_items: int, ids=None, where: Where | None = None) -> np.ndarray:
-    """Truth: 1-D of 0/1, no missing values."""
+def _is_class(values: np.ndarray, n_classes: int) -> np.ndarray:
+    """Elementwise: a class index ``0 .. n_classes - 1`` (NaN and inf are not)."""
+    with np.errstate(invalid="ignore"):
+        return (
+            np.isfinite(values)
+            & (values == np.round(values))
+            & (values >= 0)
+            & (values < n_classes)
+        )
+
+
+def check_truth(
+    truth, n_items: int, ids=None, where: Where | None = None, n_classes: int = 2
+) -> np.ndarray:
+    """Truth: 1-D class indices (0/1 for two classes), no missing values; int32."""
     y = as_numeric(truth, "truth")
     if y.ndim != 1 or y.shape[0] != n_items:
         raise DataError(f"truth must have shape ({n_items},) like the scores; got {y.shape}.")
@@ -372,29 +561,45 @@ def check_truth(truth, n_items: int, ids=None, where: Where | None = None) -> np
             f"truth: {_examples(bad, y, where)} is missing; truth (for simulations and "
             "benchmarks) must be complete."
         )
-    bad = (y != 0) & (y != 1)
+    bad = ~_is_class(y, n_classes)
     if bad.any():
-        raise DataError(f"truth: {_examples(bad, y, where)} is not 0 or 1; truth must be 0 or 1.")
-    return y.astype(np.int8)
+        if n_classes == 2:
+            raise DataError(
+                f"truth: {_examples(bad, y, where)} is not 0 or 1; truth must be 0 or 1."
+            )
+        raise DataError(
+            f"truth: {_examples(bad, y, where)} is not a class index 0..{n_classes - 1}; truth "
+            "must hold class indices (or class names with classes=)."
+        )
+    return y.astype(np.int32)
 
 
-def check_gold(gold, n_items: int, ids=None, where: Where | None = None) -> np.ndarray:
-    """Gold classes: 1-D of 0, 1 or NaN (missing = not a gold item), as float64.
+def check_gold(
+    gold, n_items: int, ids=None, where: Where | None = None, n_classes: int = 2
+) -> np.ndarray:
+    """Gold classes: 1-D class indices (0/1 for two classes) or NaN (not a gold item).
 
     Examples
     --------
     >>> check_gold([0, float("nan"), 1], 3)
     array([ 0., nan,  1.])
+    >>> check_gold([2, float("nan"), 0], 3, n_classes=3)
+    array([ 2., nan,  0.])
     """
     y = as_numeric(gold, "gold")
     if y.ndim != 1 or y.shape[0] != n_items:
-        raise DataError(f"gold must have shape ({n_items},) like the scores; got {y.shape}.")
-    where = where or ItemWhere(ids)
-    bad = ~np.isnan(y) & (y != 0) & (y != 1)
-    if bad.any():
         raise DataError(
-            f"gold: {_examples(bad, y, where)} is not 0 or 1; a gold item's known class is 0 "
-            "or 1, and an item that is not a gold item is left blank (missing)."
+            f"gold must have shape ({n_items},) like the scores (NaN for items that are not "
+            f"gold items); got {y.shape}."
+        )
+    where = where or ItemWhere(ids)
+    bad = ~np.isnan(y) & ~_is_class(y, n_classes)
+    if bad.any():
+        known = "0 or 1" if n_classes == 2 else f"a class index 0..{n_classes - 1}"
+        raise DataError(
+            f"gold: {_examples(bad, y, where)} is not {known}; a gold item's known class is "
+            f"{known}{'' if n_classes == 2 else ' (or a class name with classes=)'}, and an item "
+            "that is not a gold item is left blank (missing)."
         )
     return y.astype(np.float64)
 
@@ -416,17 +621,49 @@ def check_names(names, k: int, what: str = "annotator") -> list[str]:
         if not s.strip():
             raise DataError(f"{what} names must be non-empty strings.")
         out.append(s)
+    check_name_sizes(out, what)  # issue 23: bounded names (bayescal.data.files)
     seen, dup = set(), []
     for s in out:
         if s in seen:
             dup.append(s)
         seen.add(s)
+    if dup and what == "class":
+        raise DataError(
+            f"duplicated class name(s) {sorted(set(dup))!r}: every class needs its own name, "
+            "one per probability column, in column order."
+        )
     if dup:
         raise DataError(
             f"duplicate {what} name(s) {sorted(set(dup))!r}: every {what} needs a unique name "
             "(two columns for one annotator would count the same person twice)."
         )
     return out
+
+
+def check_classes(classes, n_classes: int) -> list[str]:
+    """Class names, one per probability column: unique, non-empty strings.
+
+    Default ``"0" .. "C-1"``.
+
+    Examples
+    --------
+    >>> check_classes(None, 3)
+    ['0', '1', '2']
+    >>> check_classes(["a", "a", "b"], 3)
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.DataError: duplicated class name(s) ['a']: every class needs its own name, ...
+    """
+    if classes is None:
+        return [str(k) for k in range(n_classes)]
+    if not isinstance(classes, (str, bytes, dict)) and hasattr(classes, "__iter__"):
+        classes = list(classes)
+        if len(classes) != n_classes:
+            raise DataError(
+                f"got {len(classes)} class names for {n_classes} classes: one name per "
+                "probability column, in column order (a score is two classes)."
+            )
+    return check_names(classes, n_classes, "class")
 
 
 def _object_array(values, what: str) -> np.ndarray:
@@ -482,6 +719,7 @@ def check_ids(values, *, what: str, where: Where, allow_float: bool = False) -> 
         )
     kind = infer_dtype(arr, skipna=False)
     if kind in ("string", "integer") or (allow_float and kind in ("floating", "boolean")):
+        check_name_sizes(arr, what, where=where, total=None)  # issue 23: bounded ids
         if kind == "floating" and not np.all(np.isfinite(arr.astype(np.float64))):
             raise DataError(f"{what} must be finite.")
         return arr
@@ -536,3 +774,47 @@ def check_groups(group, n_items: int, where: Where | None = None) -> np.ndarray:
     if arr.shape != (n_items,):
         raise DataError(f"group must have shape ({n_items},); got {arr.shape}.")
     return arr
+
+
+# ------------------------------------------------------------------ column roles
+#: Words that name a reference label (compared case-insensitively; see :func:`reference_like`).
+REFERENCE_NAMES = frozenset(
+    {"truth", "label", "labels", "gold", "target", "targets", "y", "reference", "ref", "gt"}
+)
+# A reference word, optionally with a qualifier before or after it: true_label, y_true,
+# GroundTruth, gold-label, "ground truth". Separators (_ - . space) are optional.
+_QUALIFIER = r"(?:true|ground|gold|clean|final|ref|reference|class)"
+_REFERENCE = re.compile(
+    rf"(?:{_QUALIFIER}[_\-. ]*)?(?:{'|'.join(sorted(REFERENCE_NAMES))})"
+    rf"(?:[_\-. ]*(?:{_QUALIFIER}|label|class))?"
+)
+# An id column: item, id, item_id, ItemID, image_id, row_index, pandas' "Unnamed: 0".
+_ID = re.compile(
+    r"(?:(?:item|task|image|img|sample|example|row|record|doc|document|question)[_\-. ]*)?"
+    r"(?:id|ids|idx|index|item|items|uid|key)|unnamed:? *\d+"
+)
+
+
+def reference_like(name) -> str | None:
+    """``"reference"`` or ``"id"`` when a column name reads like one, else None.
+
+    A wide table's columns become annotators unless told otherwise; a column named
+    like a reference label (``truth``, ``gold``, ``label``, ``target``, ``y``,
+    ``reference``, also ``true_label``, ``y_true``, ``GroundTruth``) or like an item
+    id (``item``, ``id``, ``item_id``, ``ItemID``) would silently become one, so the
+    readers refuse it unless the annotators are named. Case is ignored; a name with
+    a number in it (``label_1``, ``r2``) reads as an annotator slot.
+
+    Examples
+    --------
+    >>> [reference_like(n) for n in ["True_Label", "item_id", "ItemID", "r1", "label_2"]]
+    ['reference', 'id', 'id', None, None]
+    >>> [reference_like(n) for n in ["rater_y", "labeller", "truthful", "Ground Truth"]]
+    [None, None, None, 'reference']
+    """
+    text = str(name).strip().lower()
+    if _REFERENCE.fullmatch(text):
+        return "reference"
+    if _ID.fullmatch(text):
+        return "id"
+    return None

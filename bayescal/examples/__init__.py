@@ -48,9 +48,8 @@ def example_path(name: str) -> Path:
 def load_example(name: str):
     """Load an embedded example (with its reference labels as truth, where it has them).
 
-    Binary examples give :class:`~bayescal.Annotations`; the multiclass ones
-    (:data:`MULTICLASS_EXAMPLES`) give
-    :class:`~bayescal.data.multiclass.MulticlassAnnotations`.
+    Every example is an :class:`~bayescal.Annotations` container: two classes (a
+    score) for the binary ones, C classes for :data:`MULTICLASS_EXAMPLES`.
 
     Examples
     --------
@@ -64,19 +63,9 @@ def load_example(name: str):
 
     if name in MULTICLASS_EXAMPLES:
         classes, reference = MULTICLASS_EXAMPLES[name]
-        return load_csv(
-            example_path(name),
-            probs=[f"p_{c}" for c in classes],
-            classes=list(classes),
-            annotators=["r1", "r2", "r3"],
-            truth=reference,
-            item="item",
-        )
-
+        values = {"probs": [f"p_{c}" for c in classes], "classes": list(classes)}
+    else:
+        values, reference = {"score": "score"}, "reference"
     return load_csv(
-        example_path(name),
-        score="score",
-        annotators=["r1", "r2", "r3"],
-        truth="reference",
-        item="item",
+        example_path(name), annotators=["r1", "r2", "r3"], truth=reference, item="item", **values
     )

@@ -6,12 +6,13 @@ the signed bin moments
 
     D_l = (1/n) sum_i (T_i - Z_i) 1(Z_i in B_l)
 
-come from ``Summary.bin_pattern_counts`` and ``bin_score_sum`` alone, and the
-error is ``sum_l |D_l|`` (empty bins add zero). For channel posteriors the
-corrected targets are computed only for the patterns that hold items, and the
-moments only over the non-empty (bin, pattern) cells (:class:`CellTable`), in
-chunks of draws: O(S x C) time for C non-empty cells (C <= number of items) and
-memory bounded by :data:`CHUNK_ELEMENTS` per array, whatever 3**K is.
+come from the binary view's ``bin_pattern_counts`` and ``bin_score_sum`` alone
+(:class:`~bayescal.summaries.summary.BinaryView`), and the error is
+``sum_l |D_l|`` (empty bins add zero). For channel posteriors the corrected
+targets are computed only for the patterns that hold items, and the moments only
+over the non-empty (bin, pattern) cells (:class:`CellTable`), in chunks of
+draws: O(S x C) time for C non-empty cells (C <= number of items) and memory
+bounded by :data:`CHUNK_ELEMENTS` per array, whatever K is.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ import xarray as xr
 
 from bayescal.dims import BIN, DRAW
 from bayescal.errors import ConfigError, DataError
-from bayescal.summaries.patterns import states_of
 from bayescal.summaries.summary import Summary, as_summary
 
 __all__ = [
     "BinnedECE",
     "CellTable",
     "cell_table",
+    "summary_cells",
     "row_chunks",
     "corrected_cell_moments",
     "CHUNK_ELEMENTS",
@@ -46,7 +47,7 @@ __all__ = [
 #: Largest number of float64 elements in one working array of the draw-wise kernels
 #: (2**21 elements = 16 MiB): draws or bootstrap replicates are processed in row
 #: chunks of at most this many (rows x cells) elements, so peak memory does not grow
-#: with the number of draws or with 3**K.
+#: with the number of draws or with the number of patterns.
 CHUNK_ELEMENTS = 1 << 21
 
 #: Majority vote ties (possible when an even number answered): "negative" counts a
@@ -193,8 +194,8 @@ class CellTable:
     """The non-empty (bin, pattern) cells of an evaluation summary, in bin order.
 
     Everything a binned error needs from the items, without the empty cells of
-    the dense ``bin_pattern_counts[bin, pattern]`` (3**K columns): C cells, at
-    most as many as the items.
+    the binary view's ``bin_pattern_counts[bin, pattern]``: C cells, at most as
+    many as the items.
 
     Attributes
     ----------
@@ -207,7 +208,10 @@ class CellTable:
     score_sum : ndarray of shape (C,)
         Sum of the scores of the cell's items.
     patterns : ndarray of shape (P_obs,)
-        Pattern codes (``sum_j s_j 3**j``) that hold at least one item.
+        Indices (into the summary's pattern axis) of the patterns that hold at least
+        one item of the table.
+    states : ndarray of shape (P_obs, K)
+        States of those patterns (0, 1, 2 = missing).
     n_bins : int
         Number of bins M (empty bins included).
     """
@@ -217,6 +221,7 @@ class CellTable:
     count: np.ndarray
     score_sum: np.ndarray
     patterns: np.ndarray
+    states: np.ndarray
     n_bins: int
 
     @property
@@ -248,13 +253,16 @@ class CellTable:
         return out
 
 
-def cell_table(bin_pattern_counts: np.ndarray, bin_pattern_score_sum: np.ndarray) -> CellTable:
-    """Build a :class:`CellTable` from dense summary arrays of shape (M, P).
+def cell_table(
+    bin_pattern_counts: np.ndarray, bin_pattern_score_sum: np.ndarray, states: np.ndarray
+) -> CellTable:
+    """Build a :class:`CellTable` from dense (M, P) bin tables on the patterns ``states`` (P, K).
 
     Examples
     --------
     >>> import numpy as np
-    >>> t = cell_table(np.array([[2, 0, 1], [0, 0, 0]]), np.array([[0.3, 0, 0.1], [0, 0, 0]]))
+    >>> t = cell_table(np.array([[2, 0, 1], [0, 0, 0]]), np.array([[0.3, 0, 0.1], [0, 0, 0]]),
+    ...                np.array([[0], [1], [2]]))
     >>> t.bin.tolist(), t.patterns.tolist(), t.bin_sums(t.count[None]).tolist()
     ([0, 0], [0, 2], [[3.0, 0.0]])
     """
@@ -269,8 +277,15 @@ def cell_table(bin_pattern_counts: np.ndarray, bin_pattern_score_sum: np.ndarray
         count=counts.ravel()[flat].astype(np.float64),
         score_sum=np.asarray(bin_pattern_score_sum, dtype=np.float64).ravel()[flat],
         patterns=patterns,
+        states=np.asarray(states)[patterns],
         n_bins=int(n_bins),
     )
+
+
+def summary_cells(summary: Summary) -> CellTable:
+    """The :class:`CellTable` of a two-class summary's bins (its binary view)."""
+    view = summary.binary
+    return cell_table(view.bin_pattern_counts, view.bin_pattern_score_sum, view.states)
 
 
 def row_chunks(n_rows: int, row_size: int):
@@ -280,7 +295,7 @@ def row_chunks(n_rows: int, row_size: int):
 
 
 def corrected_cell_moments(
-    table: CellTable, k: int, a: np.ndarray, b: np.ndarray, w: np.ndarray
+    table: CellTable, a: np.ndarray, b: np.ndarray, w: np.ndarray
 ) -> np.ndarray:
     """Signed NC bin moments per channel draw, shape (S, M), in chunks of draws.
 
@@ -288,7 +303,7 @@ def corrected_cell_moments(
     corrected targets of :func:`corrected_pattern_targets`, computed for the
     observed patterns only (SPEC §1, NC-ECE; Hanada & Futami, Eq. 7).
     """
-    states = states_of(table.patterns, k)
+    states = table.states
     s = a.shape[0]
     out = np.empty((s, table.n_bins))
     zsum = table.bin_score_sum
@@ -307,15 +322,14 @@ def binned_ece_from_targets(
 
     ``D_m = (1/n) sum_{cells c in m} n_c (t_{p(c)} - mean score_c)`` over the
     non-empty (bin, pattern) cells only (Hanada & Futami, Sec. 3, the binned ECE
-    with a given target): a dense (M, P) pass costs bins x 3**K, which at K = 12 and
-    500 bins is a 2 GB copy per call for at most as many cells as items.
+    with a given target); ``targets`` are on the summary's observed patterns.
     """
-    n = summary.n_items
+    table = summary_cells(summary)
+    n = table.n
     if n == 0:
         raise DataError("the evaluation set has no annotated items; nothing to evaluate.")
-    table = cell_table(summary.bin_pattern_counts.values, summary.bin_pattern_score_sum.values)
     t = np.atleast_2d(np.asarray(targets, dtype=np.float64))[:, table.patterns]  # (S, P_obs)
-    zsum = summary.bin_score_sum.values
+    zsum = summary.binary.bin_score_sum
     moments = np.empty((t.shape[0], table.n_bins))
     for rows in row_chunks(t.shape[0], table.n_cells):
         moments[rows] = (table.bin_sums(t[rows][:, table.pattern] * table.count) - zsum) / n
@@ -324,7 +338,8 @@ def binned_ece_from_targets(
 
 def _result(summary, moments, kind, *, weights=None, mode="given", info=None, n=None):
     s = moments.shape[0]
-    bins = summary.bin_count[BIN].values
+    bins = summary.dataset[BIN].values
+    view = summary.binary
     return BinnedECE(
         kind=kind,
         ece=xr.DataArray(
@@ -333,10 +348,12 @@ def _result(summary, moments, kind, *, weights=None, mode="given", info=None, n=
         bin_moments=xr.DataArray(
             moments, dims=(DRAW, BIN), coords={DRAW: np.arange(s), BIN: bins}, name="bin_moments"
         ),
-        bin_count=summary.bin_count.rename("bin_count"),
-        bin_score_sum=summary.bin_score_sum.rename("bin_score_sum"),
+        bin_count=xr.DataArray(view.bin_count, dims=(BIN,), coords={BIN: bins}, name="bin_count"),
+        bin_score_sum=xr.DataArray(
+            view.bin_score_sum, dims=(BIN,), coords={BIN: bins}, name="bin_score_sum"
+        ),
         bin_edges=summary.bin_edges,
-        n=int(summary.n_items if n is None else n),
+        n=int(summary.n_cell_items if n is None else n),
         weights=weights,
         mode=mode,
         info=dict(info or {}),
@@ -362,7 +379,7 @@ def soft_vote_ece(data, *, bins=None, bin_strategy: str = "uniform") -> BinnedEC
     ('soft_vote', 10)
     """
     s = _as_summary(data, bins, bin_strategy)
-    return binned_ece_from_targets(s, soft_vote_targets(s.states), "soft_vote")
+    return binned_ece_from_targets(s, soft_vote_targets(s.binary.states), "soft_vote")
 
 
 def majority_vote_ece(
@@ -375,7 +392,7 @@ def majority_vote_ece(
     """
     s = _as_summary(data, bins, bin_strategy)
     return binned_ece_from_targets(
-        s, majority_vote_targets(s.states, tie), "majority_vote", info={"tie": tie}
+        s, majority_vote_targets(s.binary.states, tie), "majority_vote", info={"tie": tie}
     )
 
 
@@ -387,7 +404,8 @@ def oracle_ece(data, *, bins=None, bin_strategy: str = "uniform") -> BinnedECE:
     s = _as_summary(data, bins, bin_strategy)
     if not s.has_truth:
         raise DataError("oracle ECE needs clean labels: the data carry no 'truth'.")
-    moments = ((s.bin_truth_sum.values - s.bin_score_sum.values) / s.n_items)[None, :]
+    view = s.binary
+    moments = ((view.bin_truth_sum - view.bin_score_sum) / s.n_cell_items)[None, :]
     return _result(s, moments, "oracle")
 
 

@@ -49,13 +49,13 @@ from bayescal.dims import ANNOTATOR, BIN, CLASS, DRAW
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.binned import BinnedECE
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, check_weights
-from bayescal.summaries.multiclass import (
-    MulticlassSummary,
+from bayescal.summaries.partition import make_edges
+from bayescal.summaries.summary import (
+    Summary,
     resolve_groups,
     summarize_multiclass,
     summarize_multiclass_arrays,
 )
-from bayescal.summaries.partition import make_edges
 
 __all__ = [
     "ClasswiseECE",
@@ -326,7 +326,7 @@ def _bin_matrix(index, n_out):
 def _moments(summary, target_of_cells, n_draws):
     """Signed top-label (S, M) and class-wise (S, C, M) moments from cell targets."""
     ds = summary.dataset
-    n = summary.n_items
+    n = summary.n_cell_items
     if n == 0:
         raise DataError("the evaluation set has no annotated items; nothing to evaluate.")
     m, c = summary.n_bins, summary.n_classes
@@ -361,7 +361,7 @@ def _results(summary, top, cw, kind, *, mode="given", info=None, weights=None) -
         bin_count=summary.top_bin_count.rename("bin_count"),
         bin_score_sum=summary.top_bin_conf_sum.rename("bin_score_sum"),
         bin_edges=summary.bin_edges,
-        n=summary.n_items,
+        n=summary.n_cell_items,
         mode=mode,
         info={**info, "target": "top_label"},
     )
@@ -381,7 +381,7 @@ def _results(summary, top, cw, kind, *, mode="given", info=None, weights=None) -
         bin_count=summary.classwise_bin_count.rename("bin_count"),
         bin_score_sum=summary.classwise_bin_prob_sum.rename("bin_score_sum"),
         bin_edges=summary.bin_edges,
-        n=summary.n_items,
+        n=summary.n_cell_items,
         mode=mode,
         info={**info, "target": "classwise"},
     )
@@ -390,15 +390,13 @@ def _results(summary, top, cw, kind, *, mode="given", info=None, weights=None) -
 
 def _as_summary(data, bins):
 
-    if isinstance(data, MulticlassSummary):
+    if isinstance(data, Summary):
         if bins is not None:
             raise ConfigError("bins are fixed when the summary is built; pass bins to the summary.")
         return data
     if isinstance(data, MulticlassAnnotations):
         return summarize_multiclass(data, groups="all", bins=10 if bins is None else bins)
-    raise DataError(
-        f"expected MulticlassAnnotations or a MulticlassSummary; got {type(data).__name__}."
-    )
+    raise DataError(f"expected MulticlassAnnotations or a Summary; got {type(data).__name__}.")
 
 
 def _check_match(summary, channels):
@@ -424,7 +422,7 @@ def multiclass_nc_ece(
 
     Parameters
     ----------
-    data : MulticlassAnnotations or MulticlassSummary
+    data : MulticlassAnnotations or Summary
         Evaluation items (a summary fixes its own bins).
     channels : ChannelFit
         Confusion matrices: a point fit (one draw) or a posterior (many draws); the
@@ -474,7 +472,7 @@ def multiclass_vote_ece(data, kind: str = "majority_vote", *, tie: str = "split"
 
     Parameters
     ----------
-    data : MulticlassAnnotations or MulticlassSummary
+    data : MulticlassAnnotations or Summary
     kind : {"majority_vote", "soft_vote"}
         Plurality of the answers (one-hot), or the share of answers per class.
     tie : {"split", "lowest"}, default "split"
@@ -514,7 +512,7 @@ def multiclass_oracle_ece(data, *, bins=None) -> MulticlassECE:
     summary = _as_summary(data, bins)
     if not summary.has_truth:
         raise DataError("oracle ECE needs clean labels: the data carry no 'truth'.")
-    n = summary.n_items
+    n = summary.n_cell_items
     top = ((summary.top_bin_truth_sum.values - summary.top_bin_conf_sum.values) / n)[None]
     cw = ((summary.classwise_bin_truth_sum.values - summary.classwise_bin_prob_sum.values) / n)[
         None
@@ -555,7 +553,7 @@ def estimate_multiclass_nc_ece(
     channel_options : dict, optional
         Passed to :func:`bayescal.channels.multiclass_em.multiclass_dawid_skene_em`.
     groups : channel groups, default "predicted"
-        See :func:`bayescal.summaries.multiclass.summarize_multiclass`.
+        See :func:`bayescal.summaries.summary.summarize`.
     bins : int or edges, default 10
     weights, lam
         See :func:`multiclass_weights`.
@@ -586,7 +584,7 @@ def estimate_multiclass_nc_ece(
     if mode not in SAMPLE_MODES:
         raise ConfigError(f"mode must be one of {SAMPLE_MODES}; got {mode!r}.")
     options = dict(channel_options or {})
-    kind, group_edges, group_values = resolve_groups(groups, data)
+    kind, group_edges, group_values = resolve_groups(groups, data, n_classes=data.n_classes)
     levels = None if group_values is None else np.unique(group_values)
     bin_edges = make_edges(bins, what="bins")
 

@@ -274,7 +274,7 @@ def multiclass_nc_ece_interval(
 
     Parameters
     ----------
-    data : MulticlassAnnotations or MulticlassSummary
+    data : MulticlassAnnotations or Summary
         The evaluation items.
     channels : ChannelFit
         A posterior (channel uncertainty enters through its draws) or a point fit
@@ -311,7 +311,7 @@ def multiclass_nc_ece_interval(
         raise ConfigError(f"prob must be in (0, 1); got {prob!r}.")
     summary = _as_summary(data, bins)
     _check_match(summary, channels)
-    if summary.n_items == 0:
+    if summary.n_cell_items == 0:
         raise DataError("the evaluation set has no annotated items; nothing to evaluate.")
     n_rep = _check_replicates(n_bootstrap, channels.n_draws)
     rng = check_random_state(random_state)

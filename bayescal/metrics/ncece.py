@@ -32,8 +32,8 @@ from bayescal.metrics.binned import (
     _as_summary,
     _channels_for,
     _result,
-    cell_table,
     corrected_cell_moments,
+    summary_cells,
 )
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
 from bayescal.summaries.partition import check_bin_occupancy
@@ -57,7 +57,7 @@ def nc_moments(summary, channels, *, weights="equal", lam: float = DEFAULT_SHRIN
     ``D_l = (1/n) sum_i (U_i - Z_i) 1(Z_i in B_l)`` with corrected labels
     ``U = sum_j w_j (A_j - a_j) / delta_j`` (Hanada & Futami, Eq. 7; SPEC §1),
     computed over the non-empty (bin, pattern) cells of ``summary`` only and in
-    chunks of draws, so memory does not grow with 3**K or with the draws.
+    chunks of draws, so memory does not grow with the patterns or with the draws.
 
     Parameters
     ----------
@@ -86,8 +86,7 @@ def nc_moments(summary, channels, *, weights="equal", lam: float = DEFAULT_SHRIN
         raise DataError("the evaluation set has no annotated items; nothing to evaluate.")
     a, b = _channels_for(summary, channels)
     w = annotator_weights(channels, weights, lam=lam)
-    table = cell_table(summary.bin_pattern_counts.values, summary.bin_pattern_score_sum.values)
-    return corrected_cell_moments(table, summary.n_annotators, a, b, w.values), w
+    return corrected_cell_moments(summary_cells(summary), a, b, w.values), w
 
 
 def nc_ece(
@@ -108,7 +107,7 @@ def nc_ece(
     channels : ChannelFit
         Point estimate (one draw) or posterior (many draws); the result has one
         NC-ECE per draw, computed from the non-empty (bin, pattern) cells in
-        O(draws x cells), memory bounded whatever the draws or 3**K.
+        O(draws x cells), memory bounded whatever the draws or the patterns.
     weights : str or array-like
         Weight rule (see :func:`bayescal.metrics.annotator_weights`) or explicit weights.
     bins : int or edges, default 10 equal-width bins (only with a container).
@@ -156,7 +155,7 @@ def _check_channel_fit(channels) -> None:
 
 
 def _bin_warnings(summary) -> list[str]:
-    message = check_bin_occupancy(summary.bin_count.values, stacklevel=4)
+    message = check_bin_occupancy(summary.binary.bin_count, stacklevel=4)
     return [] if message is None else [message]
 
 

@@ -91,9 +91,8 @@ two classes, three annotators, one group).
 
 Two classes: the same model and statistics; the dispersion is then the binomial
 over-dispersion of each item's count of class-1 answers beyond its class (item
-difficulty or genuinely borderline items), and the pair tables are the 2 x 2
-agreement tables. A binary container is checked as its two-class case (scores as
-``p = (1 - s, s)``); binary channels fitted on score groups are matched by the
+difficulty or genuinely borderline items), and the pair tables are the pairs'
+agreement on each class. Binary channels fitted on score groups are matched by the
 score on their group edges.
 """
 
@@ -109,16 +108,12 @@ from bayescal._blas import one_blas_thread
 from bayescal._random import check_random_state
 from bayescal.channels.multiclass_em import multiclass_em_run
 from bayescal.channels.result import ChannelFit
-from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.data.container import Annotations
 from bayescal.dims import CLASS, GROUP
 from bayescal.errors import ConfigError, DataError
 from bayescal.flags import Flag
-from bayescal.summaries.multiclass import (
-    MulticlassSummary,
-    summarize_multiclass,
-    unique_patterns,
-)
-from bayescal.summaries.partition import assign, cell_labels
+from bayescal.summaries.patterns import unique_patterns
+from bayescal.summaries.summary import Summary, summarize
 
 __all__ = [
     "NoiseAmbiguityCheck",
@@ -553,7 +548,12 @@ def _tail(hit: np.ndarray, rep: np.ndarray, obs: np.ndarray) -> np.ndarray:
 
 # ----------------------------------------------------------------- inputs
 def _channel_grouping(channels: ChannelFit, classes: list[str]):
-    """The ``groups`` argument that reproduces the channels' groups on a container."""
+    """The ``groups`` argument that reproduces the channels' groups on a container.
+
+    Pooled channels: ``"all"``; groups named by the classes: ``"predicted"``; otherwise
+    the channels' group edges (score groups on ``p_1`` for two classes, confidence
+    groups on ``max p`` beyond, as :func:`bayescal.summaries.summarize` reads edges).
+    """
     names = [str(g) for g in channels.class_prevalence[GROUP].values]
     if names == ["all"]:
         return "all"
@@ -562,42 +562,19 @@ def _channel_grouping(channels: ChannelFit, classes: list[str]):
     return np.asarray(channels.group_edges, dtype=np.float64)
 
 
-def _summary_of(data, channels: ChannelFit, groups) -> MulticlassSummary:
-    """The summary to check: a summary as given, a container summarised on the channels' groups.
-
-    A binary container (``score``, no ``probs``) is its two-class case; binary channels
-    (layout ``"binary"``) with group edges group its items by the score on those edges.
-    """
-    if isinstance(data, MulticlassSummary):
+def _summary_of(data, channels: ChannelFit, groups) -> Summary:
+    """The summary to check: a summary as given, a container summarised on the channels' groups."""
+    if isinstance(data, Summary):
         return data
-    if isinstance(data, MulticlassAnnotations):
+    if isinstance(data, Annotations):
         chosen = _channel_grouping(channels, data.classes) if groups is None else groups
-        return summarize_multiclass(data, groups=chosen)
-    if hasattr(data, "score") and hasattr(data, "labels") and not hasattr(data, "probs"):
-        score = np.asarray(data.score, dtype=np.float64)
-        group = None
-        chosen = groups
-        if groups is None and channels.layout == "binary" and channels.group_edges is not None:
-            edges = np.asarray(channels.group_edges, dtype=np.float64)
-            group, chosen = cell_labels(edges)[assign(score, edges)].astype(str), "data"
-        two = MulticlassAnnotations.from_arrays(
-            np.column_stack([1.0 - score, score]),
-            data.labels,
-            annotators=data.annotators,
-            truth=data.truth,
-            gold=data.gold,
-            group=group,
-        )
-        if chosen is None:
-            chosen = _channel_grouping(channels, two.classes)
-        return summarize_multiclass(two, groups=chosen)
+        return summarize(data, groups=chosen)
     raise ConfigError(
-        "expected annotations (a container) or a MulticlassSummary; got "
-        f"{type(data).__name__}. A binary Summary cannot be checked: pass the container."
+        f"expected annotations (a container) or a Summary; got {type(data).__name__}."
     )
 
 
-def _prevalence_index(summary: MulticlassSummary, channels: ChannelFit) -> np.ndarray:
+def _prevalence_index(summary: Summary, channels: ChannelFit) -> np.ndarray:
     """The channels' prevalence row of each summary group (groups without items: any)."""
     groups = [str(g) for g in channels.class_prevalence[GROUP].values]
     if groups == ["all"]:
@@ -646,9 +623,9 @@ def noise_or_ambiguity(
 
     Parameters
     ----------
-    data : MulticlassAnnotations, MulticlassSummary or a binary Annotations
-        The annotations the channels were fitted on. A container is summarised
-        with ``groups``; a binary container is its two-class case.
+    data : Annotations or Summary
+        The annotations the channels were fitted on, any number of classes (a
+        container is summarised with ``groups``).
     channels : ChannelFit
         A point fit (parametric bootstrap: EM polishes it on the data and refits
         every replicate from it; use the maximum-likelihood fit, see the module
@@ -679,7 +656,7 @@ def noise_or_ambiguity(
     --------
     >>> from bayescal.simulate import simulate_multiclass
     >>> from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> data = simulate_multiclass(2000, 3, random_state=0)
     >>> fit = multiclass_dawid_skene_em(summarize_multiclass(data))
     >>> check = noise_or_ambiguity(data, fit, n_replicates=99)
@@ -701,7 +678,7 @@ def noise_or_ambiguity(
         return _check(summary, channels, n_replicates, float(alpha), rng)
 
 
-def _check(summary: MulticlassSummary, channels: ChannelFit, n_replicates: int, alpha: float, rng):
+def _check(summary: Summary, channels: ChannelFit, n_replicates: int, alpha: float, rng):
     """The body of :func:`noise_or_ambiguity` on validated inputs."""
     fit_group = _prevalence_index(summary, channels)
     c, k, n_groups = summary.n_classes, summary.n_annotators, summary.n_groups

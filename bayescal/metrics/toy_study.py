@@ -19,7 +19,6 @@ from bayescal.metrics.binned import (
 )
 from bayescal.simulate import TOY_FN, TOY_FP, simulate_toy
 from bayescal.summaries.partition import assign
-from bayescal.summaries.patterns import encode_patterns, pattern_states
 
 __all__ = ["toy_replicate", "TOY_METHODS", "TOY_MODES"]
 
@@ -31,6 +30,16 @@ TOY_METHODS = ("clean", "soft_vote", "majority_vote", "nc_given", "nc_em")
 TOY_MODES = ("split", "reuse", "crossfit")
 
 
+def _dense_patterns(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every item's code ``sum_j s_j 3**j`` (state 0, 1, 2 = missing) and the states of all
+    3**K codes: the toy study has K = 3, so its 27 cells are counted densely."""
+    k = labels.shape[1]
+    power = 3 ** np.arange(k, dtype=np.int64)
+    state = np.where(np.isnan(labels), 2, labels == 1).astype(np.int64)
+    states = (np.arange(3**k, dtype=np.int64)[:, None] // power[None, :]) % 3
+    return state @ power, states.astype(np.int8)
+
+
 def toy_replicate(condition: str, n: int, random_state: RandomState, folds: int = 5) -> dict:
     """Every ECE estimator and sample-use mode on one simulated toy dataset.
 
@@ -39,8 +48,8 @@ def toy_replicate(condition: str, n: int, random_state: RandomState, folds: int 
     from joint score-bin EM, under split / reuse / cross-fit (App. C.4), on
     five equal-width channel groups and ten equal-width bins.
 
-    Uses the same numeric kernels as the public API (pattern encoding, EM on
-    pattern counts, corrected pattern targets) on plain arrays: 3000 datasets
+    Uses the same numeric kernels as the public API (EM on pattern counts,
+    corrected pattern targets) on plain arrays: 3000 datasets
     per study make labelled-object overhead the dominant cost otherwise.
     ``tests/bench/test_toy.py`` checks one repetition against the public API.
 
@@ -72,10 +81,9 @@ def toy_replicate(condition: str, n: int, random_state: RandomState, folds: int 
     z, y = data.score, data.truth.astype(np.float64)
     k, n_groups, n_bins = 3, 5, 10
     P = 3**k
-    pat = encode_patterns(data.labels)
+    pat, states = _dense_patterns(data.labels)
     g = assign(z, np.linspace(0, 1, n_groups + 1))
     b = assign(z, np.linspace(0, 1, n_bins + 1))
-    states = pattern_states(k)
     mid = (np.arange(n_groups) + 0.5) / n_groups
     known_a, known_b = np.array(TOY_FP)[None], 1 - np.array(TOY_FN)[None]
     w_eq = np.full((1, k), 1.0 / k)
@@ -94,7 +102,7 @@ def toy_replicate(condition: str, n: int, random_state: RandomState, folds: int 
         try:
             if not nonempty.all():
                 raise FitError("empty group")
-            r = em_fit_counts(gc, k=k, group_mid=mid, random_state=seed)
+            r = em_fit_counts(gc, states=states, group_mid=mid, random_state=seed)
             return r["a"][None], r["b"][None]
         except FitError:
             failures[mode] += 1

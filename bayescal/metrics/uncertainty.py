@@ -37,7 +37,7 @@ Evaluation-sample uncertainty
     ``w ~ Dirichlet(1, ..., 1)``. By the aggregation property of the Dirichlet,
     the total weight of each (bin, pattern) cell is exactly
     ``Dirichlet(cell counts)``, so it is drawn on the non-empty cells, never on
-    all M x 3**K of them, in chunks of replicates (memory bounded by
+    the empty ones, in chunks of replicates (memory bounded by
     :data:`~bayescal.metrics.binned.CHUNK_ELEMENTS` per array). Within a cell the
     corrected label is constant; the score enters through the cell's mean score.
     That is the only approximation: it ignores the variation of Z within a cell,
@@ -83,14 +83,13 @@ from bayescal.metrics.binned import (
     CellTable,
     _as_summary,
     _channels_for,
-    cell_table,
     corrected_cell_moments,
     corrected_pattern_targets,
     row_chunks,
+    summary_cells,
 )
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
 from bayescal.summaries.partition import check_bin_occupancy
-from bayescal.summaries.patterns import states_of
 
 __all__ = [
     "NCECEPosterior",
@@ -246,7 +245,6 @@ def bias_aware_interval(
 
 def bootstrap_bin_moments(
     table: CellTable,
-    k: int,
     draws: tuple[np.ndarray, np.ndarray, np.ndarray],
     point: tuple[np.ndarray, np.ndarray, np.ndarray],
     n_rep: int,
@@ -258,8 +256,6 @@ def bootstrap_bin_moments(
     ----------
     table : CellTable
         Non-empty (bin, pattern) cells of the evaluation items.
-    k : int
-        Number of annotators.
     draws : (a, b, w), each of shape (S, K)
         Channel draws and their annotator weights; replicate r uses draw ``r mod S``.
     point : (a, b, w), each of shape (1, K)
@@ -279,13 +275,13 @@ def bootstrap_bin_moments(
     """
     a, b, w = draws
     pa, pb, pw = point
-    states = states_of(table.patterns, k)
+    states = table.states
     zbar = table.mean_score
     u_point = corrected_pattern_targets(states, pa, pb, pw)[0][table.pattern]  # (C,)
     n_bins, s = table.n_bins, a.shape[0]
     out = {
         "point": (table.bin_sums((u_point * table.count)[None])[0] - table.bin_score_sum) / table.n,
-        "channel": corrected_cell_moments(table, k, a, b, w)[np.arange(n_rep) % s],
+        "channel": corrected_cell_moments(table, a, b, w)[np.arange(n_rep) % s],
     }
     for key in ("full", "evaluation", "rate_full", "rate_evaluation"):
         out[key] = np.empty((n_rep, n_bins))
@@ -601,12 +597,10 @@ def nc_ece_interval(
     point_channels = _point_channels(channels, point_channels)
     a, b = _channels_for(summary, channels)
     pa, pb = _channels_for(summary, point_channels)
-    table = cell_table(summary.bin_pattern_counts.values, summary.bin_pattern_score_sum.values)
+    table = summary_cells(summary)
     w = annotator_weights(channels, weights, lam=lam).values
     pw = w if point_channels is channels else annotator_weights(point_channels, weights, lam=lam)
-    reps = bootstrap_bin_moments(
-        table, summary.n_annotators, (a, b, w), (pa, pb, np.asarray(pw)), n_rep, rng
-    )
+    reps = bootstrap_bin_moments(table, (a, b, w), (pa, pb, np.asarray(pw)), n_rep, rng)
     return _posterior(summary, table, reps, prob, sample_use, channels, weights)
 
 

@@ -227,7 +227,7 @@ def dispersion_check(check: NoiseAmbiguityCheck, *, ax: Axes | None = None) -> A
     >>> from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
     >>> from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
     >>> from bayescal.simulate import simulate_multiclass
-    >>> from bayescal.summaries.multiclass import summarize_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
     >>> d = simulate_multiclass(1000, random_state=0)
     >>> chk = noise_or_ambiguity(d, multiclass_dawid_skene_em(summarize_multiclass(d)),
     ...                          n_replicates=20, alpha=0.05)

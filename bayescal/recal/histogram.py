@@ -356,16 +356,15 @@ def histogram_map_from_summary(
             f"{summary.annotators}; they must match in name and order."
         )
     w = annotator_weights(channels, weights, lam=lam)
-    table = corrected_pattern_targets(
-        summary.states, channels.a.values, channels.b.values, w.values
-    )
+    view = summary.binary
+    table = corrected_pattern_targets(view.states, channels.a.values, channels.b.values, w.values)
     if draw is None:
         if table.shape[0] > 1:
             raise ConfigError(f"channels have {table.shape[0]} draws; pass draw= to choose one.")
         draw = 0
     if not -table.shape[0] <= int(draw) < table.shape[0]:
         raise ConfigError(f"draw {draw} out of range for {table.shape[0]} draw(s).")
-    cell = summary.bin_pattern_counts.values.astype(np.float64)  # (J, P)
+    cell = view.bin_pattern_counts.astype(np.float64)  # (J, P)
     counts = cell.sum(axis=1)
     n = counts.sum()
     if n == 0:

@@ -42,7 +42,7 @@ from bayescal.metrics.multiclass import corrected_onehot_targets
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 from bayescal.recal.base import check_box
 from bayescal.recal.targets import DEFAULT_WEIGHTS
-from bayescal.summaries.multiclass import item_states, unique_patterns
+from bayescal.summaries.patterns import item_states, unique_patterns
 
 __all__ = [
     "MulticlassRecalibrator",

@@ -9,9 +9,9 @@ response pattern (or, for the clean reference, of its true label). A
 - ``table[draw, code]``: the target value of each code under each channel draw,
 
 and the target of item ``i`` under draw ``d`` is ``table[d, pattern[i]]``.
-A posterior with 4000 draws over 10**5 items thus costs a (4000, 3**K) table,
-never a (4000, 10**5) matrix; the histogram map works on it directly and the
-parametric maps only need two weighted sums per draw.
+A posterior with 4000 draws over 10**5 items thus costs a (4000, P) table for
+the P observed patterns, never a (4000, 10**5) matrix; the histogram map works
+on it directly and the parametric maps only need two weighted sums per draw.
 
 Kinds (Hanada & Futami, Sec. 5, SPEC §1 "Recalibration"):
 
@@ -42,7 +42,7 @@ from bayescal.dims import DRAW
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.binned import corrected_pattern_targets, soft_vote_targets
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
-from bayescal.summaries.patterns import encode_patterns, pattern_states
+from bayescal.summaries.patterns import item_states, unique_patterns
 
 __all__ = [
     "RecalTargets",
@@ -72,8 +72,8 @@ class RecalTargets:
     score : ndarray of shape (n_items,)
         Original scores of the fitting items (annotated items only).
     pattern : ndarray of shape (n_items,), int64
-        Code of each item: its response pattern (``sum_j s_j 3**j``) or, for
-        ``"clean"``, its true label.
+        Code of each item: the index of its response pattern among the fitting
+        items' observed patterns or, for ``"clean"``, its true label.
     table : ndarray of shape (n_draws, n_codes)
         Target value of each code under each draw.
     weights : xarray.DataArray of shape (draw, annotator) or None
@@ -172,7 +172,7 @@ def corrected_targets(
     Returns
     -------
     RecalTargets
-        ``table`` of shape (n_draws, 3**K).
+        ``table`` of shape (n_draws, P) for the P observed patterns.
 
     Examples
     --------
@@ -194,13 +194,12 @@ def corrected_targets(
             f"{data.annotators}; they must match in name and order."
         )
     w = annotator_weights(channels, weights, lam=lam)
-    table = corrected_pattern_targets(
-        pattern_states(data.n_annotators), channels.a.values, channels.b.values, w.values
-    )
+    states, codes = _observed_patterns(data, keep)
+    table = corrected_pattern_targets(states, channels.a.values, channels.b.values, w.values)
     return RecalTargets(
         "corrected",
         data.score[keep],
-        encode_patterns(data.labels[keep]),
+        codes,
         table,
         w,
         {"channels": channels.method, "weight_rule": w.attrs["rule"]},
@@ -219,7 +218,7 @@ def naive_targets(data: Annotations) -> RecalTargets:
     Returns
     -------
     RecalTargets
-        ``table`` of shape (1, 3**K).
+        ``table`` of shape (1, P) for the P observed patterns.
 
     Examples
     --------
@@ -231,8 +230,14 @@ def naive_targets(data: Annotations) -> RecalTargets:
     """
 
     keep = _check_data(data)
-    table = soft_vote_targets(pattern_states(data.n_annotators))[None, :]
-    return RecalTargets("naive", data.score[keep], encode_patterns(data.labels[keep]), table)
+    states, codes = _observed_patterns(data, keep)
+    table = soft_vote_targets(states)[None, :]
+    return RecalTargets("naive", data.score[keep], codes, table)
+
+
+def _observed_patterns(data: Annotations, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The fitting items' observed patterns (P, K) and each item's index among them."""
+    return unique_patterns(item_states(data.labels[keep], 2), 2)
 
 
 def clean_targets(data: Annotations) -> RecalTargets:

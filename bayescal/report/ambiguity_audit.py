@@ -127,8 +127,9 @@ def audit_ambiguity(
         Declare ``"samples"`` when one label per item is a random annotator's
         answer rather than a consensus, or a lower level to see what you would
         get with less.
-    objective : {"overall", "ece"}, default "overall"
-        ``"ece"`` follows the guideline for "the sole objective is minimising ECE".
+    objective : {"overall", "ece", "both"}, default "overall"
+        ``"ece"`` follows the guideline for "the sole objective is minimising ECE";
+        ``"both"`` the two-stage recipe for true-label and voted-label ECE.
     cal_fraction : float, default 0.5
         Share of items in the calibration half (stratified by voted label).
     n_bins, n_draws : int, default 15, 100
@@ -395,11 +396,17 @@ def _recommendation_section(rec: AmbiguityRecommendation) -> Section:
             Table(
                 f"Calibration-half check ({rec.check['folds']}-fold "
                 "cross-validation; the test half is not used)",
-                ("method", "ECE_true %", "NLL", "Brier"),
+                ("method", "ECE_true %", "ECE_voted %", "NLL", "Brier"),
                 [
-                    (n, fmt(s.get("ece_true"), 2), fmt(s.get("nll"), 3), fmt(s.get("brier"), 4))
+                    (
+                        n,
+                        fmt(s.get("ece_true"), 2),
+                        fmt(s.get("ece_voted"), 2),
+                        fmt(s.get("nll"), 3),
+                        fmt(s.get("brier"), 4),
+                    )
                     if "error" not in s
-                    else (n, "failed: " + s["error"], "", "")
+                    else (n, "failed: " + s["error"], "", "", "")
                     for n, s in scores.items()
                 ],
             )

@@ -12,6 +12,7 @@ import numpy as np
 from bayescal._random import check_random_state
 from bayescal.ambiguity import METHODS
 from bayescal.ambiguity.assessment import MIN_ITEMS
+from bayescal.ambiguity.recommend import OBJECTIVES
 from bayescal.display import display_name
 from bayescal.report.ambiguity_audit import audit_ambiguity
 from bayescal.report.cli_options import (
@@ -84,9 +85,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--objective",
-        choices=("overall", "ece"),
+        choices=OBJECTIVES,
         default="overall",
-        help="'ece' follows the guideline for minimising ECE alone (default: %(default)s)",
+        help="'ece' follows the guideline for minimising ECE alone, 'both' the two-stage "
+        "recipe for true-label and voted-label ECE (default: %(default)s)",
     )
     parser.add_argument(
         "--methods",

@@ -153,6 +153,11 @@ def audit(
         raise ConfigError(
             f"audit expects an Annotations container or a Summary; got {type(data).__name__}."
         )
+    if isinstance(data, Annotations) and data.n_classes > 2:
+        raise ConfigError(
+            f"audit is the binary audit; these data have {data.n_classes} classes: use "
+            "bayescal.report.multiclass_audit.audit_multiclass (or bayescal audit --probs)."
+        )
     if channels not in CHANNEL_CHOICES:
         raise ConfigError(f"channels must be one of {CHANNEL_CHOICES}; got {channels!r}.")
     if not 0 < prob < 1:

@@ -30,7 +30,7 @@ from bayescal.report.cli_options import (
 )
 from bayescal.report.cli_output import display_of, progress_wanted, report_outcome, say
 from bayescal.report.core import check_out_dir, fmt, p_text
-from bayescal.report.inputs import is_out_of_core, load_audit_data
+from bayescal.report.inputs import describe_columns, is_out_of_core, load_audit_data
 from bayescal.report.multiclass_cli import VIEW_CHOICES, run_multiclass, wants_multiclass
 
 EPILOG = """\
@@ -218,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
     if wants_multiclass(args):
         _check_knowledge_options(args)
         return run_multiclass(args, t0)
-    stray = [f for f, on in (("--classes", args.classes), ("--view", args.view != "auto")) if on]
+    classes_alone = bool(args.classes and not args.probs)  # --probs P0,P1 is binary data
+    stray = [f for f, on in (("--classes", classes_alone), ("--view", args.view != "auto")) if on]
     if stray:
         raise ConfigError(f"{' and '.join(stray)} apply to multiclass data only: add --probs.")
     if args.groups is None:
@@ -237,6 +238,8 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     say(args, f"bayescal: {data!r}")
+    if getattr(data, "columns", None):
+        say(args, f"bayescal: {describe_columns(data)}")
     say(
         args,
         f"bayescal: auditing with channels={args.channels} "

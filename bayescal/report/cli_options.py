@@ -46,7 +46,7 @@ MIN_DRAWS = 4
 
 #: Most draws (or tuning steps) per chain: the NC-ECE interval's Monte Carlo error is far
 #: below its width long before this, and the saved posterior predictive holds
-#: draws x groups x 3**K counts per chain (gigabytes beyond it).
+#: draws x groups x pattern-cell counts per chain (gigabytes beyond it).
 MAX_DRAWS = 1_000_000
 
 #: Most chains: more chains than this add nothing to R-hat and multiply the posterior.

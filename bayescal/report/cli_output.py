@@ -44,6 +44,9 @@ def report_outcome(
     display = display_of(args)
     display.line(f"bayescal: writing the report to {args.out}...")
     written = result.save(args.out)
+    saved = str(result.summary.get("reproducibility", {}).get("saved", ""))
+    if saved.startswith("file by file"):  # not swapped in whole: say so (also in the report)
+        display.line(f"bayescal: saved {saved}")
     display.line(headline)
     for flag in result.flags:
         display.warning(f"bayescal: {flag.line()}")

@@ -6,9 +6,12 @@ holds), :class:`Section` objects (tables, figures, notes) for the HTML,
 optional extra ``artifacts`` (for example the posterior as netCDF). The report
 renders itself (``to_html``, Jupyter's ``_repr_html_``), writes strict JSON
 (``to_json``: NaN and infinities become ``null``) and saves atomically
-(``save``): every file is written into a temporary folder beside ``out`` and
-the folder is swapped in as a whole, so an error at any point leaves ``out``
-as it was, and files of an earlier run that this run does not write are gone.
+(``save``, :mod:`bayescal.report.saving`): every file is written into a
+temporary folder beside ``out``, flushed to disk and the folder is swapped in as
+a whole, so at every instant ``out`` holds the earlier or the new complete
+report, an error at any point leaves ``out`` as it was, and files of an earlier
+run that this run does not write are gone. A figure that cannot be drawn makes
+its section ``failed`` (with the reason and a flag); the rest is written.
 
 Names users chose (annotators, classes, datasets) are shown literally: the
 HTML is autoescaped, control and bidirectional-override characters are shown
@@ -18,14 +21,12 @@ mathematics (see :mod:`bayescal.report.figures`).
 
 from __future__ import annotations
 
+import errno
 import os
 import platform
-import shutil
-import stat
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -37,10 +38,20 @@ import numpy as np
 from bayescal import __version__
 from bayescal._json import json_safe, strict_json
 from bayescal._typing import PathLike
+from bayescal.data.files import file_kind
 from bayescal.display import display_name
 from bayescal.errors import ConfigError
 from bayescal.flags import Flag
 from bayescal.interrupts import signals_held
+from bayescal.report.saving import (
+    NAME_OVERHEAD,
+    SaveMode,
+    Writer,
+    leftover_names,
+    plan,
+    save_folder,
+    write_bytes,
+)
 
 __all__ = [
     "Flag",
@@ -61,8 +72,9 @@ __all__ = [
 
 REPORT_KINDS = ("binary", "ambiguity", "multiclass")
 
-#: Files a report folder may hold; ``check_out_dir`` refuses a folder with anything else,
-#: because ``save`` replaces the folder as a whole.
+#: Files a report folder may hold; ``check_out_dir`` refuses a folder with anything else
+#: (and any of these that is not a regular file), because ``save`` replaces the folder as
+#: a whole.
 REPORT_FILES = ("report.html", "summary.json", "posterior.nc")
 
 #: Modules whose versions a provenance record lists when they are loaded.
@@ -352,7 +364,13 @@ class Report:
         return strict_json(self.summary)
 
     def to_html(self) -> str:
-        """One self-contained HTML page (inline CSS and PNGs, no scripts, no URLs)."""
+        """One self-contained HTML page (inline CSS and PNGs, no scripts, no URLs).
+
+        Figures are drawn here (the first time); one that cannot be drawn is left
+        out, its section marked ``failed`` with the reason and a
+        ``report.figure_failed`` flag added (see :meth:`draw_figures`).
+        """
+        self.draw_figures()
         template = _environment().get_template(f"{self.kind}.html")
         return template.render(
             title=self.title,
@@ -360,6 +378,53 @@ class Report:
             summary=self.summary,
             flags=self.flags,
         )
+
+    def draw_figures(self) -> list[Flag]:
+        """Draw and encode every figure now; returns the flags of those that failed.
+
+        A plotting error (for example ArviZ's density estimate raising
+        ``OverflowError`` on a degenerate posterior) must not cost the report: the
+        figure is dropped, its section gets ``status="failed"`` and the reason, and a
+        flag (also in :attr:`summary`) says which figure and why. Interrupts are not
+        caught.
+
+        Examples
+        --------
+        >>> def boom():
+        ...     raise OverflowError("math range error")
+        >>> r = Report("binary", "demo", {}, [Section("fit", "Fit", figures=[Figure("trace", boom)])],
+        ...            Provenance.capture(None, 0, "0" * 64, {}))
+        >>> [f.code for f in r.draw_figures()], r.sections[0].status, r.sections[0].figures
+        (['report.figure_failed'], 'failed', [])
+        """  # noqa: E501
+        failed = []
+        for section in self.sections:
+            kept = []
+            for fig in section.figures:
+                try:
+                    fig.png_base64, fig.narrow_png_base64  # noqa: B018 - drawn and cached
+                except Exception as exc:  # any plotting error: the figure only is lost
+                    reason = (
+                        f"the figure {display_name(fig.caption)!r} could not be drawn "
+                        f"({type(exc).__name__}: {display_name(str(exc))[:200]})"
+                    )
+                    section.status = "failed"
+                    section.reason = f"{section.reason}; {reason}" if section.reason else reason
+                    failed.append(
+                        Flag(
+                            "report.figure_failed",
+                            f"section {display_name(section.title)!r}: {reason}; the rest of "
+                            "the report is complete.",
+                            "report",
+                        )
+                    )
+                else:
+                    kept.append(fig)
+            section.figures = kept
+        if failed:
+            self.flags = [*self.flags, *failed]
+            self.summary["warnings"] = [f.to_dict() for f in self.flags]
+        return failed
 
     def _repr_html_(self) -> str:  # Jupyter
         return self.to_html()
@@ -378,51 +443,68 @@ class Report:
     def save(self, out: PathLike) -> dict[str, str]:
         """Write the report folder ``out`` atomically; returns file name -> path.
 
-        Everything is written into a temporary folder beside ``out``, which then
-        replaces ``out`` as a whole: on any error ``out`` is left untouched
-        (byte-identical), and after success it holds exactly this run's files.
-        A symbolic link ``out`` to a folder is followed (the folder is replaced,
-        the link kept).
+        Every file is written into a staging folder beside ``out`` and flushed to
+        disk, then the folder and ``out`` are exchanged in one step, so at every
+        instant ``out`` holds the earlier or the new complete report; on any error
+        ``out`` is left untouched (byte-identical), and after success it holds
+        exactly this run's files. Leftovers of killed runs are recognised by the
+        journal each save writes beside ``out`` and removed by the next save. Where
+        ``out`` is a mount point (or renaming it is refused with ``EBUSY`` /
+        ``EXDEV``) the files are replaced one by one, each atomically, and
+        ``summary["reproducibility"]["saved"]`` says so; see
+        :mod:`bayescal.report.saving` for both protocols. A symbolic link ``out``
+        to a folder is followed (the folder is replaced, the link kept).
 
         Raises
         ------
         ConfigError
             ``out`` is unusable (see :func:`check_out_dir`).
+        OutputError
+            The disk is full, permission is denied or another ``OSError`` happened
+            while saving; the message says what ``out`` holds (the earlier report).
         """
         out = check_out_dir(out, files=self.file_names())
-        target = out.resolve() if out.is_symlink() else out
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = None
+        target = out.resolve()  # symbolic links followed; "." and ".." named
         try:
-            # Ctrl-C / SIGTERM (bayescal.interrupts) wait for the short steps that
-            # create, swap in or remove the temporary folder, so none is left half-done.
-            with signals_held():
-                staging = Path(
-                    tempfile.mkdtemp(
-                        prefix=f".{target.name}.", suffix=".partial", dir=target.parent
-                    )
-                )
-            os.chmod(staging, _folder_mode(target))
-            (staging / "report.html").write_text(self.to_html(), encoding="utf-8")
-            (staging / "summary.json").write_text(self.to_json() + "\n", encoding="utf-8")
-            for name, write in self.artifacts.items():
-                write(str(staging / name))
-            with signals_held() as held:
-                if not held.received:  # a signal before the swap: out stays as it was
-                    _swap_in(staging, target)
-        except BaseException:
-            if staging is not None:
-                with signals_held():
-                    shutil.rmtree(staging, ignore_errors=True)
-            raise
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot create the folder {target.parent} for --out {out}: {exc.strerror}; "
+                "give --out under a folder you can write to."
+            ) from None
+        self.draw_figures()
+
+        def render(mode: SaveMode) -> dict[str, Writer]:
+            self._note_save(mode)
+            html = self.to_html().encode("utf-8")
+            text = (self.to_json() + "\n").encode("utf-8")
+            return {
+                "report.html": lambda path: write_bytes(path, html),
+                "summary.json": lambda path: write_bytes(path, text),
+                **self.artifacts,
+            }
+
+        keep = {*REPORT_FILES, *self.file_names()}
+        save_folder(target, render, keep, shown=str(out))
         return {name: str(out / name) for name in self.file_names()}
+
+    def _note_save(self, mode: SaveMode) -> None:
+        """How the report is saved, in ``summary["reproducibility"]["saved"]`` and in the
+        Reproducibility section's table."""
+        text = mode.describe()
+        self.summary["reproducibility"]["saved"] = text
+        for section in self.sections:
+            if section.key == "reproducibility" and section.tables:
+                t = section.tables[0]
+                rows = [r for r in t.rows if r[0] != "saved"] + [("saved", text)]
+                section.tables[0] = Table(t.caption, t.header, rows)
 
 
 def check_out_dir(out: PathLike, *, files: Iterable[str] = REPORT_FILES) -> Path:
     """Refuse an output folder a report cannot (or must not) be written to, before any work.
 
     The CLI calls this before loading or fitting anything, so a bad ``--out``
-    costs nothing; :meth:`Report.save` calls it again.
+    costs nothing; :meth:`Report.save` calls it again. Checking creates nothing.
 
     Parameters
     ----------
@@ -430,7 +512,10 @@ def check_out_dir(out: PathLike, *, files: Iterable[str] = REPORT_FILES) -> Path
         The report folder (created if missing).
     files : iterable of str
         File names a previous report in ``out`` may hold; anything else in an
-        existing ``out`` is refused, since saving replaces the folder.
+        existing ``out`` is refused, since saving replaces the folder, and so is
+        any of these names that is not a regular file (a folder named
+        ``report.html``, a symbolic link, a named pipe): the user's data never
+        goes with the earlier report.
 
     Returns
     -------
@@ -439,8 +524,9 @@ def check_out_dir(out: PathLike, *, files: Iterable[str] = REPORT_FILES) -> Path
     Raises
     ------
     ConfigError
-        ``out`` is empty, an existing file, a dangling symbolic link, a folder
-        holding other files, or under a folder that cannot be written.
+        ``out`` is empty, an existing file (or pipe, device, ...), a dangling
+        symbolic link, a folder holding other files or a report name that is not a
+        regular file, not writable, or under a folder that cannot be written.
 
     Examples
     --------
@@ -461,66 +547,128 @@ def check_out_dir(out: PathLike, *, files: Iterable[str] = REPORT_FILES) -> Path
         )
     if path.exists() and not path.is_dir():
         raise ConfigError(
-            f"--out {path} exists and is not a directory; give a folder path (it is created "
-            "if missing)."
+            f"--out {path} exists and is {file_kind(path.stat().st_mode)}, not a directory; give "
+            "a folder path (it is created if missing)."
         )
-    target = path.resolve() if path.is_symlink() else path
+    target = path.resolve()
+    _check_name_length(path, target)
     if target.is_dir():
-        allowed = set(files) | set(REPORT_FILES)
-        foreign = sorted(p.name for p in target.iterdir() if p.name not in allowed)
-        if foreign:
-            shown = ", ".join(display_name(n) for n in foreign[:5])
+        _check_contents(path, target, set(files) | set(REPORT_FILES))
+        if not os.access(target, os.W_OK | os.X_OK):
+            read_only = bool(os.statvfs(target).f_flag & os.ST_RDONLY)
+            why = "a read-only file system" if read_only else "permission denied"
             raise ConfigError(
-                f"--out {path} holds files that are not part of a bayescal report ({shown}"
-                + (", ..." if len(foreign) > 5 else "")
-                + "); the report replaces the whole folder, so give an empty or new folder."
+                f"--out {path} is not writable ({why}); give a folder you can write to."
             )
     _check_writable(target)
     return path
 
 
+def _check_name_length(path: Path, target: Path) -> None:
+    """The save's entries beside ``target`` add :data:`NAME_OVERHEAD` bytes to its name;
+    the file system must take the result (checked now, not after the whole audit)."""
+    folder = target.parent
+    while not folder.exists():
+        folder = folder.parent
+    try:
+        name_max = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    longest = name_max - NAME_OVERHEAD
+    size = len(os.fsencode(target.name))
+    if size > longest:
+        shown = display_name(target.name)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise ConfigError(
+            f"--out {shown!r}: the folder's name is {size} bytes; at most {longest} fit beside "
+            f"the temporary names the save uses ({name_max} per name here). Give a shorter name."
+        )
+
+
+def _check_contents(path: Path, target: Path, allowed: set[str]) -> None:
+    """Only report files, as regular files, and a killed save's own leftovers."""
+    ours = leftover_names(target)
+    foreign, wrong = [], []
+    for entry in os.scandir(target):
+        if entry.name in ours:
+            continue
+        if entry.name.startswith(_PROBE) and entry.is_dir(follow_symlinks=False):
+            try:  # a probe of a killed check (_probe): empty, so nothing is lost
+                os.rmdir(entry.path)
+                continue
+            except OSError:
+                pass
+        if entry.name not in allowed:
+            foreign.append(entry.name)
+        elif not entry.is_file(follow_symlinks=False):
+            wrong.append((entry.name, file_kind(entry.stat(follow_symlinks=False).st_mode)))
+    if foreign:
+        foreign.sort()
+        shown = ", ".join(display_name(n) for n in foreign[:5])
+        raise ConfigError(
+            f"--out {path} holds files that are not part of a bayescal report ({shown}"
+            + (", ..." if len(foreign) > 5 else "")
+            + "); the report replaces the whole folder, so give an empty or new folder."
+        )
+    if wrong:
+        name, kind = sorted(wrong)[0]
+        raise ConfigError(
+            f"--out {path}: {display_name(name)} is {kind}, not the file an earlier report "
+            "wrote; the report replaces the whole folder, so it would be lost. Move it away "
+            "or give an empty or new folder."
+        )
+
+
+_PROBE = ".bayescal-probe."
+
+
 def _check_writable(target: Path) -> None:
-    """The nearest existing ancestor must be a folder in which a folder can be created."""
-    parent = target.absolute().parent
-    while not parent.exists():
-        parent = parent.parent
+    """A folder must be creatable where the save creates its staging folder: beside
+    ``target`` (the nearest existing ancestor, for a new ``target``), or inside a
+    ``target`` that is a mount point (saved file by file)."""
+    if plan(target).kind == "files":
+        parent = target
+    else:
+        parent = target.absolute().parent
+        while not parent.exists():
+            parent = parent.parent
     if not parent.is_dir():
         raise ConfigError(
             f"cannot create --out {target}: {parent} is a file, not a folder; give another path."
         )
-    with signals_held():  # the probe folder is never left behind by Ctrl-C
-        try:
-            probe = tempfile.mkdtemp(prefix=".bayescal-probe.", dir=parent)
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot write the report: no folder can be created in {parent} "
-                f"({exc.strerror}); give --out under a folder you can write to."
-            ) from None
-        os.rmdir(probe)
-
-
-def _folder_mode(target: Path) -> int:
-    """Keep an existing folder's permissions; a new one gets the usual umask-based mode."""
-    if target.is_dir():
-        return stat.S_IMODE(target.stat().st_mode)
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o777 & ~mask
-
-
-def _swap_in(staging: Path, target: Path) -> None:
-    """Replace ``target`` by ``staging`` (same parent folder, so renames are atomic)."""
-    if not target.exists():
-        os.rename(staging, target)
-        return
-    backup = target.parent / f".{target.name}.{uuid.uuid4().hex}.old"
-    os.rename(target, backup)
     try:
-        os.rename(staging, target)
-    except BaseException:
-        os.rename(backup, target)
-        raise
-    shutil.rmtree(backup, ignore_errors=True)
+        _probe(parent)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the report: no folder can be created in {parent} "
+            f"({exc.strerror}); give --out under a folder you can write to."
+        ) from None
+
+
+def _probe(folder: Path) -> None:
+    """Create something in ``folder`` and remove it. An unnamed file (``O_TMPFILE``) leaves
+    nothing behind even if the process is killed; where the file system has none, an
+    empty probe folder is made and removed. Empty probe folders of killed checks (of this
+    or an earlier version) are removed first: an empty folder holds nothing to lose."""
+    with signals_held():  # the probe folder is never left behind by Ctrl-C
+        for stale in folder.glob(_PROBE + "*"):
+            try:
+                os.rmdir(stale)
+            except OSError:
+                pass  # not empty, not a folder, or not ours to remove: left alone
+        tmpfile = getattr(os, "O_TMPFILE", 0)
+        if tmpfile:
+            try:
+                os.close(os.open(folder, tmpfile | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                    raise
+        probe = tempfile.mkdtemp(prefix=_PROBE, dir=folder)
+        try:
+            os.rmdir(probe)
+        except FileNotFoundError:
+            pass  # another check removed it as stale
 
 
 def _environment():

@@ -15,11 +15,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from bayescal.data.container import check_long_roles
 from bayescal.errors import ConfigError
 
 __all__ = [
     "parse_names",
     "parse_long_columns",
+    "describe_columns",
     "is_out_of_core",
     "load_audit_data",
     "summarize_out_of_core",
@@ -69,7 +71,28 @@ def parse_long_columns(text: str) -> tuple[str, str, str]:
             f"--long needs three column names ITEM,ANNOTATOR,LABEL; got {text!r} "
             f"({len(parts)} part(s)). Example: --long task,worker,label."
         )
+    check_long_roles(item=parts[0], annotator=parts[1], label=parts[2])
     return parts[0], parts[1], parts[2]
+
+
+def describe_columns(data) -> str | None:
+    """One line saying which file column got which role (None for data not read from a file).
+
+    Examples
+    --------
+    >>> from bayescal.examples import load_example
+    >>> describe_columns(load_example("snli-entailment"))
+    'columns: item=item, score=score, annotators=r1,r2,r3, truth=reference'
+    """
+    columns = getattr(data, "columns", None)
+    if not columns:
+        return None
+    parts = [
+        f"{role}={','.join(col) if isinstance(col, list) else col}"
+        for role, col in columns.items()
+        if col
+    ]
+    return "columns: " + ", ".join(parts)
 
 
 def is_out_of_core(path: str) -> bool:
@@ -102,28 +125,30 @@ def load_audit_data(args):
     if not args.data:
         raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
     gold = getattr(args, "gold", None)
+    probs = parse_names(args.probs, "--probs") if getattr(args, "probs", None) else None
     if is_out_of_core(args.data):
+        if probs and len(probs) > 2:
+            raise ConfigError(
+                f"{args.data!r} is a folder or a glob; the multiclass audit reads one CSV or "
+                "Parquet file in memory (its ambiguity view and recalibration fit per-item "
+                "maps). The library summarises such folders: "
+                "bayescal.scale.summarize_dask(..., probs=[...])."
+            )
         return summarize_out_of_core(args)
+    values = {
+        "score": None if probs and args.score == "score" else args.score,
+        "probs": probs,
+        "classes": parse_names(args.classes, "--classes")
+        if getattr(args, "classes", None)
+        else None,
+        "truth": args.truth,
+        "gold": gold,
+    }
     if args.long:
         item, annotator, label = parse_long_columns(args.long)
-        return load_long(
-            args.data,
-            item=item,
-            annotator=annotator,
-            label=label,
-            score=args.score,
-            truth=args.truth,
-            gold=gold,
-        )
+        return load_long(args.data, item=item, annotator=annotator, label=label, **values)
     annotators = parse_names(args.annotators, "--annotators") if args.annotators else None
-    return load_table(
-        args.data,
-        score=args.score,
-        annotators=annotators,
-        truth=args.truth,
-        item=args.item,
-        gold=gold,
-    )
+    return load_table(args.data, annotators=annotators, item=args.item, **values)
 
 
 def summarize_out_of_core(args):
@@ -131,6 +156,11 @@ def summarize_out_of_core(args):
     from bayescal.scale import summarize, summarize_long_dask
 
     annotators = parse_names(args.annotators, "--annotators") if args.annotators else None
+    probs = parse_names(args.probs, "--probs") if getattr(args, "probs", None) else None
+    # the binary score column, or two probability columns (the same two-class data)
+    columns = {"score": args.score} if probs is None else {"probs": probs}
+    if probs is not None and getattr(args, "classes", None):
+        columns["classes"] = parse_names(args.classes, "--classes")
     if args.long:
         item, annotator, label = parse_long_columns(args.long)
         return summarize_long_dask(
@@ -138,7 +168,7 @@ def summarize_out_of_core(args):
             item=item,
             annotator=annotator,
             label=label,
-            score=args.score,
+            **columns,
             truth=args.truth,
             gold=getattr(args, "gold", None),
             annotators=annotators,
@@ -149,7 +179,7 @@ def summarize_out_of_core(args):
         args.data,
         groups=args.groups,
         bins=args.bins,
-        score=args.score,
+        **columns,
         annotators=annotators,
         truth=args.truth,
         gold=getattr(args, "gold", None),

@@ -67,7 +67,7 @@ def _without_gold(ctx: steps.Context) -> dict:
 
 def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     s = ctx.summary
-    n0, n1 = s.n_gold
+    n0, n1 = s.binary.n_gold
     identified, worst_se = gold_identifies(s)
     out["gold"] = {
         "n_gold_0": n0,

@@ -106,7 +106,7 @@ def audit_multiclass(
         EM point fit (the interval then has the evaluation-sample source only).
     groups : channel groups, default "predicted"
         One class prevalence per group (see
-        :func:`~bayescal.summaries.multiclass.summarize_multiclass`).
+        :func:`~bayescal.summaries.summary.summarize`).
     bins : int or edges, default 10
         Evaluation bins: on ``max p`` (top-label) and each ``p_k`` (class-wise).
     weights : str, default "equal"

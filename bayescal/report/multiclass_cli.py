@@ -18,7 +18,7 @@ from bayescal.errors import ConfigError
 from bayescal.examples import MULTICLASS_EXAMPLES, load_example
 from bayescal.report.cli_output import progress_wanted, report_outcome, say
 from bayescal.report.core import fmt
-from bayescal.report.inputs import is_out_of_core, parse_names
+from bayescal.report.inputs import describe_columns, load_audit_data, parse_names
 from bayescal.report.multiclass_audit import MULTICLASS_CHANNEL_CHOICES, audit_multiclass
 from bayescal.report.multiclass_sections import VIEW_CHOICES
 
@@ -26,18 +26,20 @@ __all__ = ["wants_multiclass", "load_multiclass_data", "run_multiclass", "VIEW_C
 
 
 def wants_multiclass(args: argparse.Namespace) -> bool:
-    """``--probs`` given, or a multiclass example named.
+    """``--probs`` with more than two columns, or a multiclass example named.
+
+    Two probability columns are binary data: they go the binary way.
 
     Examples
     --------
     >>> wants_multiclass(argparse.Namespace(probs=None, example="cifar10h-10class"))
     True
-    >>> wants_multiclass(argparse.Namespace(probs=None, example="snli-entailment"))
+    >>> wants_multiclass(argparse.Namespace(probs="p0,p1", example=None))
     False
     """
-    return bool(getattr(args, "probs", None)) or getattr(args, "example", None) in (
-        MULTICLASS_EXAMPLES
-    )
+    probs = getattr(args, "probs", None)
+    many = bool(probs) and len(parse_names(probs, "--probs")) > 2
+    return many or getattr(args, "example", None) in MULTICLASS_EXAMPLES
 
 
 def load_multiclass_data(args: argparse.Namespace):
@@ -49,8 +51,6 @@ def load_multiclass_data(args: argparse.Namespace):
     >>> load_multiclass_data(args).classes
     ['entailment', 'neutral', 'contradiction']
     """
-    from bayescal.data.container import load_table
-
     if args.example:
         if args.data:
             raise ConfigError("give either DATA or --example, not both.")
@@ -61,34 +61,7 @@ def load_multiclass_data(args: argparse.Namespace):
         return load_example(args.example)
     if not args.data:
         raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
-    refused = [
-        flag
-        for flag, given in (
-            ("--long", args.long),
-            ("--score", args.score not in (None, "score")),
-        )
-        if given
-    ]
-    if refused:
-        raise ConfigError(
-            f"{' and '.join(refused)} cannot be combined with --probs: multiclass data are read "
-            "from a wide table with one probability column per class (--probs) and one answer "
-            "column per annotator."
-        )
-    if is_out_of_core(args.data):
-        raise ConfigError(
-            f"{args.data!r} is a folder or a glob; the multiclass audit reads one CSV or Parquet "
-            "file in memory (out-of-core multiclass summaries are not available)."
-        )
-    return load_table(
-        args.data,
-        annotators=parse_names(args.annotators, "--annotators") if args.annotators else None,
-        truth=args.truth,
-        item=args.item,
-        probs=parse_names(args.probs, "--probs"),
-        classes=parse_names(args.classes, "--classes") if args.classes else None,
-        gold=getattr(args, "gold", None),
-    )
+    return load_audit_data(args)
 
 
 def _earlier_confusions(args: argparse.Namespace):
@@ -135,6 +108,8 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
         )
     groups = "predicted" if args.groups is None else args.groups
     say(args, f"bayescal: {data!r}")
+    if data.columns:
+        say(args, f"bayescal: {describe_columns(data)}")
     say(
         args,
         f"bayescal: multiclass audit with channels={args.channels} (groups={groups}, "

@@ -40,7 +40,7 @@ from bayescal.recal.multiclass import CorrectedTemperatureScaling, CorrectedVect
 from bayescal.report.context import FlagsMixin
 from bayescal.report.core import Section, Table, fmt, fmt_p
 from bayescal.report.figures import responsive_figure
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 __all__ = [
     "MULTICLASS_ASSUMPTIONS",

@@ -7,23 +7,33 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayescal.errors import DataError
-from bayescal.summaries.summary import summarize_arrays
+from bayescal.summaries.summary import Summary, summarize_arrays
 
 
 @dataclass(frozen=True)
 class WideSpec:
-    """Everything a task needs to summarise a wide batch (picklable, small)."""
+    """Everything a task needs to summarise a wide batch (picklable, small).
 
-    score: str
-    annotators: tuple
+    ``probs`` names one column (the binary score ``p_1``) or one column per class.
+    """
+
+    probs: tuple[str, ...]
+    annotators: tuple[str, ...]
     truth: str | None
     bin_edges: np.ndarray
-    group_edges: np.ndarray
+    grouping: str
+    group_edges: np.ndarray | None
+    classes: tuple[str, ...]
     gold: str | None = None
+    sum_tol: float = 1e-5
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
 
     @property
     def columns(self) -> list[str]:
-        cols = [self.score, *self.annotators]
+        cols = [*self.probs, *self.annotators]
         return cols + [c for c in (self.truth, self.gold) if c is not None]
 
 
@@ -58,7 +68,49 @@ def check_score_values(z: np.ndarray, column: str, where) -> None:
         )
 
 
-def check_label_values(x: np.ndarray, column: str, where) -> None:
+def check_prob_rows(p: np.ndarray, columns, sum_tol: float, where) -> None:
+    """Class probabilities of a batch: each in [0, 1] and each row summing to one."""
+    for j, column in enumerate(columns):
+        bad = ~((p[:, j] >= 0) & (p[:, j] <= 1))  # also catches NaN
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            value = p[r, j]
+            problem = "is missing" if np.isnan(value) else f"is {value:.17g}, outside [0, 1]"
+            raise DataError(
+                f"{where(r)}: probability column {column!r} {problem}. Every row needs a "
+                "probability in [0, 1] per class (apply a softmax to logits); fix or remove "
+                "the row and run again."
+            )
+    off = np.abs(p.sum(axis=1) - 1.0) > sum_tol
+    if off.any():
+        r = int(np.flatnonzero(off)[0])
+        raise DataError(
+            f"{where(r)}: the probabilities {list(columns)!r} sum to {p[r].sum():.17g}, not 1 "
+            f"(tolerance {sum_tol:g}); every row must hold one probability per class. Check "
+            "that every class column is listed, in class order."
+        )
+
+
+def _class_values(x: np.ndarray, what: str, n_classes: int, where, *, missing: bool) -> None:
+    """Class indices ``0 .. C-1`` (NaN allowed only when ``missing``)."""
+    ok = (x >= 0) & (x < n_classes) & (x == np.round(x))
+    if missing:
+        ok |= np.isnan(x)
+    bad = ~ok
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        blank = " or missing (blank / null)" if missing else " with no missing values"
+        shown = "missing" if np.isnan(x[r]) else f"{x[r]:g}"
+        raise DataError(
+            f"{where(r)}: {what} has the value {shown}; it must be a class index 0..{n_classes - 1}"
+            f"{blank}. Recode the column or fix the row and run again."
+        )
+
+
+def check_label_values(x: np.ndarray, column: str, where, n_classes: int = 2) -> None:
+    if n_classes > 2:
+        _class_values(x, f"label column {column!r}", n_classes, where, missing=True)
+        return
     bad = ~np.isnan(x) & (x != 0) & (x != 1)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
@@ -68,7 +120,10 @@ def check_label_values(x: np.ndarray, column: str, where) -> None:
         )
 
 
-def check_truth_values(y: np.ndarray, column: str, where) -> None:
+def check_truth_values(y: np.ndarray, column: str, where, n_classes: int = 2) -> None:
+    if n_classes > 2:
+        _class_values(y, f"truth column {column!r}", n_classes, where, missing=False)
+        return
     bad = ~((y == 0) | (y == 1))
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
@@ -78,7 +133,10 @@ def check_truth_values(y: np.ndarray, column: str, where) -> None:
         )
 
 
-def check_gold_values(g: np.ndarray, column: str, where) -> None:
+def check_gold_values(g: np.ndarray, column: str, where, n_classes: int = 2) -> None:
+    if n_classes > 2:
+        _class_values(g, f"gold column {column!r}", n_classes, where, missing=True)
+        return
     bad = ~np.isnan(g) & (g != 0) & (g != 1)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
@@ -88,33 +146,51 @@ def check_gold_values(g: np.ndarray, column: str, where) -> None:
         )
 
 
-def wide_arrays(frame, spec: WideSpec, where):
-    """Validated (score float64, labels float32 with NaN, truth or None, gold or None) of one
-    batch; gold holds 0 / 1 for gold items and NaN for the others."""
-    z = numeric_column(frame[spec.score], f"score column {spec.score!r}", where)
-    check_score_values(z, spec.score, where)
+def wide_arrays(
+    frame, spec: WideSpec, where
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Validated (probabilities, labels float32 with NaN, truth or None, gold or None) of one
+    batch: the probabilities are the score (n,) for a binary score column, else (n, C);
+    gold holds the known class of gold items and NaN for the others."""
+    c = spec.n_classes
+    if len(spec.probs) == 1:
+        p = numeric_column(frame[spec.probs[0]], f"score column {spec.probs[0]!r}", where)
+        check_score_values(p, spec.probs[0], where)
+    else:
+        p = np.column_stack(
+            [numeric_column(frame[col], f"probability column {col!r}", where) for col in spec.probs]
+        )
+        check_prob_rows(p, spec.probs, spec.sum_tol, where)
     lab = np.empty((len(frame), len(spec.annotators)), dtype=np.float32)
     for j, name in enumerate(spec.annotators):
         x = numeric_column(frame[name], f"label column {name!r}", where)
-        check_label_values(x, name, where)
+        check_label_values(x, name, where, c)
         lab[:, j] = x
     y = None
     if spec.truth is not None:
         y = numeric_column(frame[spec.truth], f"truth column {spec.truth!r}", where)
-        check_truth_values(y, spec.truth, where)
+        check_truth_values(y, spec.truth, where, c)
     g = None
     if spec.gold is not None:
         g = numeric_column(frame[spec.gold], f"gold column {spec.gold!r}", where)
-        check_gold_values(g, spec.gold, where)
-    return z, lab, y, g
+        check_gold_values(g, spec.gold, where, c)
+    return p, lab, y, g
 
 
-def summarize_batch(z, lab, y, g, spec: WideSpec):
+def summarize_batch(
+    p: np.ndarray,
+    lab: np.ndarray,
+    y: np.ndarray | None,
+    g: np.ndarray | None,
+    spec: WideSpec,
+) -> Summary:
     return summarize_arrays(
-        z,
+        p,
         lab,
         annotators=spec.annotators,
+        classes=spec.classes,
         bin_edges=spec.bin_edges,
+        grouping=spec.grouping,
         group_edges=spec.group_edges,
         truth=y,
         gold=g,

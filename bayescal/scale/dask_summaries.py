@@ -3,7 +3,8 @@
 Each task reads one chunk (a byte range of a CSV file, a run of Parquet row
 groups, or a partition of a dask DataFrame), validates it, and reduces it to a
 :class:`~bayescal.Summary` with the same kernel as the in-memory path
-(:func:`bayescal.summaries.summary.summarize_arrays`). The summaries are then
+(:func:`bayescal.summaries.summary.summarize_arrays`), for a binary score column
+or one probability column per class. The summaries are then
 added up in a tree (summaries of disjoint items add exactly), so memory holds
 a few chunks and a few summaries at a time, whatever the number of items.
 
@@ -19,7 +20,7 @@ import numpy as np
 
 from bayescal._typing import Bins
 from bayescal.data.container import check_role_clash
-from bayescal.data.validation import check_names
+from bayescal.data.validation import PROB_SUM_TOL, check_names
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import WideSpec, add_all, summarize_batch, wide_arrays
 from bayescal.scale._deps import require
@@ -35,10 +36,15 @@ from bayescal.scale.sources import (
     read_header,
 )
 from bayescal.summaries.partition import make_edges
-from bayescal.summaries.patterns import check_pattern_k
-from bayescal.summaries.summary import Summary
+from bayescal.summaries.summary import Summary, resolve_groups
 
-__all__ = ["summarize_dask", "is_dask_collection", "is_out_of_core_source", "compute"]
+__all__ = [
+    "summarize_dask",
+    "is_dask_collection",
+    "is_out_of_core_source",
+    "compute",
+    "probability_columns",
+]
 
 #: Summaries added per node of the reduction tree.
 TREE_FAN_IN = 8
@@ -64,14 +70,20 @@ def is_out_of_core_source(obj: object) -> bool:
 
 
 def resolve_edges(
-    groups: Bins, bins: Bins, bin_strategy: str = "uniform"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Group and bin edges fixed before the pass (every task must use the same ones)."""
-    if isinstance(groups, str) or isinstance(bins, str):
+    groups: Bins | str | None, bins: Bins, bin_strategy: str = "uniform", *, n_classes: int = 2
+) -> tuple[str, np.ndarray | None, np.ndarray]:
+    """Grouping, group edges and bin edges fixed before the pass (every task uses the same).
+
+    ``groups`` as in :func:`bayescal.summarize` except ``"data"`` (there is no group
+    column out of core): ``None`` gives 5 equal-width score groups for two classes and
+    the predicted class for more; an int or edges mean score groups for two classes and
+    confidence groups for more.
+    """
+    if isinstance(bins, str) or (isinstance(groups, str) and groups == "data"):
         raise ConfigError(
-            f"out-of-core summaries take groups and bins as an int or explicit edges; got "
-            f"groups={groups!r}, bins={bins!r}. User-defined groups (groups='data') are not "
-            "supported out of core."
+            f"out-of-core summaries take bins as an int or explicit edges and groups as None, "
+            f"an int, edges, 'score', 'confidence', 'predicted' or 'all'; got groups={groups!r}, "
+            f"bins={bins!r}. User-defined groups (groups='data') are not supported out of core."
         )
     if bin_strategy != "uniform":
         raise ConfigError(
@@ -81,9 +93,8 @@ def resolve_edges(
             "bayescal.summaries.partition.equal_mass_edges(sample_scores, 10), "
             "and pass those edges."
         )
-    if groups is None:
-        groups = 5
-    return make_edges(groups, what="groups"), make_edges(bins, what="bins")
+    grouping, group_edges, _ = resolve_groups(groups, None, n_classes=n_classes)
+    return grouping, group_edges, make_edges(bins, what="bins")
 
 
 def compute(
@@ -117,7 +128,8 @@ def tree_sum(parts: list, fan_in: int = TREE_FAN_IN) -> Any:
 
 def _summarize_file_chunk(chunk, spec: WideSpec, batch_rows: int):
     total = None
-    roles = {c: "label" for c in spec.columns} | {spec.score: "number"}  # gold: 0/1 like labels
+    # answers, truth and gold are class indices ("label"); probabilities are numbers
+    roles = {c: "label" for c in spec.columns} | {c: "number" for c in spec.probs}
     for frame, where in read_batches(chunk, spec.columns, batch_rows, roles):
         s = summarize_batch(*wide_arrays(frame, spec, where), spec)
         total = s if total is None else total + s
@@ -143,14 +155,15 @@ def _summarize_partition(frame, partition: int, spec: WideSpec, batch_rows: int)
     return total
 
 
-def _empty(spec: WideSpec):
+def _empty(spec: WideSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
     y = np.zeros(0) if spec.truth is not None else None
     g = np.zeros(0) if spec.gold is not None else None
-    return np.zeros(0), np.zeros((0, len(spec.annotators)), dtype=np.float32), y, g
+    p = np.zeros(0) if len(spec.probs) == 1 else np.zeros((0, len(spec.probs)))
+    return p, np.zeros((0, len(spec.annotators)), dtype=np.float32), y, g
 
 
-def _annotator_columns(columns, score, truth, item, annotators, where: str, gold=None):
-    reserved = {c for c in (score, truth, item, gold) if c is not None}
+def _annotator_columns(columns, probs, truth, item, annotators, where: str, gold=None):
+    reserved = {c for c in (*probs, truth, item, gold) if c is not None}
     for col in reserved:
         if col not in columns:
             raise DataError(f"{where} has no column {col!r}; columns are {list(columns)!r}.")
@@ -165,22 +178,55 @@ def _annotator_columns(columns, score, truth, item, annotators, where: str, gold
             raise DataError(
                 f"{where} has no annotator column(s) {missing!r}; columns are {list(columns)!r}."
             )
-        check_role_clash(annotators, score=score, truth=truth, item=item, gold=gold)
+        for column in probs:
+            check_role_clash(annotators, score=column, truth=truth, item=item, gold=gold)
 
     check_names(annotators, len(annotators))
-    check_pattern_k(len(annotators))
     return annotators
+
+
+def probability_columns(
+    score: str | None, probs: list[str] | None, classes: list[str] | None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The probability columns and class names of an out-of-core source.
+
+    A binary score column (``score``, default ``"score"``) stands for ``p_1`` of the
+    classes ``"0"``, ``"1"``; ``probs`` lists one column per class, in class order,
+    named by ``classes`` (default the column names).
+    """
+    if probs is None:
+        if classes is not None:
+            raise ConfigError("classes= names the columns of probs=[...]; give probs too.")
+        return ("score" if score is None else str(score),), ("0", "1")
+    if score is not None:
+        raise ConfigError(
+            "give either score= (the binary score column) or probs=[...] (one column per "
+            "class), not both."
+        )
+    if isinstance(probs, str) or len(probs) < 2:
+        raise ConfigError(
+            f"probs must list one column per class (at least two), in class order; got {probs!r}."
+        )
+    columns = tuple(str(c) for c in probs)
+    if len(set(columns)) != len(columns):
+        raise ConfigError(f"probs lists a column twice: {list(columns)!r}.")
+    names = columns if classes is None else tuple(str(c) for c in classes)
+    check_names(list(names), len(columns), "class")
+    return columns, names
 
 
 def summarize_dask(
     source: Any,
     *,
-    score: str = "score",
+    score: str | None = None,
+    probs: list[str] | None = None,
+    classes: list[str] | None = None,
+    sum_tol: float = PROB_SUM_TOL,
     annotators: list[str] | None = None,
     truth: str | None = None,
     item: str | None = None,
     gold: str | None = None,
-    groups: Bins = 5,
+    groups: Bins | str | None = None,
     bins: Bins = 10,
     bin_strategy: str = "uniform",
     client: Any = None,
@@ -193,17 +239,25 @@ def summarize_dask(
 ) -> Summary | Any:
     """Summarise wide data larger than memory (one row per item, one column per annotator).
 
-    SPEC §1 (every statistic of Hanada & Futami's binary track is a function of the
-    response pattern, so chunk summaries add up to the summary of the whole).
+    SPEC §1, §3 (every statistic of the channel estimators and the noise-corrected
+    errors is a function of the response pattern and the probabilities' bins, so chunk
+    summaries add up to the summary of the whole), for any number of classes.
 
     Parameters
     ----------
     source : dask.dataframe.DataFrame, str, Path or list of them
         A dask DataFrame, or CSV / Parquet files given as a path, a directory, a glob
-        (``"audit/part-*.parquet"``), an fsspec URL, or a list of those. Labels are 0, 1 or
-        missing (a blank CSV cell, a Parquet null or NaN).
-    score : str, default "score"
-        Column of predicted probabilities in [0, 1].
+        (``"audit/part-*.parquet"``), an fsspec URL, or a list of those. Labels are class
+        indices (0, 1 for binary data) or missing (a blank CSV cell, a Parquet null or NaN).
+    score : str, optional
+        Binary data: the column of predicted probabilities ``p_1`` in [0, 1] (default
+        ``"score"`` when ``probs`` is not given).
+    probs : list of str, optional
+        Multiclass data: one probability column per class, in class order; each row in
+        [0, 1] and summing to one within ``sum_tol``.
+    classes : list of str, optional
+        Class names of the ``probs`` columns (default the column names).
+    sum_tol : float, default :data:`bayescal.data.multiclass.PROB_SUM_TOL`
     annotators : list of str, optional
         Annotator columns, in the order the summary uses; default every column other than
         ``score``, ``truth`` and ``item`` (in the first file's column order).
@@ -213,13 +267,16 @@ def summarize_dask(
         An item-id column to leave out of the annotators (rows are assumed to be distinct items;
         for one row per answer use :func:`bayescal.scale.summarize_long_dask`).
     gold : str, optional
-        Column with the known class (0 / 1) of gold items, blank / null for the others
+        Column with the known class of gold items, blank / null for the others
         (``models/gold.md``): their counts go to the summary's gold tables, exactly as
         in memory.
-    groups, bins : int or array-like
-        Score groups and evaluation bins: an int gives equal-width cells, an array explicit
-        edges (0 first, 1 last). Equal-mass cells are refused (they need a quantile pass);
-        compute edges from a sample and pass them.
+    groups : None, int, array-like or str
+        Channel groups as in :func:`bayescal.summarize` (not ``"data"``): default 5
+        equal-width score groups for two classes, the predicted class for more.
+    bins : int or array-like
+        Evaluation bins: an int gives equal-width cells, an array explicit edges (0 first,
+        1 last). Equal-mass cells are refused (they need a quantile pass); compute edges
+        from a sample and pass them.
     bin_strategy : {"uniform"}
         Only ``"uniform"``; present so that calls written for :func:`bayescal.summarize` fail
         clearly instead of silently changing the bins.
@@ -269,16 +326,32 @@ def summarize_dask(
     require("dask", "out-of-core summaries")
     from dask import delayed
 
-    group_edges, bin_edges = resolve_edges(groups, bins, bin_strategy)
+    prob_columns, class_names = probability_columns(score, probs, classes)
+    grouping, group_edges, bin_edges = resolve_edges(
+        groups, bins, bin_strategy, n_classes=len(class_names)
+    )
     if int(batch_rows) < 1:
         raise ConfigError(f"batch_rows must be a positive number of rows; got {batch_rows!r}.")
     batch_rows = int(batch_rows)
 
+    def wide_spec(names) -> WideSpec:
+        return WideSpec(
+            prob_columns,
+            tuple(names),
+            truth,
+            bin_edges,
+            grouping,
+            group_edges,
+            class_names,
+            gold,
+            sum_tol,
+        )
+
     if is_dask_collection(source):
         names = _annotator_columns(
-            list(source.columns), score, truth, item, annotators, "the dask DataFrame", gold
+            list(source.columns), prob_columns, truth, item, annotators, "the dask DataFrame", gold
         )
-        spec = WideSpec(score, tuple(names), truth, bin_edges, group_edges, gold)
+        spec = wide_spec(names)
         parts = [
             delayed(_summarize_partition, pure=True)(p, i, spec, batch_rows)
             for i, p in enumerate(source[spec.columns].to_delayed())
@@ -291,7 +364,7 @@ def summarize_dask(
             header = read_header(fs, path, fmt)
             found = _annotator_columns(
                 header,
-                score,
+                prob_columns,
                 truth,
                 item,
                 annotators if names is None else names,
@@ -299,7 +372,7 @@ def summarize_dask(
                 gold,
             )
             names = names or found
-        spec = WideSpec(score, tuple(names), truth, bin_edges, group_edges, gold)
+        spec = wide_spec(names)
         chunks = make_chunks(fs, paths, fmt, parse_blocksize(blocksize), batch_rows)
         parts = [delayed(_summarize_file_chunk, pure=True)(c, spec, batch_rows) for c in chunks]
     else:
@@ -311,7 +384,7 @@ def summarize_dask(
     if return_graph:
         return total
     summary = compute(total, client=client, scheduler=scheduler, workers=workers)
-    n_gold = sum(summary.n_gold) if summary.has_gold else 0
+    n_gold = int(summary.n_gold.sum())
     if summary.n_items + n_gold == 0 and int(summary.n_unannotated.values.sum()) == 0:
         raise DataError("the source has no data rows (only headers or empty partitions).")
     if summary.n_items + n_gold == 0:

@@ -7,7 +7,8 @@ its rows meet. :func:`summarize_long_dask`
 1. reads every chunk (CSV byte range, Parquet row groups, dask partition) and
    validates it where it is, so a bad row is named by file and line;
 2. encodes annotators as small integers and appends the per-item score table
-   (when scores come separately) as extra rows with annotator code -1;
+   (when scores or class probabilities come separately) as extra rows with
+   annotator code -1;
 3. shuffles all rows on the item id (``DataFrame.shuffle``: one all-to-all
    exchange of every row; each output partition then holds all rows of its
    items, about ``rows / npartitions`` rows);
@@ -23,17 +24,24 @@ from typing import Any
 import numpy as np
 
 from bayescal._typing import Bins
-from bayescal.data.validation import check_names
+from bayescal.data.validation import PROB_SUM_TOL, check_names
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import (
     check_gold_values,
     check_label_values,
+    check_prob_rows,
     check_score_values,
     check_truth_values,
     numeric_column,
 )
 from bayescal.scale._deps import require
-from bayescal.scale.dask_summaries import compute, is_dask_collection, resolve_edges, tree_sum
+from bayescal.scale.dask_summaries import (
+    compute,
+    is_dask_collection,
+    probability_columns,
+    resolve_edges,
+    tree_sum,
+)
 from bayescal.scale.sources import (
     DEFAULT_BATCH_ROWS,
     DEFAULT_BLOCKSIZE,
@@ -47,7 +55,6 @@ from bayescal.scale.sources import (
     read_batches,
     read_header,
 )
-from bayescal.summaries.patterns import check_pattern_k
 from bayescal.summaries.summary import Summary, summarize_arrays
 
 __all__ = ["summarize_long_dask"]
@@ -159,14 +166,19 @@ class _Convert:
         item,
         annotator=None,
         label=None,
-        score=None,
+        probs=(),
+        n_probs=1,
+        n_classes=2,
+        sum_tol=PROB_SUM_TOL,
         truth=None,
         gold=None,
         annotators=None,
         item_int=False,
     ):
         self.kind, self.item, self.annotator, self.label = kind, item, annotator, label
-        self.score, self.truth, self.annotators, self.item_int = score, truth, annotators, item_int
+        self.probs, self.n_probs, self.n_classes = tuple(probs), n_probs, n_classes
+        self.sum_tol = sum_tol
+        self.truth, self.annotators, self.item_int = truth, annotators, item_int
         self.gold = gold
 
     def __call__(self, frame, where, chunk_id: int, first_row: int):
@@ -199,40 +211,59 @@ class _Convert:
                     f"{where(int(np.flatnonzero(miss)[0]))}: label column {self.label!r} is "
                     "blank; in a long table a missing answer is a missing row, not a blank label."
                 )
-            check_label_values(lab, self.label, where)
+            check_label_values(lab, self.label, where, self.n_classes)
             out["ann"] = code.astype(np.int16)
             out["label"] = lab.astype(np.float32)
         else:
             out["ann"] = np.full(n, _SCORE_ROW, dtype=np.int16)
             out["label"] = np.full(n, np.nan, dtype=np.float32)
         # the per-item columns (in the answer rows, or in the score table): NaN when not given
-        for key, column, check, dtype in (
-            ("score", self.score, check_score_values, np.float64),
-            ("truth", self.truth, check_truth_values, np.float32),
-            ("gold", self.gold, check_gold_values, np.float32),
+        if not self.probs:
+            for key in _prob_keys(self.n_probs):
+                out[key] = np.full(n, np.nan)
+        elif len(self.probs) == 1:
+            x = numeric_column(frame[self.probs[0]], f"score column {self.probs[0]!r}", where)
+            check_score_values(x, self.probs[0], where)
+            out[_prob_keys(1)[0]] = x
+        else:
+            p = np.column_stack(
+                [numeric_column(frame[c], f"probability column {c!r}", where) for c in self.probs]
+            )
+            check_prob_rows(p, self.probs, self.sum_tol, where)
+            for key, col in zip(_prob_keys(self.n_probs), p.T):
+                out[key] = col
+        for key, column, check in (
+            ("truth", self.truth, check_truth_values),
+            ("gold", self.gold, check_gold_values),
         ):
             if column is None:
-                out[key] = np.full(n, np.nan, dtype=dtype)
+                out[key] = np.full(n, np.nan, dtype=np.float32)
             else:
                 x = numeric_column(frame[column], f"{key} column {column!r}", where)
-                check(x, column, where)
-                out[key] = x.astype(dtype)
+                check(x, column, where, self.n_classes)
+                out[key] = x.astype(np.float32)
         out["_chunk"] = np.full(n, chunk_id, dtype=np.int32)
         out["_row"] = np.arange(first_row, first_row + n, dtype=np.int64)
         return pd.DataFrame(out)
+
+
+def _prob_keys(n_probs: int) -> list[str]:
+    """Shuffle-layout columns of the per-item probabilities (one for a binary score)."""
+    return [f"prob_{k}" for k in range(n_probs)]
 
 
 def _convert_chunk(chunk, columns, batch_rows, convert, chunk_id):
     import pandas as pd
 
     roles = {convert.item: "id", convert.annotator: "id", convert.label: "label"}
-    roles |= {convert.score: "number", convert.truth: "label", convert.gold: "label"}
+    roles |= {c: "number" for c in convert.probs}
+    roles |= {convert.truth: "label", convert.gold: "label"}
     parts, first = [], 0
     for frame, where in read_batches(chunk, columns, batch_rows, roles):
         parts.append(convert(frame, where, chunk_id, first))
         first += len(frame)
     if not parts:
-        return _empty_layout(convert.item_int)
+        return _empty_layout(convert.item_int, convert.n_probs)
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
 
@@ -242,7 +273,7 @@ def _convert_partition(frame, convert, chunk_id):
     return convert(frame, where, chunk_id, 0)
 
 
-def _empty_layout(item_int: bool):
+def _empty_layout(item_int: bool, n_probs: int):
     import pandas as pd
 
     return pd.DataFrame(
@@ -250,7 +281,7 @@ def _empty_layout(item_int: bool):
             "item": np.zeros(0, dtype=np.int64 if item_int else object),
             "ann": np.zeros(0, dtype=np.int16),
             "label": np.zeros(0, dtype=np.float32),
-            "score": np.zeros(0),
+            **{key: np.zeros(0) for key in _prob_keys(n_probs)},
             "truth": np.zeros(0, dtype=np.float32),
             "gold": np.zeros(0, dtype=np.float32),
             "_chunk": np.zeros(0, dtype=np.int32),
@@ -300,7 +331,8 @@ def _summarize_items(frame, spec, locate):
     has_answer = np.zeros(n_items, dtype=bool)
     has_answer[ai] = True
 
-    z = frame["score"].to_numpy()
+    keys = _prob_keys(len(spec["probs"]))
+    z = np.column_stack([frame[key].to_numpy() for key in keys])  # (rows, 1 or C)
     y = frame["truth"].to_numpy()
     g = frame["gold"].to_numpy().astype(np.float64)
     gold = None
@@ -313,14 +345,14 @@ def _summarize_items(frame, spec, locate):
                 f"item {ids[codes[i]]!r} has two rows in the score table: {locate(src[i], row[i])} "
                 f"and {locate(src[j], row[j])}. Each item needs exactly one score."
             )
-        score = np.full(n_items, np.nan)
+        score = np.full((n_items, z.shape[1]), np.nan)
         score[codes[s_rows]] = z[s_rows]
         truth = np.full(n_items, np.nan)
         truth[codes[s_rows]] = y[s_rows]
         if spec["gold"] is not None:  # absent from the score table: not a gold item
             gold = np.full(n_items, np.nan)
             gold[codes[s_rows]] = g[s_rows]
-        orphan = has_answer & np.isnan(score)
+        orphan = has_answer & np.isnan(score[:, 0])
         if orphan.any():
             item_code = int(np.flatnonzero(orphan)[0])
             r = int(np.flatnonzero(answers & (codes == item_code))[0])
@@ -330,7 +362,12 @@ def _summarize_items(frame, spec, locate):
             )
     else:
         # the score (and truth) is repeated on every answer row: it must agree within an item
-        score = _per_item_constant(codes, z, n_items, "score", ids, src, row, locate)
+        score = np.column_stack(
+            [
+                _per_item_constant(codes, z[:, k], n_items, what, ids, src, row, locate)
+                for k, what in enumerate(_prob_names(spec["probs"]))
+            ]
+        )
         truth = None
         if spec["truth"] is not None:
             truth = _per_item_constant(codes, y, n_items, "truth", ids, src, row, locate)
@@ -341,14 +378,23 @@ def _summarize_items(frame, spec, locate):
             known = _per_item_constant(codes, coded, n_items, what, ids, src, row, locate)
             gold = np.where(known < 0, np.nan, known)
     return summarize_arrays(
-        score,
+        score[:, 0] if score.shape[1] == 1 else score,
         wide,
         annotators=spec["annotators"],
+        classes=spec["classes"],
         bin_edges=spec["bin_edges"],
+        grouping=spec["grouping"],
         group_edges=spec["group_edges"],
         truth=truth if spec["truth"] is not None else None,
         gold=gold,
     )
+
+
+def _prob_names(columns) -> list[str]:
+    """How messages name the per-item probability columns."""
+    if len(columns) == 1:
+        return ["score"]
+    return [f"probability {c!r}" for c in columns]
 
 
 def _per_item_constant(codes, values, n_items, what, ids, src, row, locate):
@@ -377,12 +423,15 @@ def summarize_long_dask(
     item: str = "item",
     annotator: str = "annotator",
     label: str = "label",
-    score: str = "score",
+    score: str | None = None,
+    probs: list[str] | None = None,
+    classes: list[str] | None = None,
+    sum_tol: float = PROB_SUM_TOL,
     scores: Any = None,
     truth: str | None = None,
     gold: str | None = None,
     annotators: list[str] | None = None,
-    groups: Bins = 5,
+    groups: Bins | str | None = None,
     bins: Bins = 10,
     bin_strategy: str = "uniform",
     npartitions: int | None = None,
@@ -397,27 +446,34 @@ def summarize_long_dask(
 ) -> Summary | Any:
     """Summarise long data larger than memory: one row per (item, annotator, label) answer.
 
-    SPEC §1 (pattern counts and bin sums, as for Hanada & Futami's binary track).
+    SPEC §1, §3 (pattern counts and (bin, pattern) cells, for any number of classes).
 
     Parameters
     ----------
     source : dask.dataframe.DataFrame, str, Path or list of them
         The answers: a dask DataFrame or CSV / Parquet files (path, directory, glob, URL)
-        with columns ``item``, ``annotator`` and ``label`` (0/1; a missing answer is a
-        missing row), in any order across files.
+        with columns ``item``, ``annotator`` and ``label`` (a class index: 0 / 1 for binary
+        data; a missing answer is a missing row), in any order across files.
     item, annotator, label : str
         Column names of the answers (as in :meth:`bayescal.Annotations.from_long`).
-    score : str, default "score"
-        Column holding the item's score: in the answer rows (repeated, and required to agree
+    score : str, optional
+        Binary data: the column holding the item's score (default ``"score"`` when
+        ``probs`` is not given): in the answer rows (repeated, and required to agree
         within an item) when ``scores`` is None, else in the score table.
+    probs : list of str, optional
+        Multiclass data: one probability column per class, in class order, where the
+        score would be (answer rows or score table), summing to one within ``sum_tol``.
+    classes : list of str, optional
+        Class names of the ``probs`` columns (default the column names).
+    sum_tol : float, default :data:`bayescal.data.multiclass.PROB_SUM_TOL`
     scores : dask.dataframe.DataFrame, str, Path or list, optional
-        A per-item table with columns ``item`` and ``score`` (and ``truth``). Items in it
-        without answers are counted as unannotated; answers for an item missing from it
-        are refused.
+        A per-item table with columns ``item`` and the score or ``probs`` (and ``truth``).
+        Items in it without answers are counted as unannotated; answers for an item
+        missing from it are refused.
     truth : str, optional
-        Column of clean 0/1 labels (in the same table as the score).
+        Column of clean classes (in the same table as the score).
     gold : str, optional
-        Column with the known class (0 / 1) of gold items, blank / null for the others
+        Column with the known class of gold items, blank / null for the others
         (``models/gold.md``), in the same table as the score: repeated on every answer row
         of the item (rows that disagree, a blank row included, are a ``DataError`` naming
         the item and both rows), or once in the score table (items absent from it are not
@@ -469,13 +525,17 @@ def summarize_long_dask(
     require("dask", "out-of-core summaries")
     import dask.dataframe as dd
 
-    group_edges, bin_edges = resolve_edges(groups, bins, bin_strategy)
+    prob_columns, class_names = probability_columns(score, probs, classes)
+    n_classes = len(class_names)
+    grouping, group_edges, bin_edges = resolve_edges(
+        groups, bins, bin_strategy, n_classes=n_classes
+    )
     batch_rows = int(batch_rows)
     if batch_rows < 1:
         raise ConfigError(f"batch_rows must be a positive number of rows; got {batch_rows!r}.")
     separate = scores is not None
-    per_item = [score] + [c for c in (truth, gold) if c]
-    if gold is not None and gold in {item, annotator, label, score, truth}:
+    per_item = [*prob_columns] + [c for c in (truth, gold) if c]
+    if gold is not None and gold in {item, annotator, label, *prob_columns, truth}:
         raise ConfigError(
             f"gold={gold!r} is also the item, annotator, label, score or truth column; name the "
             "column that holds the gold classes."
@@ -496,14 +556,15 @@ def summarize_long_dask(
         annotators = [str(a) for a in annotators]
 
     check_names(annotators, len(annotators))
-    check_pattern_k(len(annotators))
 
+    common = {"n_probs": len(prob_columns), "n_classes": n_classes, "sum_tol": sum_tol}
     conv_answers = _Convert(
         kind="answers",
         item=item,
         annotator=annotator,
         label=label,
-        score=None if separate else score,
+        probs=() if separate else prob_columns,
+        **common,
         truth=None if separate else truth,
         gold=None if separate else gold,
         annotators=annotators,
@@ -513,11 +574,17 @@ def summarize_long_dask(
     entries = list(answers.entries)
     if separate:
         conv_scores = _Convert(
-            kind="scores", item=item, score=score, truth=truth, gold=gold, item_int=item_int
+            kind="scores",
+            item=item,
+            probs=prob_columns,
+            **common,
+            truth=truth,
+            gold=gold,
+            item_int=item_int,
         )
         parts += readers[1].frames(conv_scores, len(entries))
         entries += readers[1].entries
-    meta = _empty_layout(item_int)
+    meta = _empty_layout(item_int, len(prob_columns))
     rows = dd.from_delayed(parts, meta=meta, verify_meta=False)
     n_out = int(npartitions) if npartitions is not None else max(1, len(parts))
     if n_out < 1:
@@ -533,7 +600,10 @@ def summarize_long_dask(
 
     spec = {
         "annotators": tuple(annotators),
+        "probs": prob_columns,
+        "classes": class_names,
         "bin_edges": bin_edges,
+        "grouping": grouping,
         "group_edges": group_edges,
         "truth": truth,
         "gold": gold,
@@ -546,8 +616,7 @@ def summarize_long_dask(
     if return_graph:
         return total
     summary = compute(total, client=client, scheduler=scheduler, workers=workers)
-    n_gold = sum(summary.n_gold) if summary.has_gold else 0
-    if summary.n_items + n_gold == 0:
+    if summary.n_items + int(summary.n_gold.sum()) == 0:
         raise DataError("the answer table has no rows: no item was annotated.")
     return summary
 

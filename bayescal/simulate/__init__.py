@@ -3,7 +3,7 @@ and multiclass items with noisy annotators (SPEC §3).
 
 Every simulator takes a keyword-only ``random_state`` (int or ``numpy.random.Generator``) and
 returns a container holding the clean ``truth``: :class:`~bayescal.data.container.Annotations`
-(binary) or :class:`~bayescal.data.multiclass.MulticlassAnnotations` (multiclass).
+(any number of classes).
 """
 
 from bayescal.simulate.flips import simulate_annotations, simulate_flip_data

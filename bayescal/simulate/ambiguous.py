@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayescal._random import check_random_state
-from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
 from bayescal.simulate.multiclass import multiclass_population, simulate_multiclass
 
@@ -30,7 +30,7 @@ def simulate_ambiguous_multiclass(
     concentration: float = 10.0,
     random_state=None,
     **population_options,
-) -> MulticlassAnnotations:
+) -> Annotations:
     """Items with item-specific answer distributions around the confusion rows.
 
     Parameters
@@ -50,7 +50,7 @@ def simulate_ambiguous_multiclass(
 
     Returns
     -------
-    MulticlassAnnotations
+    Annotations
         With ``truth`` (the class ``y_i`` whose row ``pi_i`` is drawn around).
 
     Examples
@@ -72,7 +72,7 @@ def simulate_ambiguous_multiclass(
         pi[rows] = rng.dirichlet(concentration * t[y], size=rows.size)
     u = rng.random((n, n_annotators, 1))
     answers = np.minimum((u > np.cumsum(pi, axis=1)[:, None, :]).sum(axis=2), c - 1)
-    return MulticlassAnnotations.from_arrays(
+    return Annotations.from_arrays(
         base.probs,
         answers.astype(np.float64),
         truth=base.truth,

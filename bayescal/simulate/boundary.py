@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayescal._random import check_random_state
-from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
 from bayescal.simulate._checks import check_n_items
 from bayescal.simulate.multiclass import multiclass_population, simulate_multiclass
@@ -33,7 +33,7 @@ def simulate_boundary_items(
     mix=(2.0, 2.0),
     random_state=None,
     **population_options,
-) -> MulticlassAnnotations:
+) -> Annotations:
     """Items of which a share lies between two classes (module docstring).
 
     Parameters
@@ -54,7 +54,7 @@ def simulate_boundary_items(
 
     Returns
     -------
-    MulticlassAnnotations
+    Annotations
         With ``truth`` (each item's own class ``y``).
 
     Examples
@@ -85,6 +85,6 @@ def simulate_boundary_items(
     for j in range(k):
         labels[:, j] = np.minimum((u[:, j, None] > cum[j, z[:, j]]).sum(axis=1), c - 1)
     labels[np.isnan(base.labels)] = np.nan  # the population's missingness, kept
-    return MulticlassAnnotations.from_arrays(
+    return Annotations.from_arrays(
         base.probs, labels, truth=y, annotators=pop.annotators, classes=pop.classes
     )

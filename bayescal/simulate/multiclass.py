@@ -28,12 +28,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayescal._random import check_random_state
-from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
 from bayescal.simulate._checks import check_missing, check_n_items
 from bayescal.simulate.toy import _check_edges
 
-#: Largest pattern table enumerated exactly (as summaries.multiclass.MAX_DENSE_CELLS).
+#: Largest pattern table enumerated exactly (as summaries.patterns.MAX_DENSE_CELLS).
 MAX_EXACT_CELLS = 2**20
 
 __all__ = [
@@ -176,7 +176,7 @@ class MulticlassPopulation:
         Parameters
         ----------
         groups : "predicted", "all", int or edges
-            As in :func:`bayescal.summaries.multiclass.summarize_multiclass`.
+            As in :func:`bayescal.summaries.summary.summarize`.
 
         Returns
         -------
@@ -371,7 +371,7 @@ def simulate_multiclass(
     population: MulticlassPopulation | None = None,
     random_state=None,
     **population_options,
-) -> MulticlassAnnotations:
+) -> Annotations:
     """Draw items with noisy multiclass annotations from a population (SPEC §3).
 
     Each item draws a profile ``t`` (weights ``w_t``) and its class ``Y ~ m_t``;
@@ -397,7 +397,7 @@ def simulate_multiclass(
 
     Returns
     -------
-    MulticlassAnnotations
+    Annotations
         With ``truth``.
 
     Examples
@@ -430,7 +430,7 @@ def simulate_multiclass(
             labels[rows, j] = np.searchsorted(cum[j, cls], u[rows, j], side="right")
     gone = rng.random((n, k)) < pop.missing
     labels[gone] = np.nan
-    return MulticlassAnnotations.from_arrays(
+    return Annotations.from_arrays(
         pop.profile_probs[profile],
         labels,
         truth=y,

@@ -21,7 +21,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from bayescal._random import check_random_state
-from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
 from bayescal.simulate._checks import check_loading_groups, check_n_items
 from bayescal.simulate.multiclass import MulticlassPopulation, multiclass_population
@@ -54,7 +54,7 @@ def simulate_multiclass_dependent(
     groups="all",
     population: MulticlassPopulation | None = None,
     **population_options,
-) -> tuple[MulticlassAnnotations, MulticlassDependentTruth]:
+) -> tuple[Annotations, MulticlassDependentTruth]:
     """Simulate multiclass items whose grouped annotators share a latent item difficulty.
 
     Parameters
@@ -74,7 +74,7 @@ def simulate_multiclass_dependent(
 
     Returns
     -------
-    (MulticlassAnnotations, MulticlassDependentTruth)
+    (Annotations, MulticlassDependentTruth)
 
     Examples
     --------
@@ -114,7 +114,7 @@ def simulate_multiclass_dependent(
         labels[:, j] = np.where(correct[:, j], y, wrong)
     gone = rng.random((n, k)) < pop.missing
     labels[gone] = np.nan
-    data = MulticlassAnnotations.from_arrays(
+    data = Annotations.from_arrays(
         pop.profile_probs[profile], labels, truth=y, annotators=pop.annotators, classes=pop.classes
     )
     corr = {}

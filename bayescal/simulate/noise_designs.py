@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from bayescal._random import check_random_state
-from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
 from bayescal.simulate._checks import check_n_items
 from bayescal.simulate.multiclass import multiclass_population, simulate_multiclass
@@ -134,7 +134,7 @@ def simulate_noise_design(
     temperature: float = 1.5,
     random_state=None,
     **confusion_options,
-) -> MulticlassAnnotations:
+) -> Annotations:
     """Items under class-conditional noise with the confusions of ``design``.
 
     Parameters
@@ -160,7 +160,7 @@ def simulate_noise_design(
 
     Returns
     -------
-    MulticlassAnnotations
+    Annotations
         With ``truth``.
 
     Examples
@@ -203,6 +203,6 @@ def simulate_noise_design(
     key = np.where(np.isnan(labels), np.inf, rng.random(labels.shape))
     rank = np.argsort(np.argsort(key, axis=1), axis=1)
     labels[rank >= keep[:, None]] = np.nan
-    return MulticlassAnnotations.from_arrays(
+    return Annotations.from_arrays(
         data.probs, labels, truth=data.truth, annotators=data.annotators, classes=data.classes
     )

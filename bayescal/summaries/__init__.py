@@ -1,17 +1,23 @@
-"""Sufficient statistics: response-pattern counts and bin sums."""
+"""Sufficient statistics: observed response-pattern counts and (bin, pattern) cells."""
 
-from bayescal.summaries.multiclass import MulticlassSummary, summarize_multiclass
 from bayescal.summaries.partition import make_edges
-from bayescal.summaries.patterns import MAX_PATTERN_ANNOTATORS
-from bayescal.summaries.summary import DEFAULT_BINS, DEFAULT_GROUPS, Summary, summarize
+from bayescal.summaries.summary import (
+    DEFAULT_BINS,
+    DEFAULT_GROUPS,
+    BinaryView,
+    MulticlassSummary,
+    Summary,
+    summarize,
+    summarize_multiclass,
+)
 
 __all__ = [
     "Summary",
     "summarize",
     "MulticlassSummary",
     "summarize_multiclass",
+    "BinaryView",
     "make_edges",
-    "MAX_PATTERN_ANNOTATORS",
     "DEFAULT_BINS",
     "DEFAULT_GROUPS",
 ]

@@ -25,6 +25,7 @@ from bayescal.errors import ConfigError, DataError, IdentificationWarning
 __all__ = [
     "make_edges",
     "assign",
+    "bin_index",
     "equal_mass_edges",
     "cell_labels",
     "check_bin_occupancy",
@@ -34,8 +35,8 @@ __all__ = [
     "SPARSE_ITEM_SHARE",
 ]
 
-#: Hard cap on the number of cells of any partition. The summaries keep dense
-#: (cell x 3**K pattern) arrays, and a binned error over more than a thousand bins
+#: Hard cap on the number of cells of any partition. The binary view keeps dense
+#: (cell x observed pattern) arrays, and a binned error over more than a thousand bins
 #: is dominated by its noise floor below about 10**6 items (the plug-in's upward
 #: bias is about 0.64 sd(U) sqrt(M / n), SPEC §4), so more cells is a mistake, not
 #: a finer audit.
@@ -191,6 +192,27 @@ def assign(z: np.ndarray, edges: np.ndarray) -> np.ndarray:
     idx = np.searchsorted(edges, z, side="right") - 1
     np.clip(idx, 0, edges.size - 2, out=idx)
     return idx
+
+
+def bin_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Cell of each value, the same as :func:`assign`, with a faster path for equal-width edges.
+
+    The equal-width path guesses ``floor(x * M)`` and corrects it against the
+    actual edges, so values on an edge land exactly where ``assign`` puts them.
+
+    Examples
+    --------
+    >>> bin_index(np.array([0.0, 0.3, 0.95, 1.0]), np.linspace(0, 1, 11)).tolist()
+    [0, 2, 9, 9]
+    """
+    m = edges.size - 1
+    if m < 2 or not np.array_equal(edges, np.linspace(0.0, 1.0, m + 1)):
+        return assign(x, edges)
+    b = (x * m).astype(np.intp)
+    np.clip(b, 0, m - 1, out=b)
+    b -= x < edges[b]
+    b += (x >= edges[b + 1]) & (b < m - 1)
+    return b
 
 
 def cell_labels(edges: np.ndarray) -> np.ndarray:

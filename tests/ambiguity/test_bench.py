@@ -100,3 +100,49 @@ def test_bench_bad_annotation_count(chaosnli_paths, bad, capsys):
         ]
     )
     assert code == 2
+
+
+def test_mcts_sweep_refits_each_s_and_tends_to_slts(chaosnli_paths, tmp_path, capsys):
+    """Tao et al., Table 1: the sweep's temperatures are the MCTS fits a user would make
+    (same S, same sampling seed, the calibration half of the first split), their spread falls
+    with S, and at S = 200 they sit at SLTS's temperature (the S -> infinity limit)."""
+    import numpy as np
+
+    from bayescal.ambiguity import MonteCarloTemperatureScaling, load_chaosnli, stratified_split
+
+    jsonl, preds = chaosnli_paths
+    out = tmp_path / "sweep.json"
+    argv = ["bench", "ambiguity", "--chaosnli", str(jsonl), *map(str, preds)]
+    argv += ["--methods", "TS", "SLTS", "Dirichlet-Soft (ODIR 1e-3)", "--n-draws", "5"]
+    argv += ["--n-boot", "0", "--mcts-sweep", "--mcts-samples", "1", "200"]
+    argv += ["--mcts-seeds", "0", "1", "2", "3", "4", "--json", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    res = json.loads(out.read_text())
+    assert res["results"]["Dirichlet-Soft (ODIR 1e-3)"]["lambda_offdiag"] == 1e-3
+    sweep = res["mcts_sweep"]
+    assert sweep["paper_table1"]["MCTS"]["200"]["T"] == [3.178, 0.003]
+    r1, r200 = sweep["results"]["1"], sweep["results"]["200"]
+    data = load_chaosnli(jsonl, preds)
+    cal, _ = stratified_split(data.voted, fraction=0.5, random_state=42)
+    direct = [
+        MonteCarloTemperatureScaling(n_samples=200, random_state=r)
+        .fit(data.logits[cal], data.counts[cal])
+        .temperature_
+        for r in range(5)
+    ]
+    np.testing.assert_array_equal(r200["T"]["values"], direct)
+    # The sampled target's variance falls as 1/S, so the spread of T by about sqrt(200) = 14.
+    assert r200["T"]["sd"] < r1["T"]["sd"] / 4
+    t_slts = res["results"]["SLTS"]["T"]
+    # Five seeds at S = 200: the mean is within a few of its standard errors of the limit.
+    assert abs(r200["T"]["mean"] - t_slts) < 4 * r1["T"]["sd"] / np.sqrt(200 * 5) + 1e-6
+
+
+@pytest.mark.parametrize("bad", [["--mcts-samples", "0"], ["--mcts-seeds"]])
+def test_mcts_sweep_refuses_bad_settings(bad, chaosnli_paths, capsys):
+    jsonl, preds = chaosnli_paths
+    argv = ["bench", "ambiguity", "--chaosnli", str(jsonl), *map(str, preds)]
+    argv += ["--methods", "TS", "--n-draws", "2", "--n-boot", "0", "--mcts-sweep", *bad]
+    assert main(argv) == 2
+    assert "mcts" in capsys.readouterr().err

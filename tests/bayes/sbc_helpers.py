@@ -30,7 +30,7 @@ from bayescal.bayes.sampling import NUTSSettings, sample_nutpie
 from bayescal.channels.orientation import dominant_diagonal_permutation
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import CHAIN, DRAW
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 #: 40 replications; one chain each of 150 warm-up and 80 kept iterations thinned by 4, which
 #: gives ranks 0..20: enough resolution for the order-2 smooth test, which at N = 40, L = 20

@@ -13,7 +13,7 @@ from cli_helpers import tree
 
 from bayescal.flags import Flag
 from bayescal.interrupts import Interrupted, interrupts_raised, signals_held
-from bayescal.report import core
+from bayescal.report import saving
 from bayescal.report.core import Provenance, Report, Section
 
 
@@ -103,14 +103,14 @@ def test_a_signal_while_saving_leaves_the_earlier_report_byte_identical(earlier,
 
 def test_a_signal_inside_the_swap_lets_it_finish_then_stops(earlier, monkeypatch):
     """The swap is the commit: a signal in it waits, the new report is complete, then it stops."""
-    swap = core._swap_in
+    commit = saving._commit
 
-    def swap_with_a_signal(staging, target):
+    def commit_with_a_signal(staging, target, backup):
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.05)
-        swap(staging, target)
+        commit(staging, target, backup)
 
-    monkeypatch.setattr(core, "_swap_in", swap_with_a_signal)
+    monkeypatch.setattr(saving, "_commit", commit_with_a_signal)
     with interrupts_raised(), pytest.raises(Interrupted):
         _report(lambda path: Path(path).write_bytes(b"new posterior")).save(earlier)
     assert (earlier / "posterior.nc").read_bytes() == b"new posterior"
@@ -120,3 +120,42 @@ def test_a_signal_inside_the_swap_lets_it_finish_then_stops(earlier, monkeypatch
         "summary.json",
     ]
     assert [p.name for p in earlier.parent.iterdir()] == ["report"]
+
+
+def test_the_first_signal_to_arrive_decides_not_the_first_handled():
+    """A SIGTERM that arrives while the main thread is inside a long C call, and a Ctrl-C
+    50 ms later: Python runs the two handlers in signal-number order (SIGINT first) once
+    the call returns; the run still stops as SIGTERM (the wakeup fd has the true order),
+    and the SIGINT is recorded as later, ignored. The signals come from another process
+    (a thread of this one would need the GIL, which the C call holds)."""
+    import subprocess
+
+    pid = os.getpid()
+    with interrupts_raised() as guard:
+        sender = subprocess.Popen(
+            ["sh", "-c", f"sleep 0.2; kill -TERM {pid}; sleep 0.05; kill -INT {pid}"]
+        )
+        with pytest.raises(Interrupted) as info:
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 30 and sender.poll() is None:
+                sum(range(10**8))  # one C call of about a second: no handler runs inside
+            time.sleep(0.5)  # a signal is handled at the next bytecode; this never ends
+        sender.wait()
+        time.sleep(0.05)  # any signal still on its way lands inside the block
+    assert info.value.name == "SIGTERM"
+    assert (guard.first, guard.later) == (signal.SIGTERM, [signal.SIGINT])
+
+
+def test_later_signals_change_nothing_and_stay_ignored_for_the_whole_process():
+    with interrupts_raised(ignore_after_stop=True) as guard:
+        with pytest.raises(Interrupted):
+            _signal_self(signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGTERM)  # while stopping: recorded only
+        time.sleep(0.05)
+        assert guard.later == [signal.SIGTERM]
+    try:
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)

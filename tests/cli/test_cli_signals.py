@@ -63,10 +63,15 @@ def out(earlier_report, tmp_path) -> Path:
     return target
 
 
-def _stop(proc: subprocess.Popen, signum: int) -> tuple[int, list[str], float]:
-    """Send ``signum``; exit status, the stderr lines after it, seconds until exit."""
+def _stop(proc: subprocess.Popen, *signums: int) -> tuple[int, list[str], float]:
+    """Send ``signums`` (the first alone, the others back to back 20 ms later); exit status,
+    the stderr lines after them, seconds until exit."""
     t0 = time.monotonic()
-    proc.send_signal(signum)
+    proc.send_signal(signums[0])
+    if signums[1:]:
+        time.sleep(0.02)
+    for signum in signums[1:]:
+        proc.send_signal(signum)
     try:
         rest = proc.stderr.read()
         proc.wait(timeout=EXIT_WITHIN)
@@ -173,3 +178,38 @@ def _points_to(fd: Path, target: Path) -> bool:
         return Path(fd.readlink()) == target
     except OSError:
         return False
+
+
+@pytest.mark.parametrize(
+    "signals, status",
+    [
+        ((signal.SIGINT, signal.SIGINT, signal.SIGTERM), 130),  # the issue's: it exited 143
+        ((signal.SIGTERM, signal.SIGINT, signal.SIGINT), 143),
+    ],
+    ids=["INT-INT-TERM", "TERM-INT-INT"],
+)
+def test_signals_in_quick_succession_follow_the_first(out, signals, status):
+    """Exit status and message follow the first signal; the later ones are named as ignored
+    on the same line, and none of them (a SIGTERM during interpreter shutdown included) can
+    change the exit status. The first is sent alone, the other two back to back 20 ms later
+    (signals that arrive together are handled in signal-number order, SIGINT first)."""
+    before = tree(out)
+    proc = start(["audit", "--example", "snli-entailment", *LONG_SAMPLING, "--out", out])
+    _wait_for_line(proc, "sampling the channel posterior")
+    time.sleep(2.0)
+    code, lines, seconds = _stop(proc, *signals)
+    first = signal.Signals(signals[0]).name
+    assert code == status, (code, lines)
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(
+        f"bayescal: interrupted by {first}; stopped without writing a report ({out} is as it was)."
+    )
+    # later signals that reached the run before it printed are named (the second of two
+    # back-to-back SIGINTs may merge with the first: the kernel keeps one pending SIGINT)
+    if "while stopping" in lines[0]:
+        later = lines[0].rpartition(" (")[2]
+        assert later.endswith(" while stopping: ignored, the first signal decides)"), lines[0]
+        names = set(later.split(" while")[0].split(", "))
+        assert names <= {signal.Signals(s).name for s in signals[1:]}, lines[0]
+    assert seconds < EXIT_WITHIN
+    _assert_untouched(out, before)

@@ -4,21 +4,32 @@ Imported by name (``from core_helpers import ...``): the test folders are not pa
 name such as ``conftest`` would resolve to whichever folder's conftest was imported last.
 """
 
+import itertools
+
 import numpy as np
 import xarray as xr
 
-from bayescal.dims import ANNOTATOR, BIN, GROUP, PATTERN
+from bayescal.dims import ANNOTATOR, BIN, CLASS, GROUP, PATTERN
 from bayescal.summaries.partition import cell_labels, make_edges
-from bayescal.summaries.patterns import pattern_labels, pattern_states
+from bayescal.summaries.patterns import pattern_labels
 from bayescal.summaries.summary import Summary
 
 
+def dense_states(k):
+    """Every binary pattern (0, 1, 2 = missing) of K annotators, in the order of the code
+    ``sum_j s_j 3**j``: the slow, obvious enumeration (itertools varies its last position
+    fastest, and annotator 0 is the least significant digit, so each tuple is reversed)."""
+    rows = [t[::-1] for t in itertools.product(range(3), repeat=k)]
+    return np.array(rows, dtype=np.int8).reshape(3**k, k)
+
+
 def pattern_probs(a, b, mu, missing=None):
-    """P(pattern) for one group: (3**K,) exact, missing answers independent of Y."""
+    """P(pattern) for one group over :func:`dense_states` (3**K,), exact, missing answers
+    independent of Y."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     k = a.size
     r = np.zeros(k) if missing is None else np.asarray(missing, float)
-    st = pattern_states(k)
+    st = dense_states(k)
     p1 = np.where(st == 1, b * (1 - r), np.where(st == 0, (1 - b) * (1 - r), r)).prod(axis=1)
     p0 = np.where(st == 1, a * (1 - r), np.where(st == 0, (1 - a) * (1 - r), r)).prod(axis=1)
     p = mu * p1 + (1 - mu) * p0
@@ -27,28 +38,44 @@ def pattern_probs(a, b, mu, missing=None):
 
 
 def population_summary(a, b, mus, group_sizes, missing=None, annotators=None):
-    """A Summary whose counts are exact expectations (floats): estimators must hit truth."""
+    """A two-class Summary whose counts are exact expectations (floats): estimators must hit
+    truth. Every pattern but the all-missing one is kept; its bin tables repeat the group
+    counts (one bin per group), as the estimators' design checks read them."""
     k = len(a)
-    counts = np.stack([n * pattern_probs(a, b, mu, missing) for mu, n in zip(mus, group_sizes)])
+    states = dense_states(k)[:-1]  # the last code is the all-missing pattern
+    counts = np.stack(
+        [n * pattern_probs(a, b, mu, missing)[:-1] for mu, n in zip(mus, group_sizes)]
+    )
     edges = make_edges(len(mus))
-    P = 3**k
+    g, p = np.nonzero(np.ones_like(counts, dtype=bool))
+    cell = ("classwise_cell",)
+    none = np.zeros(0, dtype=np.int64)
     ds = xr.Dataset(
         {
+            "states": ((PATTERN, ANNOTATOR), states.astype(np.int16)),
             "pattern_counts": ((GROUP, PATTERN), counts),
-            "n_unannotated": ((GROUP,), np.zeros(len(mus))),
-            "bin_pattern_counts": ((BIN, PATTERN), counts.copy()),
-            "bin_pattern_score_sum": ((BIN, PATTERN), np.zeros_like(counts)),
+            "n_unannotated": ((GROUP,), np.zeros(len(mus), dtype=np.int64)),
+            "classwise_cell_class": (cell, np.ones(g.size, dtype=np.int32)),
+            "classwise_cell_bin": (cell, g.astype(np.int32)),
+            "classwise_cell_pattern": (cell, p.astype(np.int64)),
+            "classwise_cell_count": (cell, counts.ravel()),
+            "classwise_cell_prob_sum": (cell, np.zeros(g.size)),
+            **{
+                f"top_cell_{v}": (("top_cell",), none) for v in ("bin", "class", "pattern", "count")
+            },
+            "top_cell_conf_sum": (("top_cell",), np.zeros(0)),
             "bin_edges": (("bin_edge",), edges),
             "group_edges": (("group_edge",), edges),
         },
         coords={
             GROUP: cell_labels(edges),
             BIN: cell_labels(edges),
-            PATTERN: pattern_labels(k),
+            PATTERN: pattern_labels(states, 2),
             ANNOTATOR: np.array(annotators or [f"a{j + 1}" for j in range(k)], dtype=object),
+            CLASS: np.array(["0", "1"], dtype=object),
         },
+        attrs={"grouping": "score"},
     )
-    assert counts.shape[1] == P
     return Summary(ds)
 
 

@@ -7,7 +7,7 @@ import bayescal as bc
 import bayescal.channels.bootstrap as bootstrap_module
 from bayescal import ChannelFit
 from bayescal.channels.bootstrap import bootstrap_channels
-from bayescal.channels.em import _indicators, em_run
+from bayescal.channels.em import em_run, indicators
 from bayescal.errors import ConfigError, DataError
 from bayescal.simulate import TOY_FN, TOY_FP, simulate_toy
 
@@ -21,9 +21,9 @@ def toy_summary(n, seed, condition="shifted"):
 def test_em_run_with_one_data_set_per_start_equals_separate_runs():
     rng = np.random.default_rng(0)
     s = toy_summary(1500, 1)
-    counts = s.pattern_counts.values.astype(float)
+    counts = s.binary.pattern_counts.astype(float)
     stacked = counts[None] * rng.uniform(0.5, 1.5, size=(4,) + counts.shape)
-    i1, i0 = _indicators(3)
+    i1, i0 = indicators(s.binary.states)
     a0, b0 = np.tile([0.1, 0.1, 0.2], (4, 1)), np.tile([0.8, 0.9, 0.9], (4, 1))
     mu0 = np.tile(np.linspace(0.2, 0.8, GROUPS), (4, 1))
     together = em_run(stacked, i1, i0, a0, b0, mu0)

@@ -68,11 +68,9 @@ def test_em_exact_on_population():
 
 
 # ----------------------------------------------------------------- EM against other implementations
-def _neg_loglik(theta, counts, k):
+def _neg_loglik(theta, counts, st):
+    k = st.shape[1]
     a, b, mu = expit(theta[:k]), expit(theta[k : 2 * k]), expit(theta[2 * k :])
-    from bayescal.summaries.patterns import pattern_states
-
-    st = pattern_states(k)
     l1 = np.where(st == 1, np.log(b), np.where(st == 0, np.log1p(-b), 0)).sum(1)
     l0 = np.where(st == 1, np.log(a), np.where(st == 0, np.log1p(-a), 0)).sum(1)
     lp = np.logaddexp(np.log(mu)[:, None] + l1[None], np.log1p(-mu)[:, None] + l0[None])
@@ -83,12 +81,12 @@ def test_em_fixed_point_is_the_maximum_likelihood():
     d = bc.simulate.simulate_toy(20000, "shifted", random_state=11, missing=0.15)
     s = bc.summarize(d, groups=5)
     fit = score_bin_em(s, tol=1e-13, max_iter=20000)
-    counts = s.pattern_counts.values
+    counts = s.binary.pattern_counts
     theta0 = logit(params(fit))
     res = minimize(
         _neg_loglik,
         theta0 + 0.05,
-        args=(counts, 3),
+        args=(counts, s.binary.states),
         method="BFGS",
         options={"gtol": 1e-8, "maxiter": 5000},
     )
@@ -104,10 +102,10 @@ def test_pattern_em_equals_per_item_em_from_same_start():
     slow = dawid_skene_em_items(
         d.labels, group=np.minimum(g, 2), a0=a0, b0=b0, mu0=mu0, tol=1e-12, max_iter=5000
     )
-    from bayescal.channels.em import _indicators, em_run
+    from bayescal.channels.em import em_run, indicators
 
-    counts = s.pattern_counts.values.astype(float)
-    i1, i0 = _indicators(3)
+    counts = s.binary.pattern_counts.astype(float)
+    i1, i0 = indicators(s.binary.states)
     fast = em_run(counts, i1, i0, a0[None], b0[None], mu0[None], tol=1e-12, max_iter=5000)
     np.testing.assert_allclose(fast["a"][0], slow["a"], atol=1e-9)
     np.testing.assert_allclose(fast["b"][0], slow["b"], atol=1e-9)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from bayescal import Annotations
-from bayescal.errors import DataError
+from bayescal.errors import ConfigError, DataError
 
 
 def _random_data(seed=0, n=60, k=4, ids="str"):
@@ -92,3 +92,24 @@ def test_crowdkit_errors_name_the_problem():
     ints = pd.DataFrame({"task": [1], "worker": ["w1"], "label": [1]})
     with pytest.raises(DataError, match="1 and '1' differ"):
         Annotations.from_crowdkit(ints, {"1": 0.5})
+
+
+def test_multiclass_round_trip_with_a_probability_table_and_class_names():
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet(np.ones(4), size=30)
+    lab = rng.integers(0, 4, size=(30, 3)).astype(float)
+    lab[rng.random((30, 3)) < 0.3] = np.nan
+    lab[:2] = np.nan  # two items nobody answered
+    d = Annotations.from_arrays(probs, lab, item=[f"t{i}" for i in range(30)])
+    answers = d.to_crowdkit()
+    assert len(answers) == int(d.answered.sum()) and set(answers["label"]) <= {0, 1, 2, 3}
+    table = pd.DataFrame(d.probs, index=d.items)
+    back = Annotations.from_crowdkit(answers, probs=table)
+    assert back.data_hash() == d.data_hash() and back.n_unannotated == d.n_unannotated >= 2
+    names = ["a", "b", "c", "d"]
+    named = answers.assign(label=[names[k] for k in answers["label"]])
+    again = Annotations.from_crowdkit(named, probs=table.set_axis(names, axis=1), classes=names)
+    np.testing.assert_array_equal(again.labels, d.labels)
+    assert again.classes == names
+    with pytest.raises(ConfigError, match="positive= recodes binary labels"):
+        Annotations.from_crowdkit(named, probs=table, positive="a")

@@ -1,4 +1,4 @@
-"""Partitions (cell caps, sparse-bin warnings) and pattern states of observed patterns."""
+"""Partitions: cell caps and sparse-bin warnings."""
 
 import warnings
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import bayescal as bc
-from bayescal.errors import ConfigError, DataError, IdentificationWarning
+from bayescal.errors import ConfigError, IdentificationWarning
 from bayescal.summaries.partition import (
     MAX_CELLS,
     MIN_BIN_ITEMS,
@@ -14,22 +14,6 @@ from bayescal.summaries.partition import (
     make_edges,
     suggest_bins,
 )
-from bayescal.summaries.patterns import pattern_states, states_of
-
-
-@pytest.mark.parametrize("k", [1, 2, 4, 7])
-def test_states_of_equals_rows_of_the_full_table(k):
-    rng = np.random.default_rng(k)
-    idx = rng.integers(0, 3**k, size=50)
-    np.testing.assert_array_equal(states_of(idx, k), pattern_states(k)[idx])
-    assert states_of(idx, k).dtype == np.int8
-
-
-def test_states_of_refuses_out_of_range_and_large_k():
-    with pytest.raises(DataError, match="pattern indices"):
-        states_of([9], 2)
-    with pytest.raises(DataError, match="per-item path"):
-        states_of([0], 13)
 
 
 def test_cell_cap_is_enforced_for_counts_and_edges():

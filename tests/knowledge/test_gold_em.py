@@ -8,10 +8,10 @@ from gold_data import gold_data
 
 from bayescal import summarize
 from bayescal.channels.em import (
-    _indicators,
     dawid_skene_em,
     dawid_skene_em_items,
     em_run,
+    indicators,
     score_bin_em,
 )
 from bayescal.channels.identification import GOLD_SE_WARNING, check_design, gold_identifies
@@ -24,9 +24,9 @@ def test_pattern_em_equals_per_item_em_iterate_by_iterate():
     d, _ = gold_data(1500, [0.1, 0.3], [0.8, 0.6], n_gold=200, seed=2)
     s = summarize(d, groups=1)
     a0, b0, mu0 = np.array([0.2, 0.2]), np.array([0.7, 0.9]), np.array([0.5])
-    i1, i0 = _indicators(2)
+    i1, i0 = indicators(s.binary.states)
     pat = em_run(
-        s.pattern_counts.values.astype(float),
+        s.binary.pattern_counts.astype(float),
         i1,
         i0,
         a0[None],
@@ -34,13 +34,13 @@ def test_pattern_em_equals_per_item_em_iterate_by_iterate():
         mu0[None],
         tol=0.0,
         max_iter=60,
-        gold=s.gold_counts(),
+        gold=s.binary.gold_counts(),
     )
     item = dawid_skene_em_items(d.labels, a0=a0, b0=b0, mu0=mu0, gold=d.gold, tol=0.0, max_iter=60)
     np.testing.assert_allclose(pat["a"][0], item["a"], rtol=1e-10)
     np.testing.assert_allclose(pat["b"][0], item["b"], rtol=1e-10)
     np.testing.assert_allclose(pat["mu"][0], item["mu"], rtol=1e-10)
-    n = s.n_items + sum(s.n_gold)
+    n = s.n_items + sum(s.binary.n_gold)
     assert pat["mean_loglik"][0] * n == pytest.approx(item["loglik"], rel=1e-10)
 
 

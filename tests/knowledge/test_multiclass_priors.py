@@ -19,7 +19,7 @@ from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError
 from bayescal.simulate import simulate_multiclass
 from bayescal.simulate.multiclass import default_confusions
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 FIT = {"draws": 1000, "tune": 500, "chains": 2}
 

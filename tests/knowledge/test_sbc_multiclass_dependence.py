@@ -24,7 +24,7 @@ from bayescal.bayes.multiclass_dependence import (
 from bayescal.bayes.sampling import NUTSSettings, sample_nutpie
 from bayescal.channels.orientation import dominant_diagonal_permutation
 from bayescal.simulate import simulate_multiclass
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 pytestmark = pytest.mark.slow
 

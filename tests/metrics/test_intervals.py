@@ -16,7 +16,7 @@ import bayescal as bc
 import bayescal.metrics.binned as binned_module
 from bayescal import ChannelFit
 from bayescal.errors import ConfigError, IdentificationWarning
-from bayescal.metrics.binned import cell_table, corrected_pattern_targets
+from bayescal.metrics.binned import corrected_pattern_targets, summary_cells
 from bayescal.metrics.uncertainty import (
     bootstrap_bin_moments,
     calibration_p_value,
@@ -149,9 +149,9 @@ def test_calibration_p_value_is_uniform_under_h0():
     """Calibrated toy, known channels: p-values ~ U(0, 1) (discrete steps of 1/(R+1))."""
     p = []
     for i, s in enumerate(block_summaries("calibrated", 1000, 200, 21)):
-        table = cell_table(s.bin_pattern_counts.values, s.bin_pattern_score_sum.values)
+        table = summary_cells(s)
         pt = (A[None], B[None], np.full((1, 3), 1 / 3))
-        reps = bootstrap_bin_moments(table, 3, pt, pt, 400, np.random.default_rng(i))
+        reps = bootstrap_bin_moments(table, pt, pt, 400, np.random.default_rng(i))
         p.append(calibration_p_value(reps["point"], reps["evaluation"]))
     p = np.array(p)
     # binomial 3-SE band of the rejection rate at 0.10 for 200 samples: +-0.064
@@ -277,18 +277,18 @@ def test_channel_posterior_flows_into_interval_and_test():
 
 
 def test_cell_bootstrap_equals_dense_reference():
-    """Same Dirichlet draws as the v0.1 dense (replicate, bin, 3**K) computation."""
+    """Same Dirichlet draws as the dense (replicate, bin, pattern) computation."""
     s = bc.summarize(simulate_toy(800, "nonlinear", random_state=9, missing=0.2), groups=1)
     rng = np.random.default_rng(1)
     a = A + rng.normal(0, 0.01, (300, 3))
     b = B + rng.normal(0, 0.01, (300, 3))
     w = np.full((300, 3), 1 / 3)
-    table = cell_table(s.bin_pattern_counts.values, s.bin_pattern_score_sum.values)
+    table = summary_cells(s)
     pt = (A[None], B[None], w[:1])
-    reps = bootstrap_bin_moments(table, 3, (a, b, w), pt, 300, np.random.default_rng(2))
+    reps = bootstrap_bin_moments(table, (a, b, w), pt, 300, np.random.default_rng(2))
 
-    counts = s.bin_pattern_counts.values.astype(float)
-    zsum = s.bin_pattern_score_sum.values
+    counts = s.binary.bin_pattern_counts.astype(float)
+    zsum = s.binary.bin_pattern_score_sum
     zbar = np.divide(zsum, counts, out=np.zeros_like(zsum), where=counts > 0)
     flat = counts.ravel()
     nz = np.flatnonzero(flat)

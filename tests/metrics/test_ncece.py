@@ -60,7 +60,7 @@ def test_bin_average_then_correct_equals_corrected_mean_for_complete_data():
     d = simulate_toy(2000, "shifted", random_state=1)
     r = bc.nc_ece(d, KNOWN, weights="equal", bins=10)
     s = bc.summarize(d, bins=10)
-    mean_ann = (s.bin_label_sum / s.bin_answered).values  # (M, K)
+    mean_ann = s.binary.bin_label_sum / s.binary.bin_answered  # (M, K)
     u_bar = ((mean_ann - A) / (B - A)).mean(axis=1)
     np.testing.assert_allclose(r.bin_mean_target.values[0], u_bar, atol=1e-12)
 

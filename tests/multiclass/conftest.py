@@ -9,7 +9,7 @@ import pytest
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.simulate import simulate_multiclass
 from bayescal.simulate.multiclass import MulticlassPopulation
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 # the SBC helpers (sbc_helpers.py) are the ones of tests/bayes
 _BAYES = str(Path(__file__).resolve().parent.parent / "bayes")

@@ -48,7 +48,7 @@ def brute_force_cells(data, edges, grouping="predicted", group_edges=None):
 
 
 def summary_cells(s):
-    """The same dictionaries read from a MulticlassSummary."""
+    """The same dictionaries read from a Summary."""
     st = [tuple(int(v) for v in row) for row in s.states]
     ds = s.dataset
     groups = {(g, st[p]): int(n) for (g, p), n in np.ndenumerate(ds["pattern_counts"].values) if n}

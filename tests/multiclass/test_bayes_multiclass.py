@@ -22,7 +22,7 @@ from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError, IdentificationError
 from bayescal.simulate import simulate_multiclass
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def _designs():

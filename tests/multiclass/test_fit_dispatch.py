@@ -7,7 +7,7 @@ from bayescal.channels.fit import fit_channels
 from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.errors import ConfigError
 from bayescal.simulate import simulate_toy
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def test_container_and_summary_give_the_direct_fit(mc_small, mc_small_summary):
@@ -43,6 +43,7 @@ def test_binary_data_keep_the_binary_default():
 def test_load_csv_with_probs_reads_multiclass_data(tmp_path):
     from bayescal.data.container import load_csv, load_table
     from bayescal.data.multiclass import MulticlassAnnotations, load_multiclass_csv
+    from bayescal.errors import DataError
 
     path = tmp_path / "m.csv"
     path.write_text("item,p0,p1,p2,r1,r2,r3,y\na,0.7,0.2,0.1,0,0,,0\nb,0.1,0.3,0.6,2,1,2,2\n")
@@ -50,18 +51,20 @@ def test_load_csv_with_probs_reads_multiclass_data(tmp_path):
     direct = load_multiclass_csv(path, probs=["p0", "p1", "p2"], truth="y", item="item")
     assert isinstance(got, MulticlassAnnotations)
     assert got.dataset.identical(direct.dataset)
-    named = load_table(path, probs=["p0", "p1", "p2"], classes=["cat", "dog", "fox"], item="item")
+    kw = dict(probs=["p0", "p1", "p2"], classes=["cat", "dog", "fox"], item="item")
+    with pytest.raises(DataError, match="'y' is named like a reference label"):
+        load_table(path, **kw)  # never a silent fourth annotator
+    named = load_table(path, annotators=["r1", "r2", "r3", "y"], **kw)
     assert named.classes == ["cat", "dog", "fox"] and named.annotators == ["r1", "r2", "r3", "y"]
     with pytest.raises(ConfigError, match="not both"):
         load_csv(path, score="p0", probs=["p0", "p1", "p2"])
-    with pytest.raises(ConfigError, match="classes was given without probs"):
+    with pytest.raises(DataError, match="3 class names for 2 classes"):  # classes alone: C = 2
         load_csv(path, classes=["cat", "dog", "fox"])
 
 
-def test_binary_summarize_points_multiclass_data_to_its_summary(mc_small):
+def test_summarize_is_one_function_for_every_number_of_classes(mc_small):
     import bayescal as bc
-    from bayescal.errors import DataError
 
-    with pytest.raises(DataError, match="summarize_multiclass"):
-        bc.summarize(mc_small)
-    assert bc.summarize_multiclass(mc_small).n_classes == mc_small.n_classes
+    s = bc.summarize(mc_small)
+    assert s.n_classes == mc_small.n_classes and s.grouping == "predicted"
+    assert s.equals(bc.summarize_multiclass(mc_small))

@@ -86,7 +86,7 @@ def test_refusals(mc_data):
     with pytest.raises(ConfigError, match="view must be one of"):
         audit_multiclass(mc_data, view="truth")
     with pytest.raises(ConfigError, match="MulticlassAnnotations"):
-        audit_multiclass(simulate_toy(100, random_state=0))
+        audit_multiclass(simulate_toy(100, random_state=0).dataset)
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -136,7 +136,7 @@ def test_cli_runs_the_multiclass_audit_when_probs_are_given(mc_data, tmp_path, c
     "extra, message",
     [
         (["--channels", "gmm"], "binary estimator"),
-        (["--long", "a,b,c"], "cannot be combined with --probs"),
+        (["--score", "s"], "give either score='s' (binary data) or probs="),
     ],
 )
 def test_cli_refusals(mc_data, tmp_path, capsys, extra, message):

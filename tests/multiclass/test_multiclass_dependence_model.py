@@ -24,7 +24,7 @@ from bayescal.bayes.multiclass_dependence import (
 from bayescal.errors import ConfigError, IdentificationError
 from bayescal.simulate import simulate_multiclass
 from bayescal.simulate.multiclass_dependent import simulate_multiclass_dependent
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def _spec(n=400, c=3, k=4, missing=0.2, seed=0):

@@ -17,7 +17,8 @@ from bayescal.channels.multiclass_em import (
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError, FitError, IdentificationError, IdentificationWarning
 from bayescal.simulate import multiclass_population, simulate_flip_data, simulate_multiclass
-from bayescal.summaries.multiclass import item_states, summarize_multiclass
+from bayescal.summaries import summarize_multiclass
+from bayescal.summaries.patterns import item_states
 
 # ------------------------------------------------------------------ exact populations
 # With counts equal to their expectations the maximum-likelihood estimate is the truth;
@@ -290,11 +291,12 @@ def test_options_are_one_line_config_errors(small, option, value):
     assert "\n" not in str(err.value)
 
 
-def test_refuses_a_binary_summary():
+def test_refuses_what_is_not_a_summary():
+    # one summary for every C: a two-class summary is valid input (the C = 2 tests above)
     from bayescal.simulate import simulate_toy
 
-    with pytest.raises(ConfigError, match="MulticlassSummary"):
-        multiclass_dawid_skene_em(summarize(simulate_toy(100, random_state=0)))
+    with pytest.raises(ConfigError, match="expects a Summary"):
+        multiclass_dawid_skene_em(simulate_toy(100, random_state=0))
 
 
 def test_seeded_and_batch_size_independent(small, monkeypatch):

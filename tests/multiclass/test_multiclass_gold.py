@@ -15,7 +15,7 @@ from bayescal.data.multiclass import MulticlassAnnotations, load_multiclass_csv
 from bayescal.errors import ConfigError, DataError, IdentificationError, IdentificationWarning
 from bayescal.metrics.multiclass import multiclass_nc_ece
 from bayescal.simulate import simulate_multiclass
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 T3 = np.array(
     [
@@ -46,7 +46,7 @@ def test_gold_validated_like_labels():
     d = MulticlassAnnotations.from_arrays(probs, labels, gold=[2, np.nan])
     assert d.n_gold == 1 and np.isnan(d.gold[1]) and "1 gold items" in repr(d)
     for bad, what in (([3, np.nan], "3"), ([0.5, np.nan], "0.5"), ([-1, 0], "-1")):
-        with pytest.raises(DataError, match=rf"gold must hold class indices 0\.\.2.*{what}"):
+        with pytest.raises(DataError, match=rf"gold: {what}.* is not a class index 0\.\.2"):
             MulticlassAnnotations.from_arrays(probs, labels, gold=bad)
     with pytest.raises(DataError, match=r"gold must have shape \(2,\)"):
         MulticlassAnnotations.from_arrays(probs, labels, gold=[1, 1, 1])
@@ -63,7 +63,7 @@ def test_gold_from_csv_and_long(tmp_path):
     with pytest.raises(ConfigError, match=r"\['known'\] cannot be both an annotator"):
         load_multiclass_csv(path, probs=["p0", "p1"], annotators=["r1", "known"], gold="known")
     path.write_text("p0,p1,r1,r2,known\n0.8,0.2,0,0,\n0.3,0.7,1,1,2\n")
-    with pytest.raises(DataError, match=r"gold column 'known' has the value 2 at line 3"):
+    with pytest.raises(DataError, match=r"gold: 2.0 at .*g.csv', line 3 is not 0 or 1"):
         load_multiclass_csv(path, probs=["p0", "p1"], gold="known")
     frame = pd.DataFrame(
         {
@@ -78,41 +78,14 @@ def test_gold_from_csv_and_long(tmp_path):
     long = MulticlassAnnotations.from_long(frame, probs=["p0", "p1"], gold="g")
     assert np.array_equal(long.gold, [0, np.nan, 1], equal_nan=True)
     bad = frame.assign(g=[0, 1, None, 1])
-    with pytest.raises(DataError, match="gold differs between rows of the same item"):
+    with pytest.raises(DataError, match=r"gold 'g' \(blank shown as -1\) differs between rows"):
         MulticlassAnnotations.from_long(bad, probs=["p0", "p1"], gold="g")
-    mapped = MulticlassAnnotations.from_long(frame, probs=["p0", "p1"], gold={"3": 1})
+    mapped = MulticlassAnnotations.from_long(frame, probs=["p0", "p1"], gold={3: 1})
     assert np.array_equal(mapped.gold, [np.nan, np.nan, 1], equal_nan=True)
 
 
 # ----------------------------------------------------------------- summary
-def test_summary_keeps_gold_apart_and_merges(mc_small):
-    d = _with_gold(mc_small, 0.25, 3)
-    plain = MulticlassAnnotations.from_arrays(d.probs, d.labels, truth=d.truth)
-    s = summarize_multiclass(d)
-    unknown = np.isnan(d.gold) & plain.annotated
-    gold_items = ~np.isnan(d.gold) & plain.annotated
-    assert s.n_items == int(unknown.sum())
-    assert np.array_equal(
-        s.n_gold, np.bincount(d.gold[gold_items].astype(int), minlength=d.n_classes)
-    )
-    # gold items in the cells on request: exactly the summary of the data without gold
-    assert s.with_gold_in_cells().equals(summarize_multiclass(plain))
-    assert s.without_gold().equals(summarize_multiclass(plain.subset(np.isnan(d.gold))))
-    # mergeable: halves add up, and a summary without gold tables merges as zeros
-    half = np.arange(d.n_items) < 300
-    a, b = summarize_multiclass(d.subset(half)), summarize_multiclass(d.subset(~half))
-    assert (a + b).equals(s) and ((a + b) - b).equals(a)
-    b_plain = summarize_multiclass(plain.subset(~half))
-    merged = a + b_plain
-    assert merged.has_gold and merged.with_gold_in_cells().equals(summarize_multiclass(plain))
-    assert np.array_equal(merged.n_gold, a.n_gold)
-    # per-class gold answers per annotator, from the observed patterns
-    answered = np.stack(
-        [(~np.isnan(d.labels[gold_items & (d.gold == y)])).sum(axis=0) for y in range(4)]
-    )
-    assert np.array_equal(s.gold_answered(), answered)
-
-
+# (the gold tables of the one summary: tests/core/test_summaries.py)
 def test_metrics_leave_gold_out_unless_asked(mc_small):
     d = _with_gold(mc_small, 0.25, 3)
     s = summarize_multiclass(d)
@@ -125,6 +98,11 @@ def test_metrics_leave_gold_out_unless_asked(mc_small):
         assert value == pytest.approx(getattr(alone, part).value, abs=1e-12)
         assert getattr(asked, part).value != pytest.approx(value, abs=1e-6)
     assert asked.top_label.n == alone.top_label.n + int(s.n_gold.sum())
+    # gold items in the cells: the errors of the same items without a gold variable
+    plain = MulticlassAnnotations.from_arrays(d.probs, d.labels, truth=d.truth)
+    same = multiclass_nc_ece(summarize_multiclass(plain), fit)
+    for part in ("top_label", "classwise"):
+        assert getattr(asked, part).value == pytest.approx(getattr(same, part).value, rel=1e-12)
 
 
 # ----------------------------------------------------------------- EM

@@ -8,7 +8,7 @@ from bayescal.bayes.multiclass_density import MulticlassLogDensity
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.simulate import simulate_multiclass
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def _gold_data(n, share, seed, classes=3, confusions=None, **options):

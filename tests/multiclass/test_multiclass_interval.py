@@ -9,7 +9,7 @@ from bayescal.errors import ConfigError
 from bayescal.metrics.multiclass import multiclass_nc_ece
 from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
 from bayescal.simulate import multiclass_population, simulate_multiclass
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def test_intervals_cover_the_population_error():

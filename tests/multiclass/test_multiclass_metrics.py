@@ -20,7 +20,7 @@ from bayescal.metrics.multiclass import (
 )
 from bayescal.metrics.weights import annotator_weights
 from bayescal.simulate import multiclass_population, simulate_multiclass
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 RULES = ["equal", "inverse_variance", "shrunk_inverse_variance", [0.5, 0.3, 0.2]]
 

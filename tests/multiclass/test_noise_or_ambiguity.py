@@ -6,12 +6,12 @@ import pytest
 from bayescal.channels.fit import fit_channels
 from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.channels.result import ChannelFit
-from bayescal.data.multiclass import MulticlassAnnotations
+from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
 from bayescal.simulate import simulate_multiclass, simulate_toy
 from bayescal.simulate.ambiguous import simulate_ambiguous_multiclass
-from bayescal.summaries.multiclass import summarize_multiclass
+from bayescal.summaries import summarize_multiclass
 
 
 def _em(data, **kw):
@@ -125,7 +125,7 @@ def test_single_answers_are_inconclusive():
     data = simulate_multiclass(1500, 3, random_state=7, missing=0.0)
     lab = data.labels.copy()
     lab[20:, 1:] = np.nan  # only 20 items keep more than one answer
-    sparse = MulticlassAnnotations.from_arrays(data.probs, lab)
+    sparse = Annotations.from_arrays(data.probs, lab)
     fit = multiclass_dawid_skene_em(summarize_multiclass(data))
     check = noise_or_ambiguity(sparse, fit, n_replicates=20, alpha=0.05)
     assert check.view == "inconclusive"
@@ -142,7 +142,7 @@ def test_answers_spread_more_evenly_than_independent_draws_are_a_misfit():
     wrong = (y[:, None] + rng.integers(1, 3, size=(y.size, 2))) % 3
     answers = np.concatenate([np.repeat(y[:, None], 2, axis=1), wrong], axis=1)
     lab = rng.permuted(answers, axis=1).astype(float)
-    data = MulticlassAnnotations.from_arrays(base.probs, lab, truth=y)
+    data = Annotations.from_arrays(base.probs, lab, truth=y)
     check = noise_or_ambiguity(data, _em(data), n_replicates=99)
     assert check.view == "misfit"
     assert check.overall["dispersion_observed"] < 0.9 * check.overall["dispersion_replicated"]
@@ -157,7 +157,7 @@ def test_copied_answers_are_a_pattern_misfit():
     lab = base.labels.copy()
     copy = rng.random(lab.shape[0]) < 0.3
     lab[copy, 3] = lab[copy, 0]
-    data = MulticlassAnnotations.from_arrays(base.probs, lab, truth=base.truth)
+    data = Annotations.from_arrays(base.probs, lab, truth=base.truth)
     check = noise_or_ambiguity(data, _em(data), n_replicates=99, random_state=3)
     assert check.view in ("misfit", "ambiguity")
     assert check.overall["pattern_tail"] <= 0.01
@@ -170,9 +170,7 @@ def test_gold_items_enter_the_refits():
     data = simulate_multiclass(1500, 3, random_state=12, n_annotators=4)
     gold = np.full(data.n_items, np.nan)
     gold[:150] = data.truth[:150]
-    with_gold = MulticlassAnnotations.from_arrays(
-        data.probs, data.labels, truth=data.truth, gold=gold
-    )
+    with_gold = Annotations.from_arrays(data.probs, data.labels, truth=data.truth, gold=gold)
     summary = summarize_multiclass(with_gold)
     assert summary.has_gold
     fit = multiclass_dawid_skene_em(summary)
@@ -190,12 +188,16 @@ def test_two_classes_three_annotators_one_group_is_saturated():
     # 7 free cells of the full answer table, 6 confusion entries and 1 prevalence
     assert check.degrees_of_freedom == 0 and check.view == "inconclusive"
     assert "fits any answers" in check.reasons[0]
-    grouped = noise_or_ambiguity(data, _em(data), n_replicates=99)
-    assert grouped.degrees_of_freedom == 6 and grouped.view == "noise"
+    predicted = multiclass_dawid_skene_em(summarize_multiclass(data, groups="predicted"))
+    grouped = noise_or_ambiguity(data, predicted, n_replicates=99)
+    assert grouped.degrees_of_freedom == 2 * 7 - 6 - 2 and grouped.view == "noise"
+    # the two-class default: five score groups on p_1
+    by_score = noise_or_ambiguity(data, _em(data), n_replicates=99)
+    assert by_score.degrees_of_freedom == 5 * 7 - 6 - 5 and by_score.view == "noise"
 
 
 def test_binary_container_with_binary_score_group_channels():
-    data = simulate_toy(3000, random_state=14)  # binary Annotations, K = 3
+    data = simulate_toy(3000, random_state=14)  # two-class Annotations, K = 3
     fit = fit_channels(data, method="score-bin-em")
     assert fit.layout == "binary" and fit.group_edges is not None
     check = noise_or_ambiguity(data, fit, n_replicates=99, random_state=5)
@@ -216,6 +218,6 @@ def test_binary_item_difficulty_is_ambiguity():
     borderline = rng.random(n) < 0.5
     p_one = np.where(borderline, 0.5, p_one)
     labels = (rng.random((n, k)) < p_one[:, None]).astype(float)
-    data = MulticlassAnnotations.from_arrays(np.column_stack([1 - score, score]), labels, truth=y)
+    data = Annotations.from_arrays(np.column_stack([1 - score, score]), labels, truth=y)
     check = noise_or_ambiguity(data, _em(data), n_replicates=99)
     assert check.view == "ambiguity"

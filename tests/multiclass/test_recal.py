@@ -132,7 +132,7 @@ def test_target_stats_are_sums_over_patterns(mc_small):
     ch = ChannelFit.known_confusion(multiclass_population(4, random_state=11).confusion)
     z, m, n_k = corrected_target_stats(mc_small, ch, weights="equal")
     from bayescal.metrics.multiclass import corrected_onehot_targets
-    from bayescal.summaries.multiclass import item_states
+    from bayescal.summaries.patterns import item_states
 
     states = item_states(mc_small.labels[mc_small.annotated], 4)
     u = corrected_onehot_targets(states, ch)[0]  # one "pattern" per item

@@ -77,7 +77,26 @@ def test_tabular_one_seed(tmp_path):
     out = json.loads(path.read_text())
     keys = {(s["family"], s["target"]) for s in out["summary"]}
     assert ("histogram", "corrected") in keys and ("base", "none") in keys
+    assert ("joint", "corrected") in keys  # Table 2's auxiliary Joint map
     assert all(s["n_cells"] == 12 for s in out["summary"])
+    acc = {(s["family"], s["target"]): s["mean"] for s in out["summary_accuracy"]}
+    assert acc.keys() == keys and all(0.5 < v < 1.0 for v in acc.values())
+    # Table 7: every estimator for the K it covers, over the 4 regimes (one predictor, seed).
+    t7 = out["table7"]
+    rmse_keys = {(r["estimator"], r["k"]) for r in t7["channel_rmse"]}
+    assert rmse_keys == {("score_bin_em", k) for k in (2, 3, 4)} | {("gmm", 2)} | {
+        ("dawid_skene_em", 3),
+        ("dawid_skene_em", 4),
+    }
+    gap_keys = {(r["estimator"], r["k"]) for r in t7["ncece_oracle_gap"]}
+    assert gap_keys == rmse_keys | {("known", k) for k in (2, 3, 4)}
+    assert all(
+        r["n_cells"]
+        + sum(f["estimator"] == r["estimator"] and f["k"] == r["k"] for f in t7["failures"])
+        == 4
+        for r in t7["ncece_oracle_gap"]
+    )
+    assert "rows" in out and "table7_rows" in out
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ import pytest
 
 from bayescal.cli import main
 from bayescal.data.container import Annotations, load_csv
-from bayescal.errors import ConfigError
+from bayescal.errors import ConfigError, DataError
 from bayescal.report import audit
 from bayescal.simulate import simulate_toy
 
@@ -76,9 +76,11 @@ def test_truth_column_as_annotator_is_flagged_and_truth_that_is_an_annotator_ref
     d = simulate_toy(600, random_state=2)
     labels = np.column_stack([d.labels, d.truth]).astype(int)
     path = _write(tmp_path / "t.csv", d.score, labels, ["r1", "r2", "r3", "Truth"])
-    r = audit(load_csv(path), channels="score-bin-em")
+    with pytest.raises(DataError, match="'Truth' is named like a reference label"):
+        load_csv(path)  # never a silent annotator without --annotators (issue 24)
+    r = audit(load_csv(path, annotators=["r1", "r2", "r3", "Truth"]), channels="score-bin-em")
     codes = [w["code"] for w in r.summary["warnings"]]
-    assert "plausibility.reference-like-name" in codes
+    assert "plausibility.reference-like-name" in codes  # named deliberately: still flagged
     with pytest.raises(ConfigError, match=r"cannot be both an annotator and .* truth='r1'"):
         load_csv(path, annotators=["r1", "r2", "r3"], truth="r1")
     assert main(["audit", str(path), "--annotators", "r1,r2", "--truth", "r1",

@@ -1,7 +1,8 @@
-"""Shared data for the out-of-core tests: one toy data set written as many small files."""
+"""Shared data for the out-of-core tests: one data set per number of classes, as many files."""
 
 import numpy as np
 import pytest
+from scale_helpers import make_case
 
 from bayescal.simulate import simulate_toy
 
@@ -24,6 +25,12 @@ def toy_frame(toy):
             "truth": toy.truth,
         }
     )
+
+
+@pytest.fixture(scope="session", params=[2, 4], ids=["C2", "C4"])
+def case(request):
+    """The same test for two classes (binary score column) and four (probs columns)."""
+    return make_case(request.param)
 
 
 @pytest.fixture(scope="module")

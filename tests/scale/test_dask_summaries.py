@@ -6,22 +6,28 @@ import pytest
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
 
-from scale_helpers import without_truth, write_parts  # noqa: E402
+from scale_helpers import audit_gold_counts, make_case, reordered, write_parts  # noqa: E402
 
 import bayescal  # noqa: E402
-from bayescal import Annotations, nc_ece, summarize  # noqa: E402
-from bayescal.channels.em import score_bin_em  # noqa: E402
+from bayescal import Annotations, fit_channels, nc_ece, summarize  # noqa: E402
 from bayescal.errors import ConfigError, DataError  # noqa: E402
+from bayescal.metrics.multiclass import multiclass_nc_ece  # noqa: E402
 from bayescal.scale import DaskNotInstalledError, is_out_of_core_source, summarize_dask  # noqa: E402
 
 ANN = ["a1", "a2", "a3"]
 
 
 def assert_same(s, ref):
-    assert s.annotators == ref.annotators
-    for var in ("pattern_counts", "n_unannotated", "bin_pattern_counts"):
+    assert s.annotators == ref.annotators and s.classes == ref.classes
+    for var in (
+        "states",
+        "pattern_counts",
+        "n_unannotated",
+        "top_cell_count",
+        "classwise_cell_count",
+    ):
         np.testing.assert_array_equal(s.dataset[var].values, ref.dataset[var].values)
-    for var in ("bin_pattern_score_sum", "bin_truth_sum"):
+    for var in ("top_cell_conf_sum", "classwise_cell_prob_sum", "classwise_bin_truth_sum"):
         if var in ref.dataset:
             np.testing.assert_allclose(
                 s.dataset[var].values, ref.dataset[var].values, rtol=1e-9, atol=1e-9
@@ -30,22 +36,33 @@ def assert_same(s, ref):
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
-def test_files_equal_in_memory(toy, toy_frame, tmp_path, fmt):
+def test_files_equal_in_memory(case, tmp_path, fmt):
     # 13 files, CSV cut into ~4 kB blocks, Parquet into 100-row row groups, 70-row batches:
-    # hundreds of partial summaries must add up to the in-memory one exactly.
-    write_parts(toy_frame, tmp_path, fmt, 13, row_group_size=100)
+    # hundreds of partial summaries must add up to the in-memory one exactly, gold tables too.
+    write_parts(case.frame, tmp_path, fmt, 13, row_group_size=100)
     s = summarize_dask(
-        str(tmp_path / f"*.{fmt}"), item="item", truth="truth", blocksize=4000, batch_rows=70
+        str(tmp_path / f"*.{fmt}"),
+        item="item",
+        truth="truth",
+        gold="known",
+        blocksize=4000,
+        batch_rows=70,
+        **case.kw,
     )
-    assert_same(s, summarize(toy, groups=5, bins=10))
+    ref = summarize(case.data)
+    assert s.grouping == ("score" if case.c == 2 else "predicted")
+    assert_same(s, ref)
+    assert s.has_gold and np.array_equal(s.gold_counts(), ref.gold_counts())
     assert s.n_unannotated.sum() > 0  # the data do exercise unannotated items
 
 
-def test_dask_dataframe_equal_in_memory_with_explicit_edges(toy, toy_frame):
+def test_dask_dataframe_equal_in_memory_with_explicit_edges(case):
     groups, bins = [0, 0.2, 0.5, 0.55, 1], [0, 0.05, 0.3, 0.31, 0.9, 1]
-    ddf = dd.from_pandas(toy_frame.drop(columns=["item", "truth"]), npartitions=17)
-    s = summarize_dask(ddf, groups=groups, bins=bins, batch_rows=50)
-    assert_same(s, summarize(without_truth(toy), groups=groups, bins=bins))
+    ddf = dd.from_pandas(case.frame.drop(columns=["item", "truth", "known"]), npartitions=17)
+    s = summarize_dask(ddf, groups=groups, bins=bins, batch_rows=50, **case.kw)
+    ref = summarize(reordered(case.data, ANN, truth=False, gold=False), groups=groups, bins=bins)
+    assert s.grouping == ("score" if case.c == 2 else "confidence")
+    assert_same(s, ref)
 
 
 def test_directory_and_list_sources_and_annotator_order(toy, toy_frame, tmp_path):
@@ -56,19 +73,25 @@ def test_directory_and_list_sources_and_annotator_order(toy, toy_frame, tmp_path
     assert_same(summarize_dask([str(p) for p in paths], annotators=order), ref)
 
 
-def test_downstream_fits_equal(toy, toy_frame, tmp_path):
-    write_parts(toy_frame, tmp_path, "parquet", 7)
-    s = summarize_dask(str(tmp_path), annotators=ANN)
-    ref = summarize(without_truth(toy), groups=5, bins=10)
-    fit, fit_ref = score_bin_em(s), score_bin_em(ref)
-    np.testing.assert_allclose(fit.a.values, fit_ref.a.values, rtol=1e-7)
-    np.testing.assert_allclose(fit.b.values, fit_ref.b.values, rtol=1e-7)
-    np.testing.assert_allclose(fit.prevalence.values, fit_ref.prevalence.values, rtol=1e-7)
-    e, e_ref = nc_ece(s, fit), nc_ece(ref, fit_ref)
-    assert e.value == pytest.approx(e_ref.value, rel=1e-9)
+def test_downstream_fits_equal(case, tmp_path):
+    write_parts(case.frame.drop(columns=["truth", "known"]), tmp_path, "parquet", 7)
+    s = summarize_dask(str(tmp_path), annotators=ANN, **case.kw)
+    ref = summarize(reordered(case.data, ANN, truth=False, gold=False))
+    fit, fit_ref = fit_channels(s), fit_channels(ref)
+    np.testing.assert_allclose(fit.confusion.values, fit_ref.confusion.values, rtol=1e-7)
     np.testing.assert_allclose(
-        e.bin_moments.values, e_ref.bin_moments.values, rtol=1e-7, atol=1e-12
+        fit.class_prevalence.values, fit_ref.class_prevalence.values, rtol=1e-7
     )
+    if case.c == 2:
+        e, e_ref = nc_ece(s, fit), nc_ece(ref, fit_ref)
+        assert e.value == pytest.approx(e_ref.value, rel=1e-9)
+        np.testing.assert_allclose(
+            e.bin_moments.values, e_ref.bin_moments.values, rtol=1e-7, atol=1e-12
+        )
+    else:
+        e, e_ref = multiclass_nc_ece(s, fit), multiclass_nc_ece(ref, fit_ref)
+        for part in ("top_label", "classwise"):
+            assert getattr(e, part).value == pytest.approx(getattr(e_ref, part).value, rel=1e-9)
 
 
 def test_distributed_cluster_gives_same_result(toy, toy_frame, tmp_path, local_cluster):
@@ -110,6 +133,39 @@ def test_non_numeric_and_out_of_range_scores_named(tmp_path):
     _csv(tmp_path / "x.csv", ["0.1,0,NA,1"])  # only a blank cell is missing, as in load_csv
     with pytest.raises(DataError, match=r"column 'a2': 'NA' at file .*line 2 is not a number"):
         summarize_dask(str(tmp_path / "x.csv"))
+
+
+def test_bad_class_values_named(case, tmp_path):
+    frame = case.frame.iloc[:50].drop(columns=["item"]).copy()
+    frame.loc[7, "a2"] = case.c  # one past the last class
+    frame.to_csv(tmp_path / "x.csv", index=False)
+    kw = {"truth": "truth", "gold": "known", **case.kw}
+    with pytest.raises(DataError, match=r"x\.csv', line 9: label column 'a2' has the value"):
+        summarize_dask(str(tmp_path / "x.csv"), **kw)
+    frame = case.frame.iloc[:50].drop(columns=["item"]).copy()
+    frame.loc[4, "known"] = case.c
+    frame.to_csv(tmp_path / "x.csv", index=False)
+    with pytest.raises(DataError, match=r"line 6: gold column 'known' has the value"):
+        summarize_dask(str(tmp_path / "x.csv"), **kw)
+    if case.c > 2:
+        frame = case.frame.iloc[:50].drop(columns=["item"]).copy()
+        frame.loc[3, "p1"] += 0.01
+        frame.to_csv(tmp_path / "x.csv", index=False)
+        with pytest.raises(DataError, match=r"line 5: the probabilities .* sum to 1\.01"):
+            summarize_dask(str(tmp_path / "x.csv"), **kw)
+
+
+def test_probability_columns_are_checked():
+    with pytest.raises(ConfigError, match="either score="):
+        summarize_dask("x/*.csv", score="s", probs=["p0", "p1"])
+    with pytest.raises(ConfigError, match="at least two"):
+        summarize_dask("x/*.csv", probs=["p0"])
+    with pytest.raises(ConfigError, match="lists a column twice"):
+        summarize_dask("x/*.csv", probs=["p0", "p0"])
+    with pytest.raises(ConfigError, match="give probs too"):
+        summarize_dask("x/*.csv", classes=["a", "b"])
+    with pytest.raises(ConfigError, match="not supported out of core"):
+        summarize_dask("x/*.csv", groups="data")
 
 
 def test_bad_rows_in_parquet_and_dask_partitions_named(toy_frame, tmp_path):
@@ -182,3 +238,22 @@ def test_summarize_routes_out_of_core_sources(toy, toy_frame, tmp_path):
     # the in-memory summarize names the router instead of guessing at a path
     with pytest.raises(DataError, match="bayescal.scale.summarize"):
         summarize(str(tmp_path))
+
+
+def test_multiclass_routes_out_of_core_too(case, tmp_path):
+    from bayescal.scale import summarize as route
+
+    write_parts(case.frame, tmp_path, "parquet", 3)
+    ref = summarize(case.data)
+    assert route(case.data).equals(ref)
+    out = route(str(tmp_path), item="item", truth="truth", gold="known", **case.kw)
+    assert out.equals(ref)
+
+
+def test_cli_gold_out_of_core(tmp_path):
+    """``bayescal audit FOLDER --gold known`` (binary) reads the gold column out of core."""
+    c2 = make_case(2)
+    write_parts(c2.frame.drop(columns=["item", "truth"]), tmp_path / "parts", "csv", 3)
+    folder = str(tmp_path / "parts" / "*.csv")
+    counts = audit_gold_counts(tmp_path, folder, "--annotators", "a1,a2,a3")
+    assert counts == summarize(c2.data).binary.n_gold

@@ -7,10 +7,10 @@ dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
 
 import pandas as pd  # noqa: E402
-from scale_helpers import write_parts  # noqa: E402
+from scale_helpers import audit_gold_counts, make_case, reordered, write_parts  # noqa: E402
 
 from bayescal import Annotations, summarize  # noqa: E402
-from bayescal.errors import DataError  # noqa: E402
+from bayescal.errors import ConfigError, DataError  # noqa: E402
 from bayescal.scale import summarize_long_dask  # noqa: E402
 
 
@@ -39,6 +39,71 @@ def reference(rows, scores, annotators, **kw):
         item=data.dataset["item"].values,
     )
     return summarize(data, **kw)
+
+
+def long_rows(case):
+    """One row per answer (items scattered over every file) and the per-item table of the
+    probabilities, truth and gold class."""
+    per_item = [c for c in case.frame.columns if c not in ("a1", "a2", "a3")]
+    rows = case.frame.melt(
+        id_vars=["item"], value_vars=["a1", "a2", "a3"], var_name="annotator", value_name="label"
+    ).dropna()
+    rows = rows.sample(frac=1.0, random_state=5).reset_index(drop=True)
+    rows["label"] = rows["label"].astype(int)
+    return rows, case.frame[per_item]
+
+
+@pytest.mark.parametrize("separate", [True, False], ids=["score-table", "answer-rows"])
+def test_long_files_equal_in_memory_for_every_c(case, tmp_path, separate):
+    """Probabilities, truth and gold class once per item in a score table (items without
+    answers then count as unannotated), or repeated on every answer row."""
+    rows, table = long_rows(case)
+    ann = ["a2", "a3", "a1"]
+    kw = {"truth": "truth", "gold": "known", "annotators": ann, **case.kw}
+    if separate:
+        write_parts(rows, tmp_path / "answers", "csv", 6)
+        write_parts(table, tmp_path / "scores", "parquet", 3)
+        s = summarize_long_dask(
+            str(tmp_path / "answers"), scores=str(tmp_path / "scores"), blocksize=6000, **kw
+        )
+        ref = summarize(reordered(case.data, ann))
+    else:
+        write_parts(rows.merge(table, on="item"), tmp_path / "answers", "csv", 6)
+        s = summarize_long_dask(str(tmp_path / "answers"), npartitions=5, **kw)
+        ref = summarize(reordered(case.data, ann, np.flatnonzero(case.data.annotated)))
+    assert s.equals(ref) and s.has_gold
+    np.testing.assert_array_equal(s.gold_counts(), ref.gold_counts())
+    np.testing.assert_array_equal(s.n_unannotated.values, ref.n_unannotated.values)
+
+
+def test_long_gold_conflict_names_the_item(case, tmp_path):
+    rows, table = long_rows(case)
+    frame = rows.merge(table, on="item")
+    answers = frame["item"].value_counts()
+    gold_items = frame.loc[frame["known"].notna(), "item"]
+    item = gold_items[gold_items.map(answers) >= 2].iloc[0]  # a gold item with two answers
+    mine = np.flatnonzero(frame["item"] == item)
+    frame.loc[mine[-1], "known"] = np.nan  # blank on one of the item's rows, a class on another
+    write_parts(frame, tmp_path / "long", "csv", 3)
+    kw = {"gold": "known", **case.kw}
+    with pytest.raises(DataError, match=rf"item '{item}' has different gold class.*part-\d+\.csv"):
+        summarize_long_dask(str(tmp_path / "long" / "*.csv"), **kw)
+    with pytest.raises(ConfigError, match="gold='label' is also the item, annotator, label"):
+        summarize_long_dask(str(tmp_path / "long" / "*.csv"), gold="label")
+
+
+def test_long_probabilities_must_agree_within_an_item(tmp_path):
+    case = make_case(4)
+    rows, table = long_rows(case)
+    frame = rows.merge(table, on="item")
+    counts = frame["item"].value_counts()
+    distinct = frame["p0"] != frame["p1"]
+    victim = frame.loc[distinct & (frame["item"].map(counts) >= 2), "item"].iloc[0]
+    first = np.flatnonzero(frame["item"] == victim)[0]
+    p0, p1 = frame.at[first, "p0"], frame.at[first, "p1"]
+    frame.at[first, "p0"], frame.at[first, "p1"] = p1, p0  # still sums to one
+    with pytest.raises(DataError, match=f"item '{victim}' has different probability 'p"):
+        summarize_long_dask(dd.from_pandas(frame, npartitions=3), **case.kw)
 
 
 def test_long_files_with_score_table_equal_in_memory(long_table, tmp_path):
@@ -161,3 +226,13 @@ def test_other_long_refusals(long_table, tmp_path):
     differing.loc[mine, "score"] = np.linspace(0.1, 0.2, int(mine.sum()))
     with pytest.raises(DataError, match=f"item '{victim}' has different score values on its rows"):
         summarize_long_dask(dd.from_pandas(differing, npartitions=3))
+
+
+def test_cli_gold_with_long_out_of_core(tmp_path):
+    """``bayescal audit FOLDER --long ... --gold known`` (binary): one shuffle, gold counted."""
+    case = make_case(2)
+    rows, table = long_rows(case)
+    write_parts(rows.merge(table, on="item").drop(columns=["truth"]), tmp_path / "long", "csv", 3)
+    folder = str(tmp_path / "long" / "*.csv")
+    counts = audit_gold_counts(tmp_path, folder, "--long", "item,annotator,label")
+    assert counts == summarize(case.data).binary.n_gold

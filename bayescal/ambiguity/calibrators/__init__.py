@@ -3,7 +3,9 @@
 Every class has ``fit(logits, targets)`` and ``predict_proba(logits)``;
 ``targets`` are voted labels (n_items,) or annotator counts / distributions
 (n_items, n_classes). :data:`METHODS` names Tao et al.'s methods and how to
-build each; its ``group`` says what annotation the method uses.
+build each; its ``group`` says what annotation the method uses. Besides the
+methods of the paper's tables it holds the Discussion's two-stage recipe
+("Dirichlet-Soft + TS", :class:`TwoStageCalibration`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from dataclasses import dataclass
 
 from bayescal._typing import RandomState
 from bayescal.ambiguity.calibrators.affine import (
+    ODIR_GRID,
+    TAO_ODIR,
     DirichletCalibration,
     PlattScaling,
     SoftDirichletCalibration,
@@ -35,6 +39,7 @@ from bayescal.ambiguity.calibrators.temperature import (
     TemperatureScaling,
     fit_temperature,
 )
+from bayescal.ambiguity.calibrators.two_stage import TwoStageCalibration
 from bayescal.errors import ConfigError
 
 __all__ = [
@@ -54,7 +59,10 @@ __all__ = [
     "HistogramBinning",
     "SoftHistogramBinning",
     "SoftIsotonicRegression",
+    "TwoStageCalibration",
     "dirichlet_map",
+    "ODIR_GRID",
+    "TAO_ODIR",
     "fit_temperature",
     "MethodSpec",
     "METHODS",
@@ -88,7 +96,7 @@ _SPECS = [
     MethodSpec("TS", "voted", lambda rs: TemperatureScaling()),
     MethodSpec("ATS", "voted", lambda rs: AdaptiveTemperatureScaling()),
     MethodSpec("Platt", "voted", lambda rs: PlattScaling()),
-    MethodSpec("Dirichlet-Hard", "voted", lambda rs: DirichletCalibration()),
+    MethodSpec("Dirichlet-Hard", "voted", lambda rs: DirichletCalibration(random_state=rs)),
     MethodSpec("HB-Hard", "voted", lambda rs: HistogramBinning()),
     MethodSpec("SLTS", "soft", lambda rs: SoftTemperatureScaling()),
     MethodSpec(
@@ -98,7 +106,14 @@ _SPECS = [
     MethodSpec("SoftPlatt", "soft", lambda rs: SoftPlattScaling()),
     MethodSpec("IR-Soft", "soft", lambda rs: SoftIsotonicRegression()),
     MethodSpec("HB-Soft", "soft", lambda rs: SoftHistogramBinning()),
-    MethodSpec("Dirichlet-Soft", "soft", lambda rs: SoftDirichletCalibration()),
+    MethodSpec("Dirichlet-Soft", "soft", lambda rs: SoftDirichletCalibration(random_state=rs)),
+    MethodSpec(
+        "Dirichlet-Soft + TS",
+        "soft",
+        lambda rs: TwoStageCalibration(
+            first=SoftDirichletCalibration(random_state=rs), second=TemperatureScaling()
+        ),
+    ),
     MethodSpec(
         "LS-TS", "annotation-free", lambda rs: LabelSmoothingTemperatureScaling(smoothing="global")
     ),

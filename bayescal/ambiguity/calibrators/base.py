@@ -133,8 +133,11 @@ def lbfgs(
     *,
     bounds: list[tuple[float | None, float | None]] | None = None,
     maxiter: int = MAXITER,
+    gtol: float = GTOL,
 ) -> tuple[Any, float]:
     """Minimise ``fun(x) -> (loss, grad)`` with L-BFGS-B at the fixed tolerances above.
+
+    ``gtol`` is looser only where a fit is scored rather than kept (the ODIR grid search).
 
     The optimiser of Tao et al.'s parametric calibrators (Sec. 6.1; App. M tolerances).
 
@@ -147,7 +150,7 @@ def lbfgs(
             jac=True,
             method="L-BFGS-B",
             bounds=bounds,
-            options={"maxiter": maxiter, "gtol": GTOL, "ftol": 0.0, "maxcor": 30},
+            options={"maxiter": maxiter, "gtol": gtol, "ftol": 0.0, "maxcor": 30},
         )
     g = np.asarray(res.jac, dtype=np.float64)
     if bounds is not None:
