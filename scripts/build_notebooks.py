@@ -627,7 +627,7 @@ MULTICLASS = [
     ),
     (
         "code",
-        "n_sim = 600 if QUICK else 2000\nreps = 40 if QUICK else 200\nchecks = {}\n"
+        "n_sim = 600 if QUICK else 2000\nreps = 99 if QUICK else 200\nchecks = {}\n"
         "for k in (3, 20):\n"
         "    for name, sim in (('noise', simulate_multiclass(n_sim, 4, n_annotators=k, "
         "random_state=k)),\n"

@@ -125,7 +125,7 @@ def _all_answers(probs, counts, truth, classes, bins, rng, seed):
     )
     summary = summarize_multiclass(data, groups="all", bins=bins)
     em = multiclass_dawid_skene_em(summary, random_state=seed, n_starts=3)
-    check = noise_or_ambiguity(summary, em, n_replicates=60, random_state=seed)
+    check = noise_or_ambiguity(summary, em, n_replicates=100, random_state=seed)
     return {
         "slots": data.n_annotators,
         "median_answers": check.answers["median_per_item"],

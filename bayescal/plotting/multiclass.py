@@ -230,7 +230,7 @@ def dispersion_check(check: NoiseAmbiguityCheck, *, ax: Axes | None = None) -> A
     >>> from bayescal.summaries import summarize_multiclass
     >>> d = simulate_multiclass(1000, random_state=0)
     >>> chk = noise_or_ambiguity(d, multiclass_dawid_skene_em(summarize_multiclass(d)),
-    ...                          n_replicates=20)
+    ...                          n_replicates=20, alpha=0.05)
     >>> dispersion_check(chk).get_ylabel()
     'within-item dispersion'
     """

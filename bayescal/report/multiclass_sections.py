@@ -436,22 +436,32 @@ def evidence_section(ctx: MulticlassContext) -> Section:
             rows,
         )
     ]
-    if chk.patterns is not None:
-        tables.append(
-            Table(
-                "Pattern counts per channel group: chi-square discrepancy vs replicated data",
-                ("channel group", "observed", "replicated", "tail prob."),
-                [
+    pairs = chk.pairs
+    shown = np.lexsort((-pairs["excess_sd"].values, pairs["tail"].values))[:10]
+    tables.append(
+        Table(
+            "Annotator-pair agreement tables: deviance vs replicated data (all pairs, then the "
+            "pairs furthest from the noise model)",
+            ("pair", "observed", "replicated", "tail prob."),
+            [
+                (
+                    "all pairs",
+                    fmt(o["pattern_discrepancy_observed"], 1),
+                    fmt(o["pattern_discrepancy_replicated"], 1),
+                    fmt(o["pattern_tail"], 3),
+                ),
+                *(
                     (
-                        str(g),
-                        fmt(float(chk.patterns["discrepancy_observed"][i]), 1),
-                        fmt(float(chk.patterns["discrepancy_replicated"][i]), 1),
-                        fmt(float(chk.patterns["tail"][i]), 3),
+                        str(pairs["pair"].values[i]),
+                        fmt(float(pairs["discrepancy_observed"][i]), 1),
+                        fmt(float(pairs["discrepancy_replicated"][i]), 1),
+                        fmt(float(pairs["tail"][i]), 3),
                     )
-                    for i, g in enumerate(chk.patterns["group"].values)
-                ],
-            )
+                    for i in shown
+                ),
+            ],
         )
+    )
     dispersion = responsive_figure(
         "Within-item dispersion: observed vs the noise model",
         lambda fig, narrow: dispersion_check(chk, ax=fig.subplots()),
@@ -469,9 +479,10 @@ def evidence_section(ctx: MulticlassContext) -> Section:
     notes = [
         f"Verdict: {chk.view}. " + " ".join(chk.reasons),
         f"Replicated data: {chk.replicates} sets ({chk.source} at the "
-        f"{'EM' if ctx.point is not None else 'posterior'} fit: the best-fitting noise model), "
-        "each keeping every item's channel group and answering annotators; dispersion near 1 "
-        "is what one true class per item with the fitted confusions produces.",
+        f"{'EM' if ctx.point is not None else 'posterior'} fit: the best-fitting noise model"
+        + (", refitted on every replicate" if chk.refit is not None else "")
+        + "), each keeping every item's channel group and answering annotators; dispersion "
+        "near 1 is what one true class per item with the fitted confusions produces.",
         f"Which analysis runs: {chosen}.",
     ]
     return Section(

@@ -34,11 +34,11 @@ def test_evidence_layout(tmp_path):
     r = _run(
         tmp_path,
         "multiclass-evidence",
-        *("--n", "300", "--classes", "3", "--k", "3", "--concentrations", "5"),
-        *("--datasets", "2", "--replicates", "20"),
+        *("--cells", "grid-C2-K3", "dirichlet-5-C4-K3"),
+        *("--datasets", "2", "--power-datasets", "2", "--replicates", "99"),
     )
     assert [c["truth"] for c in r["cells"]] == ["noise", "ambiguity"]
-    assert all(0 <= c["share_called_ambiguity"] <= 1 for c in r["cells"])
+    assert all(0 <= c[c["target"]]["share"] <= 1 for c in r["cells"])
 
 
 def _cifar_file(path, rng, n=150):
