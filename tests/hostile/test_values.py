@@ -93,3 +93,24 @@ def test_cli_refuses_a_reference_like_default_annotator(tmp_path):
     p.write_text("score,r1,r2,truth\n0.2,0,1,0\n0.7,1,1,1\n")
     msg = one_line_error(["audit", p, "--out", tmp_path / "o"])
     assert "column 'truth' is named like a reference label" in msg and "--annotators" in msg
+
+
+@pytest.mark.parametrize("multiclass", [False, True])
+def test_cli_says_every_item_is_gold(tmp_path, multiclass):
+    # Gold on every item left no item of unknown class; the message used to say that
+    # every item had all answers missing (binary track), which the file contradicts.
+    p = tmp_path / "g.csv"
+    if multiclass:
+        rows = MULTI.splitlines()[1:]
+        p.write_text(
+            "item,p0,p1,p2,r1,r2,r3,gold\n" + "".join(f"{r},{i % 3}\n" for i, r in enumerate(rows))
+        )
+        extra = ["--probs", "p0,p1,p2", "--channels", "dawid-skene-em"]
+    else:
+        rows = ["item,score,r1,r2,r3,gold"] + [f"i{i},0.{i},0,1,1,{i % 2}" for i in range(1, 9)]
+        p.write_text("\n".join(rows) + "\n")
+        extra = ["--channels", "score-bin-em"]
+    argv = ["audit", p, "--item", "item", "--gold", "gold", *extra, "--out", tmp_path / "o", "--quiet"]
+    msg = one_line_error(argv)
+    assert "every annotated item is a gold item" in msg and "all answers missing" not in msg
+    assert "leave the gold column blank" in msg
