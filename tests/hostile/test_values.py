@@ -161,3 +161,12 @@ def test_arrays_take_class_names_only_with_classes():
         )
     with pytest.raises(DataError, match="'fox' is text, so a class name.*pass classes="):
         Annotations.from_arrays(probs, [["fox", "cat"], [None, "dog"]])
+
+
+def test_cli_empty_class_name_is_called_a_class_name(tmp_path):
+    # found by tests/hostile/test_fuzz_inputs.py (multiclass-0): it said "column names"
+    p = tmp_path / "m.csv"
+    p.write_text(MULTI)
+    argv = ["audit", p, "--item", "item", "--probs", "p0,p1,p2", "--classes", ",c0,c1"]
+    msg = one_line_error([*argv, "--out", tmp_path / "o"])
+    assert "--classes has an empty name at position 1" in msg and "class names" in msg
