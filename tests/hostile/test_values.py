@@ -170,3 +170,12 @@ def test_cli_empty_class_name_is_called_a_class_name(tmp_path):
     argv = ["audit", p, "--item", "item", "--probs", "p0,p1,p2", "--classes", ",c0,c1"]
     msg = one_line_error([*argv, "--out", tmp_path / "o"])
     assert "--classes has an empty name at position 1" in msg and "class names" in msg
+
+
+def test_cli_repeated_column_names_both_places_without_guessing_a_role(tmp_path):
+    # a repeated header name was said to be "two columns for one annotator", also when the
+    # repeated column was the score or a probability column
+    p = tmp_path / "w.csv"
+    p.write_text("score,r1,score\n0.1,0,0.1\n0.5,1,0.5\n")
+    msg = one_line_error(["audit", p, "--out", tmp_path / "o"])
+    assert "has the column 'score' twice (columns 1 and 3)" in msg and "annotator" not in msg
