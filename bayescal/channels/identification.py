@@ -143,8 +143,7 @@ def check_design(summary, method: str) -> list[str]:
     """
     out: list[str] = []
     k = summary.n_annotators
-    if summary.n_items == 0:
-        raise DataError("no annotated items: every item has all answers missing.")
+    summary.require_items()
     view = summary.binary
     answered = view.answered_counts + summary.gold_answered().sum(axis=0)
     if (answered == 0).any():

@@ -485,16 +485,7 @@ def check_multiclass_design(summary, *, pooled: bool = False) -> list[str]:
     """
     out: list[str] = []
     k, c = summary.n_annotators, summary.n_classes
-    if summary.n_items == 0:
-        gold_note = ""
-        if summary.has_gold and summary.n_gold.sum() > 0:
-            gold_note = (
-                f" ({int(summary.n_gold.sum())} gold items, whose class is known; an audit "
-                "needs items of unknown class too)"
-            )
-        raise DataError(
-            f"no annotated items of unknown class: every item has all answers missing{gold_note}."
-        )
+    summary.require_items()
     answers = _all_answer_counts(summary)  # (K, C)
     silent = [summary.annotators[j] for j in np.flatnonzero(answers.sum(axis=1) == 0)]
     if silent:

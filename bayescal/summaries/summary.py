@@ -350,6 +350,27 @@ class Summary:
         """Annotated items of unknown class (those entering every statistic; gold items apart)."""
         return int(self._ds["pattern_counts"].values.sum())
 
+    def require_items(self) -> None:
+        """Raise :class:`DataError` naming why no item of unknown class is left, and the fix.
+
+        An audit estimates the channels and the calibration error from items of
+        unknown class; a summary without any has either no answers at all or only
+        gold items (whose class is known), and the two mistakes have different fixes.
+        """
+        if self.n_items > 0:
+            return
+        n_gold = int(self.n_gold.sum())
+        if n_gold > 0:
+            raise DataError(
+                f"every annotated item is a gold item ({n_gold} items whose class is known), so "
+                "no item of unknown class is left to audit: leave the gold column blank for the "
+                "items whose class is unknown (gold marks only the items whose class you know)."
+            )
+        raise DataError(
+            "no annotated items: every item has all answers missing; check that the annotator "
+            "columns (--annotators, or the label column of --long) hold the answers."
+        )
+
     @property
     def n_cell_items(self) -> int:
         """Items in the metric cells: those of unknown class, and the gold items too after
