@@ -22,6 +22,7 @@ from bayescal._random import seed_from
 from bayescal._typing import Bins, RandomState, Weights
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
+from bayescal.options import CHANNEL_CHOICES
 from bayescal.report import sections as steps
 from bayescal.report.core import Provenance, Report, fmt
 from bayescal.report.crowdkit_section import crowdkit_section, crowdkit_summary
@@ -32,9 +33,6 @@ from bayescal.summaries.summary import Summary
 _log = logging.getLogger(__name__)
 
 __all__ = ["audit", "AuditReport", "CHANNEL_CHOICES"]
-
-#: ``--channels`` choices: the Bayesian grouped model or a point estimator.
-CHANNEL_CHOICES = ("bayes", "score-bin-em", "dawid-skene-em", "gmm", "hui-walter")
 
 
 @dataclass(eq=False, repr=False)

@@ -23,15 +23,13 @@ from bayescal.bayes.dependence import parse_dependence
 from bayescal.bayes.multiclass import MulticlassPriors
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
+from bayescal.options import MULTICLASS_CHANNEL_CHOICES
 from bayescal.report import multiclass_sections as steps
 from bayescal.report.audit import _plain
 from bayescal.report.core import Provenance, Report, fmt
 from bayescal.report.multiclass_knowledge import multiclass_knowledge_section
 
 __all__ = ["audit_multiclass", "MulticlassAuditReport", "MULTICLASS_CHANNEL_CHOICES"]
-
-#: ``--channels`` choices of the multiclass audit.
-MULTICLASS_CHANNEL_CHOICES = ("bayes", "dawid-skene-em")
 
 
 @dataclass(eq=False, repr=False)
