@@ -8,7 +8,14 @@ answered without loading numpy, pandas, xarray, PyMC or ArviZ.
 
 from __future__ import annotations
 
-__all__ = ["MAX_CELLS", "CHANNEL_CHOICES", "MULTICLASS_CHANNEL_CHOICES", "VIEW_CHOICES"]
+__all__ = [
+    "MAX_CELLS",
+    "CHANNEL_CHOICES",
+    "MULTICLASS_CHANNEL_CHOICES",
+    "VIEW_CHOICES",
+    "SKIP_SECTIONS",
+    "MULTICLASS_SKIP_SECTIONS",
+]
 
 #: Hard cap on the number of cells of any partition (score groups, ECE bins). The binary
 #: view keeps dense (cell x observed pattern) arrays, and a binned error over more than a
@@ -25,3 +32,16 @@ MULTICLASS_CHANNEL_CHOICES = ("bayes", "dawid-skene-em")
 
 #: ``--view``: pick the analysis the evidence supports, or run one or both.
 VIEW_CHOICES = ("auto", "noise", "ambiguity", "both")
+
+#: ``--skip SECTION``: the optional sections of the binary audit (section key -> what it is).
+#: A skipped section stays in the report, and in ``summary.json["skipped"]``, with the reason.
+SKIP_SECTIONS = {
+    "crowdkit": "the naive comparison with crowd-kit's aggregated labels",
+    "recalibration": "the recalibration maps, fitted and judged on held-out items",
+}
+
+#: ``--skip SECTION`` of the multiclass audit (it has no crowd-kit comparison).
+MULTICLASS_SKIP_SECTIONS = {
+    "recalibration": "corrected temperature and vector scaling, fitted and judged on held-out "
+    "items",
+}

@@ -15,7 +15,13 @@ import math
 
 from bayescal.errors import ConfigError
 from bayescal.examples import EXAMPLES, MULTICLASS_EXAMPLES
-from bayescal.options import CHANNEL_CHOICES, MULTICLASS_CHANNEL_CHOICES, VIEW_CHOICES
+from bayescal.options import (
+    CHANNEL_CHOICES,
+    MULTICLASS_CHANNEL_CHOICES,
+    MULTICLASS_SKIP_SECTIONS,
+    SKIP_SECTIONS,
+    VIEW_CHOICES,
+)
 from bayescal.report.cli_options import (
     MAX_CELLS,
     MAX_CHAINS,
@@ -200,6 +206,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "as a whole (required)",
     )
     parser.add_argument(
+        "--skip",
+        action="append",
+        choices=sorted(SKIP_SECTIONS),
+        default=None,
+        metavar="SECTION",
+        help="leave out an optional section (repeatable); it stays in the report and in "
+        "summary.json as skipped, with the reason: "
+        + "; ".join(f"{name}: {what}" for name, what in SKIP_SECTIONS.items())
+        + " (multiclass data: recalibration only; default: none)",
+    )
+    parser.add_argument(
+        "--no-crowdkit",
+        action="append_const",
+        dest="skip",
+        const="crowdkit",
+        help="the same as --skip crowdkit (default: the comparison runs when crowd-kit is "
+        "installed)",
+    )
+    parser.add_argument(
         "--quiet",
         action="store_true",
         help="print only warnings and errors (default: progress lines, and live progress on "
@@ -211,11 +236,18 @@ def check_arguments(args: argparse.Namespace) -> None:
     """The option combinations that are wrong whatever the data (one-line errors, exit 2),
     checked before anything numerical is imported. Fills in the binary default of
     ``--groups``."""
+    args.skip = tuple(dict.fromkeys(args.skip or ()))  # in the order given, once each
     if wants_multiclass(args):
         if args.channels not in MULTICLASS_CHANNEL_CHOICES:
             raise ConfigError(
                 f"--channels {args.channels} is a binary estimator; multiclass data take "
                 f"{' or '.join(MULTICLASS_CHANNEL_CHOICES)}."
+            )
+        extra = [name for name in args.skip if name not in MULTICLASS_SKIP_SECTIONS]
+        if extra:
+            raise ConfigError(
+                f"--skip {', '.join(extra)}: the multiclass audit has no such section; it can "
+                f"skip {', '.join(MULTICLASS_SKIP_SECTIONS)}."
             )
     else:
         classes_alone = bool(args.classes and not args.probs)  # --probs P0,P1 is binary data

@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         gold_in_ece=args.gold_in_ece,
         priors=priors,
         dependence=args.dependence,
+        skip=args.skip,
         command="bayescal "
         + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
     )
