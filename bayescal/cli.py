@@ -1,14 +1,15 @@
 """The ``bayescal`` command line.
 
 Sub-commands are registered in :data:`COMMANDS` and benchmarks in
-:data:`BENCHMARKS`; each points at a module that exposes
-``add_arguments(parser)`` (and optionally ``check_arguments(args)``, the checks
-that need no data) and at a module that exposes ``run(args) -> int`` (the same
-module for benchmarks). Both are imported only when their command is named, the
-run module only once the command line is accepted, so ``bayescal --help``,
-``bayescal audit --help`` and a malformed command line stay fast. The registries live here,
-in the application's top layer, so that nothing imports :mod:`bayescal.bench`
-(benchmarks only consume the library).
+:data:`BENCHMARKS`; each points at a module that exposes ``add_arguments(parser)``
+(and optionally ``check_arguments(args)``, the checks that need no data, which may
+name another run module in ``args._module``: ``bayescal audit`` runs binary and
+multiclass data in different modules) and at a module that exposes
+``run(args) -> int`` (the same module for benchmarks). Both are imported only when
+their command is named, the run module only once the command line is accepted, so
+``bayescal --help``, ``bayescal audit --help`` and a malformed command line stay
+fast. The registries live here, in the application's top layer, so that nothing
+imports :mod:`bayescal.bench` (benchmarks only consume the library).
 
 Errors that come from the user's input (:class:`bayescal.errors.BayescalError`)
 and malformed command lines are printed as one line on stderr with exit status
@@ -102,6 +103,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bayescal.bench.audit_speed",
         "Bayesian step of `bayescal audit --example snli-entailment`: cold and warm seconds "
         "in fresh processes, compile vs sampling, ESS / R-hat, MCSE of the interval ends.",
+    ),
+    "audit-large": (
+        "bayescal.bench.audit_speed_large",
+        "`bayescal audit` on 10^6 binary items (K = 3) and 10^5 multiclass items (C = 10, "
+        "K = 5): wall seconds, peak RSS, the stage lines and the longest silence.",
     ),
     "dependence": (
         "bayescal.bench.dependence",

@@ -34,6 +34,11 @@ from bayescal.report.cli_options import (
 
 __all__ = ["add_arguments", "check_arguments", "wants_multiclass", "at_least_one"]
 
+#: The run modules of binary and multiclass data (imported by :mod:`bayescal.cli` once the
+#: command line is accepted).
+BINARY_RUN = "bayescal.report.cli_run"
+MULTICLASS_RUN = "bayescal.report.multiclass_cli"
+
 EPILOG = """\
 examples:
   bayescal audit --example snli-entailment --out snli-report/
@@ -235,9 +240,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def check_arguments(args: argparse.Namespace) -> None:
     """The option combinations that are wrong whatever the data (one-line errors, exit 2),
     checked before anything numerical is imported. Fills in the binary default of
-    ``--groups``."""
+    ``--groups``, and names the run module (``args._module``): multiclass data run in
+    :mod:`bayescal.report.multiclass_cli`, binary data in :mod:`bayescal.report.cli_run`."""
     args.skip = tuple(dict.fromkeys(args.skip or ()))  # in the order given, once each
-    if wants_multiclass(args):
+    multiclass = wants_multiclass(args)
+    args._module = MULTICLASS_RUN if multiclass else BINARY_RUN
+    if multiclass:
         if args.channels not in MULTICLASS_CHANNEL_CHOICES:
             raise ConfigError(
                 f"--channels {args.channels} is a binary estimator; multiclass data take "

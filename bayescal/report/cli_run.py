@@ -1,7 +1,9 @@
-"""``bayescal audit``: the run, once :mod:`bayescal.report.cli` has accepted the options.
+"""``bayescal audit``: the binary run, once :mod:`bayescal.report.cli` has accepted the options.
 
-Binary data here; ``--probs`` (or a multiclass ``--example``) hands over to
-:func:`bayescal.report.multiclass_cli.run_multiclass`.
+Multiclass data (``--probs`` with three or more columns, or a multiclass ``--example``)
+run in :mod:`bayescal.report.multiclass_cli` instead, which
+:func:`bayescal.report.cli.check_arguments` names as the run module, so a binary audit
+does not import the multiclass model and sections.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ import time
 
 from bayescal.bayes.posterior_file import load_channel_posterior
 from bayescal.bayes.priors import ChannelPriors
+from bayescal.errors import ConfigError
 from bayescal.progress import dask_progress
 from bayescal.report.audit import audit
 from bayescal.report.cli import check_arguments, wants_multiclass
 from bayescal.report.cli_output import display_of, progress_wanted, report_outcome, say
 from bayescal.report.core import check_out_dir, fmt, p_text
 from bayescal.report.inputs import describe_columns, is_out_of_core, load_audit_data
-from bayescal.report.multiclass_cli import run_multiclass
 
 __all__ = ["run"]
 
@@ -28,9 +30,12 @@ __all__ = ["run"]
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_arguments(args)  # again, for callers of run() that skipped bayescal.cli.main
-    check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     if wants_multiclass(args):
-        return run_multiclass(args, t0)
+        raise ConfigError(
+            "multiclass data: bayescal.report.multiclass_cli.run runs them (bayescal.cli.main "
+            "picks it)."
+        )
+    check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     earlier = _earlier_posterior(args)
     data = _load(args)
     priors = (

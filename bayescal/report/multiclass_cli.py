@@ -11,17 +11,28 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import time
 
 from bayescal.bayes.multiclass import MulticlassPriors
 from bayescal.bayes.multiclass_priors import load_multiclass_posterior
 from bayescal.errors import ConfigError
 from bayescal.examples import load_example
+from bayescal.report.cli import check_arguments
 from bayescal.report.cli_output import progress_wanted, report_outcome, say
-from bayescal.report.core import fmt
+from bayescal.report.core import check_out_dir, fmt
 from bayescal.report.inputs import describe_columns, load_audit_data
 from bayescal.report.multiclass_audit import audit_multiclass
 
-__all__ = ["load_multiclass_data", "run_multiclass"]
+__all__ = ["load_multiclass_data", "run", "run_multiclass"]
+
+
+def run(args: argparse.Namespace) -> int:
+    """``bayescal audit`` on multiclass data (:func:`bayescal.report.cli.check_arguments`
+    names this module as the run module when :func:`~bayescal.report.cli.wants_multiclass`)."""
+    started = time.perf_counter()
+    check_arguments(args)  # again, for callers of run() that skipped bayescal.cli.main
+    check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
+    return run_multiclass(args, started)
 
 
 def load_multiclass_data(args: argparse.Namespace):
