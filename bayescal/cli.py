@@ -302,6 +302,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         except (Interrupted, KeyboardInterrupt) as exc:
+            # Stopping: ignore further signals now. A KeyboardInterrupt raised by a handler a
+            # library installed in place of ours was not seen by the guard, which would then
+            # put the default handlers back, and a SIGTERM right after would kill the process
+            # with 143 once it had said "interrupted by SIGINT".
+            guard.quiet()
             signum = guard.first or (exc.signum if isinstance(exc, Interrupted) else signal.SIGINT)
             # later signals are recorded, not raised (bayescal.interrupts): nothing cuts this
             line = _interrupted_line(signum, out, before)
