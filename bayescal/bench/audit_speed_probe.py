@@ -14,6 +14,7 @@ import inspect
 import json
 import sys
 import time
+from typing import Any
 
 #: Sampler settings of ``bayescal audit`` (its defaults) on the example.
 AUDIT = {"draws": 1000, "tune": 1000, "chains": 2, "groups": 5, "bins": 10, "prob": 0.9}
@@ -137,9 +138,10 @@ def _child_audit() -> dict:
 
     seed_name = "random_state" if "random_state" in inspect.signature(audit).parameters else "seed"
     data = load_example(EXAMPLE)
-    first = audit(data, **{seed_name: 0})
+    seeds: list[dict[str, Any]] = [{seed_name: 0}, {seed_name: 1}]
+    first = audit(data, **seeds[0])
     cold = time.perf_counter() - t0
-    second, warm = _timed(lambda: audit(data, **{seed_name: 1}))
+    second, warm = _timed(lambda: audit(data, **seeds[1]))
     return {
         "audit_cold": cold,
         "audit_warm": warm,
@@ -193,8 +195,8 @@ def _child_cli(extra: list[str]) -> dict:
             summary = json.load(fh)
     if code != 0:
         raise RuntimeError(f"bayescal audit exited {code}")
-    wall = {}
-    cpu = {}
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     for (name, w0, c0), (_, w1, c1) in zip(marks, marks[1:]):
         if name != "after save":
             wall[name] = wall.get(name, 0.0) + w1 - w0

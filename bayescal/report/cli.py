@@ -284,8 +284,8 @@ def wants_multiclass(args: argparse.Namespace) -> bool:
     >>> wants_multiclass(argparse.Namespace(probs="p0,p1", example=None))
     False
     """
-    probs = getattr(args, "probs", None)
-    many = bool(probs) and len(probs.split(",")) > 2
+    probs: str | None = getattr(args, "probs", None)
+    many = probs is not None and len(probs.split(",")) > 2
     return many or getattr(args, "example", None) in MULTICLASS_EXAMPLES
 
 
