@@ -29,6 +29,7 @@ from bayescal.metrics.multiclass import (
 )
 from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
+from bayescal.options import VIEW_CHOICES
 from bayescal.plotting.ambiguity import reliability_diagram
 from bayescal.plotting.multiclass import (
     classwise_errors,
@@ -66,9 +67,6 @@ MULTICLASS_ASSUMPTIONS = [
     "Missing answers are missing independently of the true class given the model's output.",
     "Channel groups and evaluation bins are fixed before looking at the answers.",
 ]
-
-#: ``--view``: pick the analysis the evidence supports, or run one or both.
-VIEW_CHOICES = ("auto", "noise", "ambiguity", "both")
 
 #: Fewest annotated items for the recalibration split.
 MIN_RECAL_ITEMS = 40
