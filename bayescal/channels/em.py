@@ -8,9 +8,10 @@ missing answer contributes no factor. Per channel group ``g`` with prevalence
     P(s | g) = sum_y rho[g, y] prod_{j answered} T_j[y, s_j],
 
 and the counts ``n[g, s]`` of a :class:`~bayescal.summaries.summary.Summary` are
-multinomial given the group totals. EM works on the P *observed* patterns only
-(at most one per item), so an iteration costs O(R x L x C x P x K) for R starts
-and L groups, whatever the number of items; all starts run as one array program.
+multinomial given the group totals. EM works on the P *observed* patterns (at most
+one per item) and, for tables of more than ``2**16`` (group, pattern) cells, on the
+non-empty cells only, so an iteration costs O(R x C x (cells + C x P x K)) for R
+starts, whatever the number of items; all starts run as one array program.
 With two classes, ``a = T[0, 1]`` and ``b = T[1, 1]`` are Hanada & Futami's
 channels and ``prevalence = rho[:, 1]``.
 
@@ -111,6 +112,10 @@ FALLBACK = {"a": 0.2, "b": 0.8, "prevalence": 0.5}
 #: in mean log-likelihood among the starts still running.
 Progress = Callable[[int, float], None]
 
+#: Tables of at most this many (group, pattern) cells are worked on whole (the v0.2
+#: layout); larger ones on their non-empty cells only.
+_DENSE_CELLS = 1 << 16
+
 #: Start batches keep the (starts, groups, classes, patterns) arrays below this many
 #: float64 numbers (160 MB).
 _BATCH_ELEMENTS = 20_000_000
@@ -161,14 +166,26 @@ def _indicators(states: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
     return onehot, (states < c).astype(np.float64)
 
 
-def _answer_loglik(log_t: np.ndarray, onehot: np.ndarray) -> np.ndarray:
-    """``sum_j log T_j[y, s_j]`` over answered j: (R, C, P) from log T (R, K, C, C)."""
-    c = log_t.shape[-1]
-    rows = [
-        sum(np.ascontiguousarray(log_t[:, :, y, a]) @ onehot[a].T for a in range(c))
-        for y in range(c)
-    ]
-    return np.stack(rows, axis=1)
+def _answer_loglik(log_t: np.ndarray, onehot: np.ndarray, states: np.ndarray) -> np.ndarray:
+    """``sum_j log T_j[y, s_j]`` over answered j: (R, C, P) from log T (R, K, C, C).
+
+    For two classes the sum runs in the v0.2 binary order (products with the answer
+    indicators, class by class), which keeps ``bench toy`` bit for bit; for more classes
+    one gather per annotator (O(R C P K), where C**2 indicator products would cost C
+    times more).
+    """
+    r, k, c, _ = log_t.shape
+    if c == 2:
+        rows = [
+            sum(np.ascontiguousarray(log_t[:, :, y, a]) @ onehot[a].T for a in range(c))
+            for y in range(c)
+        ]
+        return np.stack(rows, axis=1)
+    ext = np.concatenate([log_t, np.zeros((r, k, c, 1))], axis=3)  # missing: log 1
+    out = np.zeros((r, c, states.shape[0]))
+    for j in range(k):
+        out += np.take(ext[:, j], states[:, j], axis=2)
+    return out
 
 
 def pattern_log_probs(states, confusion, prevalence) -> np.ndarray:
@@ -186,7 +203,7 @@ def pattern_log_probs(states, confusion, prevalence) -> np.ndarray:
     """
     t = np.asarray(confusion, dtype=np.float64)
     onehot, _ = _indicators(np.asarray(states), t.shape[-1])
-    lp = _answer_loglik(np.log(t)[None], onehot)[0]
+    lp = _answer_loglik(np.log(t)[None], onehot, np.asarray(states))[0]
     joint = np.log(np.asarray(prevalence, dtype=np.float64))[:, :, None] + lp[None]
     top = joint.max(axis=1)
     return top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
@@ -204,21 +221,58 @@ def _complete(free: np.ndarray) -> np.ndarray:
     return np.concatenate([1.0 - free.sum(axis=-1, keepdims=True), free], axis=-1)
 
 
-def _m_step(w, gold, onehot, answered, group_n, clip):
-    """Held confusion (R, K, C, C-1) and prevalence (R, L, C-1) entries from ``w[r, l, y, p]``.
+def _m_step(per_group, per_pattern, gold, onehot, answered, group_n, clip):
+    """Held confusion (R, K, C, C-1) and prevalence (R, L, C-1) entries from expected counts.
 
-    ``gold`` (C, P) or (R, C, P): gold items at their known class; they count for the
-    confusions only (module docstring).
+    ``per_group[r, y, l]`` and ``per_pattern[r, y, p]`` are the expected counts of class
+    ``y`` summed over patterns / groups; ``gold`` (C, P) or (R, C, P) holds gold items at
+    their known class, which count for the confusions only (module docstring).
     """
-    c = w.shape[2]
-    rho = w[:, :, 1:].sum(axis=3) / group_n[..., None]
-    t = np.empty((w.shape[0], onehot.shape[2], c, c - 1))
+    c = per_pattern.shape[1]
+    rho = per_group[:, 1:].transpose(0, 2, 1) / group_n[..., None]
+    t = np.empty((per_pattern.shape[0], onehot.shape[2], c, c - 1))
     for y in range(c):
-        wy = np.ascontiguousarray(w[:, :, y]).sum(axis=1) + gold[..., y, :]  # (R, P)
+        wy = per_pattern[:, y] + gold[..., y, :]  # (R, P)
         den = np.maximum(wy @ answered, 1e-300)
         for a in range(1, c):
             t[:, :, y, a - 1] = (wy @ onehot[a]) / den
     return _held(t, clip), _held(rho, clip)
+
+
+class _Cells:
+    """The (group, pattern) cells EM works on: all of them for a small table (the v0.2
+    layout, kept bit for bit), the non-empty ones otherwise (cost per observed cell)."""
+
+    def __init__(self, counts: np.ndarray):
+        from scipy import sparse  # lazily: importing bayescal stays fast
+
+        n_groups, n_pat = counts.shape[-2:]
+        flat = counts.reshape(counts.shape[:-2] + (n_groups * n_pat,))
+        self.dense = n_groups * n_pat <= _DENSE_CELLS
+        index = np.arange(flat.shape[-1])
+        if not self.dense:
+            index = np.flatnonzero(flat.reshape(-1, flat.shape[-1]).any(axis=0))
+        self.group, self.pattern = np.divmod(index, n_pat)
+        self.counts = flat[..., index]  # (n,) or (R, n)
+        self.shape = (n_groups, n_pat)
+        ones = np.ones(index.size)
+        self._by_pattern = sparse.csr_matrix(
+            (ones, (self.pattern, np.arange(index.size))), shape=(n_pat, index.size)
+        )
+        self._by_group = sparse.csr_matrix(
+            (ones, (self.group, np.arange(index.size))), shape=(n_groups, index.size)
+        )
+
+    def sums(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sums of ``w[r, y, cell]`` per group (R, C, L) and per pattern (R, C, P)."""
+        r, c, n = w.shape
+        flat = w.reshape(r * c, n).T
+        per_pattern = (self._by_pattern @ flat).T.reshape(r, c, self.shape[1])
+        if self.dense:  # the v0.2 order of summation over patterns
+            per_group = w.reshape(r, c, *self.shape).sum(axis=3)
+        else:
+            per_group = (self._by_group @ flat).T.reshape(r, c, self.shape[0])
+        return per_group, per_pattern
 
 
 def em_run(
@@ -258,22 +312,27 @@ def em_run(
     t = np.array(confusion0, dtype=np.float64)[..., 1:]
     rho = np.array(prevalence0, dtype=np.float64)[..., 1:]
     r, c = t.shape[0], t.shape[2]
-    onehot, answered = _indicators(np.asarray(states), c)
+    states = np.asarray(states)
+    onehot, answered = _indicators(states, c)
     gold = np.zeros((c, counts.shape[-1])) if gold is None else np.asarray(gold, np.float64)
     n = counts.sum(axis=(-2, -1)) + gold.sum(axis=(-2, -1))
     group_n = np.maximum(counts.sum(axis=-1), 1e-300)  # an empty group's prevalence: clip
+    cells = _Cells(counts)
+    cc = cells.counts
     prev = np.full(r, np.nan)
     ll = np.full(r, -np.inf)
     converged = np.zeros(r, dtype=bool)
     active = np.ones(r, dtype=bool)
     n_iter = np.zeros(r, dtype=np.int64)
     for it in range(max_iter + 1):
-        lp = _answer_loglik(_log_rows(t), onehot)  # (R, C, P)
-        joint = _log_rows(rho)[:, :, :, None] + lp[:, None]  # (R, L, C, P)
-        top = joint.max(axis=2)
-        lse = top + np.log(np.exp(joint - top[:, :, None]).sum(axis=2))  # (R, L, P)
+        lp = _answer_loglik(_log_rows(t), onehot, states)  # (R, C, P)
+        joint = np.ascontiguousarray(  # (R, C, cells), C order: the sums' order is fixed
+            _log_rows(rho).transpose(0, 2, 1)[:, :, cells.group] + lp[:, :, cells.pattern]
+        )
+        top = joint.max(axis=1)  # joint, top: (R, C, cells), (R, cells)
+        lse = top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
         ll_gold = sum((gold[..., y, :] * lp[:, y]).sum(axis=-1) for y in range(c))
-        ll_new = ((counts * lse).sum(axis=(1, 2)) + ll_gold) / n
+        ll_new = ((cc * lse).sum(axis=-1) + ll_gold) / n
         ll = np.where(active, ll_new, ll)
         change = np.abs(ll_new - prev)
         done = active & (change < tol * (1.0 + np.abs(prev)))
@@ -285,9 +344,9 @@ def em_run(
             break
         prev = np.where(active, ll_new, prev)
         n_iter += active
-        rest = np.exp(joint[:, :, 1:] - lse[:, :, None]) * counts[..., None, :]
-        w = np.concatenate([(counts - rest.sum(axis=2))[:, :, None], rest], axis=2)
-        t_new, rho_new = _m_step(w, gold, onehot, answered, group_n, clip)
+        rest = np.exp(joint[:, 1:] - lse[:, None]) * cc[..., None, :]
+        w = np.concatenate([(cc - rest.sum(axis=1))[:, None], rest], axis=1)
+        t_new, rho_new = _m_step(*cells.sums(w), gold, onehot, answered, group_n, clip)
         t = np.where(active[:, None, None, None], t_new, t)
         rho = np.where(active[:, None, None], rho_new, rho)
     return {
@@ -309,10 +368,10 @@ def majority_vote_start(counts, states, n_classes, *, clip=1e-6, gold=None):
     onehot, answered = _indicators(np.asarray(states), n_classes)
     votes = onehot.sum(axis=2)  # (C, P)
     shares = votes / np.maximum(votes.sum(axis=0, keepdims=True), 1)
-    w = counts[None, :, None, :] * shares[None, None]
+    w = counts[None, None] * shares[None, :, None]  # (1, C, L, P)
     gold = np.zeros((n_classes, counts.shape[1])) if gold is None else gold
     group_n = np.maximum(counts.sum(axis=1), 1e-300)
-    t, rho = _m_step(w, gold, onehot, answered, group_n, clip)
+    t, rho = _m_step(w.sum(axis=3), w.sum(axis=2), gold, onehot, answered, group_n, clip)
     return _complete(t)[0], _complete(rho)[0]
 
 
@@ -421,7 +480,8 @@ def em_fit_counts(
     if extra_starts is not None:
         et, erho = (np.asarray(x, dtype=np.float64) for x in extra_starts)
         t0, rho0 = np.concatenate([t0, et]), np.concatenate([rho0, erho])
-    batch = max(1, _BATCH_ELEMENTS // max(1, n_groups * c * counts.shape[1]))
+    n_cells = counts.size if counts.size <= _DENSE_CELLS else int((counts > 0).sum())
+    batch = max(1, _BATCH_ELEMENTS // max(1, c * n_cells))
     runs = [
         em_run(
             counts,
