@@ -79,7 +79,7 @@ def _check(summary, fit, n_draws, max_failed) -> None:
         )
     if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral) or n_draws < 2:
         raise ConfigError(f"n_draws must be a whole number of at least 2; got {n_draws!r}.")
-    if not isinstance(max_failed, numbers.Real) or not 0 <= max_failed < 1:
+    if not isinstance(max_failed, numbers.Real) or not 0 <= float(max_failed) < 1:
         raise ConfigError(f"max_failed must be a share in [0, 1); got {max_failed!r}.")
 
 

@@ -247,11 +247,12 @@ class _Cells:
         from scipy import sparse  # lazily: importing bayescal stays fast
 
         n_groups, n_pat = counts.shape[-2:]
-        flat = counts.reshape(counts.shape[:-2] + (n_groups * n_pat,))
-        self.dense = n_groups * n_pat <= _DENSE_CELLS
-        index = np.arange(flat.shape[-1])
+        n_cells = n_groups * n_pat
+        flat = counts.reshape((*counts.shape[:-2], n_cells))
+        self.dense = n_cells <= _DENSE_CELLS
+        index = np.arange(n_cells)
         if not self.dense:
-            index = np.flatnonzero(flat.reshape(-1, flat.shape[-1]).any(axis=0))
+            index = np.flatnonzero(flat.reshape(-1, n_cells).any(axis=0))
         self.group, self.pattern = np.divmod(index, n_pat)
         self.counts = flat[..., index]  # (n,) or (R, n)
         self.shape = (n_groups, n_pat)
