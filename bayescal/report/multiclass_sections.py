@@ -16,11 +16,8 @@ import numpy as np
 
 from bayescal.ambiguity.metrics import ece_plugin, ece_true
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
-from bayescal.channels.multiclass_em import (
-    check_multiclass_design,
-    gold_identifies_multiclass,
-    multiclass_dawid_skene_em,
-)
+from bayescal.channels.em import dawid_skene_em
+from bayescal.channels.identification import check_multiclass_design, gold_identifies_multiclass
 from bayescal.errors import FitError
 from bayescal.metrics.multiclass import (
     multiclass_nc_ece,
@@ -222,8 +219,8 @@ def _fit_point(ctx: MulticlassContext) -> None:
     source = "point fit (multiclass Dawid-Skene EM)"
     try:
         with _warnings.catch_warnings(record=True):
-            ctx.point = multiclass_dawid_skene_em(
-                ctx.summary, empty_groups="drop", random_state=ctx.seed
+            ctx.point = dawid_skene_em(
+                ctx.summary, prevalence="grouped", empty_groups="drop", random_state=ctx.seed
             )
         ctx.flag("channels.point-fit", ctx.point.warnings, source)
     except FitError as exc:
