@@ -11,7 +11,7 @@ over the latent class; multinomial constants dropped as in the PyMC
 ``compile_dlogp`` to 1e-9.
 
 With a joint normal prior from an earlier audit
-(:class:`~bayescal.bayes.multiclass_priors.JointRatioNormal`) the density adds
+(:class:`~bayescal.bayes.priors.JointRatioNormal`) the density adds
 ``log N(z; mean, cov) - sum_k log x_k`` over the covered rows and its gradient
 ``-P (z - mean)`` scattered onto ``d / d log x`` of each coordinate's class
 (+) and reference (-), minus one per entry of a covered row.

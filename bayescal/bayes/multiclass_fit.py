@@ -342,8 +342,8 @@ def fit_multiclass_channels_bayes(
         a container.
     pooled : bool, default False
         One class prevalence for every group (group ``"all"``).
-    priors : MulticlassPriors, mapping or None
-        Dirichlet concentrations (:class:`~bayescal.bayes.multiclass.MulticlassPriors`).
+    priors : ChannelPriors, mapping or None
+        Dirichlet concentrations (:class:`~bayescal.bayes.priors.ChannelPriors`).
     orient : int or str, default 0
         The designated annotator whose diagonal fixes the labelling of the classes.
     draws, tune, chains : int, default 1000, 1000, 4
