@@ -33,7 +33,7 @@ it is reported as a warning. The choice and its measurements are in
 
 Two backends sample the same posterior: ``sampler="nutpie"`` (default) runs
 nutpie on the hand-written density of
-:class:`~bayescal.bayes.multiclass_density.MulticlassLogDensity`, and
+:class:`~bayescal.bayes.logdensity.MulticlassLogDensity`, and
 ``sampler="pymc"`` runs PyMC's NUTS on :func:`build_multiclass_pymc_model`.
 """
 
@@ -75,7 +75,7 @@ class MulticlassModelSpec:
     each group to its prevalence row (all to row 0 when pooled). The references
     ``confusion_reference[j, y]`` and ``prevalence_reference[q]`` name the class
     each simplex's log-ratio coordinates are taken against (the largest entry of
-    the starting point; see :mod:`bayescal.bayes.multiclass_density`).
+    the starting point; see :mod:`bayescal.bayes.logdensity`).
     """
 
     annotators: list
@@ -148,7 +148,7 @@ def make_multiclass_spec(
         the prior means of the confusions and the observed answer shares.
     reference : {"largest", "last"}, default "largest"
         The class each simplex's unconstrained coordinates are log-ratios against
-        (see :mod:`bayescal.bayes.multiclass_density`); the model is the same.
+        (see :mod:`bayescal.bayes.logdensity`); the model is the same.
 
     Returns
     -------
@@ -303,7 +303,7 @@ def reference_ratio_transform(reference, n_classes: int):
 
     ``forward``: ``v_a = log x_a - log x_r`` for ``a != r``; ``backward``:
     ``softmax`` of ``z`` with ``z_r = 0``; log-Jacobian ``sum_k log x_k`` (see
-    :mod:`bayescal.bayes.multiclass_density`, which writes the same density by hand).
+    :mod:`bayescal.bayes.logdensity`, which writes the same density by hand).
 
     Parameters
     ----------

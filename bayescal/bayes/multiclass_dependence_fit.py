@@ -27,8 +27,8 @@ import xarray as xr
 from bayescal._random import check_random_state
 from bayescal.bayes.dependence_fit import cell_loo, compare_channel_models
 from bayescal.bayes.diagnostics import pattern_ppc
+from bayescal.bayes.logdensity import cell_loglik
 from bayescal.bayes.multiclass import MulticlassModelSpec
-from bayescal.bayes.multiclass_density import cell_loglik
 from bayescal.bayes.multiclass_dependence import (
     LOADED,
     LOADING_SIGMA,

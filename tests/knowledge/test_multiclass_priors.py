@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from bayescal.bayes.conflict import prior_conflict
+from bayescal.bayes.logdensity import MulticlassLogDensity
 from bayescal.bayes.multiclass import build_multiclass_pymc_model, make_multiclass_spec
-from bayescal.bayes.multiclass_density import MulticlassLogDensity
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.bayes.posterior_file import load_multiclass_posterior
 from bayescal.bayes.priors import ChannelPriors, dirichlet_from_moments

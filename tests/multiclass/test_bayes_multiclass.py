@@ -3,18 +3,18 @@
 import numpy as np
 import pytest
 
+from bayescal.bayes.logdensity import (
+    MulticlassLogDensity,
+    cell_loglik,
+    ratio_backward,
+    ratio_forward,
+)
 from bayescal.bayes.multiclass import (
     build_multiclass_pymc_model,
     make_multiclass_spec,
     multiclass_pattern_loglik,
     orient_draws,
     reference_ratio_transform,
-)
-from bayescal.bayes.multiclass_density import (
-    MulticlassLogDensity,
-    cell_loglik,
-    ratio_backward,
-    ratio_forward,
 )
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.bayes.priors import ChannelPriors
