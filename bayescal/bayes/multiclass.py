@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayescal.bayes.models import pytensor_pattern_loglik
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.channels.orientation import (
     dominant_diagonal_permutation,
@@ -378,9 +379,9 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
     import pytensor
     import pytensor.tensor as pt
 
-    k, c = spec.n_annotators, spec.n_classes
-    g_idx, s_idx = np.nonzero(spec.counts)
-    counts = pytensor.shared(spec.counts[g_idx, s_idx].astype(np.float64), name="cell_counts")
+    c = spec.n_classes
+    cells = np.nonzero(spec.counts)
+    counts = pytensor.shared(spec.counts[cells].astype(np.float64), name="cell_counts")
     coords = {
         ANNOTATOR: spec.annotators,
         TRUE_CLASS: spec.classes,
@@ -405,12 +406,10 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
             default_transform=None,
             transform=reference_ratio_transform(spec.prevalence_reference, c),
         )
-        logt = pt.concatenate([pt.log(confusion), pt.zeros((k, c, 1))], axis=2)
-        # l[s, y] = sum_j log T_j[y, s_j] (a missing answer gathers log 1 = 0)
-        ll = sum(logt[j][:, spec.states[:, j]].T for j in range(k))  # (P, C)
-        logrho = pt.log(prevalence)[spec.prevalence_index[g_idx]]  # (cells, C)
-        joint = logrho + ll[s_idx]
-        pm.Potential("pattern_loglik", (counts * pm.math.logsumexp(joint, axis=1)).sum())
+        ll, lp = pytensor_pattern_loglik(
+            pt.log(confusion), pt.log(prevalence), spec.states, spec.prevalence_index, cells, c
+        )
+        pm.Potential("pattern_loglik", (counts * lp).sum())
         joint = spec.priors.joint
         if joint is not None:
             pm.Potential("joint_prior", _joint_prior_term(joint, spec, confusion, prevalence))
