@@ -629,7 +629,7 @@ class ChannelLogDensity:
         al, be = channel_hyper(spec)
         p_al, p_be = spec.priors.prevalence.expand(len(spec.prevalence_groups), GROUP)
         self.spec = spec
-        joint = spec.priors.joint
+        joint = spec.priors.logit_joint
         if joint is None:
             joint_norm = 0.0
             joint_args = (np.zeros(0, np.int64), np.zeros(0), np.zeros((0, 0)))

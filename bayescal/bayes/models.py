@@ -560,7 +560,7 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
             log_t, log_rho, spec.states, spec.prevalence_index, cells, 2
         )
         pm.Potential("pattern_loglik", (counts.flatten() * lp).sum())
-        joint = spec.priors.joint
+        joint = spec.priors.logit_joint
         if joint is not None:
             joint.check_size(k, len(spec.prevalence_groups))
             rates = pt.concatenate([a, b, prev])[joint.index]

@@ -668,6 +668,16 @@ class ChannelPriors:
         """Beta prior of each score group's ``P(Y = 1)`` (Beta family)."""
         return self._beta_prior("prevalence")
 
+    @property
+    def logit_joint(self) -> JointLogitNormal | None:
+        """The Beta family's joint normal on log-odds, or None without a joint prior."""
+        if self.joint is None or isinstance(self.joint, JointLogitNormal):
+            return self.joint
+        raise ConfigError(
+            "the joint prior is a normal on Dirichlet rows' log-ratios; the two-class model "
+            "with Beta priors takes one on log-odds (ChannelPriors.from_fit of a binary fit)."
+        )
+
     # ----------------------------------------------------------------- both families
     @classmethod
     def coerce(cls, priors, family: str | None = None, *, default: str = "beta") -> ChannelPriors:
@@ -767,7 +777,9 @@ class ChannelPriors:
             flat = self.confusion.reshape(self.confusion.shape[0], -1)
             same = bool(np.all(flat == flat[:, :1]))
         else:
-            diag, off = np.broadcast_arrays(self.diagonal, self.off_diagonal)
+            diag, off = np.broadcast_arrays(
+                np.asarray(self.diagonal), np.asarray(self.off_diagonal)
+            )
             same = bool(np.array_equal(diag, off))
         if self.prevalence_rows is not None:
             same &= bool(np.all(self.prevalence_rows == self.prevalence_rows[:, :1]))
