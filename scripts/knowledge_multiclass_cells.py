@@ -13,15 +13,15 @@ MULTICLASS_CELLS = [
         "with every annotator having answered a gold item of every class, even two annotators "
         "without groups are identified (`gold_identifies_multiclass`). An earlier audit's "
         "confusion posterior becomes one Dirichlet per confusion row "
-        "(`MulticlassPriors.from_fit`, same drift discount), checked per annotator by "
-        "`multiclass_prior_conflict`. Command line: `bayescal audit q2.csv --probs p0,p1,p2 "
+        "(`ChannelPriors.from_fit`, same drift discount), checked per annotator by "
+        "`prior_conflict`. Command line: `bayescal audit q2.csv --probs p0,p1,p2 "
         "--gold known --priors q1/posterior.nc`. Model cards: `models/gold.md`, "
         "`models/priors.md` (multiclass sections).",
     ),
     (
         "code",
-        """from bayescal.bayes.multiclass import MulticlassPriors
-from bayescal.bayes.multiclass_conflict import multiclass_prior_conflict
+        """from bayescal.bayes.conflict import prior_conflict
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.identification import gold_identifies_multiclass
@@ -60,8 +60,8 @@ q2 = simulate_multiclass(3000, 3, t_drift, random_state=8)
 gold_q2 = np.where(np.random.default_rng(2).random(q2.n_items) < 0.2, q2.truth, np.nan)
 s_q2 = summarize_multiclass(
     MulticlassAnnotations.from_arrays(q2.probs, q2.labels, gold=gold_q2), groups="all")
-mc_priors = MulticlassPriors.from_fit(q1_mc, inflate=2.0)
-for name, c in multiclass_prior_conflict(s_q2, mc_priors).items():
+mc_priors = ChannelPriors.from_fit(q1_mc, inflate=2.0)
+for name, c in prior_conflict(s_q2, mc_priors).items():
     print(name, "tail probability", round(c["p"], 4), "CONFLICT" if c["conflict"] else "ok")""",
     ),
 ]

@@ -29,6 +29,7 @@ from bayescal.bayes.models import (
     sample_prior,
 )
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.bayes.sampling import (
     MIN_CHECK_DRAWS,
     NUTSSettings,
@@ -225,8 +226,12 @@ def fit_channels_bayes(
     groups : None, int, edges or "data"
         Score groups when ``data`` is a container (see :func:`bayescal.summarize`).
     priors : ChannelPriors, mapping or None
-        Beta priors for ``a``, ``b``, ``prevalence`` (defaults in
-        :mod:`bayescal.bayes.priors`); unknown keys raise ``ConfigError``.
+        The prior family chooses the model (defaults in :mod:`bayescal.bayes.priors`):
+        Beta priors for ``a``, ``b``, ``prevalence`` (the two-class default) fit the
+        binary model with its orientation constraint; Dirichlet rows (``diagonal``,
+        ``off_diagonal``, ``prevalence``, ``confusion``, ...; the default for C > 2)
+        fit the C-class model for any C, two classes included. Unknown keys raise
+        ``ConfigError``.
     orient : int or str, default 0
         The designated annotator whose ``a < b`` fixes the label orientation.
     orientation : {"all", "designated"}, default "all"
@@ -294,11 +299,13 @@ def fit_channels_bayes(
     >>> fit.method, fit.a.dims, fit.a.sizes["draw"]
     ('bayes_grouped', ('draw', 'annotator'), 50)
     """
-    if getattr(data, "n_classes", 2) > 2:
+    n_classes = getattr(data, "n_classes", 2)
+    family = ChannelPriors.coerce(priors, default="beta" if n_classes == 2 else "dirichlet").family
+    if family == "dirichlet" or n_classes > 2:
         if dependence is not None:
             raise ConfigError(
-                "dependence applies to binary channels only in this version; drop it for "
-                "multiclass data."
+                "dependence applies to binary channels only (the two-class model with Beta "
+                "priors) in this version; drop it for multiclass data or Dirichlet-row priors."
             )
         return _fit_multiclass(
             data,

@@ -77,6 +77,7 @@ __all__ = [
     "sample_counts_from_logp",
     "channel_hyper",
     "INIT_PAIR",
+    "pytensor_pattern_loglik",
     "MAX_MODEL_CELLS",
     "MAX_PREDICTIVE_ELEMENTS",
     "LOGLIK_CHUNK_ELEMENTS",
@@ -211,7 +212,7 @@ def make_spec(
         raise ConfigError(f"unknown model {model!r}; choose one of {sorted(MODELS)}.")
     if orientation not in ORIENTATIONS:
         raise ConfigError(f"orientation must be one of {ORIENTATIONS}; got {orientation!r}.")
-    priors = ChannelPriors.coerce(priors)
+    priors = ChannelPriors.coerce(priors, "beta")
     annotators = summary.annotators
     j = _orient_index(annotators, orient)
     view = summary.binary
@@ -462,6 +463,41 @@ def channel_hyper(spec: ChannelModelSpec) -> tuple[np.ndarray, np.ndarray]:
     return np.stack([a_al, b_al], axis=1), np.stack([a_be, b_be], axis=1)
 
 
+def pytensor_pattern_loglik(log_t, log_rho, states, prevalence_index, cells, n_classes: int):
+    """The pattern likelihood in PyTensor for any number of classes, the terms of the numba
+    kernel's likelihood (:mod:`bayescal.bayes.logdensity`), shared by both PyMC builders.
+
+    Parameters
+    ----------
+    log_t : tensor of shape (K, C, C)
+        ``log T_j[y, a]``.
+    log_rho : tensor of shape (L', C)
+    states : ndarray of shape (P, K)
+        Answers, C = missing.
+    prevalence_index : ndarray of shape (L,)
+    cells : (ndarray, ndarray)
+        Group and pattern of each cell the likelihood is evaluated on.
+    n_classes : int
+
+    Returns
+    -------
+    ll : tensor of shape (P, C)
+        ``l[s, y] = sum_{j answered in s} log T_j[y, s_j]`` (gold items add ``n l[s, y]``).
+    cell : tensor of shape (n_cells,)
+        ``log P(s | g) = logsumexp_y (log rho[q(g), y] + l[s, y])`` of each cell.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    k, c = states.shape[1], n_classes
+    # a missing answer gathers log 1 = 0; gathering (not multiplying indicators with logs)
+    # keeps a rate that underflows to 0 during warm-up at -inf, not 0 * -inf = nan
+    ext = pt.concatenate([log_t, pt.zeros((k, c, 1))], axis=2)
+    ll = sum(ext[j][:, states[:, j]].T for j in range(k))
+    g_idx, s_idx = cells
+    return ll, pm.math.logsumexp(log_rho[prevalence_index[g_idx]] + ll[s_idx], axis=1)
+
+
 def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
     """The PyMC model of ``spec`` (imports PyMC here, so ``import bayescal`` stays light).
 
@@ -514,18 +550,17 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
         a = pm.Deterministic("a", ab[:, 0], dims=ANNOTATOR)
         b = pm.Deterministic("b", ab[:, 1], dims=ANNOTATOR)
         prev = pm.Beta("prevalence", alpha=p_al, beta=p_be, dims=GROUP)
-        # Gather per-state log factors instead of multiplying indicators with logs, so a rate
-        # that underflows to 0 or 1 during warm-up gives -inf, not 0 * -inf = nan.
-        rows = np.arange(k)[None, :]
-        zeros = pt.zeros_like(a)
-        l0 = pt.stack([pt.log1p(-a), pt.log(a), zeros], axis=1)[rows, spec.states].sum(
-            axis=1
-        )  # (P,)
-        l1 = pt.stack([pt.log1p(-b), pt.log(b), zeros], axis=1)[rows, spec.states].sum(axis=1)
-        mu = prev[spec.prevalence_index]  # (L,)
-        lp = pt.logaddexp(pt.log1p(-mu)[:, None] + l0[None, :], pt.log(mu)[:, None] + l1[None, :])
-        pm.Potential("pattern_loglik", (counts * lp).sum())
-        joint = spec.priors.joint
+        log_t = pt.stack(
+            [pt.stack([pt.log1p(-a), pt.log(a)], -1), pt.stack([pt.log1p(-b), pt.log(b)], -1)],
+            axis=1,
+        )  # rows (1 - a, a) and (1 - b, b)
+        log_rho = pt.stack([pt.log1p(-prev), pt.log(prev)], axis=-1)
+        cells = np.indices(spec.counts.shape).reshape(2, -1)
+        ll, lp = pytensor_pattern_loglik(
+            log_t, log_rho, spec.states, spec.prevalence_index, cells, 2
+        )
+        pm.Potential("pattern_loglik", (counts.flatten() * lp).sum())
+        joint = spec.priors.logit_joint
         if joint is not None:
             joint.check_size(k, len(spec.prevalence_groups))
             rates = pt.concatenate([a, b, prev])[joint.index]
@@ -539,7 +574,7 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
             )
         if spec.gold.sum() > 0:
             gold = spec.gold.astype(np.float64)
-            pm.Potential("gold_loglik", (gold[0] * l0).sum() + (gold[1] * l1).sum())
+            pm.Potential("gold_loglik", (gold.T * ll).sum())
     return BuiltModel(model=model, counts=counts, spec=spec)
 
 

@@ -33,18 +33,18 @@ it is reported as a warning. The choice and its measurements are in
 
 Two backends sample the same posterior: ``sampler="nutpie"`` (default) runs
 nutpie on the hand-written density of
-:class:`~bayescal.bayes.multiclass_density.MulticlassLogDensity`, and
+:class:`~bayescal.bayes.logdensity.MulticlassLogDensity`, and
 ``sampler="pymc"`` runs PyMC's NUTS on :func:`build_multiclass_pymc_model`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from bayescal.bayes.multiclass_priors import multiclass_priors_from_fit
+from bayescal.bayes.models import pytensor_pattern_loglik
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.channels.orientation import (
     dominant_diagonal_permutation,
     orient_index,
@@ -55,7 +55,6 @@ from bayescal.dims import ANNOTATOR, CLASS, GROUP
 from bayescal.errors import ConfigError
 
 __all__ = [
-    "MulticlassPriors",
     "MulticlassModelSpec",
     "make_multiclass_spec",
     "build_multiclass_pymc_model",
@@ -63,312 +62,8 @@ __all__ = [
     "orient_draws",
     "free_classes",
     "reference_ratio_transform",
-    "DEFAULT_DIAGONAL",
-    "DEFAULT_OFF_DIAGONAL",
-    "DEFAULT_PREVALENCE",
     "REFERENCES",
 ]
-
-#: Default Dirichlet concentrations: confusion rows (diagonal, off-diagonal) and prevalence.
-DEFAULT_DIAGONAL = 2.0
-DEFAULT_OFF_DIAGONAL = 1.0
-DEFAULT_PREVALENCE = 1.0
-
-_PRIOR_KEYS = ("diagonal", "off_diagonal", "prevalence")
-#: Full concentration arrays (priors from an earlier audit, :meth:`MulticlassPriors.from_fit`).
-_ARRAY_KEYS = {"confusion": 3, "prevalence_rows": 2}
-
-
-def _positive(name, value, errors, ndim=None):
-    """Positive finite numbers: a scalar or 1-D array (``ndim=None``), else exactly ``ndim``-D
-    with two or more classes on the last axis; problems appended to ``errors``."""
-    if value is None:
-        return None
-    try:
-        arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        errors.append(f"{name} must be a number or an array of numbers; got {value!r}")
-        return None
-    if ndim is None and (arr.ndim > 1 or arr.size == 0):
-        errors.append(f"{name} must be a scalar or a non-empty 1-D array; got shape {arr.shape}")
-        return None
-    if ndim is not None and (arr.ndim != ndim or arr.size == 0 or arr.shape[-1] < 2):
-        errors.append(f"{name} must be a {ndim}-D array with >= 2 classes; got shape {arr.shape}")
-        return None
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        errors.append(f"{name} must be finite and > 0; got {value!r}")
-        return None
-    return arr
-
-
-class MulticlassPriors:
-    """Dirichlet priors of the multiclass model, validated at construction.
-
-    Parameters
-    ----------
-    config : mapping, optional
-        Any subset of ``{"diagonal", "off_diagonal", "prevalence"}``, merged with
-        the keywords (keywords win).
-    diagonal : float or array-like of shape (K,), default 2
-        Concentration of ``T_j[y, y]`` in each confusion row's Dirichlet.
-    off_diagonal : float or array-like of shape (K,), default 1
-        Concentration of every ``T_j[y, a]``, ``a != y``.
-    prevalence : float or array-like of shape (L',), default 1
-        Symmetric Dirichlet concentration of each group's class prevalence.
-    confusion : array-like of shape (K, C, C), optional
-        Full Dirichlet concentrations of every confusion row (replaces ``diagonal``
-        and ``off_diagonal``); what :meth:`from_fit` builds.
-    prevalence_rows : array-like of shape (L', C), optional
-        Full Dirichlet concentrations of every prevalence row (replaces
-        ``prevalence``); from :meth:`from_fit` with ``prevalence=True``.
-
-    Why these defaults: ``off_diagonal = 1`` puts no mass spike at 0 (rare
-    confusions stay samplable), and ``diagonal = 2`` makes each row's own class
-    the most likely answer a priori, which selects one labelling of the latent
-    classes (see the module docstring); with C = 2 a row is
-    ``Beta(2, 1)``-like, close to the binary model's ``Beta(2, 2)`` restricted
-    to ``a < b``. A flat prevalence does not pull groups whose class is nearly
-    certain inward. Pass ``diagonal == off_diagonal`` for a prior that is
-    invariant under relabelling (then the per-draw relabelling is exact).
-
-    Raises
-    ------
-    ConfigError
-        Listing every problem: unknown keys, non-positive or non-finite values.
-
-    Examples
-    --------
-    >>> MulticlassPriors(diagonal=5)
-    MulticlassPriors(diagonal=5, off_diagonal=1, prevalence=1)
-    >>> MulticlassPriors(diag=5)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    bayescal.errors.ConfigError: 1 problem in multiclass priors:
-      - unknown prior 'diag'; known priors are 'diagonal', 'off_diagonal', 'prevalence', ...
-    """
-
-    def __init__(self, config: Mapping | None = None, **priors):
-        merged: dict = {}
-        if config is not None:
-            if not isinstance(config, Mapping):
-                raise ConfigError(f"priors config must be a mapping; got {type(config).__name__}.")
-            merged.update(config)
-        merged.update(priors)
-        known = (*_PRIOR_KEYS, *_ARRAY_KEYS)
-        errors = [
-            f"unknown prior {key!r}; known priors are " + ", ".join(repr(k) for k in known)
-            for key in merged
-            if key not in known
-        ]
-        defaults = dict(
-            zip(_PRIOR_KEYS, (DEFAULT_DIAGONAL, DEFAULT_OFF_DIAGONAL, DEFAULT_PREVALENCE))
-        )
-        values = {}
-        for key in _PRIOR_KEYS:
-            values[key] = _positive(f"prior {key!r}", merged.get(key, defaults[key]), errors)
-        arrays = {
-            key: _positive(f"prior {key!r}", merged.get(key), errors, ndim)
-            for key, ndim in _ARRAY_KEYS.items()
-        }
-        if errors:
-            head = "1 problem" if len(errors) == 1 else f"{len(errors)} problems"
-            raise ConfigError(
-                f"{head} in multiclass priors:\n" + "\n".join(f"  - {e}" for e in errors)
-            )
-        self.diagonal = values["diagonal"]
-        self.off_diagonal = values["off_diagonal"]
-        self.prevalence = values["prevalence"]
-        self.confusion = arrays["confusion"]
-        self.prevalence_rows = arrays["prevalence_rows"]
-        #: where priors from an earlier audit came from (:meth:`from_fit`), else None
-        self.origin = None
-        #: the joint normal on the carried-over rows' log-ratios (``from_fit(joint=True)``)
-        self.joint = None
-
-    @classmethod
-    def from_fit(
-        cls,
-        fit,
-        *,
-        inflate: float = 2.0,
-        annotators=None,
-        classes=None,
-        prevalence: bool = False,
-        se=None,
-        joint: bool = False,
-    ) -> MulticlassPriors:
-        """Moment-matched Dirichlet rows per annotator from an earlier multiclass fit.
-
-        The rule and its limits are in :mod:`bayescal.bayes.multiclass_priors` and
-        ``models/priors.md``: each confusion row gets the Dirichlet with the earlier
-        row's mean and total variance, divided by ``inflate`` (the drift discount of
-        :meth:`bayescal.bayes.priors.ChannelPriors.from_fit`).
-
-        Parameters
-        ----------
-        fit : ChannelFit
-            A multiclass posterior (two or more draws, e.g. from
-            :func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` or
-            :func:`~bayescal.bayes.multiclass_priors.load_multiclass_posterior`), or a
-            point fit with ``se``.
-        inflate : float, default 2.0
-            Drift discount >= 1: the earlier audit counts as ``1 / inflate`` of its items.
-        annotators : list of str, optional
-            The new data's annotators in their order; default the fit's. Names the
-            earlier fit does not know keep the default rows (``diagonal = 2``, 1 off it).
-        classes : list of str, optional
-            The new data's classes; must equal the fit's (checked when given).
-        prevalence : bool, default False
-            Carry the prevalence rows over too (the new data must use the same groups).
-        se : mapping, optional
-            ``{"confusion": (K, C, C)[, "prevalence": (L, C)]}`` standard errors of a
-            point fit (one draw); ignored for fits with draws.
-        joint : bool, default False
-            Keep the earlier posterior's correlations: one normal on the log-ratio
-            coordinates of every carried-over row
-            (:class:`~bayescal.bayes.multiclass_priors.JointRatioNormal`; needs draws).
-
-        Returns
-        -------
-        MulticlassPriors
-            With ``confusion`` (K, C, C) and ``origin`` (which annotators came from the
-            earlier fit, ``inflate``, the earlier means).
-
-        Raises
-        ------
-        ConfigError
-            ``inflate < 1``, a binary fit, other classes, a point fit without ``se``,
-            or a row no Dirichlet matches.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from bayescal.channels.result import ChannelFit
-        >>> rng = np.random.default_rng(0)
-        >>> rows = rng.dirichlet([80.0, 15.0, 5.0], size=(4000, 1, 3))  # one annotator
-        >>> fit = ChannelFit.from_confusion(
-        ...     rows, np.full((4000, 1, 3), 1 / 3), annotators=["ann"], classes=["a", "b", "c"],
-        ...     groups=["all"], group_counts=[100], method="bayes_multiclass")
-        >>> p = MulticlassPriors.from_fit(fit, inflate=1.0)
-        >>> row = p.confusion[0, 0]  # close to the Dirichlet(80, 15, 5) drawn from
-        >>> (row / row.sum()).round(2).tolist(), round(float(row.sum()) / 100, 1)
-        ([0.8, 0.15, 0.05], 1.0)
-        >>> bool(np.allclose(MulticlassPriors.from_fit(fit).confusion, p.confusion / 2))
-        True
-        """
-        return multiclass_priors_from_fit(
-            cls,
-            fit,
-            inflate=inflate,
-            annotators=annotators,
-            classes=classes,
-            prevalence=prevalence,
-            se=se,
-            joint=joint,
-        )
-
-    def confusion_mean(self, n_annotators: int, n_classes: int) -> np.ndarray:
-        """Prior centre of every confusion row, (K, C, C): the Dirichlet mean, or for rows
-        under the joint normal the row at its mean log-ratios (for display)."""
-        alpha = self.confusion_alpha(n_annotators, n_classes)
-        out = alpha / alpha.sum(axis=-1, keepdims=True)
-        if self.joint is not None:
-            for (j, y), rows in self.joint.centre_rows()["confusion"].items():
-                out[j, y] = rows[0]
-        return out
-
-    @classmethod
-    def coerce(cls, priors) -> MulticlassPriors:
-        """``None`` -> defaults, a mapping -> validated, a MulticlassPriors unchanged."""
-        if priors is None:
-            return cls()
-        if isinstance(priors, MulticlassPriors):
-            return priors
-        if isinstance(priors, Mapping):
-            return cls(priors)
-        raise ConfigError(
-            f"priors must be None, a mapping or a MulticlassPriors; got {type(priors).__name__}."
-        )
-
-    @staticmethod
-    def _expand(arr, size, what):
-        if arr.ndim == 1 and arr.size != size:
-            raise ConfigError(
-                f"prior {what!r} has {arr.size} values but the model has {size}; give one value "
-                "or one per entry."
-            )
-        return np.broadcast_to(arr, (size,)).astype(np.float64)
-
-    def confusion_alpha(self, n_annotators: int, n_classes: int) -> np.ndarray:
-        """Dirichlet concentrations of the confusion rows, shape (K, C, C)."""
-        if self.confusion is not None:
-            want = (n_annotators, n_classes, n_classes)
-            if self.confusion.shape != want:
-                raise ConfigError(
-                    f"prior 'confusion' has shape {self.confusion.shape} but the model has "
-                    f"{want} (annotators, classes, classes); build it for the new data's "
-                    "annotators (MulticlassPriors.from_fit(..., annotators=data.annotators))."
-                )
-            return self.confusion.copy()
-        diag = self._expand(self.diagonal, n_annotators, "diagonal")
-        off = self._expand(self.off_diagonal, n_annotators, "off_diagonal")
-        eye = np.eye(n_classes)[None]
-        return diag[:, None, None] * eye + off[:, None, None] * (1.0 - eye)
-
-    def prevalence_alpha(self, n_rows: int, n_classes: int) -> np.ndarray:
-        """Dirichlet concentrations of the prevalence rows, shape (L', C)."""
-        if self.prevalence_rows is not None:
-            if self.prevalence_rows.shape != (n_rows, n_classes):
-                raise ConfigError(
-                    f"prior 'prevalence_rows' has shape {self.prevalence_rows.shape} but the "
-                    f"model has {(n_rows, n_classes)} (prevalence rows, classes): carry "
-                    "prevalences over only between audits with the same channel groups."
-                )
-            return self.prevalence_rows.copy()
-        return np.repeat(self._expand(self.prevalence, n_rows, "prevalence")[:, None], n_classes, 1)
-
-    @property
-    def invariant(self) -> bool:
-        """True when the prior is unchanged by relabelling the latent classes."""
-        if self.confusion is not None:
-            # every entry of an annotator's rows equal: a permutation of rows and columns
-            # leaves the array as it is
-            flat = self.confusion.reshape(self.confusion.shape[0], -1)
-            same = bool(np.all(flat == flat[:, :1]))
-        else:
-            diag, off = np.broadcast_arrays(self.diagonal, self.off_diagonal)
-            same = bool(np.array_equal(diag, off))
-        if self.prevalence_rows is not None:
-            same &= bool(np.all(self.prevalence_rows == self.prevalence_rows[:, :1]))
-        return same and self.joint is None
-
-    def to_dict(self) -> dict:
-        """Plain, JSON-friendly description (stored in InferenceData attrs)."""
-        out = {key: np.asarray(getattr(self, key)).tolist() for key in _PRIOR_KEYS}
-        for key in _ARRAY_KEYS:
-            if getattr(self, key) is not None:
-                out[key] = getattr(self, key).tolist()
-        if self.joint is not None:
-            out["joint"] = self.joint.to_dict()
-        return out
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, MulticlassPriors) and self.to_dict() == other.to_dict()
-
-    def __repr__(self) -> str:
-        def show(x):
-            return f"{float(x):g}" if x.ndim == 0 else "[" + ", ".join(f"{v:g}" for v in x) + "]"
-
-        if self.confusion is not None:
-            rows = f"confusion=<{self.confusion.shape[0]} x {self.confusion.shape[1]} rows>"
-        else:
-            rows = f"diagonal={show(self.diagonal)}, off_diagonal={show(self.off_diagonal)}"
-        if self.prevalence_rows is not None:
-            prev = f"prevalence_rows=<{self.prevalence_rows.shape[0]} rows>"
-        else:
-            prev = f"prevalence={show(self.prevalence)}"
-        joint = "" if self.joint is None else f", joint=RatioNormal({self.joint.mean.size} coords)"
-        return f"MulticlassPriors({rows}, {prev}{joint})"
 
 
 @dataclass
@@ -381,7 +76,7 @@ class MulticlassModelSpec:
     each group to its prevalence row (all to row 0 when pooled). The references
     ``confusion_reference[j, y]`` and ``prevalence_reference[q]`` name the class
     each simplex's log-ratio coordinates are taken against (the largest entry of
-    the starting point; see :mod:`bayescal.bayes.multiclass_density`).
+    the starting point; see :mod:`bayescal.bayes.logdensity`).
     """
 
     annotators: list
@@ -393,7 +88,7 @@ class MulticlassModelSpec:
     patterns: np.ndarray
     counts: np.ndarray
     orient: int
-    priors: MulticlassPriors
+    priors: ChannelPriors
     confusion_alpha: np.ndarray
     prevalence_alpha: np.ndarray
     init_confusion: np.ndarray
@@ -446,7 +141,7 @@ def make_multiclass_spec(
     summary : Summary
     pooled : bool, default False
         One prevalence row for every group (the marginal model, group ``"all"``).
-    priors : MulticlassPriors, mapping or None
+    priors : ChannelPriors (Dirichlet family), mapping or None
     orient : int or str, default 0
         The designated annotator whose diagonal fixes the labelling.
     start : ChannelFit, optional
@@ -454,7 +149,7 @@ def make_multiclass_spec(
         the prior means of the confusions and the observed answer shares.
     reference : {"largest", "last"}, default "largest"
         The class each simplex's unconstrained coordinates are log-ratios against
-        (see :mod:`bayescal.bayes.multiclass_density`); the model is the same.
+        (see :mod:`bayescal.bayes.logdensity`); the model is the same.
 
     Returns
     -------
@@ -468,7 +163,7 @@ def make_multiclass_spec(
     >>> spec.confusion_alpha.shape, spec.prevalence_groups
     ((3, 3, 3), ['0', '1', '2'])
     """
-    priors = MulticlassPriors.coerce(priors)
+    priors = ChannelPriors.coerce(priors, "dirichlet")
     if reference not in REFERENCES:
         raise ConfigError(f"reference must be one of {REFERENCES}; got {reference!r}.")
     if not isinstance(pooled, bool):
@@ -609,7 +304,7 @@ def reference_ratio_transform(reference, n_classes: int):
 
     ``forward``: ``v_a = log x_a - log x_r`` for ``a != r``; ``backward``:
     ``softmax`` of ``z`` with ``z_r = 0``; log-Jacobian ``sum_k log x_k`` (see
-    :mod:`bayescal.bayes.multiclass_density`, which writes the same density by hand).
+    :mod:`bayescal.bayes.logdensity`, which writes the same density by hand).
 
     Parameters
     ----------
@@ -684,9 +379,9 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
     import pytensor
     import pytensor.tensor as pt
 
-    k, c = spec.n_annotators, spec.n_classes
-    g_idx, s_idx = np.nonzero(spec.counts)
-    counts = pytensor.shared(spec.counts[g_idx, s_idx].astype(np.float64), name="cell_counts")
+    c = spec.n_classes
+    cells = np.nonzero(spec.counts)
+    counts = pytensor.shared(spec.counts[cells].astype(np.float64), name="cell_counts")
     coords = {
         ANNOTATOR: spec.annotators,
         TRUE_CLASS: spec.classes,
@@ -711,12 +406,10 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
             default_transform=None,
             transform=reference_ratio_transform(spec.prevalence_reference, c),
         )
-        logt = pt.concatenate([pt.log(confusion), pt.zeros((k, c, 1))], axis=2)
-        # l[s, y] = sum_j log T_j[y, s_j] (a missing answer gathers log 1 = 0)
-        ll = sum(logt[j][:, spec.states[:, j]].T for j in range(k))  # (P, C)
-        logrho = pt.log(prevalence)[spec.prevalence_index[g_idx]]  # (cells, C)
-        joint = logrho + ll[s_idx]
-        pm.Potential("pattern_loglik", (counts * pm.math.logsumexp(joint, axis=1)).sum())
+        ll, lp = pytensor_pattern_loglik(
+            pt.log(confusion), pt.log(prevalence), spec.states, spec.prevalence_index, cells, c
+        )
+        pm.Potential("pattern_loglik", (counts * lp).sum())
         joint = spec.priors.joint
         if joint is not None:
             pm.Potential("joint_prior", _joint_prior_term(joint, spec, confusion, prevalence))
@@ -730,7 +423,7 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
 
 def _joint_prior_term(joint, spec, confusion, prevalence):
     """``log N(z; mean, cov) - sum_k log x_k`` over the covered rows (PyTensor), the term
-    the hand-written density adds (:mod:`bayescal.bayes.multiclass_priors`)."""
+    the hand-written density adds (:mod:`bayescal.bayes.priors`)."""
     import pytensor.tensor as pt
 
     c = spec.n_classes

@@ -58,11 +58,11 @@ from bayescal.bayes.dependence import (
     implied_correlation,
     parse_dependence,
 )
+from bayescal.bayes.logdensity import MulticlassLogDensity
 from bayescal.bayes.multiclass import (
     MulticlassModelSpec,
     build_multiclass_pymc_model,
 )
-from bayescal.bayes.multiclass_density import MulticlassLogDensity
 from bayescal.bayes.multiclass_dependence_kernel import likelihood_kernel
 from bayescal.errors import ConfigError, IdentificationError
 
@@ -332,7 +332,7 @@ class MulticlassDependenceLogDensity:
     """Log posterior density and closed-form gradient for nutpie (numba kernel).
 
     Unconstrained coordinates in PyMC's order: the independence model's
-    (:class:`~bayescal.bayes.multiclass_density.MulticlassLogDensity`, reference
+    (:class:`~bayescal.bayes.logdensity.MulticlassLogDensity`, reference
     log-ratios of every confusion row, then of every prevalence row), then
     ``log loading`` (dependent annotator, class). The prior part is that density on
     a spec without items; the likelihood, the loadings' prior and the gradient come

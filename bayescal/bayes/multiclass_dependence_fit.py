@@ -27,8 +27,8 @@ import xarray as xr
 from bayescal._random import check_random_state
 from bayescal.bayes.dependence_fit import cell_loo, compare_channel_models
 from bayescal.bayes.diagnostics import pattern_ppc
-from bayescal.bayes.multiclass import MulticlassModelSpec, MulticlassPriors
-from bayescal.bayes.multiclass_density import cell_loglik
+from bayescal.bayes.logdensity import cell_loglik
+from bayescal.bayes.multiclass import MulticlassModelSpec
 from bayescal.bayes.multiclass_dependence import (
     LOADED,
     LOADING_SIGMA,
@@ -37,6 +37,7 @@ from bayescal.bayes.multiclass_dependence import (
     multiclass_pattern_logp_dependent,
     sample_multiclass_counts_dependent,
 )
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.dims import ANNOTATOR, CHAIN, CLASS, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError
 
@@ -72,7 +73,7 @@ def multiclass_dspec_from_idata(idata) -> MulticlassDependenceSpec:
         patterns=obs[PATTERN].values,
         counts=obs["counts"].transpose(GROUP, PATTERN).values,
         orient=0,
-        priors=MulticlassPriors(),
+        priors=ChannelPriors(family="dirichlet"),
         confusion_alpha=ones,
         prevalence_alpha=np.ones((n_prev, c)),
         init_confusion=ones / c,

@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from bayescal.bayes.dependence_density import _ndtri_lower
-from bayescal.bayes.multiclass_density import _simplex_grad, _simplex_logs, cell_logsumexp
+from bayescal.bayes.logdensity import _simplex_grad, _simplex_logs, cell_logsumexp
 
 __all__ = ["likelihood_kernel"]
 

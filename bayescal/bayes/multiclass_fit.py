@@ -22,13 +22,13 @@ from scipy.special import gammaln
 from bayescal import __version__
 from bayescal._random import check_random_state
 from bayescal.bayes.diagnostics import sampling_checks
+from bayescal.bayes.logdensity import MulticlassLogDensity, cell_loglik
 from bayescal.bayes.multiclass import (
     _log_pattern_class,
     build_multiclass_pymc_model,
     make_multiclass_spec,
     orient_draws,
 )
-from bayescal.bayes.multiclass_density import MulticlassLogDensity, cell_loglik
 from bayescal.bayes.multiclass_dependence import (
     LOADED,
     LOADING_SIGMA,
@@ -343,8 +343,8 @@ def fit_multiclass_channels_bayes(
         a container.
     pooled : bool, default False
         One class prevalence for every group (group ``"all"``).
-    priors : MulticlassPriors, mapping or None
-        Dirichlet concentrations (:class:`~bayescal.bayes.multiclass.MulticlassPriors`).
+    priors : ChannelPriors, mapping or None
+        Dirichlet concentrations (:class:`~bayescal.bayes.priors.ChannelPriors`).
     orient : int or str, default 0
         The designated annotator whose diagonal fixes the labelling of the classes.
     draws, tune, chains : int, default 1000, 1000, 4
@@ -358,7 +358,7 @@ def fit_multiclass_channels_bayes(
         smallest bulk ESS of a confusion entry for the same gradient evaluations.
     sampler : {"nutpie", "pymc"}, default "nutpie"
         ``"nutpie"`` samples the hand-written density
-        (:class:`~bayescal.bayes.multiclass_density.MulticlassLogDensity`);
+        (:class:`~bayescal.bayes.logdensity.MulticlassLogDensity`);
         ``"pymc"`` samples the PyMC model itself (the reference).
     reference : {"largest", "last"}, default "largest"
         Unconstrained coordinates: log-ratios against each simplex's largest

@@ -9,7 +9,7 @@ refused with a one-line :class:`~bayescal.errors.ConfigError`. netCDF holds
 numbers and text only; nothing is unpickled or executed.
 
 Both tracks' loaders (this module's and
-:func:`bayescal.bayes.multiclass_priors.load_multiclass_posterior`) read the file
+:func:`load_multiclass_posterior`) read the file
 through :func:`read_posterior_group`, which checks what the file *declares* before
 it reads any value (issue 23):
 
@@ -50,9 +50,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bayescal.channels.result import ChannelFit
+from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.data.files import check_name_sizes
-from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP
+from bayescal.dims import ANNOTATOR, CHAIN, CLASS, DRAW, GROUP
 from bayescal.errors import ConfigError, DataError
 
 __all__ = [
@@ -60,6 +60,7 @@ __all__ = [
     "MAX_EXPANSION",
     "DEGENERATE_ULPS",
     "load_channel_posterior",
+    "load_multiclass_posterior",
     "read_posterior_group",
 ]
 
@@ -325,6 +326,60 @@ def load_channel_posterior(path) -> ChannelFit:
         b,
         prev,
         annotators=[str(x) for x in post[ANNOTATOR].values],
+        groups=[str(x) for x in post[GROUP].values],
+        group_counts=np.zeros(post.sizes[GROUP], dtype=np.int64),
+        method=str(post.attrs["model"]),
+    )
+
+
+def _refuse_multiclass(path, why: str) -> ConfigError:
+    return ConfigError(
+        f"--priors {str(path)!r} is not a bayescal multiclass posterior.nc ({why}); give the "
+        "posterior.nc of an earlier multiclass 'bayescal audit --probs ... --channels bayes' "
+        "report."
+    )
+
+
+def load_multiclass_posterior(path):
+    """The confusion posterior in a multiclass audit's ``posterior.nc``, as a ``ChannelFit``.
+
+    Only bayescal's own schema: a netCDF / HDF5 file (signature checked before it is
+    opened) whose ``posterior`` group has ``confusion`` (chain, draw, annotator,
+    true_class, answered_class) and ``prevalence`` (chain, draw, group, class), rows
+    inside the open simplex and summing to one, two or more draws, and bayescal's
+    ``model`` / ``bayescal_version`` attributes; anything else is a one-line
+    :class:`~bayescal.errors.ConfigError` (as :func:`load_channel_posterior`).
+    """
+    post = read_posterior_group(path, _refuse_multiclass)
+    dims = {
+        "confusion": (CHAIN, DRAW, ANNOTATOR, TRUE_CLASS, ANSWERED_CLASS),
+        "prevalence": (CHAIN, DRAW, GROUP, CLASS),
+    }
+    if "confusion" not in post and {"a", "b"} <= set(post.data_vars):
+        raise _refuse_multiclass(
+            path, "it holds a binary channel posterior (a, b), not confusion matrices"
+        )
+    for var, want in dims.items():
+        if var not in post:
+            raise _refuse_multiclass(path, f"no variable {var!r} in the posterior group")
+        if set(post[var].dims) != set(want):
+            raise _refuse_multiclass(
+                path, f"variable {var!r} has dims {tuple(post[var].dims)}, not {want}"
+            )
+        values = post[var].transpose(*want).values
+        ok = np.issubdtype(values.dtype, np.floating) and np.all((values > 0) & (values < 1))
+        if not ok or not np.allclose(values.sum(axis=-1), 1.0, atol=1e-6):
+            raise _refuse_multiclass(path, f"variable {var!r} has rows outside the open simplex")
+    n = post.sizes[CHAIN] * post.sizes[DRAW]
+    if n < 2:
+        raise _refuse_multiclass(path, f"it holds {n} draw; priors need the spread of two or more")
+    conf = post["confusion"].transpose(*dims["confusion"]).values
+    prev = post["prevalence"].transpose(*dims["prevalence"]).values
+    return ChannelFit.from_confusion(
+        conf.reshape(n, *conf.shape[2:]),
+        prev.reshape(n, *prev.shape[2:]),
+        annotators=[str(x) for x in post[ANNOTATOR].values],
+        classes=[str(x) for x in post[TRUE_CLASS].values],
         groups=[str(x) for x in post[GROUP].values],
         group_counts=np.zeros(post.sizes[GROUP], dtype=np.int64),
         method=str(post.attrs["model"]),

@@ -1,65 +1,121 @@
-"""Priors of the Bayesian channel models, as one validated object.
+"""Priors of the Bayesian channel model for every number of classes, as one validated object.
 
-Every channel model has three families of parameters: false-positive rates
-``a[annotator]``, sensitivities ``b[annotator]`` and prevalences
-``prevalence[group]``. Each gets a Beta prior. Orientation (``a < b``) is a
-constraint of the model (see :mod:`bayescal.bayes.models`), so the joint prior
-of an oriented pair ``(a_j, b_j)`` is the product of the two Beta densities
-restricted to ``a_j < b_j``.
+The model's parameters are the annotators' confusion rows ``T_j[y, :]`` and the
+class prevalence row of each prevalence group. :class:`ChannelPriors` holds their
+priors in one of two *families*:
 
-Defaults (weakly informative):
-
-``a ~ Beta(2, 2)``, ``b ~ Beta(2, 2)``
-    Symmetric, so that the orientation constraint is the only thing telling
-    ``a`` from ``b``; the mass it puts near 0 and 1 is small but not zero
-    (density 0.12 at 0.02), which keeps NUTS away from the logit boundary
-    without ruling out very accurate annotators. With the order constraint
-    the implied prior means are ``E[a] = 0.37``, ``E[b] = 0.63``.
-``prevalence ~ Beta(1, 1)``
-    Uniform: score groups at the ends of the score range routinely have
-    prevalences near 0 or 1, and a uniform prior does not pull them inward.
+``"dirichlet"`` (any C; the default for C > 2)
+    ``T_j[y, :] ~ Dirichlet(alpha_j[y, :])`` with ``diagonal`` (default 2) on
+    ``T_j[y, y]`` and ``off_diagonal`` (default 1) elsewhere, and a symmetric
+    ``Dirichlet(prevalence)`` (default 1) per prevalence row. ``off_diagonal = 1``
+    puts no mass spike at 0 (rare confusions stay samplable) and ``diagonal = 2``
+    makes each row's own class the most likely answer a priori, which selects one
+    labelling of the latent classes (``models/multiclass.md``). Full arrays
+    ``confusion`` (K, C, C) and ``prevalence_rows`` (L', C) replace them
+    (:meth:`ChannelPriors.from_fit` builds these).
+``"beta"`` (C = 2 only; the binary default)
+    false-positive rates ``a_j = T_j[0, 1]``, sensitivities ``b_j = T_j[1, 1]`` and
+    prevalences ``P(Y = 1)`` each get a Beta: ``a ~ Beta(2, 2)``, ``b ~ Beta(2, 2)``
+    (symmetric, so the orientation constraint ``a < b`` of the binary model is the
+    only thing telling ``a`` from ``b``; density 0.12 at 0.02 keeps NUTS away from
+    the logit boundary without ruling out very accurate annotators; with the order
+    constraint ``E[a] = 0.37``, ``E[b] = 0.63``) and ``prevalence ~ Beta(1, 1)``
+    (uniform: score groups at the ends of the score range routinely have
+    prevalences near 0 or 1). A Beta on ``a_j`` is the Dirichlet
+    ``(beta, alpha)`` on row 0, so :meth:`ChannelPriors.confusion_alpha` gives
+    every family's rows; what the Beta family adds is the orientation constraint
+    of :mod:`bayescal.bayes.models`.
 
 Priors from an earlier audit (:meth:`ChannelPriors.from_fit`)
 -------------------------------------------------------------
-Each annotator's ``a_j`` and ``b_j`` (and, on request, each score group's
-prevalence) gets the Beta with the mean ``m`` and variance ``v`` of the earlier
-posterior draws (moment matching: ``alpha + beta = m (1 - m) / v - 1``,
-``alpha = m (alpha + beta)``), or of a point fit with its standard errors. The
-**drift discount** ``inflate`` divides both parameters: the prior keeps its mean
-and counts as ``1 / inflate`` of the items behind the earlier estimate (its
-variance grows about ``inflate``-fold). ``inflate = 1`` is the plain sequential
-update (right when the annotators have not changed; the sequential-update check
-of the tests); the default 2 treats an earlier audit as worth half its items,
-for annotators who may have drifted since (retraining, fatigue, a new guideline).
-Annotators the earlier fit does not know keep the default prior. Prevalences are
-not carried over by default: they describe the items, which usually change
-between audits more than the annotators do.
+The family follows the earlier fit (a binary fit gives Beta priors, a multiclass
+fit Dirichlet rows). Beta: each annotator's ``a_j`` and ``b_j`` (and, on request,
+each score group's prevalence) gets the Beta with the mean ``m`` and variance
+``v`` of the earlier draws (``alpha + beta = m (1 - m) / v - 1``, ``alpha = m (alpha +
+beta)``), or of a point fit with its standard errors. Dirichlet: a row's
+concentration ``alpha = s m`` matches the mean exactly and the row's total
+variance (``s + 1 = sum_a m_a (1 - m_a) / sum_a v_a``): one scalar ``s`` cannot carry
+correlations between rows or any within-row covariance other than ``-m_a m_b / (s +
+1)``, so the sequential update misses the full-data posterior by this
+moment-matching error on top of Monte Carlo error
+(``tests/knowledge/test_multiclass_priors.py``, ``models/priors.md``).
 
-With ``joint=True`` the earlier posterior's correlations are kept as well: the
-covered rates get ``Beta(1, 1)`` and, on top, one multivariate normal on their
-log-odds (:class:`JointLogitNormal`, mean and covariance of the earlier draws,
-covariance times ``inflate``). Independent Beta priors drop the correlations
-between an annotator's rates and the prevalences (and between annotators), and
-the sequential update then misses the full-data posterior by a few tenths of a
-posterior sd (measured in ``tests/knowledge/test_priors.py``); the joint prior
-reproduces it within Monte Carlo error when the earlier posterior is close to
-normal on the log-odds scale (hundreds of items or more).
+The **drift discount** ``inflate`` divides every concentration: the prior keeps
+its mean and counts as ``1 / inflate`` of the items behind the earlier estimate
+(its variance grows about ``inflate``-fold). ``inflate = 1`` is the plain
+sequential update; the default 2 treats an earlier audit as worth half its items,
+for annotators who may have drifted since. The prior's weight is stated in
+``origin["pseudo_items"]``: per annotator and true class, the concentration of
+its row (for the Beta family ``alpha + beta`` of ``a`` for class 0 and of ``b`` for
+class 1), i.e. how many items of that class the prior counts as; the fit stores it
+in its ``priors`` attribute. ``inflate`` is bounded (:func:`check_inflate`):
 
-Configuration errors (unknown keys, non-positive or non-finite parameters,
-wrong shapes) are collected and raised together as one
-:class:`~bayescal.errors.ConfigError`, so a typo is never silently ignored.
+- above by :data:`MAX_INFLATE` = 1e6, where even an audit of a million items
+  counts as one item, less than the default prior's two: beyond it the earlier
+  audit says nothing and auditing without priors is the honest choice;
+- and every discounted concentration must be at least :data:`MIN_CONCENTRATION`
+  = ln 2 / 744.4 (9.3e-4): a Gamma(c) variate, from which Beta and Dirichlet draws
+  are made, is below the smallest double 2^-1074 = e^-744.4 with probability about
+  ``exp(-744.4 c)``, so below that bound more than half of the prior's draws of that
+  entry are exactly 0 in double precision: the prior then sits on the boundary,
+  where the likelihood is zero (``--priors-inflate 1e308`` made every annotator
+  "in conflict" this way, issue 23).
+
+Annotator names are checked (issue 23): names repeated in the earlier fit or the
+new data are refused with the names; an earlier fit that shares no annotator with
+the new data is refused (it would silently be the default prior for everyone);
+when some new annotators are unknown to it, they keep the default prior, are
+named in a :class:`~bayescal.errors.BayescalWarning` and listed in
+``origin["default"]``. Prevalences are not carried over by default: they
+describe the items, which usually change between audits more than the annotators.
+
+Joint form (``joint=True``): the earlier posterior's correlations are kept. The
+covered rates (rows) get ``Beta(1, 1)`` (``Dirichlet(1)``) and, on top, one
+multivariate normal of the earlier draws, covariance times ``inflate``: on the
+log-odds of the rates (:class:`JointLogitNormal`, Beta family) or on the additive
+log-ratio coordinates ``log x_a - log x_r`` of the rows (:class:`JointRatioNormal`,
+Dirichlet family; ``r`` the row's own class for a confusion row, the earlier mean's
+largest class for a prevalence row). The models add the normal's log density and
+remove the Jacobian of the covered coordinates, so the prior on them is exactly the
+normal. Its estimated covariance moves the update's posterior means by about
+``sqrt((D + 3) / (4 N_v))`` posterior sd (:func:`covariance_shift`), so a joint prior
+wants a long earlier run.
+
+Configuration errors (unknown keys, non-positive or non-finite parameters, wrong
+shapes) are collected and raised together as one :class:`~bayescal.errors.ConfigError`.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from bayescal.errors import ConfigError
+from bayescal.errors import BayescalWarning, ConfigError
 
-__all__ = ["Beta", "JointLogitNormal", "ChannelPriors", "DEFAULT_PRIORS"]
+__all__ = [
+    "Beta",
+    "JointLogitNormal",
+    "JointRatioNormal",
+    "ChannelPriors",
+    "DEFAULT_PRIORS",
+    "FAMILIES",
+    "MAX_INFLATE",
+    "MIN_CONCENTRATION",
+    "check_inflate",
+    "covariance_shift",
+    "dirichlet_from_moments",
+]
+
+#: The prior families: Beta channels (C = 2, ordered logit) and Dirichlet rows (any C).
+FAMILIES = ("beta", "dirichlet")
+#: Largest drift discount: beyond it an earlier audit of a million items counts as < 1 item.
+MAX_INFLATE = 1e6
+#: Smallest concentration whose Gamma draws are exactly 0 in double precision less than half
+#: the time: P(Gamma(c) < 2**-1074) ~ exp(-744.4 c) = 1/2 at c = ln 2 / 744.4.
+MIN_CONCENTRATION = float(np.log(2.0) / -np.log(np.nextafter(0.0, 1.0)))
 
 
 @dataclass(frozen=True)
@@ -184,6 +240,24 @@ class EarlierDraws:
         """Expected shift of the update's posterior means (posterior sd), or ``None``."""
         return None if self.draws_ess is None else _shift(self.mean.size, self.draws_ess)
 
+    def _set_normal(self, mean, cov, not_positive_definite: str) -> None:
+        """Check and set ``mean``, ``cov`` (finite, symmetric, positive definite) and their
+        ``chol``, ``precision`` and ``log_norm`` (-D/2 log(2 pi) - log det(cov) / 2)."""
+        self.mean = np.asarray(mean, dtype=np.float64)
+        self.cov = np.asarray(cov, dtype=np.float64)
+        if not (np.all(np.isfinite(self.mean)) and np.all(np.isfinite(self.cov))):
+            raise ConfigError("joint prior: mean and cov must be finite.")
+        if not np.allclose(self.cov, self.cov.T, rtol=1e-10, atol=0):
+            raise ConfigError("joint prior: cov must be symmetric.")
+        try:
+            self.chol = np.linalg.cholesky(self.cov)
+        except np.linalg.LinAlgError:
+            raise ConfigError(not_positive_definite) from None
+        precision = np.linalg.inv(self.cov)
+        self.precision = (precision + precision.T) / 2
+        n = self.mean.size
+        self.log_norm = float(-0.5 * n * np.log(2 * np.pi) - np.log(np.diag(self.chol)).sum())
+
 
 class JointLogitNormal(EarlierDraws):
     """A multivariate normal prior on the log-odds of some channel rates and prevalences.
@@ -232,20 +306,11 @@ class JointLogitNormal(EarlierDraws):
             raise ConfigError(
                 f"joint prior: positions must be distinct, in 0..{size - 1}; got {self.index}."
             )
-        if not (np.all(np.isfinite(self.mean)) and np.all(np.isfinite(self.cov))):
-            raise ConfigError("joint prior: mean and cov must be finite.")
-        try:
-            chol = np.linalg.cholesky(self.cov)
-        except np.linalg.LinAlgError:
-            raise ConfigError(
-                "joint prior: cov is not positive definite (too few or collinear draws)."
-            ) from None
-        if not np.allclose(self.cov, self.cov.T, rtol=1e-10, atol=0):
-            raise ConfigError("joint prior: cov must be symmetric.")
-        self.precision = np.linalg.inv(self.cov)
-        self.precision = (self.precision + self.precision.T) / 2
-        #: log normalising constant of the normal: -n/2 log(2 pi) - log det(cov) / 2
-        self.log_norm = float(-0.5 * n * np.log(2 * np.pi) - np.log(np.diag(chol)).sum())
+        self._set_normal(
+            self.mean,
+            self.cov,
+            "joint prior: cov is not positive definite (too few or collinear draws).",
+        )
 
     def to_dict(self) -> dict:
         return {
@@ -271,37 +336,253 @@ class JointLogitNormal(EarlierDraws):
             )
 
 
+class JointRatioNormal(EarlierDraws):
+    """A multivariate normal prior on log-ratio coordinates of confusion and prevalence rows.
+
+    Coordinate ``d`` is ``log x[row_d, a_d] - log x[row_d, r_d]``, where ``row_d`` is a
+    confusion row ``j * C + y`` (``kind_d = 0``) or a prevalence row ``q`` (``kind_d =
+    1``); see the module docstring for how the models use it.
+
+    Parameters
+    ----------
+    kind, row, answer, reference : array-like of int, shape (D,)
+    mean : array-like, shape (D,)
+    cov : array-like, shape (D, D), symmetric positive definite
+    n_annotators, n_classes, n_prevalence : int
+        The model size the coordinates refer to (checked when a model is built);
+        ``n_prevalence = 0`` when no prevalence row is covered.
+
+    Examples
+    --------
+    >>> j = JointRatioNormal([0, 0], [0, 0], [1, 2], [0, 0], [-2.0, -3.0], np.eye(2) * 0.1,
+    ...                      1, 3, 0)
+    >>> j.covered_rows(1, 3)[0].tolist()
+    [[True, False, False]]
+    """
+
+    def __init__(
+        self, kind, row, answer, reference, mean, cov, n_annotators, n_classes, n_prevalence
+    ):
+        self.kind, self.row, self.answer, self.reference = (
+            np.asarray(x, dtype=np.int64) for x in (kind, row, answer, reference)
+        )
+        self.mean = np.asarray(mean, dtype=np.float64)
+        self.cov = np.asarray(cov, dtype=np.float64)
+        self.n_annotators, self.n_classes = int(n_annotators), int(n_classes)
+        self.n_prevalence = int(n_prevalence)
+        d = self.mean.size
+        if self.cov.shape != (d, d) or any(x.shape != (d,) for x in (self.kind, self.row)):
+            raise ConfigError(
+                f"joint prior: mean ({d},), cov ({d}, {d}) and one kind / row / class per "
+                "coordinate are needed."
+            )
+        self._set_normal(
+            self.mean,
+            self.cov,
+            "joint prior: the covariance of the earlier draws is not positive definite (too few "
+            "draws for the number of coordinates, or a row that never moved); use joint=False "
+            "or an earlier posterior with more draws.",
+        )
+
+    def covered_rows(self, n_annotators: int, n_prevalence: int):
+        """Boolean masks of the rows the normal covers: confusion (K, C), prevalence (L',)."""
+        self.check_size(n_annotators, n_prevalence)
+        conf = np.zeros(n_annotators * self.n_classes, dtype=bool)
+        conf[self.row[self.kind == 0]] = True
+        prev = np.zeros(n_prevalence, dtype=bool)
+        prev[self.row[self.kind == 1]] = True
+        return conf.reshape(n_annotators, self.n_classes), prev
+
+    def check_size(self, n_annotators: int, n_prevalence: int) -> None:
+        """ConfigError unless the model has the size the coordinates were made for."""
+        if n_annotators != self.n_annotators or (
+            self.n_prevalence > 0 and n_prevalence != self.n_prevalence
+        ):
+            raise ConfigError(
+                f"the joint prior was made for {self.n_annotators} annotators and "
+                f"{self.n_prevalence} prevalence rows; the model has {n_annotators} and "
+                f"{n_prevalence}. Build it for the new data (annotators=data.annotators) and "
+                "carry prevalences only between audits with the same channel groups."
+            )
+
+    def logp_and_grad(self, log_t, log_r):
+        """``log N(z; mean, cov)`` and its gradient with respect to ``log_t`` / ``log_r``.
+
+        ``log_t`` (K, C, C) and ``log_r`` (L', C) are the logs of the rows; the gradient
+        arrays have the same shapes (numpy reference of the numba kernel's term).
+        """
+        c = self.n_classes
+        flat_t, flat_r = log_t.reshape(-1, c), log_r
+        z = np.where(
+            self.kind == 0,
+            flat_t[self.row * (self.kind == 0), self.answer]
+            - flat_t[self.row * (self.kind == 0), self.reference],
+            flat_r[self.row * (self.kind == 1), self.answer]
+            - flat_r[self.row * (self.kind == 1), self.reference],
+        )
+        dev = z - self.mean
+        gz = -self.precision @ dev
+        gt, gr = np.zeros_like(flat_t), np.zeros_like(flat_r)
+        for d in range(z.size):
+            target = gt if self.kind[d] == 0 else gr
+            target[self.row[d], self.answer[d]] += gz[d]
+            target[self.row[d], self.reference[d]] -= gz[d]
+        return float(-0.5 * dev @ self.precision @ dev + self.log_norm), gt.reshape(log_t.shape), gr
+
+    def sample_rows(self, rng, size: int):
+        """Draws of the covered rows from the normal.
+
+        Returns ``{"confusion": {(j, y): (size, C)}, "prevalence": {q: (size, C)}}``.
+        """
+        return self._rows(self.mean + rng.standard_normal((size, self.mean.size)) @ self.chol.T)
+
+    def centre_rows(self):
+        """The covered rows at the normal's mean (the prior's median rows), as
+        :meth:`sample_rows` with one draw."""
+        return self._rows(self.mean[None])
+
+    def _rows(self, z):
+        size = z.shape[0]
+        logs: dict = {}
+        for d in range(self.mean.size):
+            key = (int(self.kind[d]), int(self.row[d]))
+            logs.setdefault(key, np.zeros((size, self.n_classes)))
+            logs[key][:, self.answer[d]] = z[:, d]  # the reference class stays at 0
+        out: dict = {"confusion": {}, "prevalence": {}}
+        for (kind, row), v in logs.items():
+            e = np.exp(v - v.max(axis=1, keepdims=True))
+            rows = e / e.sum(axis=1, keepdims=True)
+            if kind == 0:
+                out["confusion"][divmod(row, self.n_classes)] = rows
+            else:
+                out["prevalence"][row] = rows
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "dist": "RatioNormal",
+            "kind": self.kind.tolist(),
+            "row": self.row.tolist(),
+            "answer": self.answer.tolist(),
+            "reference": self.reference.tolist(),
+            "mean": self.mean.tolist(),
+            "cov": self.cov.tolist(),
+            "n_annotators": self.n_annotators,
+            "n_classes": self.n_classes,
+            "n_prevalence": self.n_prevalence,
+        }
+
+
+def dirichlet_from_moments(mean, var, *, inflate: float = 1.0, where=None):
+    """Moment-matched Dirichlet concentrations per row, divided by ``inflate`` (module docstring).
+
+    Parameters
+    ----------
+    mean, var : array-like of shape (..., C)
+        Row means (each summing to one) and per-entry variances.
+    inflate : float, default 1
+    where : callable, optional
+        Row index tuple -> text naming the row in messages.
+
+    Returns
+    -------
+    alpha : ndarray of shape (..., C)
+    errors : list of str
+        One message per row that no Dirichlet matches (a mean entry of 0 or 1, or a
+        total variance of zero or at least ``sum m (1 - m)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = np.array([0.5, 0.3, 0.2]); s = 99.0
+    >>> alpha, errors = dirichlet_from_moments(m, m * (1 - m) / (s + 1))
+    >>> alpha.round(6).tolist(), errors
+    ([49.5, 29.7, 19.8], [])
+    """
+    m = np.asarray(mean, dtype=np.float64)
+    v = np.asarray(var, dtype=np.float64)
+    spread = (m * (1 - m)).sum(axis=-1)
+    total = v.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = spread / total - 1.0
+    bad = ~((m > 0).all(axis=-1) & (total > 0) & (s > 0) & np.isfinite(s))
+    where = where or (lambda idx: f"row {idx}")
+    errors = [
+        f"{where(idx)} has mean {np.round(m[idx], 4).tolist()} and total variance "
+        f"{total[idx]:.4g}: a Dirichlet needs every mean entry > 0 and a total variance in "
+        f"(0, sum m (1 - m) = {spread[idx]:.4g})"
+        for idx in np.ndindex(bad.shape)
+        if bad[idx]
+    ]
+    return m * np.where(bad, 1.0, s)[..., None] / inflate, errors
+
+
 DEFAULT_PRIORS = {"a": (2.0, 2.0), "b": (2.0, 2.0), "prevalence": (1.0, 1.0)}
-_KEYS = tuple(DEFAULT_PRIORS)
-_BETA_KEYS = {"alpha", "beta", "dist"}
+#: Default Dirichlet concentrations: confusion rows (diagonal, off-diagonal) and prevalence.
+DEFAULT_DIAGONAL = 2.0
+DEFAULT_OFF_DIAGONAL = 1.0
+DEFAULT_PREVALENCE = 1.0
+_BETA_PRIORS = tuple(DEFAULT_PRIORS)
+_BETA_FIELDS = {"alpha", "beta", "dist"}
+_DIRICHLET_SCALARS = {
+    "diagonal": DEFAULT_DIAGONAL,
+    "off_diagonal": DEFAULT_OFF_DIAGONAL,
+    "prevalence": DEFAULT_PREVALENCE,
+}
+#: Full concentration arrays and their number of dimensions (priors from an earlier audit).
+_DIRICHLET_ARRAYS = {"confusion": 3, "prevalence_rows": 2}
+
+
+def _family_of(merged: Mapping, family: str | None, default: str = "beta") -> str:
+    """The family asked for, or the one the keys name (``default`` when they name none)."""
+    if family is not None:
+        if family not in FAMILIES:
+            raise ConfigError(f"prior family must be one of {FAMILIES}; got {family!r}.")
+        return family
+    beta = {"a", "b"} & set(merged)
+    dirichlet = ({"diagonal", "off_diagonal"} | set(_DIRICHLET_ARRAYS)) & set(merged)
+    if beta and dirichlet:
+        raise ConfigError(
+            f"priors mix the Beta family's {sorted(beta)} with the Dirichlet family's "
+            f"{sorted(dirichlet)}; give one family (a, b, prevalence for two classes, or "
+            "diagonal, off_diagonal, prevalence for Dirichlet rows)."
+        )
+    if beta:
+        return "beta"
+    return "dirichlet" if dirichlet else default
 
 
 class ChannelPriors:
-    """Beta priors for ``a``, ``b`` and ``prevalence``, validated at construction.
+    """Priors of the channel model in one family, validated at construction (module docstring).
 
     Parameters
     ----------
     config : mapping, optional
-        ``{"a": ..., "b": ..., "prevalence": ...}``; any subset. Merged with
-        keyword arguments (keywords win).
+        Any subset of the family's priors, merged with the keywords (keywords win).
+    family : {"beta", "dirichlet"}, optional
+        Default: the family the keys name (``a`` / ``b``: Beta; ``diagonal``,
+        ``off_diagonal``, ``confusion``, ``prevalence_rows``: Dirichlet), Beta when
+        they name neither. Models ask for theirs with :meth:`coerce`.
     **priors
-        Each value is a :class:`Beta`, a pair ``(alpha, beta)`` or a mapping
-        ``{"alpha": ..., "beta": ...}`` (optionally ``"dist": "Beta"``).
-        ``alpha`` and ``beta`` may be 1-D (one value per annotator for ``a``/``b``,
-        per score group for ``prevalence``); lengths are checked when a model
-        is built.
+        Beta family: ``a``, ``b``, ``prevalence``, each a :class:`Beta`, a pair
+        ``(alpha, beta)`` or ``{"alpha": .., "beta": ..}`` (scalars or one value per
+        annotator / score group). Dirichlet family: ``diagonal``, ``off_diagonal``
+        (scalar or one per annotator), ``prevalence`` (scalar or one per prevalence
+        row), or the full arrays ``confusion`` (K, C, C) and ``prevalence_rows``
+        (L', C). Sizes are checked when a model is built.
 
     Raises
     ------
     ConfigError
-        Listing every problem found: unknown keys, unknown fields, distributions
-        other than Beta, non-positive parameters.
+        Listing every problem found: unknown keys or fields, other distributions,
+        non-positive or non-finite parameters, keys of both families.
 
     Examples
     --------
-    >>> p = ChannelPriors(a=(1, 9), prevalence={"alpha": 2, "beta": 2})
-    >>> p
+    >>> ChannelPriors(a=(1, 9), prevalence={"alpha": 2, "beta": 2})
     ChannelPriors(a=Beta(1, 9), b=Beta(2, 2), prevalence=Beta(2, 2))
+    >>> ChannelPriors(diagonal=5)
+    ChannelPriors(diagonal=5, off_diagonal=1, prevalence=1)
     >>> ChannelPriors(sensitivity=(2, 2), a=(0, 1))
     Traceback (most recent call last):
     ...
@@ -310,50 +591,199 @@ class ChannelPriors:
       - prior 'a': alpha must be finite and > 0; got 0
     """
 
-    def __init__(self, config: Mapping | None = None, **priors):
+    def __init__(
+        self,
+        config: Mapping | None = None,
+        *,
+        family: str | None = None,
+        default_family: str = "beta",
+        **priors,
+    ):
         merged: dict = {}
-        errors: list[str] = []
         if config is not None:
             if not isinstance(config, Mapping):
                 raise ConfigError(f"priors config must be a mapping; got {type(config).__name__}.")
             merged.update(config)
         merged.update(priors)
-        parsed = {}
-        for key in merged:
-            if key not in _KEYS:
-                errors.append(
-                    f"unknown prior {key!r}; known priors are " + ", ".join(repr(k) for k in _KEYS)
-                )
-        for key in _KEYS:
-            value = merged.get(key, DEFAULT_PRIORS[key])
-            beta, errs = _parse_one(key, value)
-            errors.extend(errs)
-            parsed[key] = beta
+        self.family: str = _family_of(merged, family, default_family)
+        known = _BETA_PRIORS if self.family == "beta" else (*_DIRICHLET_SCALARS, *_DIRICHLET_ARRAYS)
+        errors = [
+            f"unknown prior {key!r}; known priors are " + ", ".join(repr(k) for k in known)
+            for key in merged
+            if key not in known
+        ]
+        self._beta: dict[str, Beta] = {}
+        self.diagonal = self.off_diagonal = self.prevalence_concentration = None
+        self.confusion: np.ndarray | None = None
+        self.prevalence_rows: np.ndarray | None = None
+        if self.family == "beta":
+            for key in _BETA_PRIORS:
+                beta, errs = _parse_one(key, merged.get(key, DEFAULT_PRIORS[key]))
+                errors.extend(errs)
+                if beta is not None:
+                    self._beta[key] = beta
+        else:
+            scalars = {
+                key: _positive(f"prior {key!r}", merged.get(key, default), errors)
+                for key, default in _DIRICHLET_SCALARS.items()
+            }
+            self.diagonal, self.off_diagonal = scalars["diagonal"], scalars["off_diagonal"]
+            self.prevalence_concentration = scalars["prevalence"]
+            self.confusion = _positive("prior 'confusion'", merged.get("confusion"), errors, 3)
+            self.prevalence_rows = _positive(
+                "prior 'prevalence_rows'", merged.get("prevalence_rows"), errors, 2
+            )
         if errors:
             head = "1 problem" if len(errors) == 1 else f"{len(errors)} problems"
             raise ConfigError(
                 f"{head} in channel priors:\n" + "\n".join(f"  - {e}" for e in errors)
             )
-        self.a: Beta = parsed["a"]
-        self.b: Beta = parsed["b"]
-        self.prevalence: Beta = parsed["prevalence"]
         #: where the priors came from (set by :meth:`from_fit`; None for hand-written priors)
         self.origin: dict | None = None
-        #: optional :class:`JointLogitNormal` on top of the Beta priors (``from_fit(joint=True)``)
-        self.joint: JointLogitNormal | None = None
+        #: the joint normal on top of the rows (``from_fit(joint=True)``): a
+        #: :class:`JointLogitNormal` (Beta family) or :class:`JointRatioNormal` (Dirichlet)
+        self.joint: JointLogitNormal | JointRatioNormal | None = None
 
-    @classmethod
-    def coerce(cls, priors) -> ChannelPriors:
-        """``None`` -> defaults, a mapping -> validated, a ChannelPriors unchanged."""
-        if priors is None:
-            return cls()
-        if isinstance(priors, ChannelPriors):
-            return priors
-        if isinstance(priors, Mapping):
-            return cls(priors)
+    # ----------------------------------------------------------------- Beta family
+    def _beta_prior(self, key: str) -> Beta:
+        if self.family != "beta":
+            raise ConfigError(
+                f"the prior {key!r} is a Beta of the two-class family; these priors are "
+                "Dirichlet rows (use confusion_alpha / prevalence_alpha)."
+            )
+        return self._beta[key]
+
+    @property
+    def a(self) -> Beta:
+        """Beta prior of the false-positive rates ``a_j = T_j[0, 1]`` (Beta family)."""
+        return self._beta_prior("a")
+
+    @property
+    def b(self) -> Beta:
+        """Beta prior of the sensitivities ``b_j = T_j[1, 1]`` (Beta family)."""
+        return self._beta_prior("b")
+
+    @property
+    def prevalence(self) -> Beta:
+        """Beta prior of each score group's ``P(Y = 1)`` (Beta family)."""
+        return self._beta_prior("prevalence")
+
+    @property
+    def logit_joint(self) -> JointLogitNormal | None:
+        """The Beta family's joint normal on log-odds, or None without a joint prior."""
+        if self.joint is None or isinstance(self.joint, JointLogitNormal):
+            return self.joint
         raise ConfigError(
-            f"priors must be None, a mapping or a ChannelPriors; got {type(priors).__name__}."
+            "the joint prior is a normal on Dirichlet rows' log-ratios; the two-class model "
+            "with Beta priors takes one on log-odds (ChannelPriors.from_fit of a binary fit)."
         )
+
+    # ----------------------------------------------------------------- both families
+    @classmethod
+    def coerce(cls, priors, family: str | None = None, *, default: str = "beta") -> ChannelPriors:
+        """``None`` -> defaults, a mapping -> validated, a ChannelPriors unchanged; in
+        ``family`` (a ChannelPriors of another family is a ConfigError), else in the family
+        the keys name or ``default``."""
+        if priors is None:
+            return cls(family=family or default)
+        if isinstance(priors, Mapping):
+            return cls(priors, family=family, default_family=default)
+        if not isinstance(priors, ChannelPriors):
+            raise ConfigError(
+                f"priors must be None, a mapping or a ChannelPriors; got {type(priors).__name__}."
+            )
+        if family is not None and priors.family != family:
+            raise ConfigError(
+                f"this model takes priors of the {family!r} family; got {priors.family!r} "
+                "priors (Beta priors are for the two-class model with its orientation "
+                "constraint, Dirichlet rows for the C-class model)."
+            )
+        return priors
+
+    @staticmethod
+    def _expand(arr, size: int, what: str) -> np.ndarray:
+        if arr.ndim == 1 and arr.size != size:
+            raise ConfigError(
+                f"prior {what!r} has {arr.size} values but the model has {size}; give one value "
+                "or one per entry."
+            )
+        return np.broadcast_to(arr, (size,)).astype(np.float64)
+
+    def confusion_alpha(self, n_annotators: int, n_classes: int) -> np.ndarray:
+        """Dirichlet concentrations of the confusion rows, shape (K, C, C), in either family
+        (a Beta(alpha, beta) on ``a_j`` is the row ``(beta, alpha)``; C = 2 only)."""
+        if self.family == "beta":
+            self._two_classes(n_classes)
+            a_al, a_be = self.a.expand(n_annotators, "annotator")
+            b_al, b_be = self.b.expand(n_annotators, "annotator")
+            return np.stack([np.stack([a_be, a_al], -1), np.stack([b_be, b_al], -1)], axis=1)
+        if self.confusion is not None:
+            want = (n_annotators, n_classes, n_classes)
+            if self.confusion.shape != want:
+                raise ConfigError(
+                    f"prior 'confusion' has shape {self.confusion.shape} but the model has "
+                    f"{want} (annotators, classes, classes); build it for the new data's "
+                    "annotators (ChannelPriors.from_fit(..., annotators=data.annotators))."
+                )
+            return self.confusion.copy()
+        diag = self._expand(self.diagonal, n_annotators, "diagonal")
+        off = self._expand(self.off_diagonal, n_annotators, "off_diagonal")
+        eye = np.eye(n_classes)[None]
+        return diag[:, None, None] * eye + off[:, None, None] * (1.0 - eye)
+
+    def prevalence_alpha(self, n_rows: int, n_classes: int) -> np.ndarray:
+        """Dirichlet concentrations of the prevalence rows, shape (L', C), in either family."""
+        if self.family == "beta":
+            self._two_classes(n_classes)
+            al, be = self.prevalence.expand(n_rows, "group")
+            return np.stack([be, al], axis=-1)
+        if self.prevalence_rows is not None:
+            if self.prevalence_rows.shape != (n_rows, n_classes):
+                raise ConfigError(
+                    f"prior 'prevalence_rows' has shape {self.prevalence_rows.shape} but the "
+                    f"model has {(n_rows, n_classes)} (prevalence rows, classes): carry "
+                    "prevalences over only between audits with the same channel groups."
+                )
+            return self.prevalence_rows.copy()
+        conc = self._expand(self.prevalence_concentration, n_rows, "prevalence")
+        return np.repeat(conc[:, None], n_classes, 1)
+
+    def _two_classes(self, n_classes: int) -> None:
+        if n_classes != 2:
+            raise ConfigError(
+                f"Beta priors (a, b) are for two classes; the data have {n_classes}. Give "
+                "Dirichlet rows (diagonal, off_diagonal, prevalence) instead."
+            )
+
+    def confusion_mean(self, n_annotators: int, n_classes: int) -> np.ndarray:
+        """Prior centre of every confusion row, (K, C, C): the Dirichlet mean, or for rows
+        under a :class:`JointRatioNormal` the row at its mean log-ratios (for display)."""
+        alpha = self.confusion_alpha(n_annotators, n_classes)
+        out = alpha / alpha.sum(axis=-1, keepdims=True)
+        if isinstance(self.joint, JointRatioNormal):
+            for (j, y), rows in self.joint.centre_rows()["confusion"].items():
+                out[j, y] = rows[0]
+        return out
+
+    @property
+    def invariant(self) -> bool:
+        """True when the prior is unchanged by relabelling the latent classes (never for the
+        Beta family, whose orientation constraint fixes the labelling)."""
+        if self.family == "beta" or self.joint is not None:
+            return False
+        if self.confusion is not None:
+            # every entry of an annotator's rows equal: a permutation of rows and columns
+            # leaves the array as it is
+            flat = self.confusion.reshape(self.confusion.shape[0], -1)
+            same = bool(np.all(flat == flat[:, :1]))
+        else:
+            diag, off = np.broadcast_arrays(
+                np.asarray(self.diagonal), np.asarray(self.off_diagonal)
+            )
+            same = bool(np.array_equal(diag, off))
+        if self.prevalence_rows is not None:
+            same &= bool(np.all(self.prevalence_rows == self.prevalence_rows[:, :1]))
+        return same
 
     @classmethod
     def from_fit(
@@ -362,44 +792,52 @@ class ChannelPriors:
         *,
         inflate: float = 2.0,
         annotators=None,
+        classes=None,
         prevalence: bool = False,
         se: Mapping | None = None,
         joint: bool = False,
     ) -> ChannelPriors:
-        """Moment-matched Beta priors per annotator from an earlier fit (module docstring).
+        """Moment-matched priors per annotator from an earlier fit (module docstring).
 
         Parameters
         ----------
         fit : ChannelFit
-            A posterior (``fit.a`` with two or more draws), channel draws from
+            A posterior (two or more draws; e.g. :func:`~bayescal.bayes.fit_channels_bayes`
+            or a loaded ``posterior.nc``), channel draws from
             :func:`bayescal.channels.bootstrap.bootstrap_channels`, or a point fit with
-            ``se``.
+            ``se``. A binary fit gives Beta priors, a multiclass fit Dirichlet rows.
         inflate : float, default 2.0
-            Drift discount >= 1: the earlier audit counts as ``1 / inflate`` of its items.
+            Drift discount in [1, :data:`MAX_INFLATE`]: the earlier audit counts as
+            ``1 / inflate`` of its items.
         annotators : list of str, optional
             The new data's annotators, in its order; default the fit's. Names the earlier
-            fit does not know get the default ``Beta(2, 2)``.
+            fit does not know keep the family's default prior (and are warned about).
+        classes : list of str, optional
+            The new data's classes; must equal a multiclass fit's (checked when given).
         prevalence : bool, default False
-            Carry the prevalence of each score group over too (the new data must then
-            use the same groups, checked by length when the model is built).
+            Carry each group's prevalence over too (the new data must use the same
+            groups, checked when the model is built).
         se : mapping, optional
-            ``{"a": (K,), "b": (K,)}`` (and ``"prevalence"``) standard errors of a point
-            fit (one draw); ignored for fits with draws.
+            Standard errors of a point fit (one draw): ``{"a": (K,), "b": (K,)[,
+            "prevalence": (L,)]}`` for a binary fit, ``{"confusion": (K, C, C)[,
+            "prevalence": (L, C)]}`` for a multiclass one; ignored for fits with draws.
         joint : bool, default False
-            Keep the earlier posterior's correlations: a :class:`JointLogitNormal` on
-            the log-odds of every carried-over rate (needs draws; module docstring).
+            Keep the earlier posterior's correlations (one normal on all carried-over
+            coordinates; needs draws).
 
         Returns
         -------
         ChannelPriors
-            With ``origin``: which annotators came from the earlier fit, ``inflate``,
-            and the earlier means.
+            With ``origin``: which annotators came from the earlier fit (``from_fit``) and
+            which keep the default (``default``), ``inflate``, the earlier means and the
+            prior's weight in items (``pseudo_items``).
 
         Raises
         ------
         ConfigError
-            ``inflate < 1``, a point fit without ``se``, a standard error that is not
-            positive or at least ``sqrt(m (1 - m))`` (no Beta has it), or a mean of 0 or 1.
+            ``inflate`` out of range, repeated annotator names, no annotator shared with
+            the new data, other classes, a point fit without ``se``, or moments no
+            Beta / Dirichlet matches.
 
         Examples
         --------
@@ -416,78 +854,92 @@ class ChannelPriors:
         >>> halved = ChannelPriors.from_fit(fit)  # default drift discount: half the weight
         >>> bool(np.isclose(halved.a.alpha[0], p.a.alpha[0] / 2))
         True
+        >>> rows = rng.dirichlet([80.0, 15.0, 5.0], size=(4000, 1, 3))  # one annotator
+        >>> fit3 = ChannelFit.from_confusion(
+        ...     rows, np.full((4000, 1, 3), 1 / 3), annotators=["ann"], classes=["a", "b", "c"],
+        ...     groups=["all"], group_counts=[100], method="bayes_multiclass")
+        >>> p3 = ChannelPriors.from_fit(fit3, inflate=1.0)
+        >>> row = p3.confusion[0, 0]  # close to the Dirichlet(80, 15, 5) drawn from
+        >>> p3.family, (row / row.sum()).round(2).tolist(), round(float(row.sum()) / 100, 1)
+        ('dirichlet', [0.8, 0.15, 0.05], 1.0)
         """
         inflate = check_inflate(inflate)
         old = [str(x) for x in fit.annotators]
         new = old if annotators is None else [str(x) for x in annotators]
-        keys = ("a", "b", "prevalence") if prevalence else ("a", "b")
-        moments = {key: _fit_moments(fit, key, se) for key in keys}
-        errors, parsed, means = [], {}, {}
-        for key in keys:
-            m, v = moments[key]
-            labels = (
-                old if key != "prevalence" else [str(g) for g in fit.prevalence["group"].values]
-            )
-            alpha, beta, errs = _match_beta(key, labels, m, v, inflate)
-            errors.extend(errs)
-            means[key] = dict(zip(labels, m.tolist()))
-            if key == "prevalence":
-                parsed[key] = (alpha, beta)
-                continue
-            default_al, default_be = DEFAULT_PRIORS[key]
-            index = {name: j for j, name in enumerate(old)}
-            parsed[key] = (
-                np.array([alpha[index[n]] if n in index else default_al for n in new]),
-                np.array([beta[index[n]] if n in index else default_be for n in new]),
-            )
-        if errors:
-            raise ConfigError("cannot build priors from this fit: " + "; ".join(errors) + ".")
-        if joint:
-            parsed, joint_prior = _joint_from_draws(fit, new, old, prevalence, inflate, parsed)
-        priors = cls(**parsed)
-        if joint:
-            priors.joint = joint_prior
-        priors.origin = origin_record(fit, new, old, inflate, means, joint=bool(joint))
+        index = _shared_annotators(old, new)
+        build = _beta_from_fit if getattr(fit, "layout", "binary") == "binary" else _rows_from_fit
+        options, means, extra, joint_prior = build(
+            fit, new, index, inflate, classes=classes, prevalence=prevalence, se=se, joint=joint
+        )
+        priors = cls(**options)
+        priors.joint = joint_prior
+        priors.origin = {
+            "inflate": inflate,
+            "from_fit": [n for n in new if n in index],
+            "default": [n for n in new if n not in index],
+            "unused": [n for n in old if n not in set(new)],
+            "earlier_means": means,
+            "method": getattr(fit, "method", None),
+            "joint": bool(joint),
+            **extra,
+        }
         return priors
 
     def to_dict(self) -> dict:
-        """Plain, JSON-friendly description (stored in InferenceData attrs)."""
-        out = {}
-        for key in _KEYS:
-            p = getattr(self, key)
-            out[key] = {
-                "dist": "Beta",
-                "alpha": np.asarray(p.alpha).tolist(),
-                "beta": np.asarray(p.beta).tolist(),
-            }
+        """Plain, JSON-friendly description (stored in InferenceData attrs), with ``origin``
+        (the annotators from the earlier fit and the prior's weight in items) when set."""
+        out: dict = {"family": self.family}
+        if self.family == "beta":
+            for key in _BETA_PRIORS:
+                p = self._beta[key]
+                out[key] = {
+                    "dist": "Beta",
+                    "alpha": np.asarray(p.alpha).tolist(),
+                    "beta": np.asarray(p.beta).tolist(),
+                }
+        else:
+            out["diagonal"] = np.asarray(self.diagonal).tolist()
+            out["off_diagonal"] = np.asarray(self.off_diagonal).tolist()
+            out["prevalence"] = np.asarray(self.prevalence_concentration).tolist()
+            for key in _DIRICHLET_ARRAYS:
+                if getattr(self, key) is not None:
+                    out[key] = getattr(self, key).tolist()
         if self.joint is not None:
             out["joint"] = self.joint.to_dict()
+        if self.origin is not None:
+            out["origin"] = self.origin
         return out
 
     def __eq__(self, other) -> bool:
         return isinstance(other, ChannelPriors) and self.to_dict() == other.to_dict()
 
     def __repr__(self) -> str:
-        joint = "" if self.joint is None else f", joint=LogitNormal({self.joint.index.size} rates)"
-        return f"ChannelPriors(a={self.a!r}, b={self.b!r}, prevalence={self.prevalence!r}{joint})"
+        if self.family == "beta":
+            joint = (
+                "" if self.joint is None else f", joint=LogitNormal({self.joint.mean.size} rates)"
+            )
+            return (
+                f"ChannelPriors(a={self.a!r}, b={self.b!r}, prevalence={self.prevalence!r}{joint})"
+            )
 
+        def show(x):
+            return f"{float(x):g}" if x.ndim == 0 else "[" + ", ".join(f"{v:g}" for v in x) + "]"
 
-def origin_record(fit, new, known, inflate: float, means: dict, **extra) -> dict:
-    """Where priors from an earlier audit came from (``priors.origin``, both tracks): the new
-    data's annotators the earlier fit knew (``from_fit``) and did not (``default``),
-    ``inflate``, the earlier means and the earlier fit's method, plus ``extra``."""
-    return {
-        "inflate": inflate,
-        "from_fit": [n for n in new if n in known],
-        "default": [n for n in new if n not in known],
-        "earlier_means": means,
-        "method": getattr(fit, "method", None),
-        **extra,
-    }
+        if self.confusion is not None:
+            rows = f"confusion=<{self.confusion.shape[0]} x {self.confusion.shape[1]} rows>"
+        else:
+            rows = f"diagonal={show(self.diagonal)}, off_diagonal={show(self.off_diagonal)}"
+        if self.prevalence_rows is not None:
+            prev = f"prevalence_rows=<{self.prevalence_rows.shape[0]} rows>"
+        else:
+            prev = f"prevalence={show(self.prevalence_concentration)}"
+        joint = "" if self.joint is None else f", joint=RatioNormal({self.joint.mean.size} coords)"
+        return f"ChannelPriors({rows}, {prev}{joint})"
 
 
 def check_inflate(inflate) -> float:
-    """The drift discount of priors from an earlier audit: a finite number >= 1, or ConfigError.
+    """The drift discount of priors from an earlier audit: a number in [1, MAX_INFLATE], or
+    ConfigError saying what the bound means (module docstring).
 
     Examples
     --------
@@ -502,7 +954,84 @@ def check_inflate(inflate) -> float:
         raise ConfigError(
             f"inflate must be a finite number >= 1 (1 = no drift discount); got {inflate!r}."
         )
+    if inflate > MAX_INFLATE:
+        raise ConfigError(
+            f"inflate {inflate:g} is above {MAX_INFLATE:g}: it would count an earlier audit of a "
+            "million items as less than one item, i.e. say nothing. Audit without --priors "
+            "instead (or give a drift discount such as 2-10)."
+        )
     return inflate
+
+
+def _shared_annotators(old: list[str], new: list[str]) -> dict[str, int]:
+    """``{name: position in the earlier fit}``, after refusing repeated names and an earlier
+    fit that shares no annotator with the new data; new names it lacks are warned about."""
+    for what, names in (("the earlier fit (priors)", old), ("the new data", new)):
+        seen, twice = set(), []
+        for n in names:
+            if n in seen and n not in twice:
+                twice.append(n)
+            seen.add(n)
+        if twice:
+            raise ConfigError(
+                f"{what} names annotator(s) {twice} more than once, so which one's channel "
+                "is meant is ambiguous; give each annotator one unique name."
+            )
+    index = {name: j for j, name in enumerate(old)}
+    unknown = [n for n in new if n not in index]
+    if new and len(unknown) == len(new):
+        raise ConfigError(
+            f"none of the new data's annotators {new} is in the earlier fit (annotators "
+            f"{old}): priors from it would be the default priors for everyone. Check that the "
+            "names are spelled the same in both audits, or audit without priors."
+        )
+    if unknown:
+        warnings.warn(
+            f"priors from the earlier fit: annotator(s) {unknown} are not in it and keep the "
+            "default prior (listed in priors.origin['default']).",
+            BayescalWarning,
+            stacklevel=3,
+        )
+    return index
+
+
+def _check_concentrations(alpha: np.ndarray, where) -> list[str]:
+    """Messages for the discounted concentrations below :data:`MIN_CONCENTRATION`."""
+    return [
+        f"{where(idx)} has a concentration {alpha[idx]:.3g} after the drift discount, below "
+        f"{MIN_CONCENTRATION:.2g}: most of its draws are exactly 0 in double precision. Use "
+        "a smaller inflate"
+        for idx in np.ndindex(alpha.shape)
+        if alpha[idx] < MIN_CONCENTRATION
+    ]
+
+
+def _pseudo_items(alpha: np.ndarray, names: list[str], rows: list[str]) -> dict:
+    """``{name: {row: concentration sum}}``: how many items each prior row counts as."""
+    total = alpha.sum(axis=-1)
+    return {n: {r: float(total[i, y]) for y, r in enumerate(rows)} for i, n in enumerate(names)}
+
+
+def _positive(name: str, value, errors: list[str], ndim: int | None = None):
+    """Positive finite numbers: a scalar or 1-D array (``ndim=None``), else exactly ``ndim``-D
+    with two or more classes on the last axis; problems appended to ``errors``."""
+    if value is None:
+        return None
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        errors.append(f"{name} must be a number or an array of numbers; got {value!r}")
+        return None
+    if ndim is None and (arr.ndim > 1 or arr.size == 0):
+        errors.append(f"{name} must be a scalar or a non-empty 1-D array; got shape {arr.shape}")
+        return None
+    if ndim is not None and (arr.ndim != ndim or arr.size == 0 or arr.shape[-1] < 2):
+        errors.append(f"{name} must be a {ndim}-D array with >= 2 classes; got shape {arr.shape}")
+        return None
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        errors.append(f"{name} must be finite and > 0; got {value!r}")
+        return None
+    return arr
 
 
 def _parse_one(key: str, value) -> tuple[Beta | None, list[str]]:
@@ -513,7 +1042,7 @@ def _parse_one(key: str, value) -> tuple[Beta | None, list[str]]:
         errors = [
             f"{where}: unknown field {f!r}; use 'alpha' and 'beta'"
             for f in value
-            if f not in _BETA_KEYS
+            if f not in _BETA_FIELDS
         ]
         dist = value.get("dist", "Beta")
         if dist != "Beta":
@@ -539,6 +1068,7 @@ def _parse_one(key: str, value) -> tuple[Beta | None, list[str]]:
     return Beta(alpha, beta), []
 
 
+# ------------------------------------------------------------------- from_fit: Beta family
 def _fit_moments(fit, key: str, se) -> tuple[np.ndarray, np.ndarray]:
     """Mean and variance of ``fit.<key>`` over its draws, or the point and ``se**2``."""
     draws = np.asarray(getattr(fit, key).values, dtype=np.float64)
@@ -567,15 +1097,52 @@ def _match_beta(key, labels, m, v, inflate):
             )
     with np.errstate(divide="ignore", invalid="ignore"):
         total = m * (1 - m) / v - 1
-    return m * total / inflate, (1 - m) * total / inflate, errors
+    alpha, beta = m * total / inflate, (1 - m) * total / inflate
+    if not errors:
+        pair = np.stack([alpha, beta], axis=-1)
+        errors = _check_concentrations(pair, lambda idx: f"{key}[{labels[idx[0]]}]")
+    return alpha, beta, errors
 
 
-def _joint_from_draws(fit, new, old, prevalence, inflate, parsed):
+def _beta_from_fit(fit, new, index, inflate, *, classes, prevalence, se, joint):
+    """Options of the Beta family from a binary fit, the earlier means, origin extras and the
+    joint normal (or None)."""
+    del classes  # a binary fit's classes are the two of the binary data
+    old = [str(x) for x in fit.annotators]
+    keys = ("a", "b", "prevalence") if prevalence else ("a", "b")
+    errors, parsed, means = [], {}, {}
+    for key in keys:
+        m, v = _fit_moments(fit, key, se)
+        labels = old if key != "prevalence" else [str(g) for g in fit.prevalence["group"].values]
+        alpha, beta, errs = _match_beta(key, labels, m, v, inflate)
+        errors.extend(errs)
+        means[key] = dict(zip(labels, m.tolist()))
+        if key == "prevalence":
+            parsed[key] = (alpha, beta)
+            continue
+        default_al, default_be = DEFAULT_PRIORS[key]
+        parsed[key] = (
+            np.array([alpha[index[n]] if n in index else default_al for n in new]),
+            np.array([beta[index[n]] if n in index else default_be for n in new]),
+        )
+    if errors:
+        raise ConfigError("cannot build priors from this fit: " + "; ".join(errors) + ".")
+    carried = [n for n in new if n in index]
+    rows = np.stack([np.stack(parsed[key], axis=-1) for key in ("a", "b")], axis=1)  # (K, 2, 2)
+    extra = {
+        "pseudo_items": _pseudo_items(rows[[new.index(n) for n in carried]], carried, ["0", "1"])
+    }
+    joint_prior = None
+    if joint:
+        parsed, joint_prior = _logit_joint_from_draws(fit, new, index, prevalence, inflate, parsed)
+    return parsed, means, extra, joint_prior
+
+
+def _logit_joint_from_draws(fit, new, index, prevalence, inflate, parsed):
     """Beta(1, 1) for the carried-over rates and the normal of their earlier log-odds."""
     if np.asarray(fit.a.values).shape[0] < 2:
         raise ConfigError("joint=True needs posterior draws (a point fit has no correlations).")
     k = len(new)
-    index = {name: j for j, name in enumerate(old)}
     columns, positions = [], []
     for block, key in enumerate(("a", "b")):
         draws = np.asarray(getattr(fit, key).values, dtype=np.float64)
@@ -601,3 +1168,121 @@ def _joint_from_draws(fit, new, old, prevalence, inflate, parsed):
     joint = JointLogitNormal(positions, z.mean(axis=0), cov, k, n_prev)
     joint.draws_ess = covariance_shift(z)[1]
     return parsed, joint
+
+
+# ------------------------------------------------------------- from_fit: Dirichlet family
+def _moments(draws, se, what):
+    """Mean and variance over draws, or a point fit's value and ``se**2``."""
+    if draws.shape[0] >= 2:
+        return draws.mean(axis=0), draws.var(axis=0, ddof=1)
+    if se is None:
+        raise ConfigError(
+            f"the fit has one draw (a point fit), so its uncertainty about the {what} is "
+            "unknown: pass se= (standard errors of the same shape), or sample the earlier "
+            "audit's posterior with fit_channels_bayes."
+        )
+    sd = np.asarray(se, dtype=np.float64)
+    if sd.shape != draws.shape[1:]:
+        raise ConfigError(f"se for the {what} must have shape {draws.shape[1:]}; got {sd.shape}.")
+    if not np.all(np.isfinite(sd) & (sd > 0)):
+        raise ConfigError(f"se for the {what} must be finite and > 0.")
+    return draws[0], sd**2
+
+
+def _rows_from_fit(fit, new, index, inflate, *, classes, prevalence, se, joint):
+    """Options of the Dirichlet family from a multiclass fit, as :func:`_beta_from_fit`."""
+    fit_classes = [str(c) for c in fit.classes]
+    if classes is not None and [str(c) for c in classes] != fit_classes:
+        raise ConfigError(
+            f"the earlier fit has classes {fit_classes}, the new data {list(classes)}: priors "
+            "carry over only between audits with the same classes in the same order."
+        )
+    se = {} if se is None else dict(se)
+    unknown = sorted(set(se) - {"confusion", "prevalence"})
+    if unknown:
+        raise ConfigError(f"se keys must be 'confusion' and 'prevalence'; got {unknown}.")
+    old = [str(a) for a in fit.annotators]
+    c = len(fit_classes)
+    conf_m, conf_v = _moments(
+        np.asarray(fit.confusion.values, np.float64), se.get("confusion"), "confusion"
+    )
+
+    def row_name(idx):
+        return f"confusion row {old[idx[0]]!r} / true class {fit_classes[idx[1]]!r}"
+
+    alpha_old, errors = dirichlet_from_moments(conf_m, conf_v, inflate=inflate, where=row_name)
+    if not errors:
+        errors = _check_concentrations(alpha_old, row_name)
+    alpha = ChannelPriors(family="dirichlet").confusion_alpha(len(new), c)
+    for j, name in enumerate(new):
+        if name in index:
+            alpha[j] = alpha_old[index[name]]
+    options: dict = {"confusion": alpha}
+    carried = [n for n in new if n in index]
+    means: dict = {"confusion": {name: conf_m[index[name]].tolist() for name in carried}}
+    extra: dict = {
+        "prevalence": bool(prevalence),
+        "prevalence_groups": None,
+        "pseudo_items": _pseudo_items(alpha[[new.index(n) for n in carried]], carried, fit_classes),
+    }
+    if prevalence:
+        groups = [str(g) for g in fit.class_prevalence["group"].values]
+        prev_m, prev_v = _moments(
+            np.asarray(fit.class_prevalence.values, np.float64), se.get("prevalence"), "prevalence"
+        )
+        beta, errs = dirichlet_from_moments(
+            prev_m,
+            prev_v,
+            inflate=inflate,
+            where=lambda idx: f"prevalence of group {groups[idx[0]]!r}",
+        )
+        errors += errs
+        options["prevalence_rows"] = beta
+        means["prevalence"] = dict(zip(groups, prev_m.tolist()))
+        extra["prevalence_groups"] = groups
+    if errors:
+        raise ConfigError("cannot build priors from this fit: " + "; ".join(errors) + ".")
+    joint_prior = None
+    if joint:
+        options, joint_prior = _ratio_joint_from_draws(
+            fit, new, index, prevalence, inflate, options
+        )
+    return options, means, extra, joint_prior
+
+
+def _ratio_joint_from_draws(fit, new, index, prevalence, inflate, options):
+    """Dirichlet(1) for the carried rows and the normal of their earlier log-ratios."""
+    conf = np.asarray(fit.confusion.values, dtype=np.float64)  # (S, K_old, C, C)
+    if conf.shape[0] < 2:
+        raise ConfigError("joint=True needs posterior draws (a point fit has no correlations).")
+    c = conf.shape[-1]
+    kind, row, answer, reference, columns = [], [], [], [], []
+    for j, name in enumerate(new):
+        if name not in index:
+            continue
+        for y in range(c):
+            logs = np.log(conf[:, index[name], y])
+            for a in range(c):
+                if a != y:
+                    kind.append(0), row.append(j * c + y), answer.append(a), reference.append(y)
+                    columns.append(logs[:, a] - logs[:, y])
+            options["confusion"][j, y] = 1.0
+    n_prev = 0
+    if prevalence:
+        prev = np.asarray(fit.class_prevalence.values, dtype=np.float64)  # (S, L, C)
+        n_prev = prev.shape[1]
+        for q in range(n_prev):
+            logs = np.log(prev[:, q])
+            r = int(prev[:, q].mean(axis=0).argmax())
+            for a in range(c):
+                if a != r:
+                    kind.append(1), row.append(q), answer.append(a), reference.append(r)
+                    columns.append(logs[:, a] - logs[:, r])
+        options["prevalence_rows"] = np.ones((n_prev, c))
+    z = np.column_stack(columns)
+    if not np.all(np.isfinite(z)):
+        raise ConfigError("joint=True needs rows strictly inside the simplex in every draw.")
+    cov = np.atleast_2d(np.cov(z, rowvar=False)) * inflate
+    joint = JointRatioNormal(kind, row, answer, reference, z.mean(axis=0), cov, len(new), c, n_prev)
+    joint.draws_ess = covariance_shift(z)[1]
+    return options, joint

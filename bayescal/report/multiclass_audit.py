@@ -20,7 +20,7 @@ from typing import Any
 from bayescal._random import seed_from
 from bayescal._typing import Bins, RandomState, Weights
 from bayescal.bayes.dependence import parse_dependence
-from bayescal.bayes.multiclass import MulticlassPriors
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
 from bayescal.options import MULTICLASS_CHANNEL_CHOICES, MULTICLASS_SKIP_SECTIONS
@@ -128,9 +128,9 @@ def audit_multiclass(
     gold_in_ece : bool, default False
         Count the container's gold items in the calibration error too (by default
         they only inform the confusions: they are often chosen non-randomly).
-    priors : MulticlassPriors, mapping or None
+    priors : ChannelPriors, mapping or None
         Priors of the Bayesian confusions, for example
-        ``MulticlassPriors.from_fit(earlier_fit, annotators=data.annotators)``; the
+        ``ChannelPriors.from_fit(earlier_fit, annotators=data.annotators)``; the
         report checks them for prior-data conflict.
     dependence : None, "all" or "r1:r2,..."
         Also fit the conditional-dependence model
@@ -184,7 +184,7 @@ def audit_multiclass(
         raise ConfigError("gold_in_ece needs gold items: the data have no 'gold' variable.")
     skip = check_skip(skip, MULTICLASS_SKIP_SECTIONS, "multiclass audit")
     if priors is not None:
-        priors = MulticlassPriors.coerce(priors)
+        priors = ChannelPriors.coerce(priors, "dirichlet")
         priors.confusion_alpha(data.n_annotators, data.n_classes)  # shape checked up front
     started = time.perf_counter()
     ctx = steps.MulticlassContext(

@@ -13,8 +13,8 @@ import shlex
 import sys
 import time
 
-from bayescal.bayes.multiclass import MulticlassPriors
-from bayescal.bayes.multiclass_priors import load_multiclass_posterior
+from bayescal.bayes.posterior_file import load_multiclass_posterior
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.errors import ConfigError
 from bayescal.examples import load_example
 from bayescal.report.cli import check_arguments
@@ -85,7 +85,7 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
     data = load_multiclass_data(args)
     priors = None
     if earlier is not None:
-        priors = MulticlassPriors.from_fit(
+        priors = ChannelPriors.from_fit(
             earlier,
             inflate=args.priors_inflate,
             annotators=data.annotators,

@@ -9,9 +9,9 @@ whether they identify the confusions on their own
 much they narrowed the confusion intervals: the Bayesian fit is repeated on the
 unknown items alone (same priors, settings and seed) and the interval widths of
 every confusion entry compared. Priors from an earlier audit
-(:meth:`~bayescal.bayes.multiclass.MulticlassPriors.from_fit`) are listed with
+(:meth:`~bayescal.bayes.priors.ChannelPriors.from_fit`) are listed with
 the prior-data conflict check of
-:func:`~bayescal.bayes.multiclass_conflict.multiclass_prior_conflict`.
+:func:`~bayescal.bayes.conflict.prior_conflict`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ import warnings as _warnings
 
 import numpy as np
 
-from bayescal.bayes.conflict import CONFLICT_LEVEL
-from bayescal.bayes.multiclass_conflict import multiclass_prior_conflict
+from bayescal.bayes.conflict import CONFLICT_LEVEL, prior_conflict
 from bayescal.channels.identification import (
     GOLD_ROW_SE_WARNING,
     check_multiclass_design,
@@ -139,7 +138,7 @@ def _priors_part(ctx, out: dict) -> tuple[list, list]:
     priors = ctx.priors
     origin = priors.origin or {}
     s = ctx.summary
-    conflict = multiclass_prior_conflict(s, priors, reference=ctx.point, random_state=ctx.seed)
+    conflict = prior_conflict(s, priors, reference=ctx.point, random_state=ctx.seed)
     alpha = priors.confusion_alpha(s.n_annotators, s.n_classes)
     centre = priors.confusion_mean(s.n_annotators, s.n_classes)
     covered = np.zeros((s.n_annotators, s.n_classes), dtype=bool)

@@ -22,10 +22,9 @@ import xarray as xr
 from scipy import stats
 
 from bayescal.bayes.gold import sample_gold_counts
-from bayescal.bayes.logdensity import ChannelLogDensity
+from bayescal.bayes.logdensity import ChannelLogDensity, MulticlassLogDensity
 from bayescal.bayes.models import sample_counts, sample_prior
 from bayescal.bayes.multiclass import make_multiclass_spec, orient_draws
-from bayescal.bayes.multiclass_density import MulticlassLogDensity
 from bayescal.bayes.sampling import NUTSSettings, sample_nutpie
 from bayescal.channels.orientation import dominant_diagonal_permutation
 from bayescal.data.multiclass import MulticlassAnnotations

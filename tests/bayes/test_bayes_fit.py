@@ -156,3 +156,24 @@ def test_prior_predictive():
     np.testing.assert_array_equal(pp.values, again.prior_predictive["counts"].values)
     wide = prior_predictive(s, draws=200, random_state=0, priors={"prevalence": (0.5, 0.5)})
     assert float(wide.prior["prevalence"].std()) > float(idata.prior["prevalence"].std())
+
+
+def test_the_prior_family_chooses_the_model():
+    """One fit_channels_bayes: Beta priors fit the two-class model, Dirichlet rows the C-class
+    model for any C (two classes included); the families are refused where they do not apply."""
+    from bayescal.bayes.priors import ChannelPriors
+    from bayescal.simulate import simulate_multiclass
+
+    data = simulate_toy(1500, random_state=3)
+    rows = fit_channels_bayes(data, priors={"diagonal": 3}, check=False, **FAST)
+    assert rows.method == "bayes_multiclass" and rows.layout == "multiclass"
+    assert rows.classes == ["0", "1"] and rows.confusion.shape[1:] == (3, 2, 2)
+    beta = fit_channels_bayes(data, groups=3, check=False, **FAST)
+    assert beta.method == "bayes_grouped"
+    with pytest.raises(ConfigError, match="Dirichlet-row priors"):
+        fit_channels_bayes(data, priors=ChannelPriors(family="dirichlet"), dependence="all")
+    three = simulate_multiclass(300, 3, random_state=0)
+    with pytest.raises(ConfigError, match="takes priors of the 'dirichlet' family"):
+        fit_channels_bayes(three, priors=ChannelPriors(a=(1, 9)), check=False, **FAST)
+    with pytest.raises(ConfigError, match="unknown prior 'a'"):  # a mapping is read as rows
+        fit_channels_bayes(three, priors={"a": (1, 9)}, check=False, **FAST)

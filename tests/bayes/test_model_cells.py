@@ -13,7 +13,7 @@ import pytest
 
 import bayescal.bayes.models as models
 from bayescal import Annotations, summarize
-from bayescal.bayes.logdensity import ChannelLogDensity, _kernel
+from bayescal.bayes.logdensity import ChannelLogDensity, _beta_logp_grad
 from bayescal.bayes.models import (
     group_loglik,
     make_spec,
@@ -85,17 +85,23 @@ def test_the_kernel_skips_empty_cells_bit_for_bit():
     dens = ChannelLogDensity(spec)
     held = dens._args[2].shape[0]
     assert held < spec.states.shape[0]  # the data leave some completed cells empty
+    # the same kernel on every completed pattern: cells and gold rows index all of them
+    g, s = np.nonzero(spec.counts)
+    gy, gs = np.nonzero(spec.gold)
     full = list(dens._args)
-    full[2:5] = (
+    full[2:8] = (
         np.ascontiguousarray(spec.states, dtype=np.int64),
-        np.ascontiguousarray(spec.counts, dtype=np.float64),
-        np.ascontiguousarray(spec.gold, dtype=np.float64),
+        g.astype(np.int64),
+        s.astype(np.int64),
+        spec.counts[g, s].astype(np.float64),
+        np.ascontiguousarray(spec.prevalence_index, dtype=np.int64),
+        np.column_stack([gy, gs, spec.gold[gy, gs]]).astype(np.float64).reshape(-1, 3),
     )
     rng = np.random.default_rng(5)
     for _ in range(10):
         x = rng.normal(0, 1.5, dens.n_dim)
         g1, g2 = np.empty(dens.n_dim), np.empty(dens.n_dim)
-        assert _kernel()(x, g1, *dens._args) == _kernel()(x, g2, *full)
+        assert _beta_logp_grad(x, g1, *dens._args) == _beta_logp_grad(x, g2, *full)
         np.testing.assert_array_equal(g1, g2)
 
 

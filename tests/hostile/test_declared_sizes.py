@@ -25,11 +25,11 @@ from posterior_builders import binary_posterior, declared, multiclass_posterior,
 
 import bayescal.bayes.posterior_file as posterior_file
 from bayescal import Annotations, MulticlassAnnotations, load_long, load_table
-from bayescal.bayes.multiclass_priors import load_multiclass_posterior
 from bayescal.bayes.posterior_file import (
     DEGENERATE_ULPS,
     MAX_POSTERIOR_BYTES,
     load_channel_posterior,
+    load_multiclass_posterior,
 )
 from bayescal.data import files
 from bayescal.data.files import MAX_NAME_CHARS, check_name_sizes

@@ -5,18 +5,15 @@ import arviz as az
 import numpy as np
 import pytest
 
-from bayescal.bayes.multiclass import (
-    MulticlassPriors,
-    build_multiclass_pymc_model,
-    make_multiclass_spec,
-)
-from bayescal.bayes.multiclass_conflict import multiclass_prior_conflict
-from bayescal.bayes.multiclass_density import MulticlassLogDensity
+from bayescal.bayes.conflict import prior_conflict
+from bayescal.bayes.logdensity import MulticlassLogDensity
+from bayescal.bayes.multiclass import build_multiclass_pymc_model, make_multiclass_spec
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
-from bayescal.bayes.multiclass_priors import dirichlet_from_moments, load_multiclass_posterior
+from bayescal.bayes.posterior_file import load_multiclass_posterior
+from bayescal.bayes.priors import ChannelPriors, dirichlet_from_moments
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.result import ChannelFit
-from bayescal.errors import ConfigError
+from bayescal.errors import BayescalWarning, ConfigError
 from bayescal.simulate import simulate_multiclass
 from bayescal.simulate.multiclass import default_confusions
 from bayescal.summaries import summarize_multiclass
@@ -58,28 +55,29 @@ def test_moment_matching_recovers_a_dirichlet():
 
 def test_from_fit_by_name_inflate_and_refusals(halves):
     data, _, _, earlier = halves
-    p1 = MulticlassPriors.from_fit(earlier, inflate=1.0)
-    p2 = MulticlassPriors.from_fit(earlier)
+    p1 = ChannelPriors.from_fit(earlier, inflate=1.0)
+    p2 = ChannelPriors.from_fit(earlier)
     assert p1.confusion.shape == (3, 3, 3) and np.allclose(p2.confusion, p1.confusion / 2)
     mean = earlier.confusion.values.mean(axis=0)
     assert np.allclose(p1.confusion / p1.confusion.sum(-1, keepdims=True), mean)
     # the new data's annotators by name: an unknown one keeps the default rows
-    p = MulticlassPriors.from_fit(earlier, annotators=["a3", "new", "a1"], inflate=1.0)
+    with pytest.warns(BayescalWarning, match=r"\['new'\] are not in it"):
+        p = ChannelPriors.from_fit(earlier, annotators=["a3", "new", "a1"], inflate=1.0)
     assert np.allclose(p.confusion[0], p1.confusion[2]) and np.allclose(
         p.confusion[2], p1.confusion[0]
     )
-    assert np.allclose(p.confusion[1], MulticlassPriors().confusion_alpha(1, 3)[0])
+    assert np.allclose(p.confusion[1], ChannelPriors(family="dirichlet").confusion_alpha(1, 3)[0])
     assert p.origin["default"] == ["new"] and p.origin["from_fit"] == ["a3", "a1"]
     assert not p.invariant
     with pytest.raises(ConfigError, match="inflate must be a finite number >= 1"):
-        MulticlassPriors.from_fit(earlier, inflate=0.5)
+        ChannelPriors.from_fit(earlier, inflate=0.5)
     with pytest.raises(ConfigError, match="same classes in the same order"):
-        MulticlassPriors.from_fit(earlier, classes=["x", "y", "z"])
+        ChannelPriors.from_fit(earlier, classes=["x", "y", "z"])
     point = dawid_skene_em(summarize_multiclass(data))
     with pytest.raises(ConfigError, match="one draw"):
-        MulticlassPriors.from_fit(point)
+        ChannelPriors.from_fit(point)
     se = np.full((3, 3, 3), 0.02)
-    from_point = MulticlassPriors.from_fit(point, se={"confusion": se}, inflate=1.0)
+    from_point = ChannelPriors.from_fit(point, se={"confusion": se}, inflate=1.0)
     # s + 1 = sum m (1 - m) / sum v for each row
     t = point.confusion.values[0]
     s = (t * (1 - t)).sum(-1) / (3 * 0.02**2) - 1
@@ -95,18 +93,22 @@ def test_posterior_file_round_trip(halves, tmp_path):
     loaded = load_multiclass_posterior(path)
     assert loaded.annotators == earlier.annotators and loaded.classes == earlier.classes
     assert np.allclose(loaded.confusion.values, earlier.confusion.values)
+    rng = np.random.default_rng(0)
     binary = ChannelFit.from_draws(
-        np.full((4, 1), 0.1),
-        np.full((4, 1), 0.9),
-        np.full((4, 1), 0.5),
+        rng.beta(10, 90, (400, 1)),
+        rng.beta(90, 10, (400, 1)),
+        rng.beta(50, 50, (400, 1)),
         annotators=["x"],
         groups=["all"],
         group_counts=[1],
         method="bayes_marginal",
     )
     assert binary.layout != "multiclass"
-    with pytest.raises(ConfigError, match="needs a multiclass fit"):
-        MulticlassPriors.from_fit(binary)
+    # a binary fit gives the two-class Beta family, which the C-class model refuses
+    beta_priors = ChannelPriors.from_fit(binary)
+    assert beta_priors.family == "beta"
+    with pytest.raises(ConfigError, match="takes priors of the 'dirichlet' family"):
+        make_multiclass_spec(summarize_multiclass(halves[0]), priors=beta_priors)
     bad = tmp_path / "x.nc"
     bad.write_text("hello")
     with pytest.raises(ConfigError, match="not a netCDF file"):
@@ -115,9 +117,10 @@ def test_posterior_file_round_trip(halves, tmp_path):
 
 def test_joint_prior_density_equals_pymc(halves):
     _, _, _, earlier = halves
-    priors = MulticlassPriors.from_fit(
-        earlier, inflate=1.5, prevalence=True, joint=True, annotators=["a2", "new", "a1"]
-    )
+    with pytest.warns(BayescalWarning, match="keep the default prior"):
+        priors = ChannelPriors.from_fit(
+            earlier, inflate=1.5, prevalence=True, joint=True, annotators=["a2", "new", "a1"]
+        )
     assert priors.joint is not None and not priors.invariant
     assert np.all(priors.confusion[[0, 2]] == 1.0)  # carried rows: flat Dirichlet + the normal
     new = simulate_multiclass(500, 3, random_state=4, annotators=["a2", "new", "a1"])
@@ -151,7 +154,7 @@ def test_independent_dirichlet_rows_miss_the_full_posterior(halves):
     (and with the prevalences), so the update misses by far more than Monte Carlo error. The
     joint form passes the check within it: test_multiclass_sequential.py."""
     data, first, full, earlier = halves
-    priors = MulticlassPriors.from_fit(earlier, inflate=1.0, prevalence=True)
+    priors = ChannelPriors.from_fit(earlier, inflate=1.0, prevalence=True)
     update = fit_multiclass_channels_bayes(
         data.subset(~first), priors=priors, random_state=3, **FIT
     )
@@ -173,14 +176,14 @@ def test_independent_dirichlet_rows_miss_the_full_posterior(halves):
 
 def test_conflict_flags_the_drifted_annotator_only(halves):
     data, first, _, earlier = halves
-    priors = MulticlassPriors.from_fit(earlier, inflate=1.0)
+    priors = ChannelPriors.from_fit(earlier, inflate=1.0)
     same = summarize_multiclass(data.subset(~first))
-    calm = multiclass_prior_conflict(same, priors, draws=500)
+    calm = prior_conflict(same, priors, draws=500)
     assert not any(v["conflict"] for v in calm.values()), calm
     # a1 drifts: its accuracy drops from the default (~0.8) to about 0.55
     t = default_confusions(3, 3)
     t[0] = 0.55 * np.eye(3) + 0.45 * (1 - np.eye(3)) / 2
     drifted = summarize_multiclass(simulate_multiclass(2000, 3, t, random_state=22))
-    flagged = multiclass_prior_conflict(drifted, priors, draws=500)
+    flagged = prior_conflict(drifted, priors, draws=500)
     assert flagged["a1"]["conflict"] and flagged["a1"]["p"] < 0.01
     assert not flagged["a2"]["conflict"] and not flagged["a3"]["conflict"]

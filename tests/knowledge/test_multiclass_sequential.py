@@ -1,5 +1,5 @@
 """The multiclass sequential-update check (issue 15; models/priors.md, "Sequential-update
-check"): priors from an earlier fit on half the data (``MulticlassPriors.from_fit(joint=True)``,
+check"): priors from an earlier fit on half the data (``ChannelPriors.from_fit(joint=True)``,
 inflate 1, prevalences carried), then the audit on the other half, reproduce the full-data
 posterior within Monte Carlo error.
 
@@ -20,8 +20,8 @@ import arviz as az
 import numpy as np
 import pytest
 
-from bayescal.bayes.multiclass import MulticlassPriors
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.simulate import simulate_multiclass
 
 N_ITEMS = 64_000
@@ -39,7 +39,7 @@ def sequential():
     earlier = fit_multiclass_channels_bayes(
         data.subset(first), random_state=2, **{**FIT, "draws": EARLIER_DRAWS}
     )
-    priors = MulticlassPriors.from_fit(earlier, inflate=1.0, prevalence=True, joint=True)
+    priors = ChannelPriors.from_fit(earlier, inflate=1.0, prevalence=True, joint=True)
     update = fit_multiclass_channels_bayes(
         data.subset(~first), priors=priors, random_state=3, **FIT
     )

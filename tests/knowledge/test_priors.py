@@ -12,7 +12,7 @@ from bayescal.bayes.conflict import prior_conflict
 from bayescal.bayes.posterior_file import load_channel_posterior
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.channels.result import ChannelFit
-from bayescal.errors import ConfigError
+from bayescal.errors import BayescalWarning, ConfigError
 from bayescal.simulate import simulate_toy
 
 FIT = {"draws": 1000, "tune": 500, "chains": 2, "cores": 1, "posterior_predictive": False}
@@ -45,7 +45,8 @@ def test_from_fit_recovers_beta_parameters_and_discounts_drift():
     np.testing.assert_allclose(half.a.mean, p.a.mean)
     assert half.prevalence.alpha == 1.0  # prevalences are not carried over by default
     # the new data's annotators, in its order; an unknown one keeps the default Beta(2, 2)
-    q = ChannelPriors.from_fit(fit, inflate=1.0, annotators=["bob", "cy", "ann"])
+    with pytest.warns(BayescalWarning, match=r"\['cy'\] are not in it"):
+        q = ChannelPriors.from_fit(fit, inflate=1.0, annotators=["bob", "cy", "ann"])
     np.testing.assert_allclose(q.a.alpha, [p.a.alpha[1], 2.0, p.a.alpha[0]])
     assert q.origin["from_fit"] == ["bob", "ann"] and q.origin["default"] == ["cy"]
 

@@ -15,12 +15,13 @@ import pytest
 import xarray as xr
 from sbc_helpers import DRAWS, FAMILY_ALPHA, N_REPS, THIN, TUNE, smooth_test
 
-from bayescal.bayes.multiclass import MulticlassPriors, make_multiclass_spec
+from bayescal.bayes.multiclass import make_multiclass_spec
 from bayescal.bayes.multiclass_dependence import (
     MulticlassDependenceLogDensity,
     make_multiclass_dependence_spec,
     multiclass_pattern_logp_dependent,
 )
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.bayes.sampling import NUTSSettings, sample_nutpie
 from bayescal.channels.orientation import dominant_diagonal_permutation
 from bayescal.simulate import simulate_multiclass
@@ -50,7 +51,7 @@ def _template():
 
 
 def _truth(rng, dspec):
-    priors = MulticlassPriors(PRIORS)
+    priors = ChannelPriors(PRIORS, family="dirichlet")
     k, c = dspec.base.n_annotators, dspec.n_classes
     alpha = priors.confusion_alpha(k, c)
     while True:

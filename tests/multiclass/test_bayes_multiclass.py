@@ -3,21 +3,21 @@
 import numpy as np
 import pytest
 
+from bayescal.bayes.logdensity import (
+    MulticlassLogDensity,
+    cell_loglik,
+    ratio_backward,
+    ratio_forward,
+)
 from bayescal.bayes.multiclass import (
-    MulticlassPriors,
     build_multiclass_pymc_model,
     make_multiclass_spec,
     multiclass_pattern_loglik,
     orient_draws,
     reference_ratio_transform,
 )
-from bayescal.bayes.multiclass_density import (
-    MulticlassLogDensity,
-    cell_loglik,
-    ratio_backward,
-    ratio_forward,
-)
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.channels.em import dawid_skene_em
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError, IdentificationError
@@ -159,13 +159,13 @@ def _permutations(c):
 
 def test_priors_are_validated():
     with pytest.raises(ConfigError, match="2 problems"):
-        MulticlassPriors(diag=1, prevalence=-1)
-    p = MulticlassPriors({"diagonal": [3, 2, 2]}, off_diagonal=0.5)
+        ChannelPriors(diag=1, prevalence=-1, family="dirichlet")
+    p = ChannelPriors({"diagonal": [3, 2, 2]}, off_diagonal=0.5, family="dirichlet")
     alpha = p.confusion_alpha(3, 2)
     assert alpha[0].tolist() == [[3, 0.5], [0.5, 3]] and not p.invariant
-    assert MulticlassPriors(diagonal=1.5, off_diagonal=1.5).invariant
+    assert ChannelPriors(diagonal=1.5, off_diagonal=1.5, family="dirichlet").invariant
     with pytest.raises(ConfigError, match="has 2 values but the model has 3"):
-        MulticlassPriors(diagonal=[2, 2]).confusion_alpha(3, 4)
+        ChannelPriors(diagonal=[2, 2], family="dirichlet").confusion_alpha(3, 4)
 
 
 # ----------------------------------------------------------------------------- fits

@@ -12,8 +12,8 @@ from sbc_helpers import (
     smooth_test,
 )
 
-from bayescal.bayes.multiclass import MulticlassPriors
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.simulate import simulate_multiclass
 
 #: SBC prior: informative enough that the sampler's one-labelling posterior is the model's
@@ -35,7 +35,7 @@ def _check_multiclass_sbc(seed, n_reps=SBC_REPS, **planted):
     test, Bonferroni over the 31 tests at FAMILY_ALPHA = 0.01; returns the smallest p-value
     relative to its level (>= 1: passes)."""
     ranks, gold = multiclass_nutpie_ranks(
-        MulticlassPriors(SBC_PRIORS),
+        ChannelPriors(SBC_PRIORS, family="dirichlet"),
         np.random.default_rng(seed),
         n_reps,
         n_items=SBC_ITEMS,

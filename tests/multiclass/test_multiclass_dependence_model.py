@@ -11,8 +11,8 @@ import pytest
 from scipy import integrate, stats
 from scipy.special import ndtr, ndtri
 
+from bayescal.bayes.logdensity import ratio_forward
 from bayescal.bayes.multiclass import make_multiclass_spec, multiclass_pattern_loglik
-from bayescal.bayes.multiclass_density import ratio_forward
 from bayescal.bayes.multiclass_dependence import (
     MulticlassDependenceLogDensity,
     build_pymc_multiclass_dependence_model,

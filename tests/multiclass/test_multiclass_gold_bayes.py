@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from bayescal.bayes.logdensity import MulticlassLogDensity
 from bayescal.bayes.multiclass import build_multiclass_pymc_model, make_multiclass_spec
-from bayescal.bayes.multiclass_density import MulticlassLogDensity
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.simulate import simulate_multiclass
