@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import warnings as _warnings
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -21,7 +22,9 @@ from bayescal.channels.multiclass_em import (
     gold_identifies_multiclass,
     multiclass_dawid_skene_em,
 )
-from bayescal.errors import FitError
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
+from bayescal.errors import DataError, FitError
 from bayescal.metrics.multiclass import (
     multiclass_nc_ece,
     multiclass_oracle_ece,
@@ -36,11 +39,13 @@ from bayescal.plotting.multiclass import (
     dispersion_check,
     top_label_reliability,
 )
-from bayescal.recal.multiclass import CorrectedTemperatureScaling, CorrectedVectorScaling
+from bayescal.recal.selection import choose_recalibration
 from bayescal.report.context import FlagsMixin
 from bayescal.report.core import Section, Table, fmt, fmt_p
 from bayescal.report.figures import responsive_figure
+from bayescal.report.recal_section import MIN_ITEMS, _rows, _verdict
 from bayescal.summaries import summarize_multiclass
+from bayescal.summaries.summary import Summary
 
 __all__ = [
     "MULTICLASS_ASSUMPTIONS",
@@ -69,9 +74,6 @@ MULTICLASS_ASSUMPTIONS = [
 
 #: ``--view``: pick the analysis the evidence supports, or run one or both.
 VIEW_CHOICES = ("auto", "noise", "ambiguity", "both")
-
-#: Fewest annotated items for the recalibration split.
-MIN_RECAL_ITEMS = 40
 
 
 @dataclass(eq=False)
@@ -715,7 +717,8 @@ def ambiguity_view_section(ctx: MulticlassContext) -> Section:
 
 # --------------------------------------------------------------------------- recalibration
 def recalibration_section(ctx: MulticlassContext) -> Section:
-    """Corrected temperature and vector scaling: fitted on one half, judged on the other."""
+    """The one recalibration choice (:func:`~bayescal.recal.selection.choose_recalibration`):
+    the original probabilities beside corrected and naive temperature / vector scaling."""
     data = ctx.data
     if not ctx.runs("noise"):
         return Section(
@@ -727,74 +730,70 @@ def recalibration_section(ctx: MulticlassContext) -> Section:
             "are compared by `bayescal audit-ambiguity`; --view both runs the corrected maps "
             "here anyway.",
         )
-    annotated = np.flatnonzero(data.annotated)
-    if annotated.size < MIN_RECAL_ITEMS:
+    n_annotated = int(data.annotated.sum())
+    if n_annotated < MIN_ITEMS:
         return Section(
             key="recalibration",
             title="Recalibration",
             status="skipped",
-            reason=f"only {annotated.size} annotated items; a fit/test split needs at least "
-            f"{MIN_RECAL_ITEMS}.",
+            reason=f"only {n_annotated} annotated items; choosing a map on held-out data (pilot, "
+            f"evaluation-channel and test partitions) needs at least {MIN_ITEMS}.",
         )
-    order = np.random.default_rng(ctx.seed).permutation(annotated)
-    fit_d = data.subset(np.sort(order[: order.size // 2]))
-    test_d = data.subset(np.sort(order[order.size // 2 :]))
-    point = ctx.point if ctx.point is not None else ctx.channels
-
-    def evaluate(d):
-        nc = multiclass_nc_ece(d, point, weights=ctx.weights, bins=ctx.summary.bin_edges)
-        out = {"nc_top_label": nc.top_label.value, "nc_classwise": nc.classwise.value}
-        if d.truth is not None:
-            orc = multiclass_oracle_ece(d, bins=ctx.summary.bin_edges)
-            out["oracle_top_label"] = orc.top_label.value
-        return out
-
-    record = {"none": evaluate(test_d)}
-    maps = {"temperature": CorrectedTemperatureScaling(), "vector": CorrectedVectorScaling()}
-    notes = []
-    for name, m in maps.items():
-        with _warnings.catch_warnings(record=True) as caught:
-            _warnings.simplefilter("always")
-            m.fit_corrected(fit_d, point, weights=ctx.weights)
-        ctx.flag("recalibration.fit", [str(w.message) for w in caught], "recalibration")
-        record[name] = evaluate(m.recalibrate(test_d))
-        if m.at_bound_:
-            notes.append(f"the {name} map stopped on an edge of its parameter box.")
-    best = min(maps, key=lambda n: record[n]["nc_top_label"])
-    record["recommended"] = {"map": best, "heldout_nc_top_label": record[best]["nc_top_label"]}
-    record["temperature"]["T"] = float(maps["temperature"].temperature_)
+    channels = cast(ChannelFit, ctx.channels)
+    try:
+        choice = choose_recalibration(
+            cast(Annotations, data),
+            groups=cast(str, ctx.groups),
+            bins=cast(Summary, ctx.summary).bin_edges,
+            weights=cast(str, ctx.weights),
+            posterior=channels if channels.n_draws > 1 else None,
+            prob=ctx.prob,
+            random_state=ctx.seed,
+        )
+    except (FitError, DataError) as exc:
+        return Section(
+            key="recalibration",
+            title="Recalibration",
+            status="skipped",
+            reason=f"the held-out map selection could not run: {exc}",
+        )
+    for f in choice.flags:
+        if f not in ctx.flags:
+            ctx.flags.append(f)
+    record = choice.to_dict()
+    record["keeps_original"] = choice.keeps_original
     ctx.record["recalibration"] = record
-    rows = [
-        (
-            label,
-            fmt(record[key]["nc_top_label"]),
-            fmt(record[key]["nc_classwise"]),
-            fmt(record[key].get("oracle_top_label")),
-        )
-        for key, label in (
-            ("none", "none (original probabilities)"),
-            (
-                "temperature",
-                f"corrected temperature scaling (T = {record['temperature']['T']:.3f})",
-            ),
-            ("vector", "corrected vector scaling"),
-        )
-    ]
     notes = [
-        f"Maps fitted on {fit_d.n_items} items with the corrected cross-entropy and evaluated on "
-        f"{test_d.n_items} other items (seeded split), bins as above.",
-        f"Recommended: corrected {best} scaling (smallest held-out top-label NC-ECE).",
-        "Channels were fitted on all items, including the test half (reuse).",
-        *notes,
+        _verdict(choice),
+        f"Protocol (Hanada & Futami, Sec. 6.3 / App. G.4, as for two classes): "
+        f"{choice.sizes['pilot']} pilot items split {choice.settings['pilot_splits']} times "
+        "into channel / map-fitting / validation subsets; candidates are chosen by mean "
+        "validation top-label NC-ECE (bias-corrected), a map only if it beats the original "
+        f"probabilities by more than one standard error. Test: {choice.sizes['test']} other "
+        "items, bins on the recalibrated confidence.",
     ]
+    if record["recommended"]["posterior_band_holds_identity"]:
+        notes.append(
+            "The best map's band under the channel posterior (one map per draw) holds the "
+            "original probabilities at every pilot item, so the original is kept."
+        )
     return Section(
         key="recalibration",
         title="Recalibration (noise view)",
         tables=[
             Table(
-                "Held-out calibration error of recalibrated probabilities (lower is better)",
-                ("map", "NC-ECE top-label", "NC-ECE class-wise", "reference-class ECE"),
-                rows,
+                "Held-out calibration error of the original and recalibrated probabilities "
+                "(top-label, lower is better)",
+                (
+                    "map",
+                    "target",
+                    "validation NC-ECE (mean ± SD)",
+                    "wins",
+                    "test NC-ECE",
+                    "test soft-vote ECE",
+                    "test reference-class ECE",
+                ),
+                _rows(choice),
             )
         ],
         notes=notes,

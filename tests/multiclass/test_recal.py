@@ -9,14 +9,13 @@ from bayescal.channels.result import ChannelFit
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError, DataError, NotFittedError
 from bayescal.recal import TemperatureMap
-from bayescal.recal.multiclass import (
+from bayescal.recal.ensemble import fit_multiclass_posterior_map
+from bayescal.recal.parametric import (
     CorrectedTemperatureScaling,
     CorrectedVectorScaling,
     corrected_cross_entropy,
-    corrected_target_stats,
-    fit_multiclass_posterior_map,
-    probs_to_logits,
 )
+from bayescal.recal.targets import corrected_target_stats, probs_to_logits
 from bayescal.simulate import multiclass_population
 
 FAMILIES = [CorrectedTemperatureScaling, CorrectedVectorScaling]
