@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
+from bayescal.channels.plausibility import ece_range_flags
 from bayescal.dims import BIN, DRAW
 from bayescal.errors import ConfigError, DataError
+from bayescal.flags import Flag
 from bayescal.summaries.summary import Summary, as_summary
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "soft_vote_ece",
     "majority_vote_ece",
     "TIE_RULES",
+    "implausible_flags",
 ]
 
 #: Largest number of float64 elements in one working array of the draw-wise kernels
@@ -416,3 +419,34 @@ def _channels_for(summary, channels):
             f"{summary.annotators}; they must match in name and order."
         )
     return channels.a.values, channels.b.values
+
+
+def implausible_flags(nc: BinnedECE, rate_sd: np.ndarray | None = None) -> list[Flag]:
+    """The impossible-value check of any binned NC-ECE (binary, top-label or class-wise).
+
+    A binned ECE of probabilities against targets in [0, 1] is at most 1 (class-wise: each
+    class's); corrected bin rates may leave [0, 1] by noise only. Both are judged by
+    :func:`~bayescal.channels.plausibility.ece_range_flags` (an error flag), so an
+    impossible value is flagged the same way for every number of classes.
+
+    Parameters
+    ----------
+    nc : BinnedECE or ClasswiseECE
+    rate_sd : array-like of the bins' shape, optional
+        Standard deviation of each bin's corrected rate (bootstrap); default 0, so only the
+        fixed margin applies.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_toy
+    >>> from bayescal.channels.result import ChannelFit
+    >>> from bayescal.metrics.ncece import nc_ece
+    >>> r = nc_ece(simulate_toy(3000, random_state=0), ChannelFit.known([0.1] * 3, [0.9] * 3))
+    >>> implausible_flags(r)
+    []
+    """
+    per_class = getattr(nc, "class_ece", None)
+    worst = nc.value if per_class is None else float(per_class.mean(DRAW).max())
+    rates = nc.bin_mean_target.mean(DRAW).values.ravel()
+    sd = np.zeros_like(rates) if rate_sd is None else np.asarray(rate_sd, np.float64).ravel()
+    return ece_range_flags(worst, rates, sd, nc.bin_count.values.ravel())

@@ -25,6 +25,7 @@ from bayescal.channels.multiclass_em import (
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import DataError, FitError
+from bayescal.metrics.binned import implausible_flags
 from bayescal.metrics.multiclass import (
     multiclass_nc_ece,
     multiclass_oracle_ece,
@@ -515,6 +516,14 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
         prob=ctx.prob,
         random_state=ctx.seed,
     )
+    acc = ctx.interval.top_label.accuracy
+    for f in [
+        *implausible_flags(e["nc_point"].top_label, None if acc is None else acc.std(axis=0)),
+        *implausible_flags(e["nc_point"].classwise),
+    ]:
+        if f not in ctx.flags:
+            ctx.flags.append(f)
+    ctx.flags.sort(key=lambda f: f.severity != "error")
     if not ctx.runs("noise"):
         return Section(
             key="noise",
@@ -836,6 +845,10 @@ def build_summary(ctx: MulticlassContext) -> dict:
         e["majority_vote"].classwise,
         None if oracle is None else oracle.classwise,
     )
+    unreliable = sorted({f.code for f in ctx.flags if f.severity == "error"})
+    for entry in (top, cw):
+        entry["nc"]["reliable"] = not unreliable
+        entry["nc"]["unreliable_because"] = unreliable
     cw["per_class"] = {
         str(cls): {
             "nc": float(e["nc_point"].classwise.class_ece.values[0, i]),

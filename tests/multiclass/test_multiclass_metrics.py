@@ -255,3 +255,37 @@ def test_refusals_name_the_problem(mc_small, mc_small_summary, fitted):
         multiclass_vote_ece(mc_small, tie="random")
     with pytest.raises(DataError, match="truth"):
         multiclass_oracle_ece(MulticlassAnnotations.from_arrays(mc_small.probs, mc_small.labels))
+
+
+# ------------------------------------------------------------------ plausibility flags
+def test_an_impossible_nc_ece_is_an_error_flag_for_every_number_of_classes():
+    from bayescal.metrics.binned import implausible_flags
+
+    # Four items, annotators barely above chance (diagonal 0.4 of 3 classes): the inverse
+    # confusions are large, so corrected targets reach about +-3 and the plug-in exceeds 1,
+    # the largest binned ECE of probabilities (sum_m |D_m| <= mean_i |T_i - p_i| <= 1).
+    t = np.full((3, 3, 3), 0.3) + 0.1 * np.eye(3)
+    probs = np.array([[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]])
+    labels = np.array([[1, 2, 2], [0, 2, 0], [1, 0, 1], [2, 1, 1]], dtype=float)
+    data = MulticlassAnnotations.from_arrays(probs, labels)
+    r = multiclass_nc_ece(data, ChannelFit.known_confusion(t))
+    assert r.top_label.value > 1
+    flags = implausible_flags(r.top_label) + implausible_flags(r.classwise)
+    assert flags and all(f.severity == "error" for f in flags)
+    assert {f.code for f in flags} == {"plausibility.out-of-range"}
+    assert "exceeds 1" in flags[0].message
+    # the binary track's result type goes through the same check
+    binary = nc_ece(
+        Annotations.from_arrays([0.9, 0.1, 0.8, 0.2], [[0, 0], [1, 1], [0, 1], [1, 0]]),
+        ChannelFit.known([0.45, 0.45], [0.55, 0.55]),
+    )
+    assert binary.value > 1 and implausible_flags(binary)[0].severity == "error"
+
+
+def test_a_sound_nc_ece_raises_no_plausibility_flag():
+    from bayescal.metrics.binned import implausible_flags
+
+    pop = multiclass_population(3, temperature=2.0)
+    data = simulate_multiclass(20_000, population=pop, random_state=0)
+    r = multiclass_nc_ece(data, ChannelFit.known_confusion(pop.confusion))
+    assert implausible_flags(r.top_label) == [] and implausible_flags(r.classwise) == []
