@@ -73,13 +73,9 @@ from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError, FitError
 from bayescal.flags import Flag
-from bayescal.metrics.multiclass import (
-    multiclass_nc_ece,
-    multiclass_oracle_ece,
-    multiclass_vote_ece,
-)
+from bayescal.metrics.binned import class_oracle_ece, class_vote_ece
 from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
-from bayescal.metrics.ncece import EVALUATION_WEIGHTS, recalibrated_values
+from bayescal.metrics.ncece import EVALUATION_WEIGHTS, class_nc_ece, recalibrated_values
 from bayescal.metrics.uncertainty import nc_ece_interval
 from bayescal.recal.ensemble import (
     DEFAULT_MAX_DRAWS,
@@ -254,11 +250,11 @@ def _evaluate(data, channels, bins, weights) -> dict:
         if data.n_classes == 2:
             return evaluate_map(data.score, data, channels=channels, bins=bins, weights=weights)
         out = {
-            "nc": multiclass_nc_ece(data, channels, weights=weights, bins=bins).top_label,
-            "soft_vote": multiclass_vote_ece(data, "soft_vote", bins=bins).top_label,
+            "nc": class_nc_ece(data, channels, weights=weights, bins=bins).top_label,
+            "soft_vote": class_vote_ece(data, "soft_vote", bins=bins).top_label,
         }
         if data.truth is not None:
-            out["oracle"] = multiclass_oracle_ece(data, bins=bins).top_label
+            out["oracle"] = class_oracle_ece(data, bins=bins).top_label
         return out
 
 

@@ -40,8 +40,11 @@ from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.dims import DRAW
 from bayescal.errors import ConfigError, DataError
-from bayescal.metrics.binned import corrected_pattern_targets, soft_vote_targets
-from bayescal.metrics.multiclass import corrected_onehot_targets
+from bayescal.metrics.binned import (
+    corrected_onehot_targets,
+    corrected_pattern_targets,
+    soft_vote_targets,
+)
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
 from bayescal.summaries.patterns import item_states, unique_patterns
 

@@ -25,13 +25,9 @@ from bayescal.channels.multiclass_em import (
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import DataError, FitError
-from bayescal.metrics.binned import implausible_flags
-from bayescal.metrics.multiclass import (
-    multiclass_nc_ece,
-    multiclass_oracle_ece,
-    multiclass_vote_ece,
-)
+from bayescal.metrics.binned import class_oracle_ece, class_vote_ece, implausible_flags
 from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
+from bayescal.metrics.ncece import class_nc_ece
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
 from bayescal.plotting.ambiguity import reliability_diagram
 from bayescal.plotting.multiclass import (
@@ -502,12 +498,12 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
     """Top-label and class-wise NC-ECE with intervals, beside the vote baselines."""
     s = ctx.eval_summary
     e = ctx.errors
-    e["soft_vote"] = multiclass_vote_ece(s, "soft_vote")
-    e["majority_vote"] = multiclass_vote_ece(s, "majority_vote")
+    e["soft_vote"] = class_vote_ece(s, "soft_vote")
+    e["majority_vote"] = class_vote_ece(s, "majority_vote")
     if s.has_truth:
-        e["oracle"] = multiclass_oracle_ece(s)
+        e["oracle"] = class_oracle_ece(s)
     point = ctx.point if ctx.point is not None else ctx.channels
-    e["nc_point"] = multiclass_nc_ece(s, point, weights=ctx.weights)
+    e["nc_point"] = class_nc_ece(s, point, weights=ctx.weights)
     ctx.interval = multiclass_nc_ece_interval(
         s,
         ctx.channels,
@@ -781,11 +777,6 @@ def recalibration_section(ctx: MulticlassContext) -> Section:
         f"probabilities by more than one standard error. Test: {choice.sizes['test']} other "
         "items, bins on the recalibrated confidence.",
     ]
-    if record["recommended"]["posterior_band_holds_identity"]:
-        notes.append(
-            "The best map's band under the channel posterior (one map per draw) holds the "
-            "original probabilities at every pilot item, so the original is kept."
-        )
     return Section(
         key="recalibration",
         title="Recalibration (noise view)",

@@ -130,7 +130,7 @@ def test_posterior_ensemble_equals_per_draw_fits(mc_small, mc_small_summary):
 def test_target_stats_are_sums_over_patterns(mc_small):
     ch = ChannelFit.known_confusion(multiclass_population(4, random_state=11).confusion)
     z, m, n_k = corrected_target_stats(mc_small, ch, weights="equal")
-    from bayescal.metrics.multiclass import corrected_onehot_targets
+    from bayescal.metrics import corrected_onehot_targets
     from bayescal.summaries.patterns import item_states
 
     states = item_states(mc_small.labels[mc_small.annotated], 4)
