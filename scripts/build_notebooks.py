@@ -546,7 +546,7 @@ MULTICLASS = [
         "from bayescal.summaries import summarize_multiclass\n"
         "from bayescal.channels.em import dawid_skene_em\n"
         "from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes\n"
-        "from bayescal.metrics.multiclass import multiclass_oracle_ece, multiclass_vote_ece\n"
+        "from bayescal.metrics import class_oracle_ece, class_vote_ece\n"
         "from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval\n"
         "from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity\n"
         "from bayescal.plotting.multiclass import (confusion_heatmaps, dispersion_check,\n"
@@ -598,9 +598,9 @@ MULTICLASS = [
     (
         "code",
         "iv = multiclass_nc_ece_interval(summary, post, point_channels=em)\n"
-        "soft = multiclass_vote_ece(summary, 'soft_vote')\n"
-        "major = multiclass_vote_ece(summary, 'majority_vote')\n"
-        "oracle = multiclass_oracle_ece(summary)\n"
+        "soft = class_vote_ece(summary, 'soft_vote')\n"
+        "major = class_vote_ece(summary, 'majority_vote')\n"
+        "oracle = class_oracle_ece(summary)\n"
         "{'NC-ECE estimate': iv.top_label.estimate, 'NC-ECE 90% interval': "
         "iv.top_label.interval(),\n"
         " 'soft vote': soft.top_label.value, 'majority vote': major.top_label.value,\n"
@@ -608,10 +608,10 @@ MULTICLASS = [
     ),
     (
         "code",
-        "from bayescal.metrics.multiclass import multiclass_nc_ece\n"
+        "from bayescal.metrics import class_nc_ece\n"
         "fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)\n"
         "top_label_reliability(soft.top_label, major.top_label, "
-        "multiclass_nc_ece(summary, em).top_label,\n"
+        "class_nc_ece(summary, em).top_label,\n"
         "                      band=iv.accuracy_band(), reference=oracle.top_label, "
         "axes=axes);",
     ),

@@ -35,11 +35,11 @@ from bayescal.ambiguity.targets import subsample_annotations
 from bayescal.bench._io import environment, write_json
 from bayescal.channels.em import dawid_skene_em
 from bayescal.data.multiclass import MulticlassAnnotations
-from bayescal.metrics.multiclass import (
-    estimate_multiclass_nc_ece,
-    multiclass_nc_ece,
-    multiclass_oracle_ece,
-    multiclass_vote_ece,
+from bayescal.metrics import (
+    class_nc_ece,
+    class_oracle_ece,
+    class_vote_ece,
+    estimate_class_nc_ece,
 )
 from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
@@ -85,7 +85,7 @@ def _replicate(probs, counts, truth, classes, k, bins, rng, seed):
     em = dawid_skene_em(summary, prevalence="grouped", random_state=seed)
     iv = multiclass_nc_ece_interval(summary, em, n_bootstrap=1000, random_state=seed)
     lo, hi = iv.top_label.interval()
-    cross = estimate_multiclass_nc_ece(data, bins=bins, random_state=seed)
+    cross = estimate_class_nc_ece(data, bins=bins, random_state=seed)
     k_counts = np.stack([(lab == y).sum(axis=1) for y in range(probs.shape[1])], axis=1)
     check = noise_or_ambiguity(summary, em, n_replicates=100, random_state=seed)
     out = {
@@ -95,8 +95,8 @@ def _replicate(probs, counts, truth, classes, k, bins, rng, seed):
         "nc_estimate": iv.top_label.estimate,
         "nc_lo": lo,
         "nc_hi": hi,
-        "soft_vote": multiclass_vote_ece(summary, "soft_vote").top_label.value,
-        "majority_vote": multiclass_vote_ece(summary, "majority_vote").top_label.value,
+        "soft_vote": class_vote_ece(summary, "soft_vote").top_label.value,
+        "majority_vote": class_vote_ece(summary, "majority_vote").top_label.value,
         "ece_true_full": float(ece_true(probs, counts, n_bins=bins, random_state=seed).ece),
         "ece_true_k": float(ece_true(probs, k_counts, n_bins=bins, random_state=seed).ece),
         "evidence": check.view,
@@ -107,7 +107,7 @@ def _replicate(probs, counts, truth, classes, k, bins, rng, seed):
         "seconds": 0.0,
     }
     if truth is not None:
-        out["true_label"] = multiclass_oracle_ece(summary).top_label.value
+        out["true_label"] = class_oracle_ece(summary).top_label.value
         out["interval_covers_true_label"] = bool(lo <= out["true_label"] <= hi)
     out["seconds"] = time.perf_counter() - t0
     return out
@@ -130,7 +130,7 @@ def _all_answers(probs, counts, truth, classes, bins, rng, seed):
         "slots": data.n_annotators,
         "median_answers": check.answers["median_per_item"],
         "check": check.to_dict(),
-        "nc_all_answers": multiclass_nc_ece(summary, em).top_label.value,
+        "nc_all_answers": class_nc_ece(summary, em).top_label.value,
         "seconds": time.perf_counter() - t0,
     }
 

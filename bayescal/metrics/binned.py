@@ -13,6 +13,15 @@ targets are computed only for the patterns that hold items, and the moments only
 over the non-empty (bin, pattern) cells (:class:`CellTable`), in chunks of
 draws: O(S x C) time for C non-empty cells (C <= number of items) and memory
 bounded by :data:`CHUNK_ELEMENTS` per array, whatever K is.
+
+C classes (SPEC §3; derivation in docs/multiclass.md): corrected one-hot targets
+``U = sum_{j answered} w_j (T_j^T)^{-1} e_{A_j} / sum w_j`` (``E[U | Y, x] = e_Y``, rows
+summing to one, never clipped; with C = 2, ``U[1]`` is the binary corrected label). The
+top-label moments bin on the confidence ``p_c`` (``c = argmax p``) with targets
+``U[c]``; the class-wise ones bin on ``p_k`` with ``U[k]``, averaged over classes
+(:class:`MulticlassECE`, :class:`ClasswiseECE`). They come from the summary's (bin,
+class, pattern) cells, in chunks of draws, independent of ``(C+1)**K``; vote and oracle
+baselines use the same bins.
 """
 
 from __future__ import annotations
@@ -22,9 +31,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from bayescal.dims import BIN, DRAW
+from bayescal.channels.plausibility import ece_range_flags
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
+from bayescal.dims import BIN, CLASS, DRAW
 from bayescal.errors import ConfigError, DataError
-from bayescal.summaries.summary import Summary, as_summary
+from bayescal.flags import Flag
+from bayescal.metrics.weights import DEFAULT_SHRINKAGE, class_weights, inverse_confusions
+from bayescal.summaries.summary import Summary, as_summary, summarize_multiclass
 
 __all__ = [
     "BinnedECE",
@@ -42,6 +56,13 @@ __all__ = [
     "soft_vote_ece",
     "majority_vote_ece",
     "TIE_RULES",
+    "implausible_flags",
+    "ClasswiseECE",
+    "MulticlassECE",
+    "VOTE_TIES",
+    "corrected_onehot_targets",
+    "class_vote_ece",
+    "class_oracle_ece",
 ]
 
 #: Largest number of float64 elements in one working array of the draw-wise kernels
@@ -416,3 +437,339 @@ def _channels_for(summary, channels):
             f"{summary.annotators}; they must match in name and order."
         )
     return channels.a.values, channels.b.values
+
+
+def implausible_flags(nc: BinnedECE, rate_sd: np.ndarray | None = None) -> list[Flag]:
+    """The impossible-value check of any binned NC-ECE (binary, top-label or class-wise).
+
+    A binned ECE of probabilities against targets in [0, 1] is at most 1 (class-wise: each
+    class's); corrected bin rates may leave [0, 1] by noise only. Both are judged by
+    :func:`~bayescal.channels.plausibility.ece_range_flags` (an error flag), so an
+    impossible value is flagged the same way for every number of classes.
+
+    Parameters
+    ----------
+    nc : BinnedECE or ClasswiseECE
+    rate_sd : array-like of the bins' shape, optional
+        Standard deviation of each bin's corrected rate (bootstrap); default 0, so only the
+        fixed margin applies.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_toy
+    >>> from bayescal.channels.result import ChannelFit
+    >>> from bayescal.metrics.ncece import nc_ece
+    >>> r = nc_ece(simulate_toy(3000, random_state=0), ChannelFit.known([0.1] * 3, [0.9] * 3))
+    >>> implausible_flags(r)
+    []
+    """
+    per_class = getattr(nc, "class_ece", None)
+    worst = nc.value if per_class is None else float(per_class.mean(DRAW).max())
+    rates = nc.bin_mean_target.mean(DRAW).values.ravel()
+    sd = np.zeros_like(rates) if rate_sd is None else np.asarray(rate_sd, np.float64).ravel()
+    return ece_range_flags(worst, rates, sd, nc.bin_count.values.ravel())
+
+
+# ---------------------------------------------------------------- C classes
+#: Plurality-vote ties: ``"split"`` shares the vote equally among the tied
+#: classes (deterministic and symmetric), ``"lowest"`` gives it to the lowest index.
+VOTE_TIES = ("split", "lowest")
+
+
+@dataclass(eq=False)
+class ClasswiseECE(BinnedECE):
+    """A class-wise binned calibration error: :class:`BinnedECE` with a class dimension.
+
+    Attributes
+    ----------
+    kind : str
+        ``"nc"``, ``"soft_vote"``, ``"majority_vote"`` or ``"oracle"``.
+    ece : xarray.DataArray of shape (draw,)
+        Mean over classes of ``sum_m |D_km|``.
+    bin_moments : xarray.DataArray of shape (draw, class, bin)
+        Signed ``D_km = (1/n) sum_{i: p_ik in B_m} (T_ik - p_ik)``.
+    bin_count, bin_score_sum : xarray.DataArray of shape (class, bin)
+        Items and sum of ``p_k`` per class and bin of ``p_k``.
+    class_ece : xarray.DataArray of shape (draw, class)
+        ``sum_m |D_km|`` per class.
+    bin_edges, n, weights, mode, info
+        As in :class:`BinnedECE`.
+    """
+
+    class_ece: xr.DataArray | None = None
+
+    def to_dataset(self) -> xr.Dataset:
+        ds = super().to_dataset()
+        ds["class_ece"] = self.class_ece
+        return ds
+
+    def __repr__(self) -> str:
+        c, m = self.bin_count.shape
+        head = (
+            f"<ClasswiseECE kind={self.kind!r} mode={self.mode!r} n={self.n} classes={c} bins={m}"
+        )
+        if self.n_draws == 1:
+            return head + f" ece={self.value:.5f}>"
+        lo, hi = self.interval()
+        return head + f" draws={self.n_draws} mean={self.value:.5f} 90%=[{lo:.5f}, {hi:.5f}]>"
+
+
+@dataclass(eq=False)
+class MulticlassECE:
+    """Top-label and class-wise errors of one kind, on the same items and bins.
+
+    Attributes
+    ----------
+    top_label : BinnedECE
+        Bins on ``max p``; its ``bin_score_sum`` is the sum of confidences.
+    classwise : ClasswiseECE
+    weights : xarray.DataArray of shape (draw, annotator) or None
+        Annotator weights of the corrected targets.
+    """
+
+    top_label: BinnedECE
+    classwise: ClasswiseECE
+    weights: xr.DataArray | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.top_label.kind
+
+    @property
+    def mode(self) -> str:
+        return self.top_label.mode
+
+    def to_dict(self, prob: float = 0.9) -> dict:
+        """Plain numbers: value (mean over draws) and, for several draws, an interval."""
+        out = {}
+        for name, part in (("top_label", self.top_label), ("classwise", self.classwise)):
+            entry = {"value": part.value, "n": part.n}
+            if part.n_draws > 1:
+                entry["lo"], entry["hi"] = part.interval(prob)
+            out[name] = entry
+        return out
+
+    def __repr__(self) -> str:
+        return f"<MulticlassECE kind={self.kind!r}\n  {self.top_label!r}\n  {self.classwise!r}>"
+
+
+def _cell_targets(states, inv, w, cell_pattern, cell_class) -> np.ndarray:
+    """``U[d, cell] = U_{pattern(cell)}[class(cell)]`` for draws d, shape (S, n_cells)."""
+    s_draws, k, c, _ = inv.shape
+    num = np.zeros((s_draws, cell_pattern.size))
+    den = np.zeros_like(num)
+    for j in range(k):
+        s = states[cell_pattern, j].astype(np.int64)
+        ans = s < c
+        wj = w[:, j, None] * ans
+        num += wj * inv[:, j, np.where(ans, s, 0), cell_class]
+        den += wj
+    if (den <= 0).any():
+        raise DataError(
+            "some items were answered only by annotators with weight 0, so they have no "
+            "corrected target; give every annotator a positive weight."
+        )
+    return num / den
+
+
+def corrected_onehot_targets(states, channels, *, weights="equal", lam=DEFAULT_SHRINKAGE):
+    """Corrected one-hot targets ``U`` per draw, pattern and class (SPEC §3).
+
+    Parameters
+    ----------
+    states : ndarray of shape (P, K)
+        Patterns (answered class, or C for missing); each needs one answer.
+    channels : ChannelFit
+    weights : str or array-like
+        See :func:`class_weights`.
+
+    Returns
+    -------
+    ndarray of shape (S, P, C)
+        ``E[U_s | Y = y] = e_y`` over patterns ``s``; rows sum to one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescal.channels.result import ChannelFit
+    >>> ch = ChannelFit.known_confusion([[[0.8, 0.2], [0.1, 0.9]]] * 3)
+    >>> u = corrected_onehot_targets(np.array([[1, 2, 2]]), ch)
+    >>> u[0, 0].round(4).tolist()  # (A - a) / (b - a) = (1 - 0.2) / 0.7 for class 1
+    [-0.1429, 1.1429]
+    """
+    states = np.asarray(states)
+    inv = inverse_confusions(channels)
+    w = class_weights(channels, weights, lam=lam).values
+    p, c = states.shape[0], channels.n_classes
+    cells_p = np.repeat(np.arange(p), c)
+    cells_k = np.tile(np.arange(c), p)
+    return _cell_targets(states, inv, w, cells_p, cells_k).reshape(-1, p, c)
+
+
+def _vote_targets(states, n_classes, kind, tie):
+    """Soft-vote shares or plurality one-hots per pattern, shape (P, C)."""
+    votes = np.stack([(states == y).sum(axis=1) for y in range(n_classes)], axis=1).astype(float)
+    if kind == "soft_vote":
+        return votes / votes.sum(axis=1, keepdims=True)
+    top = votes == votes.max(axis=1, keepdims=True)
+    if tie == "lowest":
+        out = np.zeros_like(votes)
+        out[np.arange(votes.shape[0]), top.argmax(axis=1)] = 1.0
+        return out
+    return top / top.sum(axis=1, keepdims=True)
+
+
+def _bin_matrix(index, n_out):
+    from scipy import sparse
+
+    return sparse.csr_matrix(
+        (np.ones(index.size), (np.arange(index.size), index)), shape=(index.size, n_out)
+    )
+
+
+def _class_moments(summary, target_of_cells, n_draws):
+    """Signed top-label (S, M) and class-wise (S, C, M) moments from cell targets."""
+    ds = summary.dataset
+    n = summary.n_cell_items
+    if n == 0:
+        raise DataError("the evaluation set has no annotated items; nothing to evaluate.")
+    m, c = summary.n_bins, summary.n_classes
+    top_p, top_c = ds["top_cell_pattern"].values, ds["top_cell_class"].values
+    top_cnt = ds["top_cell_count"].values.astype(np.float64)
+    top_to_bin = _bin_matrix(ds["top_cell_bin"].values, m)
+    cw_p, cw_c = ds["classwise_cell_pattern"].values, ds["classwise_cell_class"].values
+    cw_cnt = ds["classwise_cell_count"].values.astype(np.float64)
+    cw_to_bin = _bin_matrix(cw_c.astype(np.int64) * m + ds["classwise_cell_bin"].values, c * m)
+    top = np.empty((n_draws, m))
+    cw = np.empty((n_draws, c * m))
+    for sl in row_chunks(n_draws, max(top_p.size, cw_p.size)):
+        top[sl] = (top_to_bin.T @ (target_of_cells(sl, top_p, top_c) * top_cnt).T).T
+        cw[sl] = (cw_to_bin.T @ (target_of_cells(sl, cw_p, cw_c) * cw_cnt).T).T
+    top = (top - summary.top_bin_conf_sum.values) / n
+    cw = (cw.reshape(n_draws, c, m) - summary.classwise_bin_prob_sum.values) / n
+    return top, cw
+
+
+def _class_results(
+    summary, top, cw, kind, *, mode="given", info=None, weights=None
+) -> MulticlassECE:
+    s = top.shape[0]
+    draws = np.arange(s)
+    bins = summary.dataset[BIN].values
+    classes = summary.dataset[CLASS].values
+    info = dict(info or {})
+    top_label = BinnedECE(
+        kind=kind,
+        ece=xr.DataArray(np.abs(top).sum(axis=1), dims=(DRAW,), coords={DRAW: draws}, name="ece"),
+        bin_moments=xr.DataArray(
+            top, dims=(DRAW, BIN), coords={DRAW: draws, BIN: bins}, name="bin_moments"
+        ),
+        bin_count=summary.top_bin_count.rename("bin_count"),
+        bin_score_sum=summary.top_bin_conf_sum.rename("bin_score_sum"),
+        bin_edges=summary.bin_edges,
+        n=summary.n_cell_items,
+        mode=mode,
+        info={**info, "target": "top_label"},
+    )
+    per_class = np.abs(cw).sum(axis=2)
+    classwise = ClasswiseECE(
+        kind=kind,
+        ece=xr.DataArray(per_class.mean(axis=1), dims=(DRAW,), coords={DRAW: draws}, name="ece"),
+        class_ece=xr.DataArray(
+            per_class, dims=(DRAW, CLASS), coords={DRAW: draws, CLASS: classes}, name="class_ece"
+        ),
+        bin_moments=xr.DataArray(
+            cw,
+            dims=(DRAW, CLASS, BIN),
+            coords={DRAW: draws, CLASS: classes, BIN: bins},
+            name="bin_moments",
+        ),
+        bin_count=summary.classwise_bin_count.rename("bin_count"),
+        bin_score_sum=summary.classwise_bin_prob_sum.rename("bin_score_sum"),
+        bin_edges=summary.bin_edges,
+        n=summary.n_cell_items,
+        mode=mode,
+        info={**info, "target": "classwise"},
+    )
+    return MulticlassECE(top_label=top_label, classwise=classwise, weights=weights)
+
+
+def _class_summary(data, bins):
+
+    if isinstance(data, Summary):
+        if bins is not None:
+            raise ConfigError("bins are fixed when the summary is built; pass bins to the summary.")
+        return data
+    if isinstance(data, Annotations):
+        return summarize_multiclass(data, groups="all", bins=10 if bins is None else bins)
+    raise DataError(f"expected MulticlassAnnotations or a Summary; got {type(data).__name__}.")
+
+
+def _check_match(summary, channels):
+
+    if not isinstance(channels, ChannelFit):
+        raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
+    if channels.annotators != summary.annotators:
+        raise DataError(
+            f"channels are for annotators {channels.annotators} but the data have "
+            f"{summary.annotators}; they must match in name and order."
+        )
+    if channels.n_classes != summary.n_classes:
+        raise DataError(
+            f"channels have {channels.n_classes} classes but the data have {summary.n_classes}."
+        )
+
+
+def class_vote_ece(data, kind: str = "majority_vote", *, tie: str = "split", bins=None):
+    """Top-label and class-wise ECE against vote-based targets (naive baselines).
+
+    Parameters
+    ----------
+    data : MulticlassAnnotations or Summary
+    kind : {"majority_vote", "soft_vote"}
+        Plurality of the answers (one-hot), or the share of answers per class.
+    tie : {"split", "lowest"}, default "split"
+        Plurality ties: share the vote among the tied classes, or the lowest index.
+    bins : int or edges, optional
+
+    Returns
+    -------
+    MulticlassECE
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> r = class_vote_ece(simulate_multiclass(2000, random_state=0), "soft_vote")
+    >>> r.kind, r.classwise.class_ece.shape
+    ('soft_vote', (1, 3))
+    """
+    if kind not in ("majority_vote", "soft_vote"):
+        raise ConfigError(f"kind must be 'majority_vote' or 'soft_vote'; got {kind!r}.")
+    if tie not in VOTE_TIES:
+        raise ConfigError(f"tie must be one of {VOTE_TIES}; got {tie!r}.")
+    summary = _class_summary(data, bins)
+    votes = _vote_targets(summary.states, summary.n_classes, kind, tie)
+
+    def target(sl, pat, cls):
+        return votes[pat, cls][None]
+
+    top, cw = _class_moments(summary, target, 1)
+    return _class_results(
+        summary, top, cw, kind, info={"tie": tie} if kind == "majority_vote" else {}
+    )
+
+
+def class_oracle_ece(data, *, bins=None) -> MulticlassECE:
+    """Top-label and class-wise ECE against the clean classes (simulations and benchmarks).
+
+    Computed on the annotated items, the same items every other error uses.
+    """
+    summary = _class_summary(data, bins)
+    if not summary.has_truth:
+        raise DataError("oracle ECE needs clean labels: the data carry no 'truth'.")
+    n = summary.n_cell_items
+    top = ((summary.top_bin_truth_sum.values - summary.top_bin_conf_sum.values) / n)[None]
+    cw = ((summary.classwise_bin_truth_sum.values - summary.classwise_bin_prob_sum.values) / n)[
+        None
+    ]
+    return _class_results(summary, top, cw, "oracle")

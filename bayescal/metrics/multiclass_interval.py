@@ -1,6 +1,6 @@
 """Multiclass NC-ECE with channel and evaluation-sample uncertainty, bias-aware (SPEC §3, §4).
 
-The multiclass NC-ECE (:mod:`bayescal.metrics.multiclass`) is a sum of absolute
+The class-wise and top-label NC-ECE (:mod:`bayescal.metrics.ncece`) is a sum of absolute
 signed bin moments, like the binary one, so it has the same upward bias near
 zero (SPEC §4) and gets the same treatment as the binary track's intervals (the
 kernels of :mod:`bayescal.metrics.uncertainty`, on multiclass replicates):
@@ -42,20 +42,15 @@ from bayescal._random import check_random_state
 from bayescal.channels.result import ChannelFit
 from bayescal.dims import BIN
 from bayescal.errors import ConfigError, DataError
-from bayescal.metrics.multiclass import (
-    _as_summary,
-    _cell_targets,
-    _check_match,
-    inverse_confusions,
-    multiclass_weights,
-)
+from bayescal.metrics.binned import _cell_targets, _check_match
+from bayescal.metrics.binned import _class_summary as _as_summary
 from bayescal.metrics.uncertainty import (
     INTERVAL_METHOD,
     bias_aware_interval,
     calibration_p_value,
     debiased_ece,
 )
-from bayescal.metrics.weights import DEFAULT_SHRINKAGE
+from bayescal.metrics.weights import DEFAULT_SHRINKAGE, class_weights, inverse_confusions
 
 __all__ = [
     "MulticlassNCECEInterval",
@@ -283,7 +278,7 @@ def multiclass_nc_ece_interval(
         Channels of the reported plug-in; default the posterior-mean confusions
         (or the point fit itself).
     weights, lam
-        Annotator weight rule (see :func:`~bayescal.metrics.multiclass.multiclass_weights`).
+        Annotator weight rule (see :func:`~bayescal.metrics.class_weights`).
     bins : int or edges, only with a container (default 10).
     prob : float, default 0.9
     n_bootstrap : int, optional
@@ -319,9 +314,9 @@ def multiclass_nc_ece_interval(
         point_channels = channels if channels.n_draws == 1 else _posterior_mean(channels)
     _check_match(summary, point_channels)
     inv = inverse_confusions(channels)
-    w = multiclass_weights(channels, weights, lam=lam).values
+    w = class_weights(channels, weights, lam=lam).values
     p_inv = inverse_confusions(point_channels)
-    p_w = multiclass_weights(point_channels, weights, lam=lam).values
+    p_w = class_weights(point_channels, weights, lam=lam).values
     states = summary.states
     ds = summary.dataset
     m, c = summary.n_bins, summary.n_classes

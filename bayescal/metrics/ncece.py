@@ -29,13 +29,24 @@ from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.binned import (
     BinnedECE,
+    MulticlassECE,
     _as_summary,
+    _cell_targets,
     _channels_for,
+    _check_match,
+    _class_moments,
+    _class_results,
+    _class_summary,
     _result,
     corrected_cell_moments,
     summary_cells,
 )
-from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
+from bayescal.metrics.weights import (
+    DEFAULT_SHRINKAGE,
+    annotator_weights,
+    class_weights,
+    inverse_confusions,
+)
 from bayescal.summaries.partition import check_bin_occupancy
 
 __all__ = [
@@ -46,6 +57,8 @@ __all__ = [
     "recalibrated_values",
     "SAMPLE_MODES",
     "EVALUATION_WEIGHTS",
+    "class_nc_ece",
+    "estimate_class_nc_ece",
 ]
 
 SAMPLE_MODES = ("split", "reuse", "crossfit")
@@ -166,14 +179,16 @@ def _fit(summary, method, options):
     return fit_channels(summary, method, **options)
 
 
-def _reuse(summ, order, method, options, weights, lam):
+# One implementation of the sample-use modes for every C: ``fit(summary) -> ChannelFit``
+# and ``moments(summary, fit) -> tuple of signed moment arrays`` (one for two classes;
+# top-label and class-wise for more).
+def _reuse(summ, order, fit, moments):
     s = summ(order)
-    fit = _fit(s, method, options)
-    moments, _ = nc_moments(s, fit, weights=weights, lam=lam)
-    return s, moments, {"channel_fits": [fit]}
+    f = fit(s)
+    return s, moments(s, f), {"channel_fits": [f]}
 
 
-def _split(summ, order, method, options, weights, lam, fraction):
+def _split(summ, order, fit, moments, fraction):
     if not isinstance(fraction, numbers.Real) or not 0 < fraction < 1:
         raise ConfigError(f"fraction must be in (0, 1); got {fraction!r}.")
     cut = int(round(fraction * order.size))
@@ -181,13 +196,12 @@ def _split(summ, order, method, options, weights, lam, fraction):
         raise DataError(
             f"split of {order.size} items at fraction {fraction} leaves one side empty."
         )
-    fit = _fit(summ(order[:cut]), method, options)
+    f = fit(summ(order[:cut]))
     s = summ(order[cut:])
-    moments, _ = nc_moments(s, fit, weights=weights, lam=lam)
-    return s, moments, {"channel_fits": [fit], "n_channel": cut, "n_eval": order.size - cut}
+    return s, moments(s, f), {"channel_fits": [f], "n_channel": cut, "n_eval": order.size - cut}
 
 
-def _crossfit(summ, order, method, options, weights, lam, folds):
+def _crossfit(summ, order, fit, moments, folds):
     if isinstance(folds, bool) or not isinstance(folds, numbers.Integral) or folds < 2:
         raise ConfigError(
             f"cross-fitting needs at least 2 folds; got {folds!r}. With "
@@ -199,15 +213,23 @@ def _crossfit(summ, order, method, options, weights, lam, folds):
         )
     fold_summaries = [summ(p) for p in np.array_split(order, folds)]
     whole = sum(fold_summaries[1:], fold_summaries[0])
-    pooled = np.zeros((1, whole.n_bins))
+    pooled: tuple = ()
     fits = []
     for fs in fold_summaries:
-        fit = _fit(whole - fs, method, options)
-        fits.append(fit)
-        moments, _ = nc_moments(fs, fit, weights=weights, lam=lam)
+        f = fit(whole - fs)
+        fits.append(f)
+        share = fs.n_items / whole.n_items
         # signed moments are pooled before |.| is taken (App. C.4)
-        pooled = pooled + moments * (fs.n_items / whole.n_items)
+        pooled = tuple(p + m * share for p, m in zip(pooled or (0.0,) * 2, moments(fs, f)))
     return whole, pooled, {"folds": int(folds), "channel_fits": fits}
+
+
+def _sample_use(summ, order, mode, fit, moments, fraction, folds):
+    if mode == "reuse":
+        return _reuse(summ, order, fit, moments)
+    if mode == "split":
+        return _split(summ, order, fit, moments, fraction)
+    return _crossfit(summ, order, fit, moments, folds)
 
 
 def estimate_nc_ece(
@@ -291,12 +313,15 @@ def estimate_nc_ece(
 
     rng = check_random_state(random_state)
     order = rng.permutation(annotated) if shuffle else annotated
-    if mode == "reuse":
-        evaluation, moments, info = _reuse(summ, order, channels, options, weights, lam)
-    elif mode == "split":
-        evaluation, moments, info = _split(summ, order, channels, options, weights, lam, fraction)
-    else:
-        evaluation, moments, info = _crossfit(summ, order, channels, options, weights, lam, folds)
+    evaluation, (moments,), info = _sample_use(
+        summ,
+        order,
+        mode,
+        lambda s: _fit(s, channels, options),
+        lambda s, f: (nc_moments(s, f, weights=weights, lam=lam)[0],),
+        fraction,
+        folds,
+    )
     info["warnings"] = _bin_warnings(evaluation)
     return _result(evaluation, moments, "nc", mode=mode, info=info)
 
@@ -395,3 +420,164 @@ def recalibrated_values(recalibrated, data: Annotations) -> np.ndarray:
     if g.shape != (data.n_items,):
         raise DataError(f"recalibrated scores have shape {g.shape}; expected ({data.n_items},).")
     return g
+
+
+# ---------------------------------------------------------------- C classes
+def class_nc_ece(
+    data, channels, *, weights="equal", lam: float = DEFAULT_SHRINKAGE, bins=None
+) -> MulticlassECE:
+    """Top-label and class-wise NC-ECE with given channels (SPEC §3).
+
+    Parameters
+    ----------
+    data : MulticlassAnnotations or Summary
+        Evaluation items (a summary fixes its own bins).
+    channels : ChannelFit
+        Confusion matrices: a point fit (one draw) or a posterior (many draws); the
+        result has one NC-ECE per draw.
+    weights : str or array-like, default "equal"
+        See :func:`class_weights`.
+    lam : float
+        Shrinkage for ``"shrunk_inverse_variance"``.
+    bins : int or edges, default 10 equal-width bins (only with a container).
+
+    Returns
+    -------
+    MulticlassECE
+
+    Examples
+    --------
+    >>> from bayescal.channels.result import ChannelFit
+    >>> from bayescal.simulate import multiclass_population, simulate_multiclass
+    >>> pop = multiclass_population(3, temperature=2.0)
+    >>> data = simulate_multiclass(50_000, population=pop, random_state=0)
+    >>> r = class_nc_ece(data, ChannelFit.known_confusion(pop.confusion))
+    >>> round(r.top_label.value, 2), round(pop.binned_ece()["top_label"], 2)
+    (0.13, 0.13)
+    """
+    summary = _class_summary(data, bins)
+    _check_match(summary, channels)
+    inv = inverse_confusions(channels)
+    w = class_weights(channels, weights, lam=lam)
+    states, wv = summary.states, w.values
+
+    def target(sl, pat, cls):
+        return _cell_targets(states, inv[sl], wv[sl], pat, cls)
+
+    top, cw = _class_moments(summary, target, channels.n_draws)
+    return _class_results(
+        summary,
+        top,
+        cw,
+        "nc",
+        weights=w,
+        info={"channels": channels.method, "weight_rule": w.attrs["rule"]},
+    )
+
+
+def estimate_class_nc_ece(
+    data,
+    *,
+    mode: str = "crossfit",
+    channel_options: dict | None = None,
+    groups="predicted",
+    bins=10,
+    weights="equal",
+    lam: float = DEFAULT_SHRINKAGE,
+    folds: int = 5,
+    fraction: float = 0.5,
+    shuffle: bool = True,
+    random_state=0,
+) -> MulticlassECE:
+    """Fit multiclass channels and estimate NC-ECE under one sample-use protocol.
+
+    ``"split"``: channels on a ``fraction`` of the items, NC-ECE on the rest;
+    ``"reuse"``: both on all items; ``"crossfit"``: for each of ``folds`` folds,
+    channels fitted without the fold and signed bin moments computed on it,
+    pooled with weights ``n_k / n`` before absolute values are taken (the binary
+    protocol of Hanada & Futami, App. C.4, SPEC §1, applied to SPEC §3).
+
+    Parameters
+    ----------
+    data : MulticlassAnnotations
+    mode : {"split", "reuse", "crossfit"}
+    channel_options : dict, optional
+        Passed to :func:`bayescal.channels.em.dawid_skene_em` (grouped prevalence unless given).
+    groups : channel groups, default "predicted"
+        See :func:`bayescal.summaries.summary.summarize`.
+    bins : int or edges, default 10
+    weights, lam
+        See :func:`class_weights`.
+    folds : int, default 5
+    fraction : float, default 0.5
+    shuffle : bool, default True
+        Random assignment to folds / sides; False takes contiguous blocks.
+    random_state : None, int or Generator, default 0
+
+    Returns
+    -------
+    MulticlassECE
+        ``info["channel_fits"]`` holds the fitted channels.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> r = estimate_class_nc_ece(simulate_multiclass(4000, random_state=0), folds=3)
+    >>> r.mode, r.top_label.info["folds"]
+    ('crossfit', 3)
+    """
+
+    from bayescal.channels.em import dawid_skene_em
+    from bayescal.summaries.partition import make_edges
+    from bayescal.summaries.summary import resolve_groups, summarize_multiclass_arrays
+
+    if not isinstance(data, Annotations):
+        raise DataError(
+            "estimate_class_nc_ece needs the item-level MulticlassAnnotations (it splits "
+            "the items)."
+        )
+    if mode not in SAMPLE_MODES:
+        raise ConfigError(f"mode must be one of {SAMPLE_MODES}; got {mode!r}.")
+    options = dict(channel_options or {})
+    kind, group_edges, group_values = resolve_groups(groups, data, n_classes=data.n_classes)
+    levels = None if group_values is None else np.unique(group_values)
+    bin_edges = make_edges(bins, what="bins")
+
+    def summ(idx):
+        return summarize_multiclass_arrays(
+            data.probs[idx],
+            data.labels[idx],
+            annotators=data.annotators,
+            classes=data.classes,
+            bin_edges=bin_edges,
+            grouping=kind,
+            group_edges=group_edges,
+            group_values=None if group_values is None else group_values[idx],
+            group_levels=levels,
+            truth=None if data.truth is None else data.truth[idx],
+        )
+
+    def moments(summary, fit):
+        r = class_nc_ece(summary, fit, weights=weights, lam=lam)
+        return r.top_label.bin_moments.values, r.classwise.bin_moments.values
+
+    annotated = np.flatnonzero(data.annotated)
+    order = check_random_state(random_state).permutation(annotated) if shuffle else annotated
+    whole, (top, cw), info = _sample_use(
+        summ,
+        order,
+        mode,
+        lambda s: dawid_skene_em(s, **{"prevalence": "grouped", **options}),
+        moments,
+        fraction,
+        folds,
+    )
+    out = _class_results(whole, top, cw, "nc", mode=mode, weights=None)
+    return _with_mode(out, mode, **info)
+
+
+def _with_mode(result: MulticlassECE, mode: str, **info) -> MulticlassECE:
+    for part in (result.top_label, result.classwise):
+        part.mode = mode
+        part.info.update(info)
+    return result

@@ -20,6 +20,12 @@ weights only change its variance (paper Sec. 4.4, App. C.6). Rules:
     can push the weights. The default ``lam`` is :data:`DEFAULT_SHRINKAGE`.
 
 Weights are computed per channel draw, so a posterior gives a posterior of weights.
+
+For C classes (:func:`class_weights`, SPEC §3) the corrected one-hot target of annotator
+``j`` is ``u_j = (T_j^T)^{-1} e_{A_j}``; ``"inverse_variance"`` weights by ``1 / v_j`` with
+``v_j = sum_k sum_y rho_y (sum_a T_j[y, a] (T_j^{-1})[a, k]**2 - 1(y = k))``, the trace of
+the covariance of ``u_j`` around ``e_Y`` (for C = 2 the binary inverse-variance rule).
+Class-specific weights would break ``sum_k U[k] = 1``, which recalibration relies on.
 """
 
 from __future__ import annotations
@@ -30,7 +36,15 @@ import xarray as xr
 from bayescal.dims import ANNOTATOR, DRAW
 from bayescal.errors import ConfigError, DataError
 
-__all__ = ["annotator_weights", "WEIGHT_RULES", "DEFAULT_SHRINKAGE", "check_weights"]
+__all__ = [
+    "annotator_weights",
+    "WEIGHT_RULES",
+    "DEFAULT_SHRINKAGE",
+    "check_weights",
+    "CLASS_WEIGHT_RULES",
+    "inverse_confusions",
+    "class_weights",
+]
 
 WEIGHT_RULES = ("equal", "gap", "squared_gap", "inverse_variance", "shrunk_inverse_variance")
 
@@ -119,3 +133,89 @@ def check_weights(weights, k: int) -> np.ndarray:
     if abs(w.sum() - 1.0) > 1e-9:
         raise DataError(f"explicit weights must sum to one; they sum to {w.sum():.6g}.")
     return w
+
+
+# ---------------------------------------------------------------- C classes
+CLASS_WEIGHT_RULES = ("equal", "inverse_variance", "shrunk_inverse_variance")
+
+#: A confusion matrix whose smallest singular value is below this is treated as singular.
+_SINGULAR = 1e-10
+
+
+def inverse_confusions(channels) -> np.ndarray:
+    """``T_j^{-1}`` per draw and annotator, shape (S, K, C, C) (SPEC §3).
+
+    Raises
+    ------
+    DataError
+        When a confusion matrix is singular (smallest singular value below 1e-10):
+        its answers cannot be corrected.
+    """
+    t = channels.confusion.values
+    sv = np.linalg.svd(t, compute_uv=False).min(axis=2)  # (S, K)
+    if (sv < _SINGULAR).any():
+        s, j = np.argwhere(sv < _SINGULAR)[0]
+        raise DataError(
+            f"annotator {channels.annotators[j]!r} has a singular confusion matrix (draw {s}, "
+            f"smallest singular value {sv[s, j]:.3g}): its answers cannot be corrected. An "
+            "annotator who never uses some class, or answers independently of the class, carries "
+            "no invertible information; drop it before computing NC-ECE."
+        )
+    return np.linalg.inv(t)
+
+
+def class_weights(channels, rule="equal", *, lam: float = DEFAULT_SHRINKAGE) -> xr.DataArray:
+    """Annotator weights per draw for the corrected one-hot targets (see module docstring).
+
+    Parameters
+    ----------
+    channels : ChannelFit
+    rule : str or array-like of shape (n_annotators,)
+        One of :data:`CLASS_WEIGHT_RULES`, or explicit non-negative weights
+        summing to one.
+    lam : float in [0, 1]
+        Shrinkage toward equal weights for ``"shrunk_inverse_variance"``.
+
+    Returns
+    -------
+    xarray.DataArray of shape (draw, annotator)
+        Rows sum to one.
+
+    Examples
+    --------
+    >>> from bayescal.channels.result import ChannelFit
+    >>> ch = ChannelFit.known_confusion([[[0.9, 0.1], [0.1, 0.9]], [[0.7, 0.3], [0.3, 0.7]]])
+    >>> class_weights(ch, "inverse_variance").values.round(3).tolist()  # binary IV rule
+    [[0.903, 0.097]]
+    """
+    t = channels.confusion.values
+    s, k, _, _ = t.shape
+    if not isinstance(rule, str):
+        w = np.broadcast_to(check_weights(rule, k)[None, :], (s, k)).copy()
+    elif rule == "equal":
+        w = np.full((s, k), 1.0 / k)
+    elif rule in ("inverse_variance", "shrunk_inverse_variance"):
+        inv = inverse_confusions(channels)
+        rho = channels.marginal_prevalence.values  # (S, C)
+        second = np.einsum("sjya,sja->sjy", t, (inv**2).sum(axis=3))  # E[|u_j|^2 | Y = y]
+        v = np.einsum("sy,sjy->sj", rho, second) - 1.0  # minus |e_y|^2 = 1
+        inv_v = 1.0 / np.maximum(v, 1e-300)
+        w = inv_v / inv_v.sum(axis=1, keepdims=True)
+        if rule == "shrunk_inverse_variance":
+            if not 0.0 <= lam <= 1.0:
+                raise ConfigError(f"lam must be in [0, 1]; got {lam}.")
+            w = (1 - lam) * w + lam / k
+    else:
+        raise ConfigError(
+            f"unknown weight rule {rule!r}; choose one of {CLASS_WEIGHT_RULES} or pass weights."
+        )
+    return xr.DataArray(
+        w,
+        dims=(DRAW, ANNOTATOR),
+        coords={
+            DRAW: channels.confusion[DRAW].values,
+            ANNOTATOR: channels.confusion[ANNOTATOR].values,
+        },
+        name="weights",
+        attrs={"rule": rule if isinstance(rule, str) else "explicit"},
+    )

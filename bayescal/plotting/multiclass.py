@@ -1,7 +1,7 @@
 """Figures of the multiclass noise track (SPEC §3): computed results in, matplotlib Axes out.
 
 The metrics and estimators return data (:class:`~bayescal.channels.result.ChannelFit`,
-:class:`~bayescal.metrics.multiclass.MulticlassECE`, the noise-or-ambiguity
+:class:`~bayescal.metrics.MulticlassECE`, the noise-or-ambiguity
 check); these functions draw it on ``ax`` / ``axes`` when given, else on a new
 figure, and return the Axes. The multiclass audit embeds exactly these figures.
 """
@@ -22,8 +22,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from bayescal.channels.result import ChannelFit
-    from bayescal.metrics.binned import BinnedECE
-    from bayescal.metrics.multiclass import ClasswiseECE
+    from bayescal.metrics.binned import BinnedECE, ClasswiseECE
     from bayescal.metrics.noise_or_ambiguity import NoiseAmbiguityCheck
 
 __all__ = [
@@ -55,8 +54,8 @@ def top_label_reliability(
     Parameters
     ----------
     soft_vote, majority_vote, corrected : BinnedECE
-        The ``top_label`` parts of :func:`~bayescal.metrics.multiclass.multiclass_vote_ece`
-        and :func:`~bayescal.metrics.multiclass.multiclass_nc_ece` on the same bins.
+        The ``top_label`` parts of :func:`~bayescal.metrics.class_vote_ece`
+        and :func:`~bayescal.metrics.class_nc_ece` on the same bins.
     band : xarray.Dataset, optional
         ``lo`` / ``hi`` per bin, e.g. ``MulticlassNCECEInterval.accuracy_band(prob)``.
     reference : BinnedECE, optional
@@ -73,13 +72,13 @@ def top_label_reliability(
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> from bayescal.channels.result import ChannelFit
-    >>> from bayescal.metrics.multiclass import multiclass_nc_ece, multiclass_vote_ece
+    >>> from bayescal.metrics import class_nc_ece, class_vote_ece
     >>> from bayescal.simulate import multiclass_population, simulate_multiclass
     >>> pop = multiclass_population(3)
     >>> d = simulate_multiclass(2000, population=pop, random_state=0)
-    >>> nc = multiclass_nc_ece(d, ChannelFit.known_confusion(pop.confusion))
-    >>> axes = top_label_reliability(multiclass_vote_ece(d, "soft_vote").top_label,
-    ...                              multiclass_vote_ece(d).top_label, nc.top_label)
+    >>> nc = class_nc_ece(d, ChannelFit.known_confusion(pop.confusion))
+    >>> axes = top_label_reliability(class_vote_ece(d, "soft_vote").top_label,
+    ...                              class_vote_ece(d).top_label, nc.top_label)
     >>> axes[0].get_ylabel()
     'accuracy in bin'
     """
@@ -180,10 +179,10 @@ def classwise_errors(errors: Mapping[str, ClasswiseECE], *, ax: Axes | None = No
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> from bayescal.metrics.multiclass import multiclass_vote_ece
+    >>> from bayescal.metrics import class_vote_ece
     >>> from bayescal.simulate import simulate_multiclass
     >>> d = simulate_multiclass(500, random_state=0)
-    >>> ax = classwise_errors({"soft vote": multiclass_vote_ece(d, "soft_vote").classwise})
+    >>> ax = classwise_errors({"soft vote": class_vote_ece(d, "soft_vote").classwise})
     >>> ax.get_ylabel()
     'binned calibration error of p_k'
     """

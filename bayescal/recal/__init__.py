@@ -1,4 +1,4 @@
-"""Binary recalibration from noisy annotations (Hanada & Futami, Sec. 5, App. E).
+"""Recalibration from noisy annotations (Hanada & Futami, Sec. 5, App. E; SPEC §3 for C > 2).
 
 Maps (scikit-learn style, fitted to corrected, naive or clean targets):
 :class:`TemperatureMap`, :class:`PlattMap` (corrected log loss on clipped
@@ -7,9 +7,11 @@ logits, compact boxes), :class:`HistogramMap` (projected bin means),
 :func:`histogram_map_from_summary` (a histogram map from a summary's counts). Posterior maps:
 :func:`fit_posterior_map` / :class:`PosteriorMap` fit a map under every channel
 draw. Targets: :func:`corrected_targets`, :func:`naive_targets`,
-:func:`clean_targets`. Evaluation on fresh items: :func:`evaluate_map`. Choosing
-between the original score and the maps on held-out data (Sec. 6.3, App. G.4):
-:func:`choose_recalibration` -> :class:`RecalibrationChoice`.
+:func:`clean_targets`. Maps on C-class logits: :class:`CorrectedTemperatureScaling`,
+:class:`CorrectedVectorScaling` (corrected cross-entropy), one per draw with
+:func:`fit_multiclass_posterior_map`. Evaluation on fresh items: :func:`evaluate_map`.
+Choosing between the original score and the maps on held-out data, for every number of
+classes (Sec. 6.3, App. G.4): :func:`choose_recalibration` -> :class:`RecalibrationChoice`.
 
 Typical use::
 
@@ -19,10 +21,23 @@ Typical use::
 """
 
 from bayescal.recal.base import RecalibrationMap, corrected_log_loss
-from bayescal.recal.ensemble import FAMILIES, PosteriorMap, fit_posterior_map, thin_draws
+from bayescal.recal.ensemble import (
+    FAMILIES,
+    MulticlassMapEnsemble,
+    PosteriorMap,
+    fit_multiclass_posterior_map,
+    fit_posterior_map,
+    thin_draws,
+)
 from bayescal.recal.evaluate import evaluate_map
 from bayescal.recal.histogram import HistogramMap, ScoreBinMap, histogram_map_from_summary
-from bayescal.recal.parametric import PlattMap, TemperatureMap, clipped_logit
+from bayescal.recal.parametric import (
+    CorrectedTemperatureScaling,
+    CorrectedVectorScaling,
+    PlattMap,
+    TemperatureMap,
+    clipped_logit,
+)
 from bayescal.recal.selection import RecalibrationChoice, choose_recalibration
 from bayescal.recal.targets import (
     TARGET_KINDS,
@@ -31,6 +46,7 @@ from bayescal.recal.targets import (
     corrected_targets,
     make_targets,
     naive_targets,
+    probs_to_logits,
 )
 
 __all__ = [
@@ -55,4 +71,9 @@ __all__ = [
     "evaluate_map",
     "choose_recalibration",
     "RecalibrationChoice",
+    "CorrectedTemperatureScaling",
+    "CorrectedVectorScaling",
+    "MulticlassMapEnsemble",
+    "fit_multiclass_posterior_map",
+    "probs_to_logits",
 ]

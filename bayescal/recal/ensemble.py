@@ -38,11 +38,30 @@ from bayescal.errors import ConfigError, ConvergenceWarning
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 from bayescal.recal.base import RecalibrationMap
 from bayescal.recal.histogram import HistogramMap, ScoreBinMap, histogram_values, score_bin_values
-from bayescal.recal.parametric import PlattMap, TemperatureMap, fit_many
-from bayescal.recal.targets import DEFAULT_WEIGHTS, make_targets
+from bayescal.recal.parametric import (
+    MulticlassRecalibrator,
+    PlattMap,
+    TemperatureMap,
+    check_draws,
+    fit_many,
+)
+from bayescal.recal.targets import (
+    DEFAULT_PROB_CLIP,
+    DEFAULT_WEIGHTS,
+    corrected_target_stats,
+    make_targets,
+)
 from bayescal.summaries.partition import assign, cell_labels
 
-__all__ = ["PosteriorMap", "fit_posterior_map", "FAMILIES", "DEFAULT_MAX_DRAWS", "thin_draws"]
+__all__ = [
+    "PosteriorMap",
+    "fit_posterior_map",
+    "FAMILIES",
+    "DEFAULT_MAX_DRAWS",
+    "thin_draws",
+    "MulticlassMapEnsemble",
+    "fit_multiclass_posterior_map",
+]
 
 FAMILIES = ("temperature", "platt", "histogram", "score_bin")
 DEFAULT_MAX_DRAWS = 200
@@ -374,3 +393,85 @@ def fit_posterior_map(
         max_draws=max_draws,
         map_params=map_params,
     ).fit(data, channels)
+
+
+# ---------------------------------------------------------------- maps on C-class logits
+class MulticlassMapEnsemble:
+    """One fitted map per channel draw; predictions per draw and their mean.
+
+    Attributes
+    ----------
+    maps_ : list of MulticlassRecalibrator
+    draws_ : ndarray of the channel draws used
+    """
+
+    def __init__(self, maps, draws, eps):
+        self.maps_ = list(maps)
+        self.draws_ = np.asarray(draws)
+        self.eps_ = float(eps)
+
+    def predict_proba_draws(self, logits) -> np.ndarray:
+        """Probabilities under every draw's map, shape (S, n_items, n_classes)."""
+        return np.stack([m.predict_proba(logits) for m in self.maps_])
+
+    def predict_proba(self, logits) -> np.ndarray:
+        """The posterior-mean map: probabilities averaged over draws, (n_items, n_classes)."""
+        return self.predict_proba_draws(logits).mean(axis=0)
+
+    def __repr__(self) -> str:
+        return f"<MulticlassMapEnsemble of {len(self.maps_)} {type(self.maps_[0]).__name__} maps>"
+
+
+def fit_multiclass_posterior_map(
+    estimator,
+    data,
+    channels,
+    *,
+    weights=DEFAULT_WEIGHTS,
+    lam: float = DEFAULT_SHRINKAGE,
+    draws=None,
+    eps: float = DEFAULT_PROB_CLIP,
+) -> MulticlassMapEnsemble:
+    """Fit one corrected map per channel draw (a map ensemble).
+
+    Parameters
+    ----------
+    estimator : MulticlassRecalibrator
+        A template; each draw gets a fresh copy with the same parameters.
+    data : MulticlassAnnotations
+    channels : ChannelFit
+    weights, lam
+        Annotator weights of the corrected targets.
+    draws : array-like of int, optional
+        Which draws to use (default all).
+    eps : float
+
+    Returns
+    -------
+    MulticlassMapEnsemble
+
+    Examples
+    --------
+    >>> from bayescal.channels.result import ChannelFit
+    >>> from bayescal.recal import CorrectedTemperatureScaling
+    >>> from bayescal.simulate import multiclass_population, simulate_multiclass
+    >>> pop = multiclass_population(3, temperature=2.0)
+    >>> d = simulate_multiclass(3000, population=pop, random_state=0)
+    >>> ens = fit_multiclass_posterior_map(CorrectedTemperatureScaling(), d,
+    ...                                    ChannelFit.known_confusion(pop.confusion))
+    >>> len(ens.maps_), bool(ens.maps_[0].temperature_ > 1)
+    (1, True)
+    """
+    if not isinstance(estimator, MulticlassRecalibrator):
+        raise ConfigError(
+            f"estimator must be a MulticlassRecalibrator; got {type(estimator).__name__}."
+        )
+    idx = np.arange(channels.n_draws) if draws is None else check_draws(draws, channels)
+    z, m, n_k = corrected_target_stats(
+        data, channels.select_draws(idx), weights=weights, lam=lam, eps=eps
+    )
+    maps = [
+        type(estimator)(**estimator.get_params())._fit_stats(z, m[d], n_k[d], eps=eps)
+        for d in range(idx.size)
+    ]
+    return MulticlassMapEnsemble(maps, idx, eps)

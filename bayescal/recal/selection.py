@@ -1,9 +1,12 @@
 """Choosing a recalibration map by Hanada & Futami's protocol (Sec. 6.3, App. G.4, Tables 3, 8).
 
-The original score ("none", the paper's Base) is always a candidate beside a naive
-map (fitted to the mean answer) and a corrected map (fitted to noise-corrected
-labels) of each family. The annotated items are split once into three disjoint
-partitions:
+One choice for every number of classes C. The original score ("none", the paper's
+Base) is always a candidate beside a naive map (fitted to the answer shares) and a
+corrected map (fitted to noise-corrected targets) of each family: for two classes the
+score maps (temperature, Platt, histogram) on ``p_1``, for C > 2 the maps on logits
+(corrected temperature and vector scaling, SPEC §3) judged by the top-label NC-ECE on
+bins of the recalibrated confidence. The annotated items are split once into three
+disjoint partitions:
 
 - **pilot**: split ``pilot_splits`` times at random into a channel subset (channels
   are fitted on it), a recalibration subset (maps are fitted on it) and a validation
@@ -21,8 +24,27 @@ recommended candidate has the smallest mean validation estimate over the pilot
 splits, provided it beats the original score by more than one standard error of their
 paired split-wise difference (the one-SE rule; otherwise the original score is kept:
 a map changes every score and must earn it). The test numbers are reported beside it,
-never used to choose. How often
-each candidate wins across the splits is the selection's uncertainty.
+never used to choose. How often each candidate wins across the splits is the
+selection's uncertainty.
+
+What the rule guarantees for a calibrated model. Let ``d_s`` be the original score's
+validation estimate minus the best map's in split ``s`` (S splits). When the model is
+calibrated, no map can lower the population NC-ECE, so ``E[d_s] <= 0`` up to the
+bias a map's fit on the recalibration subset removes from its own validation estimate
+(none: maps are fitted on a disjoint subset). A map is recommended only when
+``mean(d) > sd(d) / sqrt(S)``, i.e. the paired t statistic exceeds 1; if the ``d_s``
+were normal with mean 0 that happens with probability ``P(t_{S-1} > 1)`` (0.187 at
+S = 5) for a fixed candidate, and the best of several candidates can only be chosen
+more often. The tests bound the rate on calibrated populations from this.
+
+Channel uncertainty. Every pilot split fits its own channels on its own channel
+subset, so the split-to-split spread of ``d_s`` that the one-SE rule compares against
+already holds the channel-estimation error of a point fit at a sixth of the items; a
+Bayesian audit passes its posterior (``posterior=``) and a recommended corrected map
+is then also fitted under every posterior draw on the pilot items (one map per draw,
+:mod:`bayescal.recal.ensemble`): if the identity map lies inside that band of maps at
+every validation item, the posterior does not tell the map from the original score
+and the original score is kept (``recommended["posterior_band_holds_identity"]``).
 
 Sparse bins on ``g(Z)``: a histogram map takes J values, so most equal-width bins of
 ``g(Z)`` are empty by construction; an empty bin adds nothing to a binned ECE, so
@@ -47,22 +69,38 @@ import numpy as np
 from bayescal._random import check_random_state
 from bayescal._typing import Bins, RandomState, Weights
 from bayescal.channels.fit import fit_channels
+from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError, FitError
 from bayescal.flags import Flag
-from bayescal.metrics.ncece import EVALUATION_WEIGHTS, recalibrated_values
+from bayescal.metrics.binned import class_oracle_ece, class_vote_ece
+from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
+from bayescal.metrics.ncece import EVALUATION_WEIGHTS, class_nc_ece, recalibrated_values
 from bayescal.metrics.uncertainty import nc_ece_interval
+from bayescal.recal.ensemble import (
+    DEFAULT_MAX_DRAWS,
+    fit_multiclass_posterior_map,
+    fit_posterior_map,
+    thin_draws,
+)
 from bayescal.recal.evaluate import evaluate_map
 from bayescal.recal.histogram import HistogramMap
-from bayescal.recal.parametric import PlattMap, TemperatureMap
-from bayescal.recal.targets import naive_targets
+from bayescal.recal.parametric import (
+    CorrectedTemperatureScaling,
+    CorrectedVectorScaling,
+    PlattMap,
+    TemperatureMap,
+)
+from bayescal.recal.targets import naive_targets, probs_to_logits
 from bayescal.summaries.partition import MIN_BIN_ITEMS, SPARSE_ITEM_SHARE
+from bayescal.summaries.patterns import item_states
 from bayescal.summaries.summary import summarize
 
 __all__ = [
     "BASE",
     "MIN_PART_ITEMS",
     "SELECTION_FAMILIES",
+    "CLASS_FAMILIES",
     "RecalibrationChoice",
     "choose_recalibration",
 ]
@@ -70,8 +108,11 @@ __all__ = [
 #: The original score as a candidate (the paper's "Base").
 BASE = "none"
 
-#: Map families tried by default.
+#: Map families tried by default for two classes (maps of the score ``p_1``).
 SELECTION_FAMILIES = ("temperature", "platt", "histogram")
+
+#: Map families for more than two classes (maps of the logits, SPEC §3).
+CLASS_FAMILIES = ("temperature", "vector")
 
 #: Fewest items in each pilot subset, the evaluation-channel and the test partition.
 MIN_PART_ITEMS = 50
@@ -82,6 +123,7 @@ VALIDATION_REPLICATES = 500
 
 _TARGETS = ("naive", "corrected")
 _MAKERS = {"temperature": TemperatureMap, "platt": PlattMap}
+_CLASS_MAKERS = {"temperature": CorrectedTemperatureScaling, "vector": CorrectedVectorScaling}
 
 
 def _candidate(family: str, target: str) -> str:
@@ -183,41 +225,76 @@ def _fit_channels(data, method, groups, seed, options):
     opts = dict(options)
     if method in ("score_bin_em", "dawid_skene_em", "gmm"):
         opts.setdefault("random_state", seed)
-    if method == "score_bin_em":
+    if method == "score_bin_em" or data.n_classes > 2:
         opts.setdefault("empty_groups", "drop")
     with _warnings.catch_warnings(record=True):
         _warnings.simplefilter("always")
         return fit_channels(summary, method, **opts)
 
 
-def _evaluate(g, data, channels, bins, weights) -> dict:
+def _recalibrated(g, data: Annotations) -> Annotations:
+    """The items with the candidate's predictions: ``g`` is None (the original score) or
+    a fitted map (a score map for two classes, a map of the logits for more)."""
+    if data.n_classes > 2:
+        return data if g is None else g.recalibrate(data)
+    return data.with_score(recalibrated_values(data.score if g is None else g, data))
+
+
+def _evaluate(data, channels, bins, weights) -> dict:
+    """Test errors of the (recalibrated) items: NC-ECE, soft-vote and, with truth, the
+    reference-label ECE (top-label for C > 2), on shared bins of the prediction."""
     # The generic occupancy warning counts empty bins, which a histogram map's g(Z)
     # leaves by construction; sparse non-empty bins are checked by the caller.
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore")
-        return evaluate_map(g, data, channels=channels, bins=bins, weights=weights)
+        if data.n_classes == 2:
+            return evaluate_map(data.score, data, channels=channels, bins=bins, weights=weights)
+        out = {
+            "nc": class_nc_ece(data, channels, weights=weights, bins=bins).top_label,
+            "soft_vote": class_vote_ece(data, "soft_vote", bins=bins).top_label,
+        }
+        if data.truth is not None:
+            out["oracle"] = class_oracle_ece(data, bins=bins).top_label
+        return out
 
 
-def _validation_estimate(g, data, channels, bins, weights, seed) -> float:
-    """Bias-corrected NC-ECE of ``g(Z)`` on a validation subset (docs/intervals.md).
+def _validation_estimate(data, channels, bins, weights, seed) -> float:
+    """Bias-corrected NC-ECE of the recalibrated items of a validation subset
+    (top-label for C > 2; docs/intervals.md).
 
     The plug-in sum of |bin moments| is biased upward by about ``s_m sqrt(2 / pi)`` per
     bin near calibration, so a map that puts the items in fewer bins of ``g(Z)`` (a
     histogram map) looks better by that alone; the bootstrap bias correction removes
     most of it. The channels come from another subset: ``sample_use="split"``.
     """
-    values = recalibrated_values(g, data)
+    opts = {"weights": weights, "bins": bins, "n_bootstrap": VALIDATION_REPLICATES}
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore")
-        iv = nc_ece_interval(
-            data.with_score(values),
-            channels,
-            weights=weights,
-            bins=bins,
-            n_bootstrap=VALIDATION_REPLICATES,
-            random_state=seed,
-        )
-    return iv.estimate
+        if data.n_classes > 2:
+            mc = multiclass_nc_ece_interval(data, channels, random_state=seed, **opts)
+            return mc.top_label.estimate
+        return nc_ece_interval(data, channels, random_state=seed, **opts).estimate
+
+
+def _answer_shares(data: Annotations) -> np.ndarray:
+    """Each item's share of answers per class (the naive target of a C-class map)."""
+    states = item_states(data.labels, data.n_classes)
+    votes = np.stack([(states == y).sum(axis=1) for y in range(data.n_classes)], axis=1)
+    return votes / votes.sum(axis=1, keepdims=True)
+
+
+def _fit_candidate(family, target, recal_d, channels, histogram):
+    """One map of ``family`` fitted to the naive or corrected targets of ``recal_d``."""
+    if recal_d.n_classes > 2:
+        m = _CLASS_MAKERS[family]()
+        if target == "naive":
+            return m.fit(probs_to_logits(recal_d.probs), _answer_shares(recal_d))
+        return m.fit_corrected(recal_d, channels)
+    j = max(2, int(round(recal_d.n_items ** (1 / 3))))  # Hanada & Futami's J = n^(1/3)
+    m = _MAKERS[family]() if family in _MAKERS else HistogramMap(**(histogram or {"bins": j}))
+    if target == "naive":
+        return m.fit_targets(naive_targets(recal_d))
+    return m.fit_corrected(recal_d, channels)
 
 
 def _sparse_share(binned) -> float:
@@ -240,16 +317,38 @@ def _select(candidates, table, means) -> tuple[str, dict]:
     return candidates[best], margin
 
 
+def _band_holds_identity(family, data, posterior, histogram, prob) -> bool:
+    """Whether the identity map lies inside the posterior band of corrected ``family``
+    maps (one per draw, fitted on ``data``) at every item (and class, for C > 2)."""
+    q = [(1 - prob) / 2, 1 - (1 - prob) / 2]
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore")
+        if data.n_classes > 2:
+            draws = thin_draws(posterior.n_draws, DEFAULT_MAX_DRAWS)
+            ens = fit_multiclass_posterior_map(
+                _CLASS_MAKERS[family](), data, posterior, draws=draws
+            )
+            lo, hi = np.quantile(ens.predict_proba_draws(probs_to_logits(data.probs)), q, axis=0)
+            return bool(np.all((lo <= data.probs) & (data.probs <= hi)))
+        j = max(2, int(round(data.n_items ** (1 / 3))))
+        params = (histogram or {"bins": j}) if family == "histogram" else None
+        band = fit_posterior_map(family, data, posterior, map_params=params)
+        lo, hi = band.predict_interval(data.score, prob)
+        return bool(np.all((lo <= data.score) & (data.score <= hi)))
+
+
 def _check(data, families, pilot_splits, fractions, weights_ok) -> None:
     if not isinstance(data, Annotations):
         raise DataError(
             f"choose_recalibration needs per-item data (an Annotations container); got "
             f"{type(data).__name__}. A summary has no scores to recalibrate."
         )
-    unknown = [f for f in families if f not in SELECTION_FAMILIES]
+    allowed = SELECTION_FAMILIES if data.n_classes == 2 else CLASS_FAMILIES
+    unknown = [f for f in families if f not in allowed]
     if unknown or not families:
         raise ConfigError(
-            f"families must be a non-empty subset of {SELECTION_FAMILIES}; got {list(families)}."
+            f"families for {data.n_classes} classes must be a non-empty subset of {allowed}; "
+            f"got {list(families)}."
         )
     if not isinstance(pilot_splits, (int, np.integer)) or pilot_splits < 1:
         raise ConfigError(f"pilot_splits must be a positive integer; got {pilot_splits!r}.")
@@ -265,15 +364,17 @@ def _check(data, families, pilot_splits, fractions, weights_ok) -> None:
 def choose_recalibration(
     data: Annotations,
     *,
-    channels: str = "score_bin_em",
-    groups: Bins = 5,
+    channels: str | None = None,
+    groups: Bins | str | None = None,
     bins: Bins = 10,
-    families: Sequence[str] = SELECTION_FAMILIES,
+    families: Sequence[str] | None = None,
     weights: Weights = EVALUATION_WEIGHTS,
     pilot_splits: int = 5,
     fractions: tuple[float, float] = (0.5, 0.25),
     channel_options: dict | None = None,
     histogram: dict | None = None,
+    posterior: ChannelFit | None = None,
+    prob: float = 0.9,
     random_state: RandomState = 0,
 ) -> RecalibrationChoice:
     """Choose between the original score and naive / corrected maps on held-out data.
@@ -286,17 +387,20 @@ def choose_recalibration(
     Parameters
     ----------
     data : Annotations
-        Scores and answers; items nobody answered are left out.
-    channels : str, default "score_bin_em"
+        Scores (or class probabilities) and answers; items nobody answered are left out.
+    channels : str, optional
         Point channel estimator (:func:`~bayescal.channels.fit.fit_channels` method);
-        ``"dawid_skene_em"`` is the paper's marginal model, ``"score_bin_em"`` its joint
-        score-bin EM.
-    groups : int or edges, default 5
-        Score groups of the channel fits.
+        default ``"score_bin_em"`` (the paper's joint score-bin EM) for two classes,
+        ``"dawid_skene_em"`` for more (for two classes the paper's marginal model).
+    groups : int, edges or str, optional
+        Channel groups of the channel fits: default 5 score groups for two classes, the
+        predicted class for more.
     bins : int or edges, default 10
-        Evaluation bins on ``g(Z)``, shared by every candidate and label target.
-    families : sequence of str, default ("temperature", "platt", "histogram")
-        Map families; each gives a naive and a corrected candidate.
+        Evaluation bins on ``g(Z)`` (on the recalibrated confidence for C > 2), shared
+        by every candidate and label target.
+    families : sequence of str, optional
+        Map families; each gives a naive and a corrected candidate. Default
+        :data:`SELECTION_FAMILIES` for two classes, :data:`CLASS_FAMILIES` for more.
     weights : str or array-like, default "equal"
         Annotator weights of the NC-ECE (validation and test); corrected maps are
         fitted with their own default (shrunk inverse variance).
@@ -309,6 +413,13 @@ def choose_recalibration(
         Parameters of the histogram maps (:class:`~bayescal.recal.HistogramMap`);
         default J = round(n^(1/3)) equal-mass bins. The paper's fixed-bin maps are
         ``{"bins": 10, "strategy": "uniform"}``.
+    posterior : ChannelFit, optional
+        A channel posterior (many draws) of the same annotators: a recommended corrected
+        map is then refitted under every draw on the pilot items, and the original score
+        is kept when the identity lies inside that ``prob`` band at every pilot item
+        (module docstring).
+    prob : float, default 0.9
+        Mass of that band.
     random_state : None, int or Generator, default 0
 
     Returns
@@ -333,6 +444,12 @@ def choose_recalibration(
     >>> c.recommended["map"] in ("none", "platt")
     True
     """
+    if channels is None:
+        channels = "score_bin_em" if data.n_classes == 2 else "dawid_skene_em"
+    if groups is None:
+        groups = 5 if data.n_classes == 2 else "predicted"
+    if families is None:
+        families = SELECTION_FAMILIES if data.n_classes == 2 else CLASS_FAMILIES
     _check(
         data,
         tuple(families),
@@ -369,11 +486,11 @@ def choose_recalibration(
     sparse: dict[str, float] = {}
 
     def on_test(name, g):
-        ev = _evaluate(g, test, eval_channels, bins, weights)
+        ev = _evaluate(_recalibrated(g, test), eval_channels, bins, weights)
         sparse[name] = max(sparse.get(name, 0.0), _sparse_share(ev["nc"]))
         test_runs[name].append({k: v.value for k, v in ev.items()})
 
-    on_test(BASE, lambda z: z)
+    on_test(BASE, None)
     for split in range(pilot_splits):
         order = rng.permutation(pilot.n_items)
         third = order.size // 3
@@ -394,28 +511,17 @@ def choose_recalibration(
             continue
         vseed = seed + 100 * (split + 1)
         validation[BASE][split] = _validation_estimate(
-            valid_d.score, valid_d, split_channels, bins, weights, vseed
+            _recalibrated(None, valid_d), split_channels, bins, weights, vseed
         )
-        naive_t = naive_targets(recal_d)
-        j = max(2, int(round(recal_d.n_items ** (1 / 3))))  # Hanada & Futami's J = n^(1/3)
         with _warnings.catch_warnings(record=True) as caught:
             _warnings.simplefilter("always")
             for family in families:
                 for target in _TARGETS:
                     name = _candidate(family, target)
-                    m = (
-                        _MAKERS[family]()
-                        if family in _MAKERS
-                        else HistogramMap(**(histogram or {"bins": j}))
-                    )
-                    m = (
-                        m.fit_targets(naive_t)
-                        if target == "naive"
-                        else m.fit_corrected(recal_d, split_channels)
-                    )
+                    m = _fit_candidate(family, target, recal_d, split_channels, histogram)
                     maps[name][split] = m
                     validation[name][split] = _validation_estimate(
-                        m, valid_d, split_channels, bins, weights, vseed
+                        _recalibrated(m, valid_d), split_channels, bins, weights, vseed
                     )
                     on_test(name, m)
         flags.extend(
@@ -455,6 +561,11 @@ def choose_recalibration(
                 )
             )
     family, _, target = best.partition("_")
+    band_identity = None
+    if posterior is not None and posterior.n_draws > 1 and target == "corrected":
+        band_identity = _band_holds_identity(family, pilot, posterior, histogram, prob)
+        if band_identity:
+            best, (family, _, target) = BASE, (BASE, "", "")
     recommended = {
         "map": family,
         "target": target or None,
@@ -463,6 +574,7 @@ def choose_recalibration(
         "best_by_validation": candidates[int(np.argmin(means))],
         "improvement_over_original": margin["improvement"],
         "improvement_se": margin["improvement_se"],
+        "posterior_band_holds_identity": band_identity,
     }
     return RecalibrationChoice(
         candidates=candidates,

@@ -40,7 +40,11 @@ from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.dims import DRAW
 from bayescal.errors import ConfigError, DataError
-from bayescal.metrics.binned import corrected_pattern_targets, soft_vote_targets
+from bayescal.metrics.binned import (
+    corrected_onehot_targets,
+    corrected_pattern_targets,
+    soft_vote_targets,
+)
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
 from bayescal.summaries.patterns import item_states, unique_patterns
 
@@ -51,6 +55,9 @@ __all__ = [
     "naive_targets",
     "clean_targets",
     "make_targets",
+    "probs_to_logits",
+    "corrected_target_stats",
+    "DEFAULT_PROB_CLIP",
 ]
 
 TARGET_KINDS = ("corrected", "naive", "clean")
@@ -296,3 +303,71 @@ def make_targets(
     if kind == "clean":
         return clean_targets(data)
     raise ConfigError(f"unknown target kind {kind!r}; choose one of {TARGET_KINDS}.")
+
+
+# ---------------------------------------------------------------- C-class targets
+#: Probabilities are raised to at least this before the log (log 1e-12 = -27.6):
+#: a softmax output of exactly 0 would otherwise give an infinite logit.
+DEFAULT_PROB_CLIP = 1e-12
+
+
+def probs_to_logits(probs, eps: float = DEFAULT_PROB_CLIP) -> np.ndarray:
+    """``log(max(p, eps))`` of shape (n_items, n_classes): logits that reproduce ``p``.
+
+    Examples
+    --------
+    >>> probs_to_logits([[0.5, 0.5, 0.0]], eps=1e-4).round(3).tolist()
+    [[-0.693, -0.693, -9.21]]
+    """
+    if not 0 < eps < 1:
+        raise ConfigError(f"eps must be in (0, 1); got {eps}.")
+    return np.log(np.maximum(np.asarray(probs, dtype=np.float64), eps))
+
+
+def corrected_target_stats(
+    data,
+    channels,
+    *,
+    weights=DEFAULT_WEIGHTS,
+    lam=DEFAULT_SHRINKAGE,
+    eps: float = DEFAULT_PROB_CLIP,
+):
+    """Logits of the annotated items and the target statistics of every channel draw.
+
+    The corrected cross-entropy needs the targets only through
+    ``M[d, k] = mean_i U_ik z_ik`` and ``N[d, k] = mean_i U_ik``; both are sums
+    over response patterns, so S draws cost S x P x C, not S x n x C.
+
+    Parameters
+    ----------
+    data : MulticlassAnnotations
+    channels : ChannelFit
+    weights, lam
+        Annotator weights of the corrected targets (default shrunk plug-in IV,
+        as for binary recalibration).
+    eps : float
+        Probability clip before the log.
+
+    Returns
+    -------
+    logits : ndarray of shape (n_annotated, C)
+    M, N : ndarrays of shape (S, C)
+    """
+
+    if not isinstance(data, Annotations):
+        raise DataError(f"expected Annotations; got {type(data).__name__}.")
+    if channels.annotators != data.annotators or channels.n_classes != data.n_classes:
+        raise DataError(
+            f"channels are for annotators {channels.annotators} and {channels.n_classes} classes; "
+            f"the data have {data.annotators} and {data.n_classes}."
+        )
+    keep = data.annotated
+    z = probs_to_logits(data.probs[keep], eps)
+    states, inv = unique_patterns(item_states(data.labels[keep], data.n_classes), data.n_classes)
+    u = corrected_onehot_targets(states, channels, weights=weights, lam=lam)  # (S, P, C)
+    n, c, p = z.shape[0], data.n_classes, states.shape[0]
+    zsum = np.stack([np.bincount(inv, weights=z[:, k], minlength=p) for k in range(c)], axis=1)
+    count = np.bincount(inv, minlength=p).astype(np.float64)
+    m = np.einsum("spk,pk->sk", u, zsum) / n
+    n_k = np.einsum("spk,p->sk", u, count) / n
+    return z, m, n_k

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import warnings as _warnings
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -18,13 +19,12 @@ from bayescal.ambiguity.metrics import ece_plugin, ece_true
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.identification import check_multiclass_design, gold_identifies_multiclass
-from bayescal.errors import FitError
-from bayescal.metrics.multiclass import (
-    multiclass_nc_ece,
-    multiclass_oracle_ece,
-    multiclass_vote_ece,
-)
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
+from bayescal.errors import DataError, FitError
+from bayescal.metrics.binned import class_oracle_ece, class_vote_ece, implausible_flags
 from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
+from bayescal.metrics.ncece import class_nc_ece
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
 from bayescal.options import VIEW_CHOICES
 from bayescal.plotting.ambiguity import reliability_diagram
@@ -34,11 +34,13 @@ from bayescal.plotting.multiclass import (
     dispersion_check,
     top_label_reliability,
 )
-from bayescal.recal.multiclass import CorrectedTemperatureScaling, CorrectedVectorScaling
+from bayescal.recal.selection import choose_recalibration
 from bayescal.report.context import FlagsMixin
 from bayescal.report.core import Section, Table, fmt, fmt_p
 from bayescal.report.figures import responsive_figure
+from bayescal.report.recal_section import MIN_ITEMS, _rows, _verdict
 from bayescal.summaries import summarize_multiclass
+from bayescal.summaries.summary import Summary
 
 __all__ = [
     "MULTICLASS_ASSUMPTIONS",
@@ -65,8 +67,6 @@ MULTICLASS_ASSUMPTIONS = [
     "Channel groups and evaluation bins are fixed before looking at the answers.",
 ]
 
-#: Fewest annotated items for the recalibration split.
-MIN_RECAL_ITEMS = 40
 
 
 @dataclass(eq=False)
@@ -494,12 +494,12 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
     """Top-label and class-wise NC-ECE with intervals, beside the vote baselines."""
     s = ctx.eval_summary
     e = ctx.errors
-    e["soft_vote"] = multiclass_vote_ece(s, "soft_vote")
-    e["majority_vote"] = multiclass_vote_ece(s, "majority_vote")
+    e["soft_vote"] = class_vote_ece(s, "soft_vote")
+    e["majority_vote"] = class_vote_ece(s, "majority_vote")
     if s.has_truth:
-        e["oracle"] = multiclass_oracle_ece(s)
+        e["oracle"] = class_oracle_ece(s)
     point = ctx.point if ctx.point is not None else ctx.channels
-    e["nc_point"] = multiclass_nc_ece(s, point, weights=ctx.weights)
+    e["nc_point"] = class_nc_ece(s, point, weights=ctx.weights)
     ctx.interval = multiclass_nc_ece_interval(
         s,
         ctx.channels,
@@ -508,6 +508,14 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
         prob=ctx.prob,
         random_state=ctx.seed,
     )
+    acc = ctx.interval.top_label.accuracy
+    for f in [
+        *implausible_flags(e["nc_point"].top_label, None if acc is None else acc.std(axis=0)),
+        *implausible_flags(e["nc_point"].classwise),
+    ]:
+        if f not in ctx.flags:
+            ctx.flags.append(f)
+    ctx.flags.sort(key=lambda f: f.severity != "error")
     if not ctx.runs("noise"):
         return Section(
             key="noise",
@@ -710,7 +718,8 @@ def ambiguity_view_section(ctx: MulticlassContext) -> Section:
 
 # --------------------------------------------------------------------------- recalibration
 def recalibration_section(ctx: MulticlassContext) -> Section:
-    """Corrected temperature and vector scaling: fitted on one half, judged on the other."""
+    """The one recalibration choice (:func:`~bayescal.recal.selection.choose_recalibration`):
+    the original probabilities beside corrected and naive temperature / vector scaling."""
     data = ctx.data
     if not ctx.runs("noise"):
         return Section(
@@ -722,74 +731,65 @@ def recalibration_section(ctx: MulticlassContext) -> Section:
             "are compared by `bayescal audit-ambiguity`; --view both runs the corrected maps "
             "here anyway.",
         )
-    annotated = np.flatnonzero(data.annotated)
-    if annotated.size < MIN_RECAL_ITEMS:
+    n_annotated = int(data.annotated.sum())
+    if n_annotated < MIN_ITEMS:
         return Section(
             key="recalibration",
             title="Recalibration",
             status="skipped",
-            reason=f"only {annotated.size} annotated items; a fit/test split needs at least "
-            f"{MIN_RECAL_ITEMS}.",
+            reason=f"only {n_annotated} annotated items; choosing a map on held-out data (pilot, "
+            f"evaluation-channel and test partitions) needs at least {MIN_ITEMS}.",
         )
-    order = np.random.default_rng(ctx.seed).permutation(annotated)
-    fit_d = data.subset(np.sort(order[: order.size // 2]))
-    test_d = data.subset(np.sort(order[order.size // 2 :]))
-    point = ctx.point if ctx.point is not None else ctx.channels
-
-    def evaluate(d):
-        nc = multiclass_nc_ece(d, point, weights=ctx.weights, bins=ctx.summary.bin_edges)
-        out = {"nc_top_label": nc.top_label.value, "nc_classwise": nc.classwise.value}
-        if d.truth is not None:
-            orc = multiclass_oracle_ece(d, bins=ctx.summary.bin_edges)
-            out["oracle_top_label"] = orc.top_label.value
-        return out
-
-    record = {"none": evaluate(test_d)}
-    maps = {"temperature": CorrectedTemperatureScaling(), "vector": CorrectedVectorScaling()}
-    notes = []
-    for name, m in maps.items():
-        with _warnings.catch_warnings(record=True) as caught:
-            _warnings.simplefilter("always")
-            m.fit_corrected(fit_d, point, weights=ctx.weights)
-        ctx.flag("recalibration.fit", [str(w.message) for w in caught], "recalibration")
-        record[name] = evaluate(m.recalibrate(test_d))
-        if m.at_bound_:
-            notes.append(f"the {name} map stopped on an edge of its parameter box.")
-    best = min(maps, key=lambda n: record[n]["nc_top_label"])
-    record["recommended"] = {"map": best, "heldout_nc_top_label": record[best]["nc_top_label"]}
-    record["temperature"]["T"] = float(maps["temperature"].temperature_)
+    channels = cast(ChannelFit, ctx.channels)
+    try:
+        choice = choose_recalibration(
+            cast(Annotations, data),
+            groups=cast(str, ctx.groups),
+            bins=cast(Summary, ctx.summary).bin_edges,
+            weights=cast(str, ctx.weights),
+            posterior=channels if channels.n_draws > 1 else None,
+            prob=ctx.prob,
+            random_state=ctx.seed,
+        )
+    except (FitError, DataError) as exc:
+        return Section(
+            key="recalibration",
+            title="Recalibration",
+            status="skipped",
+            reason=f"the held-out map selection could not run: {exc}",
+        )
+    for f in choice.flags:
+        if f not in ctx.flags:
+            ctx.flags.append(f)
+    record = choice.to_dict()
+    record["keeps_original"] = choice.keeps_original
     ctx.record["recalibration"] = record
-    rows = [
-        (
-            label,
-            fmt(record[key]["nc_top_label"]),
-            fmt(record[key]["nc_classwise"]),
-            fmt(record[key].get("oracle_top_label")),
-        )
-        for key, label in (
-            ("none", "none (original probabilities)"),
-            (
-                "temperature",
-                f"corrected temperature scaling (T = {record['temperature']['T']:.3f})",
-            ),
-            ("vector", "corrected vector scaling"),
-        )
-    ]
     notes = [
-        f"Maps fitted on {fit_d.n_items} items with the corrected cross-entropy and evaluated on "
-        f"{test_d.n_items} other items (seeded split), bins as above.",
-        f"Recommended: corrected {best} scaling (smallest held-out top-label NC-ECE).",
-        "Channels were fitted on all items, including the test half (reuse).",
-        *notes,
+        _verdict(choice),
+        f"Protocol (Hanada & Futami, Sec. 6.3 / App. G.4, as for two classes): "
+        f"{choice.sizes['pilot']} pilot items split {choice.settings['pilot_splits']} times "
+        "into channel / map-fitting / validation subsets; candidates are chosen by mean "
+        "validation top-label NC-ECE (bias-corrected), a map only if it beats the original "
+        f"probabilities by more than one standard error. Test: {choice.sizes['test']} other "
+        "items, bins on the recalibrated confidence.",
     ]
     return Section(
         key="recalibration",
         title="Recalibration (noise view)",
         tables=[
             Table(
-                "Held-out calibration error of recalibrated probabilities (lower is better)",
-                ("map", "NC-ECE top-label", "NC-ECE class-wise", "reference-class ECE"),
-                rows,
+                "Held-out calibration error of the original and recalibrated probabilities "
+                "(top-label, lower is better)",
+                (
+                    "map",
+                    "target",
+                    "validation NC-ECE (mean ± SD)",
+                    "wins",
+                    "test NC-ECE",
+                    "test soft-vote ECE",
+                    "test reference-class ECE",
+                ),
+                _rows(choice),
             )
         ],
         notes=notes,
@@ -832,6 +832,10 @@ def build_summary(ctx: MulticlassContext) -> dict:
         e["majority_vote"].classwise,
         None if oracle is None else oracle.classwise,
     )
+    unreliable = sorted({f.code for f in ctx.flags if f.severity == "error"})
+    for entry in (top, cw):
+        entry["nc"]["reliable"] = not unreliable
+        entry["nc"]["unreliable_because"] = unreliable
     cw["per_class"] = {
         str(cls): {
             "nc": float(e["nc_point"].classwise.class_ece.values[0, i]),

@@ -14,9 +14,11 @@ posterior the histogram map is also fitted under every draw, giving a credible b
 from __future__ import annotations
 
 import warnings as _warnings
+from typing import cast
 
 import numpy as np
 
+from bayescal.channels.result import ChannelFit
 from bayescal.errors import DataError, FitError
 from bayescal.plotting.binary import recalibration_curves
 from bayescal.recal import fit_posterior_map
@@ -67,6 +69,13 @@ def _verdict(choice) -> str:
     best = rec["best_by_validation"]
     gain = f"{fmt(rec['improvement_over_original'])} (standard error {fmt(rec['improvement_se'])})"
     if choice.keeps_original:
+        if rec.get("posterior_band_holds_identity"):
+            return (
+                f"Keep the original score: the best map on validation ({best.replace('_', ', ')}) "
+                "refitted under every channel posterior draw gives a band that holds the "
+                "original score at every pilot item, so the posterior does not tell the map "
+                "from the original."
+            )
         if best == BASE:
             return (
                 "Keep the original score: no map had a smaller validation NC-ECE than the "
@@ -98,6 +107,7 @@ def recalibration_section(ctx: Context) -> Section:
             f"only {n_annotated} annotated items; choosing a map on held-out data (pilot, "
             f"evaluation-channel and test partitions) needs at least {MIN_ITEMS}."
         )
+    channels = cast(ChannelFit, ctx.channels)
     try:
         choice = choose_recalibration(
             ctx.data,
@@ -105,6 +115,8 @@ def recalibration_section(ctx: Context) -> Section:
             groups=ctx.groups,
             bins=ctx.bins,
             weights=ctx.weights,
+            posterior=channels if channels.n_draws > 1 else None,
+            prob=ctx.prob,
             random_state=ctx.seed,
         )
     except (FitError, DataError) as exc:
@@ -121,13 +133,13 @@ def recalibration_section(ctx: Context) -> Section:
         for fam in FAMILIES
     }
     band = None
-    if ctx.channels.n_draws > 1:
+    if channels.n_draws > 1:
         j = pair["histogram"][0].bins
         with _warnings.catch_warnings(record=True):
             band = fit_posterior_map(
                 "histogram",
                 ctx.data.subset(np.flatnonzero(ctx.data.annotated)),
-                ctx.channels,
+                channels,
                 map_params={"bins": j},
             )
     prob = ctx.prob  # bound now: figures are drawn when first shown

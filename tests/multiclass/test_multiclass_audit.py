@@ -40,9 +40,9 @@ def test_summary_keeps_the_binary_layout_and_adds_confusions(em_report, mc_data)
 
 
 def test_nc_ece_matches_the_library(em_report, mc_data):
-    from bayescal.metrics.multiclass import multiclass_nc_ece
+    from bayescal.metrics import class_nc_ece
 
-    nc = multiclass_nc_ece(mc_data, em_report.point_channels)
+    nc = class_nc_ece(mc_data, em_report.point_channels)
     assert em_report.summary["ece"]["nc"]["plugin"] == pytest.approx(nc.top_label.value, abs=1e-12)
     assert em_report.summary["ece"]["classwise"]["nc"]["plugin"] == pytest.approx(
         nc.classwise.value, abs=1e-12

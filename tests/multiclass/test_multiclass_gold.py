@@ -10,7 +10,7 @@ from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.identification import check_multiclass_design, gold_identifies_multiclass
 from bayescal.data.multiclass import MulticlassAnnotations, load_multiclass_csv
 from bayescal.errors import ConfigError, DataError, IdentificationError, IdentificationWarning
-from bayescal.metrics.multiclass import multiclass_nc_ece
+from bayescal.metrics import class_nc_ece
 from bayescal.simulate import simulate_multiclass
 from bayescal.summaries import summarize_multiclass
 
@@ -87,9 +87,9 @@ def test_metrics_leave_gold_out_unless_asked(mc_small):
     d = _with_gold(mc_small, 0.25, 3)
     s = summarize_multiclass(d)
     fit = dawid_skene_em(s, prevalence="pooled")
-    with_gold = multiclass_nc_ece(s, fit)
-    alone = multiclass_nc_ece(s.without_gold(), fit)
-    asked = multiclass_nc_ece(s.with_gold_in_cells(), fit)
+    with_gold = class_nc_ece(s, fit)
+    alone = class_nc_ece(s.without_gold(), fit)
+    asked = class_nc_ece(s.with_gold_in_cells(), fit)
     for part in ("top_label", "classwise"):
         value = getattr(with_gold, part).value
         assert value == pytest.approx(getattr(alone, part).value, abs=1e-12)
@@ -97,7 +97,7 @@ def test_metrics_leave_gold_out_unless_asked(mc_small):
     assert asked.top_label.n == alone.top_label.n + int(s.n_gold.sum())
     # gold items in the cells: the errors of the same items without a gold variable
     plain = MulticlassAnnotations.from_arrays(d.probs, d.labels, truth=d.truth)
-    same = multiclass_nc_ece(summarize_multiclass(plain), fit)
+    same = class_nc_ece(summarize_multiclass(plain), fit)
     for part in ("top_label", "classwise"):
         assert getattr(asked, part).value == pytest.approx(getattr(same, part).value, rel=1e-12)
 

@@ -6,7 +6,7 @@ import pytest
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError
-from bayescal.metrics.multiclass import multiclass_nc_ece
+from bayescal.metrics import class_nc_ece
 from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
 from bayescal.simulate import multiclass_population, simulate_multiclass
 from bayescal.summaries import summarize_multiclass
@@ -33,7 +33,7 @@ def test_plugin_is_the_nc_ece_and_a_calibrated_model_reaches_zero():
     data = simulate_multiclass(3000, population=pop, random_state=1)
     channels = ChannelFit.known_confusion(pop.confusion)
     r = multiclass_nc_ece_interval(data, channels, n_bootstrap=500)
-    nc = multiclass_nc_ece(data, channels)
+    nc = class_nc_ece(data, channels)
     assert r.top_label.plugin == pytest.approx(nc.top_label.value, abs=1e-12)
     assert r.classwise.plugin == pytest.approx(nc.classwise.value, abs=1e-12)
     lo, hi = r.top_label.interval()

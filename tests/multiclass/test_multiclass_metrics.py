@@ -3,21 +3,21 @@
 import numpy as np
 import pytest
 
-import bayescal.metrics.multiclass as mm
+import bayescal.metrics.binned as mm
 from bayescal import Annotations, nc_ece
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError, DataError
-from bayescal.metrics.binned import corrected_pattern_targets
-from bayescal.metrics.multiclass import (
+from bayescal.metrics import (
+    class_nc_ece,
+    class_oracle_ece,
+    class_vote_ece,
+    class_weights,
     corrected_onehot_targets,
-    estimate_multiclass_nc_ece,
-    multiclass_nc_ece,
-    multiclass_oracle_ece,
-    multiclass_vote_ece,
-    multiclass_weights,
+    estimate_class_nc_ece,
 )
+from bayescal.metrics.binned import corrected_pattern_targets
 from bayescal.metrics.weights import annotator_weights
 from bayescal.simulate import multiclass_population, simulate_multiclass
 from bayescal.summaries import summarize_multiclass
@@ -44,10 +44,10 @@ def test_nc_moments_equal_population_moments_on_an_exact_dataset(rule, exact_pai
     pop, data = exact_pair
     top, cw = pop.binned_moments(bins=10)
     ch = ChannelFit.known_confusion(pop.confusion, prevalence=pop.prevalence)
-    r = multiclass_nc_ece(data, ch, weights=rule)
+    r = class_nc_ece(data, ch, weights=rule)
     np.testing.assert_allclose(r.top_label.bin_moments.values[0], top, atol=1e-12)
     np.testing.assert_allclose(r.classwise.bin_moments.values[0], cw, atol=1e-12)
-    oracle = multiclass_oracle_ece(data)
+    oracle = class_oracle_ece(data)
     np.testing.assert_allclose(oracle.top_label.bin_moments.values[0], top, atol=1e-12)
     exact = pop.binned_ece(10)
     assert r.top_label.value == pytest.approx(exact["top_label"], abs=1e-12)
@@ -59,7 +59,7 @@ def test_votes_are_biased_on_the_same_exact_dataset(exact_pair):
     pop, data = exact_pair
     exact = pop.binned_ece(10)
     for kind in ("majority_vote", "soft_vote"):
-        r = multiclass_vote_ece(data, kind)
+        r = class_vote_ece(data, kind)
         assert abs(r.top_label.value - exact["top_label"]) > 1e-3
         assert abs(r.classwise.value - exact["classwise"]) > 1e-3
 
@@ -83,12 +83,12 @@ def binary_pair():
 def test_c2_classwise_class1_reproduces_binary_nc_ece(binary_pair, rule):
     binary, multi, ch = binary_pair
     ref = nc_ece(binary, ch, weights=rule)
-    r = multiclass_nc_ece(multi, ch, weights=rule)
+    r = class_nc_ece(multi, ch, weights=rule)
     np.testing.assert_allclose(
         r.classwise.bin_moments.values[0, 1], ref.bin_moments.values[0], atol=1e-12
     )
     assert float(r.classwise.class_ece[0, 1]) == pytest.approx(ref.value, abs=1e-12)
-    w = multiclass_weights(ch, rule).values
+    w = class_weights(ch, rule).values
     np.testing.assert_allclose(w, annotator_weights(ch, rule).values, atol=1e-12)
 
 
@@ -128,19 +128,17 @@ def _posterior(fit, draws=6, seed=0):
 
 def test_draws_are_independent_and_chunking_changes_nothing(mc_small_summary, fitted, monkeypatch):
     post = _posterior(fitted)
-    many = multiclass_nc_ece(mc_small_summary, post, weights="inverse_variance")
+    many = class_nc_ece(mc_small_summary, post, weights="inverse_variance")
     for s in (0, 3, 5):
-        one = multiclass_nc_ece(
-            mc_small_summary, post.select_draws([s]), weights="inverse_variance"
-        )
+        one = class_nc_ece(mc_small_summary, post.select_draws([s]), weights="inverse_variance")
         np.testing.assert_allclose(
             one.top_label.bin_moments.values[0], many.top_label.bin_moments.values[s], atol=1e-13
         )
         np.testing.assert_allclose(
             one.classwise.bin_moments.values[0], many.classwise.bin_moments.values[s], atol=1e-13
         )
-    monkeypatch.setattr(mm, "_CHUNK_ELEMENTS", 1)
-    chunked = multiclass_nc_ece(mc_small_summary, post, weights="inverse_variance")
+    monkeypatch.setattr(mm, "CHUNK_ELEMENTS", 1)
+    chunked = class_nc_ece(mc_small_summary, post, weights="inverse_variance")
     np.testing.assert_allclose(
         chunked.classwise.bin_moments.values, many.classwise.bin_moments.values, atol=1e-13
     )
@@ -184,14 +182,14 @@ def _per_item_ece(data, targets, edges):
     "kind, tie", [("soft_vote", "split"), ("majority_vote", "split"), ("majority_vote", "lowest")]
 )
 def test_vote_baselines_equal_per_item_computation(mc_small, kind, tie):
-    r = multiclass_vote_ece(mc_small, kind, tie=tie)
+    r = class_vote_ece(mc_small, kind, tie=tie)
     top, cw = _per_item_ece(mc_small, _per_item_targets(mc_small, kind, tie), r.top_label.bin_edges)
     np.testing.assert_allclose(r.top_label.bin_moments.values[0], top, atol=1e-12)
     np.testing.assert_allclose(r.classwise.bin_moments.values[0], cw, atol=1e-12)
 
 
 def test_oracle_equals_per_item_computation(mc_small):
-    r = multiclass_oracle_ece(mc_small, bins=7)
+    r = class_oracle_ece(mc_small, bins=7)
     onehot = np.eye(4)[mc_small.truth]
     top, cw = _per_item_ece(mc_small, onehot, np.linspace(0, 1, 8))
     np.testing.assert_allclose(r.top_label.bin_moments.values[0], top, atol=1e-12)
@@ -205,53 +203,87 @@ def mc_mid():
 
 
 def test_reuse_equals_fitting_on_everything(mc_mid):
-    r = estimate_multiclass_nc_ece(mc_mid, mode="reuse", shuffle=False)
+    r = estimate_class_nc_ece(mc_mid, mode="reuse", shuffle=False)
     s = summarize_multiclass(mc_mid)
-    direct = multiclass_nc_ece(s, dawid_skene_em(s))
+    direct = class_nc_ece(s, dawid_skene_em(s))
     assert r.top_label.value == pytest.approx(direct.top_label.value, abs=1e-12)
     assert r.mode == "reuse"
 
 
 def test_crossfit_pools_fold_moments(mc_mid):
-    r = estimate_multiclass_nc_ece(mc_mid, mode="crossfit", folds=3, shuffle=False)
+    r = estimate_class_nc_ece(mc_mid, mode="crossfit", folds=3, shuffle=False)
     idx = np.array_split(np.flatnonzero(mc_mid.annotated), 3)
     pooled = 0
     for k in range(3):
         rest = np.concatenate([idx[i] for i in range(3) if i != k])
         fit = dawid_skene_em(summarize_multiclass(mc_mid.subset(rest)))
-        fold = multiclass_nc_ece(summarize_multiclass(mc_mid.subset(idx[k])), fit)
+        fold = class_nc_ece(summarize_multiclass(mc_mid.subset(idx[k])), fit)
         pooled = pooled + fold.top_label.bin_moments.values * idx[k].size / sum(map(len, idx))
     np.testing.assert_allclose(r.top_label.bin_moments.values, pooled, atol=1e-12)
     assert r.top_label.info["folds"] == 3 and len(r.top_label.info["channel_fits"]) == 3
 
 
 def test_split_mode_and_its_checks(mc_mid):
-    r = estimate_multiclass_nc_ece(mc_mid, mode="split", fraction=0.4, random_state=2)
+    r = estimate_class_nc_ece(mc_mid, mode="split", fraction=0.4, random_state=2)
     assert r.top_label.info["n_channel"] == round(0.4 * mc_mid.annotated.sum())
     with pytest.raises(ConfigError, match="fraction"):
-        estimate_multiclass_nc_ece(mc_mid, mode="split", fraction=1.0)
+        estimate_class_nc_ece(mc_mid, mode="split", fraction=1.0)
     with pytest.raises(ConfigError, match="2 folds"):
-        estimate_multiclass_nc_ece(mc_mid, folds=1)
+        estimate_class_nc_ece(mc_mid, folds=1)
     with pytest.raises(ConfigError, match="mode"):
-        estimate_multiclass_nc_ece(mc_mid, mode="boot")
+        estimate_class_nc_ece(mc_mid, mode="boot")
 
 
 # ------------------------------------------------------------------ refusals
 def test_refusals_name_the_problem(mc_small, mc_small_summary, fitted):
     other = ChannelFit.known_confusion(fitted.confusion.values[0], annotators=["x", "y", "z"])
     with pytest.raises(DataError, match="annotators"):
-        multiclass_nc_ece(mc_small_summary, other)
+        class_nc_ece(mc_small_summary, other)
     singular = fitted.confusion.values[0].copy()
     singular[1] = 0.25
     with pytest.raises(DataError, match="'a2' has a singular confusion"):
-        multiclass_nc_ece(mc_small_summary, ChannelFit.known_confusion(singular))
+        class_nc_ece(mc_small_summary, ChannelFit.known_confusion(singular))
     with pytest.raises(ConfigError, match="bins are fixed"):
-        multiclass_nc_ece(mc_small_summary, fitted, bins=5)
+        class_nc_ece(mc_small_summary, fitted, bins=5)
     with pytest.raises(ConfigError, match="unknown weight rule"):
-        multiclass_nc_ece(mc_small_summary, fitted, weights="gap")
+        class_nc_ece(mc_small_summary, fitted, weights="gap")
     with pytest.raises(DataError, match="weight 0"):
-        multiclass_nc_ece(mc_small_summary, fitted, weights=[1.0, 0.0, 0.0])
+        class_nc_ece(mc_small_summary, fitted, weights=[1.0, 0.0, 0.0])
     with pytest.raises(ConfigError, match="tie"):
-        multiclass_vote_ece(mc_small, tie="random")
+        class_vote_ece(mc_small, tie="random")
     with pytest.raises(DataError, match="truth"):
-        multiclass_oracle_ece(MulticlassAnnotations.from_arrays(mc_small.probs, mc_small.labels))
+        class_oracle_ece(MulticlassAnnotations.from_arrays(mc_small.probs, mc_small.labels))
+
+
+# ------------------------------------------------------------------ plausibility flags
+def test_an_impossible_nc_ece_is_an_error_flag_for_every_number_of_classes():
+    from bayescal.metrics.binned import implausible_flags
+
+    # Four items, annotators barely above chance (diagonal 0.4 of 3 classes): the inverse
+    # confusions are large, so corrected targets reach about +-3 and the plug-in exceeds 1,
+    # the largest binned ECE of probabilities (sum_m |D_m| <= mean_i |T_i - p_i| <= 1).
+    t = np.full((3, 3, 3), 0.3) + 0.1 * np.eye(3)
+    probs = np.array([[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]])
+    labels = np.array([[1, 2, 2], [0, 2, 0], [1, 0, 1], [2, 1, 1]], dtype=float)
+    data = MulticlassAnnotations.from_arrays(probs, labels)
+    r = class_nc_ece(data, ChannelFit.known_confusion(t))
+    assert r.top_label.value > 1
+    flags = implausible_flags(r.top_label) + implausible_flags(r.classwise)
+    assert flags and all(f.severity == "error" for f in flags)
+    assert {f.code for f in flags} == {"plausibility.out-of-range"}
+    assert "exceeds 1" in flags[0].message
+    # the binary track's result type goes through the same check
+    binary = nc_ece(
+        Annotations.from_arrays([0.9, 0.1, 0.8, 0.2], [[0, 0], [1, 1], [0, 1], [1, 0]]),
+        ChannelFit.known([0.45, 0.45], [0.55, 0.55]),
+    )
+    assert binary.value > 1 and implausible_flags(binary)[0].severity == "error"
+
+
+def test_a_sound_nc_ece_raises_no_plausibility_flag():
+    from bayescal.metrics.binned import implausible_flags
+
+    pop = multiclass_population(3, temperature=2.0)
+    data = simulate_multiclass(20_000, population=pop, random_state=0)
+    r = class_nc_ece(data, ChannelFit.known_confusion(pop.confusion))
+    assert implausible_flags(r.top_label) == [] and implausible_flags(r.classwise) == []

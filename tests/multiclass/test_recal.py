@@ -9,14 +9,13 @@ from bayescal.channels.result import ChannelFit
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError, DataError, NotFittedError
 from bayescal.recal import TemperatureMap
-from bayescal.recal.multiclass import (
+from bayescal.recal.ensemble import fit_multiclass_posterior_map
+from bayescal.recal.parametric import (
     CorrectedTemperatureScaling,
     CorrectedVectorScaling,
     corrected_cross_entropy,
-    corrected_target_stats,
-    fit_multiclass_posterior_map,
-    probs_to_logits,
 )
+from bayescal.recal.targets import corrected_target_stats, probs_to_logits
 from bayescal.simulate import multiclass_population
 
 FAMILIES = [CorrectedTemperatureScaling, CorrectedVectorScaling]
@@ -131,7 +130,7 @@ def test_posterior_ensemble_equals_per_draw_fits(mc_small, mc_small_summary):
 def test_target_stats_are_sums_over_patterns(mc_small):
     ch = ChannelFit.known_confusion(multiclass_population(4, random_state=11).confusion)
     z, m, n_k = corrected_target_stats(mc_small, ch, weights="equal")
-    from bayescal.metrics.multiclass import corrected_onehot_targets
+    from bayescal.metrics import corrected_onehot_targets
     from bayescal.summaries.patterns import item_states
 
     states = item_states(mc_small.labels[mc_small.annotated], 4)

@@ -105,3 +105,95 @@ def test_same_seed_same_choice():
     b = choose_recalibration(d, random_state=3).to_dict()
     assert a == b
     assert np.isfinite(a["recommended"]["validation_nc_ece"])
+
+
+# ------------------------------------------------------------- more than two classes
+# Why a calibrated model keeps its probabilities (selection.py, module docstring): a map is
+# recommended only when its paired split-wise improvement over the original exceeds one
+# standard error, i.e. the t statistic of S = 5 splits exceeds 1. Under calibration no map
+# improves the population error (E[d] <= 0); with normal d the probability of t_4 > 1 is
+# 0.187 per candidate. The naive maps fit the answer shares, which noise pulls towards
+# 1 / C, so their d is far below 0 (their test error is 2-3 times the original's below);
+# the union over the two corrected maps bounds the recommend rate by 2 x 0.187 = 0.374, so
+# keeps ~ Binomial(R, >= 0.626). With R = 8 trials P(keeps <= 2) = 0.0055 under the bound:
+# the test asserts keeps >= 3 (the v0.2 choice, which never kept the original, kept 0 of 8).
+CALIBRATED_TRIALS = 8
+MIN_KEEPS = 3
+
+
+def _mc_choice(n_classes, temperature, seed, n=2000):
+    from bayescal.simulate import multiclass_population, simulate_multiclass
+
+    pop = multiclass_population(n_classes, temperature=temperature, random_state=0)
+    d = simulate_multiclass(n, population=pop, random_state=seed)
+    return choose_recalibration(d, random_state=seed)
+
+
+def test_a_calibrated_4_class_model_mostly_keeps_its_probabilities():
+    choices = [_mc_choice(4, 1.0, seed) for seed in range(CALIBRATED_TRIALS)]
+    keeps = sum(c.keeps_original for c in choices)
+    assert keeps >= MIN_KEEPS
+    c = choices[0]
+    assert c.candidates == [
+        "none",
+        "temperature_naive",
+        "temperature_corrected",
+        "vector_naive",
+        "vector_corrected",
+    ]
+    for c in choices:
+        # the naive maps are far worse on the reference labels (the reason they never win)
+        assert c.test["temperature_naive"]["oracle"] > 1.5 * c.test[BASE]["oracle"]
+        if not c.keeps_original:
+            assert c.recommended["target"] == "corrected"
+            assert c.recommended["improvement_over_original"] > c.recommended["improvement_se"]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_an_overconfident_4_class_model_is_recalibrated(seed):
+    # softmax(2 z): population top-label ECE about 0.15, the validation estimate's spread at
+    # ~330 validation items about 0.015 (measured: improvement 0.14 vs standard error
+    # 0.015-0.017), so the one-SE rule fails to recommend only if the improvement falls
+    # ~8 standard errors short of its mean: the test can fail only by a real error.
+    c = _mc_choice(4, 2.0, seed)
+    assert not c.keeps_original and c.recommended["target"] == "corrected"
+    chosen = f"{c.recommended['map']}_corrected"
+    assert c.test[chosen]["oracle"] < c.test[BASE]["oracle"] - 0.05
+
+
+@pytest.mark.slow
+def test_a_calibrated_10_class_model_mostly_keeps_its_probabilities():
+    # The bound above holds for any C (it uses only the rule and the two corrected maps):
+    # with 6 trials P(keeps <= 1) = 0.016 under keep-rate 0.626, so keeps >= 2.
+    keeps = sum(_mc_choice(10, 1.0, seed).keeps_original for seed in range(6))
+    assert keeps >= 2
+
+
+def test_the_posterior_band_keeps_the_original_when_it_holds_the_identity():
+    from bayescal.channels.result import ChannelFit
+    from bayescal.recal.selection import _band_holds_identity
+    from bayescal.simulate import multiclass_population, simulate_multiclass
+
+    pop = multiclass_population(3, temperature=1.0, random_state=0)
+    d = simulate_multiclass(1500, population=pop, random_state=0)
+    t = pop.confusion  # (K, C, C)
+    # A wide posterior: draws mix the true confusions with the identity (lam > 0: more
+    # accurate annotators, so the corrected targets are less extreme and the fitted
+    # temperature rises) or away from it; the temperatures span about [0.8, 1.37].
+    draws = [(1 - lam) * t + lam * np.eye(3) for lam in np.linspace(-0.2, 0.6, 60)]
+    one = ChannelFit.known_confusion(t)
+
+    def posterior(stack):
+        return ChannelFit.from_confusion(
+            np.stack(stack),
+            np.tile(one.class_prevalence.values, (len(stack), 1, 1)),
+            annotators=one.annotators,
+            classes=list(one.classes),
+            groups=["all"],
+            group_counts=[d.n_items],
+            method="test",
+        )
+
+    assert _band_holds_identity("temperature", d, posterior(draws), None, 0.9)
+    # Identical draws: the band is one map (T = 0.935 on these items), not the identity.
+    assert not _band_holds_identity("temperature", d, posterior([t] * 3), None, 0.9)

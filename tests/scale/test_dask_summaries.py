@@ -11,7 +11,7 @@ from scale_helpers import audit_gold_counts, make_case, reordered, write_parts  
 import bayescal  # noqa: E402
 from bayescal import Annotations, fit_channels, nc_ece, summarize  # noqa: E402
 from bayescal.errors import ConfigError, DataError  # noqa: E402
-from bayescal.metrics.multiclass import multiclass_nc_ece  # noqa: E402
+from bayescal.metrics import class_nc_ece  # noqa: E402
 from bayescal.scale import DaskNotInstalledError, is_out_of_core_source, summarize_dask  # noqa: E402
 
 ANN = ["a1", "a2", "a3"]
@@ -89,7 +89,7 @@ def test_downstream_fits_equal(case, tmp_path):
             e.bin_moments.values, e_ref.bin_moments.values, rtol=1e-7, atol=1e-12
         )
     else:
-        e, e_ref = multiclass_nc_ece(s, fit), multiclass_nc_ece(ref, fit_ref)
+        e, e_ref = class_nc_ece(s, fit), class_nc_ece(ref, fit_ref)
         for part in ("top_label", "classwise"):
             assert getattr(e, part).value == pytest.approx(getattr(e_ref, part).value, rel=1e-9)
 
