@@ -297,3 +297,75 @@ def test_recalibration_skipped_under_300_items_is_in_the_summary():
     rec = r.summary["recalibration"]
     assert rec["status"] == "skipped" and "at least 300" in rec["reason"]
     assert any(s["section"] == "recalibration" for s in r.summary["verdict"]["skipped"])
+
+
+def _links_resolve(html: str) -> None:
+    top = html.index('id="verdict"')
+    block = html[top : html.index("</div>", top)]
+    anchors = set(re.findall(r'id="([^"]+)"', html))
+    links = re.findall(r'href="#([^"]+)"', block)
+    assert links and set(links) <= anchors
+
+
+def test_multiclass_reports_lead_with_the_verdict():
+    from bayescal.examples import load_example
+    from bayescal.report.multiclass_audit import audit_multiclass
+    from bayescal.simulate import simulate_multiclass
+
+    snli = audit_multiclass(load_example("snli-3class"), channels="dawid-skene-em")
+    s = snli.summary
+    assert next(iter(s)) == "verdict"
+    v = s["verdict"]
+    evidence = s["noise_or_ambiguity"]["view"]
+    assert (v["decision"] == "use the ambiguity view") == (evidence == "ambiguity")
+    line = next(c for c in v["rests_on"] if c["section"] == "evidence")
+    assert line["text"].startswith(f"evidence: {evidence}.")
+    html = snli.to_html()
+    assert html.index('id="verdict"') < html.index('class="kpi"')
+    _links_resolve(html)
+    # noise: the sentence reads the top-label bins and the corrected maps' held-out errors
+    sim = audit_multiclass(simulate_multiclass(1200, 3, random_state=0), channels="dawid-skene-em")
+    v = sim.summary["verdict"]
+    # seeded: the noise view, over-confident where the gap is largest (as measured)
+    assert sim.summary["noise_or_ambiguity"]["view"] == "noise"
+    gap = v["numbers"]["largest_gap"]
+    assert gap["gap"] > 0
+    assert (
+        f"where its top-class probability is {gap['lo']:g}-{gap['hi']:g} it is over-confident "
+        f"by about {gap['points']} points" in v["sentence"]
+    )
+    rec = sim.summary["recalibration"]
+    best = rec["recommended"]["map"]
+    improved = rec[best]["nc_top_label"] < rec["none"]["nc_top_label"]
+    assert v["numbers"]["recalibration"]["status"] == ("recommended" if improved else "keep")
+    assert v["decision"] == ("recalibrate" if improved else "keep")
+    if improved:
+        assert f"recalibrate with the corrected {best} scaling" in v["sentence"]
+    _links_resolve(sim.to_html())
+
+
+def test_ambiguity_report_leads_with_the_verdict():
+    from bayescal.ambiguity import AmbiguityData
+    from bayescal.report import audit_ambiguity
+
+    rng = np.random.default_rng(0)
+    pi = rng.dirichlet([0.6, 0.6, 0.6], 400)
+    data = AmbiguityData(
+        logits=3 * np.log(pi + 1e-3),
+        counts=rng.multinomial(30, pi),
+        classes=("a", "b", "c"),
+        item_ids=np.arange(400),
+    )
+    r = audit_ambiguity(
+        data, methods=["Uncalibrated", "TS", "SLTS"], n_draws=10, cv_folds=2, n_boot=40
+    )
+    s = r.summary
+    v = s["verdict"]
+    method = s["recommendation"]["method"]
+    est = s["intervals"]["methods"][method]["ece_true"]
+    assert next(iter(s)) == "verdict" and method in v["sentence"]
+    assert f"{est['estimate']:.2f}%" in v["sentence"]
+    assert f"{est['lo']:.2f}-{est['hi']:.2f}%" in v["sentence"]
+    html = r.to_html()
+    assert html.index('id="verdict"') < html.index('class="rec"')
+    _links_resolve(html)
