@@ -424,11 +424,20 @@ def noise_facts(
 
 def _evidence_check(evidence: Mapping[str, Any]) -> Check:
     view = evidence.get("view")
-    reasons = evidence.get("reasons") or [""]
+    overall = evidence.get("overall") or {}
+    if "dispersion_observed" in overall:
+        text = (
+            f"evidence: {view}; dispersion of answers to the same item around their class's "
+            f"confusion rows {fmt(overall['dispersion_observed'], 3)}, against "
+            f"{fmt(overall.get('dispersion_replicated'), 3)} replicated from the noise model "
+            f"(tail probability {fmt_p(overall.get('dispersion_tail'))})."
+        )
+    else:
+        text = f"evidence: {view}. {(evidence.get('reasons') or [''])[0]}"
     return Check(
         "noise or ambiguity (one true class per item)",
         "passed" if view == "noise" else ("not run" if view == "inconclusive" else "failed"),
-        f"evidence: {view}. {reasons[0]}",
+        text,
         "evidence",
     )
 
@@ -626,6 +635,43 @@ def _interval_text(f: Facts) -> str:
     return f"{f.metric} {fmt(f.estimate)}, {pct}% interval [{fmt(f.lo)}, {fmt(f.hi)}]"
 
 
+def _verdict(
+    f: Facts,
+    *,
+    status: str,
+    decision: str,
+    sentence: str,
+    reconciliation: str,
+    next_steps: Sequence[str],
+    caveats: Sequence[str],
+) -> Verdict:
+    """A verdict on ``f``: the wording given, the premises and numbers taken from ``f``."""
+    numbers = {
+        "metric": f.metric,
+        "estimate": f.estimate,
+        "lo": f.lo,
+        "hi": f.hi,
+        "prob": f.prob,
+        "p_value": f.p_value,
+        "largest_gap": None
+        if f.gap is None
+        else {**asdict(f.gap), "gap": f.gap.gap, "points": f.gap.points},
+        "recalibration": asdict(f.recalibration),
+    }
+    return Verdict(
+        status=status,
+        decision=decision,
+        sentence=sentence,
+        reconciliation=reconciliation,
+        rests_on=f.checks,
+        next_steps=tuple(next_steps),
+        caveats=tuple(caveats),
+        skipped=f.skipped,
+        columns=_columns(f.columns),
+        numbers=numbers,
+    )
+
+
 def decide(f: Facts) -> Verdict:
     """The verdict from the facts; every branch of the wording reads the numbers.
 
@@ -651,31 +697,17 @@ def decide(f: Facts) -> Verdict:
                 else "."
             )
         )
-    numbers = {
-        "metric": f.metric,
-        "estimate": f.estimate,
-        "lo": f.lo,
-        "hi": f.hi,
-        "prob": f.prob,
-        "p_value": f.p_value,
-        "largest_gap": None
-        if f.gap is None
-        else {**asdict(f.gap), "gap": f.gap.gap, "points": f.gap.points},
-        "recalibration": asdict(f.recalibration),
-    }
-    common = {
-        "rests_on": f.checks,
-        "skipped": f.skipped,
-        "columns": _columns(f.columns),
-        "numbers": numbers,
-    }
     steps: list[str] = []
-    if failed:
-        steps += [_failed_step(c) for c in failed if c.name != "plausibility of the fit"]
+    ambiguous = f.track == "multiclass" and f.evidence == "ambiguity"
+    for c in failed:
+        if c.name == "plausibility of the fit" or (ambiguous and c.section == "evidence"):
+            continue  # said by the verdict's own first step
+        steps.append(_failed_step(c))
 
     if f.unreliable_because:
         codes = ", ".join(f.unreliable_because)
-        return Verdict(
+        return _verdict(
+            f,
             status="not measurable",
             decision="fix the data",
             sentence=f"These data cannot measure the model's calibration ({codes}): do not act "
@@ -685,23 +717,22 @@ def decide(f: Facts) -> Verdict:
             "about the model.",
             next_steps=tuple(["Fix what each error warning names, then rerun.", *steps]),
             caveats=tuple(caveats),
-            **common,
         )
 
     if f.track == "ambiguity":
-        return _ambiguity_verdict(f, caveats, steps, common)
-    if f.track == "multiclass" and f.evidence == "ambiguity":
-        amb = "" if f.uncalibrated is None else f" is {fmt(f.uncalibrated)}"
-        return Verdict(
+        return _ambiguity_verdict(f, caveats, steps)
+    if ambiguous:
+        amb = "" if f.uncalibrated is None else f" ({fmt(f.uncalibrated)})"
+        return _verdict(
+            f,
             status="ambiguous labels",
             decision="use the ambiguity view",
             sentence="The annotators' disagreement looks like genuine ambiguity, not noise "
-            "around one true class: judge the model against the annotators' label "
-            f"distribution (its ECE_true{amb}) and choose a soft-target calibrator with "
-            "bayescal audit-ambiguity; the noise-corrected error below does not apply.",
-            reconciliation=f"The noise-corrected {_interval_text(f)} assumes one true class "
-            "per item, which the noise-or-ambiguity check rejects; it stays in summary.json "
-            "for comparison only.",
+            f"around one true class: judge the model by its ECE_true{amb} against their label "
+            "distribution, and choose a calibrator with bayescal audit-ambiguity.",
+            reconciliation=f"The noise-corrected {_interval_text(f)} does not apply: it "
+            "assumes one true class per item, which the noise-or-ambiguity check rejects; it "
+            "stays in the report and summary.json for comparison only.",
             next_steps=tuple(
                 [
                     "Run bayescal audit-ambiguity on the same answers (counts per class) to "
@@ -710,7 +741,6 @@ def decide(f: Facts) -> Verdict:
                 ]
             ),
             caveats=tuple(caveats),
-            **common,
         )
 
     alpha = 1 - f.prob
@@ -771,11 +801,10 @@ def decide(f: Facts) -> Verdict:
             decision, status = "collect more items", "miscalibrated"
             steps.insert(0, "Collect more annotated items, then rerun to choose a map.")
     else:
-        wide = f.hi is not None and f.hi >= WIDE_INTERVAL
-        if wide:
+        if f.hi is not None and f.hi >= WIDE_INTERVAL:
             sentence = (
                 f"Too few items to tell: the data are consistent with a calibrated model, but "
-                f"the error could be as large as {fmt(f.hi, 2)} ({int(round(f.hi * 100))} "
+                f"the error could be as large as {fmt(f.hi, 2)} ({round(f.hi * 100)} "
                 f"points); collect more annotated items before deciding."
             )
             decision, status = "collect more items", "undetermined"
@@ -796,14 +825,14 @@ def decide(f: Facts) -> Verdict:
             )
         elif rec.status == "skipped":
             recon += f" Recalibration was not attempted: {rec.reason}"
-    return Verdict(
+    return _verdict(
+        f,
         status=status,
         decision=decision,
         sentence=sentence + qualifier,
         reconciliation=recon,
         next_steps=tuple(steps),
         caveats=tuple(caveats),
-        **common,
     )
 
 
@@ -824,20 +853,24 @@ def _failed_step(c: Check) -> str:
     return f"Read the {c.section} section: {c.name} failed."
 
 
-def _ambiguity_verdict(f: Facts, caveats: list, steps: list, common: dict) -> Verdict:
+def _ambiguity_verdict(f: Facts, caveats: list[str], steps: list[str]) -> Verdict:
     pct = int(round(f.prob * 100))
     est = "n/a" if f.estimate is None else f"{f.estimate * 100:.2f}%"
     base = "n/a" if f.uncalibrated is None else f"{f.uncalibrated * 100:.2f}%"
-    iv = (
-        ""
-        if f.lo is None or f.hi is None
-        else f" ({pct}% interval {f.lo * 100:.2f}-{f.hi * 100:.2f}%)"
-    )
+    iv = ""
+    if f.lo is not None and f.hi is not None:
+        iv = f" (bias-corrected {pct}% interval {f.lo * 100:.2f}-{f.hi * 100:.2f}%"
+        if f.estimate is not None and not f.lo <= f.estimate <= f.hi:
+            # a basic bootstrap interval moves against the binned ECE's upward bias, so it
+            # can lie wholly below the plug-in (measured: ChaosNLI-SNLI, Dirichlet-Soft)
+            iv += "; the sampled ECE is biased upward, so the interval lies below it"
+        iv += ")"
     others = ", ".join(f.not_distinguishable[:4]) + (
-        " ..." if len(f.not_distinguishable) > 4 else ""
+        ", and others" if len(f.not_distinguishable) > 4 else ""
     )
     if f.calibrator == "Uncalibrated":
-        return Verdict(
+        return _verdict(
+            f,
             status="calibrated",
             decision="keep",
             sentence="Keep the model's probabilities: no calibrator beat them against the "
@@ -845,10 +878,10 @@ def _ambiguity_verdict(f: Facts, caveats: list, steps: list, common: dict) -> Ve
             reconciliation=f.recalibration.reason,
             next_steps=tuple(["Keep the probabilities; rerun on new items.", *steps]),
             caveats=tuple(caveats),
-            **common,
         )
     if f.distinguishable is False:
-        return Verdict(
+        return _verdict(
+            f,
             status="not distinguishable",
             decision="keep",
             sentence=f"{f.calibrator} is the recommended calibrator (ECE_true {est}{iv} vs "
@@ -858,7 +891,6 @@ def _ambiguity_verdict(f: Facts, caveats: list, steps: list, common: dict) -> Ve
             f"{f.calibrator} and the uncalibrated model contains 0.",
             next_steps=tuple(["Keep the probabilities or collect more items.", *steps]),
             caveats=tuple(caveats),
-            **common,
         )
     recon = (
         "ECE_true is measured against the annotators' label distribution on the test half, "
@@ -872,12 +904,13 @@ def _ambiguity_verdict(f: Facts, caveats: list, steps: list, common: dict) -> Ve
     )
     if others:
         recon += f" Not distinguishable from it on ECE_true: {others}."
-    return Verdict(
+    return _verdict(
+        f,
         status="miscalibrated",
         decision="recalibrate",
         sentence=f"The model's probabilities are miscalibrated against the annotators' label "
         f"distribution (ECE_true {base} uncalibrated); recalibrate with {f.calibrator}, which "
-        f"brings it to {est}{iv} on held-out items (bias-corrected estimates).",
+        f"brings it to {est}{iv} on held-out items.",
         reconciliation=recon,
         next_steps=tuple(
             [
@@ -887,5 +920,4 @@ def _ambiguity_verdict(f: Facts, caveats: list, steps: list, common: dict) -> Ve
             ]
         ),
         caveats=tuple(caveats),
-        **common,
     )

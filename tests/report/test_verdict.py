@@ -156,7 +156,7 @@ def test_multiclass_evidence_of_ambiguity_points_to_the_ambiguity_view():
             track="multiclass", metric="top-label NC-ECE", evidence="ambiguity", uncalibrated=0.2236
         )
     )
-    assert v.decision == "use the ambiguity view" and "ECE_true is 0.2236" in v.sentence
+    assert v.decision == "use the ambiguity view" and "ECE_true (0.2236)" in v.sentence
     assert "audit-ambiguity" in v.next_steps[0]
 
 
@@ -179,8 +179,13 @@ def _ambiguity(**kw) -> Facts:
 def test_ambiguity_track_recommends_the_calibrator_with_its_numbers():
     v = decide(_ambiguity(distinguishable=True, not_distinguishable=("TS",)))
     assert v.decision == "recalibrate"
-    assert "recalibrate with Dirichlet-Soft, which brings it to 3.73% (90% interval " in (
+    assert "recalibrate with Dirichlet-Soft, which brings it to 3.73% (bias-corrected 90% " in (
         v.sentence
+    )
+    assert "biased upward" not in v.sentence  # 3.73% lies inside [2.49%, 3.95%]
+    below = decide(_ambiguity(estimate=0.0412, lo=0.021, hi=0.0339, distinguishable=True))
+    assert "2.10-3.39%; the sampled ECE is biased upward, so the interval lies below it)" in (
+        below.sentence
     )
     assert "5.78% uncalibrated" in v.sentence and "excludes 0" in v.reconciliation
     assert "TS" in v.reconciliation
@@ -319,7 +324,9 @@ def test_multiclass_reports_lead_with_the_verdict():
     evidence = s["noise_or_ambiguity"]["view"]
     assert (v["decision"] == "use the ambiguity view") == (evidence == "ambiguity")
     line = next(c for c in v["rests_on"] if c["section"] == "evidence")
-    assert line["text"].startswith(f"evidence: {evidence}.")
+    overall = s["noise_or_ambiguity"]["overall"]
+    assert line["text"].startswith(f"evidence: {evidence}; dispersion of answers to the same")
+    assert f"confusion rows {overall['dispersion_observed']:.3f}, against" in line["text"]
     html = snli.to_html()
     assert html.index('id="verdict"') < html.index('class="kpi"')
     _links_resolve(html)
@@ -364,8 +371,34 @@ def test_ambiguity_report_leads_with_the_verdict():
     method = s["recommendation"]["method"]
     est = s["intervals"]["methods"][method]["ece_true"]
     assert next(iter(s)) == "verdict" and method in v["sentence"]
-    assert f"{est['estimate']:.2f}%" in v["sentence"]
+    assert f"{est['estimate']:.2f}%" in v["sentence"]  # the estimate its interval comes with
     assert f"{est['lo']:.2f}-{est['hi']:.2f}%" in v["sentence"]
     html = r.to_html()
     assert html.index('id="verdict"') < html.index('class="rec"')
     _links_resolve(html)
+
+
+def test_the_command_prints_the_verdict_and_what_the_warnings_mean(tmp_path, capsys):
+    from bayescal.cli import main
+
+    out = tmp_path / "report"
+    assert (
+        main(
+            [
+                "audit",
+                "--example",
+                "snli-entailment",
+                "--channels",
+                "score-bin-em",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    err = capsys.readouterr().err.splitlines()
+    v = json.loads((out / "summary.json").read_text())["verdict"]
+    assert f"bayescal: verdict: {v['sentence']}" in err
+    assert [x for x in err if x.startswith("bayescal: for the verdict: ")] == [
+        f"bayescal: for the verdict: {c}" for c in v["caveats"]
+    ]
