@@ -34,6 +34,8 @@ _LAZY = {
     "summarize_multiclass": "bayescal.summaries",
     "ChannelFit": "bayescal.channels",
     "fit_channels": "bayescal.channels",
+    "item_posteriors": "bayescal.channels.items",
+    "ItemPosteriors": "bayescal.channels.items",
     "fit_channels_bayes": "bayescal.bayes",
     "prior_predictive": "bayescal.bayes",
     "ChannelPriors": "bayescal.bayes",
@@ -63,6 +65,8 @@ __all__ = [
     "summarize_multiclass",
     "ChannelFit",
     "fit_channels",
+    "item_posteriors",
+    "ItemPosteriors",
     "fit_channels_bayes",
     "prior_predictive",
     "ChannelPriors",
@@ -81,6 +85,7 @@ __all__ = [
 if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from bayescal.bayes import ChannelPriors, fit_channels_bayes, prior_predictive
     from bayescal.channels import ChannelFit, fit_channels
+    from bayescal.channels.items import ItemPosteriors, item_posteriors
     from bayescal.data import (
         Annotations,
         MulticlassAnnotations,

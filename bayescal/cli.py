@@ -1,11 +1,15 @@
 """The ``bayescal`` command line.
 
 Sub-commands are registered in :data:`COMMANDS` and benchmarks in
-:data:`BENCHMARKS`; each points at a module that exposes
-``add_arguments(parser)`` and ``run(args) -> int`` and is imported only when
-its command runs, so ``bayescal --help`` stays fast. The registries live here,
-in the application's top layer, so that nothing imports :mod:`bayescal.bench`
-(benchmarks only consume the library).
+:data:`BENCHMARKS`; each points at a module that exposes ``add_arguments(parser)``
+(and optionally ``check_arguments(args)``, the checks that need no data, which may
+name another run module in ``args._module``: ``bayescal audit`` runs binary and
+multiclass data in different modules) and at a module that exposes
+``run(args) -> int`` (the same module for benchmarks). Both are imported only when
+their command is named, the run module only once the command line is accepted, so
+``bayescal --help``, ``bayescal audit --help`` and a malformed command line stay
+fast. The registries live here, in the application's top layer, so that nothing
+imports :mod:`bayescal.bench` (benchmarks only consume the library).
 
 Errors that come from the user's input (:class:`bayescal.errors.BayescalError`)
 and malformed command lines are printed as one line on stderr with exit status
@@ -33,13 +37,15 @@ from bayescal.errors import BayescalError
 from bayescal.interrupts import Interrupted, exit_status, interrupts_raised
 from bayescal.progress import Display, progress_wanted
 
-# name -> (module, one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {
+# name -> (options module, run module, one-line help)
+COMMANDS: dict[str, tuple[str, str, str]] = {
     "audit": (
         "bayescal.report.cli",
+        "bayescal.report.cli_run",
         "Audit a binary score's calibration from noisy annotations; writes HTML + JSON.",
     ),
     "audit-ambiguity": (
+        "bayescal.report.ambiguity_cli",
         "bayescal.report.ambiguity_cli",
         "Audit multiclass calibration against annotator distributions.",
     ),
@@ -97,6 +103,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bayescal.bench.audit_speed",
         "Bayesian step of `bayescal audit --example snli-entailment`: cold and warm seconds "
         "in fresh processes, compile vs sampling, ESS / R-hat, MCSE of the interval ends.",
+    ),
+    "audit-large": (
+        "bayescal.bench.audit_speed_large",
+        "`bayescal audit` on 10^6 binary items (K = 3) and 10^5 multiclass items (C = 10, "
+        "K = 5): wall seconds, peak RSS, the stage lines and the longest silence.",
     ),
     "dependence": (
         "bayescal.bench.dependence",
@@ -220,12 +231,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (module, help_text) in COMMANDS.items():
+    for name, (options, runner, help_text) in COMMANDS.items():
         p = sub.add_parser(
             name, help=help_text, description=help_text, formatter_class=HelpFormatter
         )
-        p.set_defaults(_module=module)
-        _lazy_arguments(p, module)
+        p.set_defaults(_module=runner)
+        _lazy_arguments(p, options)
     bench = sub.add_parser(
         "bench",
         help="Run a benchmark and write JSON.",
@@ -291,6 +302,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         except (Interrupted, KeyboardInterrupt) as exc:
+            # Stopping: ignore further signals now. A KeyboardInterrupt raised by a handler a
+            # library installed in place of ours was not seen by the guard, which would then
+            # put the default handlers back, and a SIGTERM right after would kill the process
+            # with 143 once it had said "interrupted by SIGINT".
+            guard.quiet()
             signum = guard.first or (exc.signum if isinstance(exc, Interrupted) else signal.SIGINT)
             # later signals are recorded, not raised (bayescal.interrupts): nothing cuts this
             line = _interrupted_line(signum, out, before)
@@ -306,8 +322,10 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
     parser = build_parser()
     # First pass: find which sub-command is meant, then attach its arguments.
     target = _find_subparser(parser, argv)
+    options = None
     if hasattr(target, "_bayescal_module"):
-        importlib.import_module(target._bayescal_module).add_arguments(target)
+        options = importlib.import_module(target._bayescal_module)
+        options.add_arguments(target)
     try:
         args, extra = parser.parse_known_args(argv)
     except SystemExit as exc:  # --help and --version print, then "exit"
@@ -318,6 +336,9 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
     if getattr(args, "_module", None) is None:
         target.print_help()
         return 0 if not argv else 2
+    check = getattr(options, "check_arguments", None)
+    if check is not None:  # before the run module (and numpy, PyMC, ...) is imported
+        check(args)
     return args
 
 

@@ -544,7 +544,7 @@ MULTICLASS = [
         QUICK + "\nimport numpy as np\nimport matplotlib.pyplot as plt\nimport arviz as az\n"
         "import bayescal as bc\n"
         "from bayescal.summaries import summarize_multiclass\n"
-        "from bayescal.channels.multiclass_em import multiclass_dawid_skene_em\n"
+        "from bayescal.channels.em import dawid_skene_em\n"
         "from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes\n"
         "from bayescal.metrics.multiclass import multiclass_oracle_ece, multiclass_vote_ece\n"
         "from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval\n"
@@ -571,7 +571,7 @@ MULTICLASS = [
         "Multiclass Dawid-Skene EM (10 starts, orientation by the first annotator's diagonal), "
         "then its Bayesian twin: Dirichlet confusion rows, nutpie on a hand-written density.",
     ),
-    ("code", "em = multiclass_dawid_skene_em(summary)\nem"),
+    ("code", "em = dawid_skene_em(summary)\nem"),
     (
         "code",
         "post = fit_multiclass_channels_bayes(summary, draws=draws, tune=tune, chains=2, "
@@ -634,7 +634,7 @@ MULTICLASS = [
         "                      ('ambiguity', simulate_ambiguous_multiclass(n_sim, 4, "
         "n_annotators=k, concentration=10, random_state=k))):\n"
         "        s = summarize_multiclass(sim)\n"
-        "        checks[(name, k)] = noise_or_ambiguity(s, multiclass_dawid_skene_em(s), "
+        "        checks[(name, k)] = noise_or_ambiguity(s, dawid_skene_em(s), "
         "n_replicates=reps)\n"
         "{key: (c.view, round(c.overall['dispersion_observed'], 3)) for key, c in "
         "checks.items()}",
@@ -655,7 +655,7 @@ MULTICLASS = [
         "code",
         "cifar_check = noise_or_ambiguity(summary, em, n_replicates=reps)\n"
         "snli = bc.load_example('snli-3class')\nsnli_summary = summarize_multiclass(snli)\n"
-        "snli_em = multiclass_dawid_skene_em(snli_summary)\n"
+        "snli_em = dawid_skene_em(snli_summary)\n"
         "snli_check = noise_or_ambiguity(snli_summary, snli_em, n_replicates=reps)\n"
         "for name, c in (('CIFAR-10H', cifar_check), ('ChaosNLI-SNLI', snli_check)):\n"
         "    print(name, c.view)\n    for r in c.reasons:\n        print('  -', r)",

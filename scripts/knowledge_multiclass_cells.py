@@ -23,7 +23,8 @@ MULTICLASS_CELLS = [
         """from bayescal.bayes.multiclass import MulticlassPriors
 from bayescal.bayes.multiclass_conflict import multiclass_prior_conflict
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
-from bayescal.channels.multiclass_em import gold_identifies_multiclass, multiclass_dawid_skene_em
+from bayescal.channels.em import dawid_skene_em
+from bayescal.channels.identification import gold_identifies_multiclass
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.simulate import simulate_multiclass
 from bayescal.simulate.multiclass import default_confusions
@@ -37,10 +38,10 @@ s_mc = summarize_multiclass(mc_gold, groups="all")
 print("gold items per class:", s_mc.n_gold.tolist(),
       "| identified by gold, worst entry se:", gold_identifies_multiclass(s_mc))
 try:
-    multiclass_dawid_skene_em(s_mc.without_gold())
+    dawid_skene_em(s_mc.without_gold())
 except IdentificationError as exc:
     print("without the gold items:", str(exc)[:110], "...")
-em_mc = multiclass_dawid_skene_em(s_mc)
+em_mc = dawid_skene_em(s_mc)
 print("largest |EM - true| confusion entry:",
       np.abs(em_mc.confusion.values[0] - t_true).max().round(3))""",
     ),

@@ -43,7 +43,7 @@ LAYERS = (
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
 FOUNDATION = {"errors", "dims", "_random", "_json", "_typing", "_blas", "base", "flags", "display"}
-FOUNDATION |= {"interrupts", "progress"}
+FOUNDATION |= {"interrupts", "progress", "options"}
 DATA = {"data", "examples", "simulate"}
 SAME_NAME = {"summaries", "scale", "channels", "bayes", "metrics", "recal", "ambiguity"}
 SAME_NAME |= {"plotting", "bench"}

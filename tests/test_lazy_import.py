@@ -33,3 +33,21 @@ def test_import_loads_no_numerical_library():
     star = "from bayescal import *; print(Annotations.__name__, audit.__name__)"
     out = subprocess.run([sys.executable, "-c", star], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["Annotations", "audit"]
+
+
+def test_report_package_is_lazy_and_audit_stays_the_function():
+    """``bayescal.report`` is imported by the command line's parser (``bayescal.report.cli``),
+    so it must load nothing numerical; its ``audit`` is the function even after the module of
+    the same name was imported (which binds the module to the package's attribute)."""
+    code = (
+        "import sys, bayescal.report as r\n"
+        "print([m for m in ('numpy', 'scipy', 'pandas', 'xarray') if m in sys.modules])\n"
+        "import bayescal.report.audit, bayescal.report.core\n"
+        "from bayescal.report import audit, Report, CHANNEL_CHOICES\n"
+        "print(callable(audit), audit.__module__, Report.__module__, CHANNEL_CHOICES[0])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == [
+        "[]",
+        "True bayescal.report.audit bayescal.report.core bayes",
+    ]

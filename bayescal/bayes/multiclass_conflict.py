@@ -34,7 +34,7 @@ import numpy as np
 from bayescal._random import check_random_state
 from bayescal.bayes.conflict import _tail, _weighted_shares, per_annotator
 from bayescal.bayes.multiclass import MulticlassPriors
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.em import dawid_skene_em
 from bayescal.errors import ConfigError
 
 __all__ = ["multiclass_prior_conflict"]
@@ -115,7 +115,7 @@ def multiclass_prior_conflict(
         if reference is None:
             with _warnings.catch_warnings():
                 _warnings.simplefilter("ignore")
-                reference = multiclass_dawid_skene_em(summary, empty_groups="drop")
+                reference = dawid_skene_em(summary, prevalence="grouped", empty_groups="drop")
         pi = _others_posterior(summary, reference)  # (L, P, K, C)
         g_idx, s_idx = np.nonzero(counts)
         n = counts[g_idx, s_idx].astype(np.float64)[:, None]  # (cells, 1)

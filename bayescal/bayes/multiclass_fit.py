@@ -1,6 +1,6 @@
 """``fit_multiclass_channels_bayes``: the posterior of multiclass confusion matrices.
 
-The Bayesian twin of :func:`~bayescal.channels.multiclass_em.multiclass_dawid_skene_em`
+The Bayesian twin of :func:`~bayescal.channels.em.dawid_skene_em`
 (SPEC §3; the model and its label handling are in :mod:`bayescal.bayes.multiclass`,
 the model card in ``models/multiclass.md``). The result is the one
 :class:`~bayescal.channels.result.ChannelFit` type with
@@ -49,11 +49,8 @@ from bayescal.bayes.sampling import (
     sample_nutpie,
     sample_pymc,
 )
-from bayescal.channels.multiclass_em import (
-    SINGULAR_WARNING,
-    check_multiclass_design,
-    multiclass_dawid_skene_em,
-)
+from bayescal.channels.em import dawid_skene_em
+from bayescal.channels.identification import SINGULAR_WARNING, check_multiclass_design
 from bayescal.channels.orientation import (
     diagonal_dominance_failures,
     dominant_diagonal_permutation,
@@ -84,8 +81,12 @@ def _start(summary, pooled, orient, seed, warnings):
     try:
         with _warnings.catch_warnings():
             _warnings.simplefilter("ignore")
-            return multiclass_dawid_skene_em(
-                summary, pooled=pooled, orient=orient, empty_groups="drop", random_state=seed
+            return dawid_skene_em(
+                summary,
+                prevalence="pooled" if pooled else "grouped",
+                orient=orient,
+                empty_groups="drop",
+                random_state=seed,
             )
     except FitError as exc:
         warnings.append(

@@ -22,6 +22,11 @@ process** started by this command, so a cold start is really cold:
   temporary folder (``NUMBA_CACHE_DIR``), i.e. the first audit after installing.
 - ``audit``: ``bayescal.report.audit.audit`` on the example, cold then warm, in a
   fresh process, and the wall time of the CLI command itself.
+- ``cli_stages``: ``bayescal audit --example snli-entailment`` itself (``bayescal.cli.main``
+  in a fresh process), per stage, wall and CPU seconds: ``before_audit`` (the run module's
+  imports and loading the example), each stage of the audit, and ``save`` (figures, HTML,
+  JSON, posterior.nc); ``cold`` with an empty numba cache, ``warm`` after it, with and without
+  the crowd-kit comparison (``--no-crowdkit``), with the diagnostics the report states.
 - ``imports``: ``import bayescal``, resolving ``bayescal.Annotations`` (imports the
   data layer: numpy, pandas, xarray), the first and second ``Annotations.from_arrays``
   of a process, and which heavy libraries each step loaded; again with dask made
@@ -70,7 +75,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--skip",
         nargs="*",
-        choices=["first_run", "audit", "imports"],
+        choices=["first_run", "audit", "cli", "imports"],
         default=[],
         help="measurements to leave out",
     )
@@ -214,6 +219,18 @@ def _cli_walls(envs: dict, repeats: int) -> dict:
     return out
 
 
+def _cli_stages(env: dict, repeats: int) -> dict:
+    """Per-stage seconds of ``bayescal audit --example ...`` (and with ``--no-crowdkit``) in
+    fresh processes: ``cold`` once with an empty numba cache (the first audit after an
+    install: the kernels compile), ``warm`` ``repeats`` times (the cache written by then)."""
+    with tempfile.TemporaryDirectory() as cache:
+        cold_env = {**env, "NUMBA_CACHE_DIR": cache}
+        out = {"cold": _measure({"default": (["cli"], cold_env)}, 1)}
+        jobs = {"default": (["cli"], cold_env), "no_crowdkit": (["cli", "--no-crowdkit"], cold_env)}
+        out["warm"] = _measure(jobs, repeats)
+    return out
+
+
 def run(args) -> int:
     from bayescal.errors import ConfigError
 
@@ -248,6 +265,8 @@ def run(args) -> int:
     if "audit" not in args.skip:
         result["audit"] = _measure({n: (["audit"], e) for n, e in envs.items()}, args.repeats)
         result["cli"] = _cli_walls(envs, args.repeats)
+    if "cli" not in args.skip:
+        result["cli_stages"] = _cli_stages(envs["current"], args.repeats)
     if "imports" not in args.skip:
         jobs = {f"{n}/with_dask": (["imports", "dask"], e) for n, e in envs.items()}
         jobs.update({f"{n}/without_dask": (["imports", NO_DASK], e) for n, e in envs.items()})

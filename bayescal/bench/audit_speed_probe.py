@@ -14,6 +14,7 @@ import inspect
 import json
 import sys
 import time
+from typing import Any
 
 #: Sampler settings of ``bayescal audit`` (its defaults) on the example.
 AUDIT = {"draws": 1000, "tune": 1000, "chains": 2, "groups": 5, "bins": 10, "prob": 0.9}
@@ -137,14 +138,80 @@ def _child_audit() -> dict:
 
     seed_name = "random_state" if "random_state" in inspect.signature(audit).parameters else "seed"
     data = load_example(EXAMPLE)
-    first = audit(data, **{seed_name: 0})
+    seeds: list[dict[str, Any]] = [{seed_name: 0}, {seed_name: 1}]
+    first = audit(data, **seeds[0])
     cold = time.perf_counter() - t0
-    second, warm = _timed(lambda: audit(data, **{seed_name: 1}))
+    second, warm = _timed(lambda: audit(data, **seeds[1]))
     return {
         "audit_cold": cold,
         "audit_warm": warm,
         "bayes_fit_cold": first.channels.diagnostics,
         "bayes_fit_warm": second.channels.diagnostics,
+    }
+
+
+def _child_cli(extra: list[str]) -> dict:
+    """``bayescal audit --example ... --quiet [extra]`` through ``bayescal.cli.main`` in this
+    fresh process, timed per stage: each stage runs from its progress record (INFO on the
+    ``bayescal`` logger) to the next; ``before_audit`` is from ``main`` to the first stage
+    (the run module's imports, loading the example), ``save`` the report's ``save`` (figures,
+    HTML, JSON, posterior.nc). Wall (``perf_counter``) and CPU (``process_time``, all threads)
+    seconds; the diagnostics the report states come with them."""
+    import logging
+    import tempfile
+
+    marks: list[tuple[str, float, float]] = []
+
+    def mark(name: str) -> None:
+        marks.append((name, time.perf_counter(), time.process_time()))
+
+    class _Stages(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno == logging.INFO and record.name.startswith("bayescal.report"):
+                mark(record.getMessage().removesuffix("..."))
+
+    from bayescal.cli import main
+    from bayescal.report import core
+
+    save = core.Report.save
+
+    def timed_save(self, *args, **kwargs):
+        mark("save")
+        try:
+            return save(self, *args, **kwargs)
+        finally:
+            mark("after save")
+
+    core.Report.save = timed_save  # type: ignore[method-assign]
+    logger = logging.getLogger("bayescal")
+    logger.addHandler(_Stages())
+    logger.setLevel(logging.INFO)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = f"{tmp}/report"
+        mark("before_audit")
+        code = main(["audit", "--example", EXAMPLE, "--out", out, "--quiet", *extra])
+        mark("end")
+        with open(f"{out}/summary.json", encoding="utf-8") as fh:
+            summary = json.load(fh)
+    if code != 0:
+        raise RuntimeError(f"bayescal audit exited {code}")
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    for (name, w0, c0), (_, w1, c1) in zip(marks, marks[1:]):
+        if name != "after save":
+            wall[name] = wall.get(name, 0.0) + w1 - w0
+            cpu[name] = cpu.get(name, 0.0) + c1 - c0
+    return {
+        "extra_args": extra,
+        "stages_wall": wall,
+        "stages_cpu": cpu,
+        "main_wall": marks[-1][1] - marks[0][1],
+        "main_cpu": marks[-1][2] - marks[0][2],
+        "diagnostics": summary["diagnostics"],
+        "diagnostics_pass": summary["diagnostics"]["rhat_max"] <= TARGETS["rhat_max"]
+        and summary["diagnostics"]["ess_bulk_min"] >= TARGETS["ess_bulk_min"]
+        and summary["diagnostics"]["divergences"] == 0,
+        "nc_ece": summary["ece"]["nc"],
     }
 
 
@@ -186,6 +253,8 @@ def child_main(argv, import_seconds: float) -> None:
         out = _child_bayes(argv[1])
     elif mode == "audit":
         out = _child_audit()
+    elif mode == "cli":
+        out = _child_cli(argv[1:])
     else:
         out = _child_imports(dask=argv[1] != NO_DASK)
     out["import_bayescal"] = import_seconds

@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 
 from bayescal.bench._io import environment, write_json
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.orientation import dominant_diagonal_permutation, relabel_classes
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
@@ -66,7 +66,7 @@ def _ours(probs, labels, seed):
     t1 = time.perf_counter()
     summary = summarize_multiclass(data, groups="all")
     t2 = time.perf_counter()
-    fit = multiclass_dawid_skene_em(summary, random_state=seed)
+    fit = dawid_skene_em(summary, prevalence="grouped", random_state=seed)
     t3 = time.perf_counter()
     return {
         "seconds": t3 - t0,

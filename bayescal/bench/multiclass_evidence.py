@@ -37,7 +37,7 @@ from pathlib import Path
 
 from bayescal._json import json_default
 from bayescal.bench._io import write_run
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.em import dawid_skene_em
 from bayescal.data.container import Annotations
 from bayescal.errors import BayescalError
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
@@ -338,8 +338,11 @@ def run_cell(cell: Cell, datasets: int, replicates: int, seed: int) -> dict:
             warnings.simplefilter("ignore")
             summary = summarize(data, groups="predicted")
             try:
-                fit = multiclass_dawid_skene_em(
-                    summary, empty_groups="drop", random_state=int(rng.integers(2**31))
+                fit = dawid_skene_em(
+                    summary,
+                    prevalence="grouped",
+                    empty_groups="drop",
+                    random_state=int(rng.integers(2**31)),
                 )
             except BayescalError as exc:
                 records.append({"view": "fit failed", "error": type(exc).__name__})
@@ -425,7 +428,7 @@ def run(args) -> int:
         "datasets_null": args.datasets,
         "datasets_power": args.power_datasets,
         "seed": args.seed,
-        "fit": "multiclass_dawid_skene_em(summary, empty_groups='drop'), 10 starts",
+        "fit": "dawid_skene_em(summary, empty_groups='drop'), 10 starts",
         "check": "noise_or_ambiguity(summary, fit): parametric bootstrap refitted per replicate",
     }
     done: list[dict] = []

@@ -33,7 +33,7 @@ from bayescal.ambiguity.loaders import load_chaosnli, load_cifar10h
 from bayescal.ambiguity.metrics import ece_true
 from bayescal.ambiguity.targets import subsample_annotations
 from bayescal.bench._io import environment, write_json
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.em import dawid_skene_em
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.metrics.multiclass import (
     estimate_multiclass_nc_ece,
@@ -82,7 +82,7 @@ def _replicate(probs, counts, truth, classes, k, bins, rng, seed):
     lab = _slots(counts, k, rng)
     data = MulticlassAnnotations.from_arrays(probs, lab, truth=truth, classes=classes)
     summary = summarize_multiclass(data, bins=bins)
-    em = multiclass_dawid_skene_em(summary, random_state=seed)
+    em = dawid_skene_em(summary, prevalence="grouped", random_state=seed)
     iv = multiclass_nc_ece_interval(summary, em, n_bootstrap=1000, random_state=seed)
     lo, hi = iv.top_label.interval()
     cross = estimate_multiclass_nc_ece(data, bins=bins, random_state=seed)
@@ -124,7 +124,7 @@ def _all_answers(probs, counts, truth, classes, bins, rng, seed):
         probs, _slots(counts, k, rng), truth=truth, classes=classes
     )
     summary = summarize_multiclass(data, groups="all", bins=bins)
-    em = multiclass_dawid_skene_em(summary, random_state=seed, n_starts=3)
+    em = dawid_skene_em(summary, prevalence="grouped", random_state=seed, n_starts=3)
     check = noise_or_ambiguity(summary, em, n_replicates=100, random_state=seed)
     return {
         "slots": data.n_annotators,

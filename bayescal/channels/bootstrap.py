@@ -11,11 +11,13 @@ sampling spread of the same estimator as draws, which
 Each draw re-weights the (group, pattern) cells of the channel sample by
 ``Dirichlet(counts)`` scaled to the sample size (Rubin's Bayesian bootstrap,
 aggregated to cells exactly as in :mod:`bayescal.metrics.uncertainty`) and re-runs
-the EM from the point estimate, all draws at once
+the one EM from the point estimate, all draws at once
 (:func:`bayescal.channels.em.em_run` on a leading draw axis), in chunks of draws
-so memory stays bounded. Draws whose EM does not converge or loses a positive
-gap (``b - a >= min_gap``, the EM protocol's rule) are left out and counted in
-the result's ``warnings``; more than ``max_failed`` of them is a ``FitError``.
+so memory stays bounded; this works for every number of classes. Draws whose EM
+does not converge or fails the EM protocol's acceptance rule (two classes: a gap
+``b - a >= min_gap``; more: every confusion with smallest singular value at least
+``min_singular``) are left out and counted in the result's ``warnings``; more than
+``max_failed`` of them is a ``FitError``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import numbers
 import numpy as np
 
 from bayescal._random import check_random_state
-from bayescal.channels.em import em_run, indicators
+from bayescal.channels.em import em_run
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError, DataError, FitError
 
@@ -41,11 +43,12 @@ _CHUNK_ELEMENTS = 1 << 21
 
 def _channel_counts(summary, fit) -> np.ndarray:
     """Pattern counts (L, P) of the groups the fit has prevalences for."""
-    counts = summary.binary.pattern_counts.astype(np.float64)
-    if fit.method == "dawid_skene_em":
+    counts = summary.pattern_counts.values.astype(np.float64)
+    want = [str(g) for g in fit.prevalence["group"].values]
+    binary_default = "pooled" if fit.method == "dawid_skene_em" else "grouped"
+    if fit.diagnostics.get("prevalence", binary_default) == "pooled":
         return counts.sum(axis=0, keepdims=True)
     have = summary.groups
-    want = [str(g) for g in fit.prevalence["group"].values]
     missing = [g for g in want if g not in have]
     if missing:
         raise DataError(
@@ -76,7 +79,7 @@ def _check(summary, fit, n_draws, max_failed) -> None:
         )
     if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral) or n_draws < 2:
         raise ConfigError(f"n_draws must be a whole number of at least 2; got {n_draws!r}.")
-    if not isinstance(max_failed, numbers.Real) or not 0 <= max_failed < 1:
+    if not isinstance(max_failed, numbers.Real) or not 0 <= float(max_failed) < 1:
         raise ConfigError(f"max_failed must be a share in [0, 1); got {max_failed!r}.")
 
 
@@ -88,6 +91,7 @@ def bootstrap_channels(
     max_iter: int = 1000,
     tol: float = 1e-9,
     min_gap: float = 1e-3,
+    min_singular: float = 1e-3,
     max_failed: float = 0.01,
     random_state=0,
 ) -> ChannelFit:
@@ -103,7 +107,9 @@ def bootstrap_channels(
     max_iter, tol
         EM stopping rule of each draw (the paper's protocol, SPEC §1).
     min_gap : float, default 1e-3
-        Smallest accepted gap ``b - a`` of a draw.
+        Two classes: smallest accepted gap ``b - a`` of a draw.
+    min_singular : float, default 1e-3
+        More classes: smallest accepted singular value of a draw's confusions.
     max_failed : float, default 0.01
         Largest share of draws that may fail before a :class:`~bayescal.errors.FitError`.
     random_state : None, int or Generator, default 0
@@ -129,17 +135,16 @@ def bootstrap_channels(
     rng = check_random_state(random_state)
     counts = _channel_counts(summary, fit)
     # gold items (known class) are resampled with the others: their cells are extra rows
-    view = summary.binary
-    gold = view.gold_counts().astype(np.float64)
+    gold = summary.gold_counts().astype(np.float64)
     used = (counts.sum(axis=0) + gold.sum(axis=0)) > 0
     n_groups = counts.shape[0]
     counts = np.concatenate([counts, gold])[:, used]
-    i1, i0 = indicators(view.states)
-    i1, i0 = i1[used], i0[used]
+    states = summary.states[used]
     flat = counts.ravel()
     nz = np.flatnonzero(flat)
+    t0, rho0 = fit.confusion.values, fit.class_prevalence.values
     parts = []
-    step = max(1, _CHUNK_ELEMENTS // max(1, flat.size))
+    step = max(1, _CHUNK_ELEMENTS // max(1, flat.size * (t0.shape[-1] - 1)))
     for start in range(0, n_draws, step):
         r = min(step, n_draws - start)
         g = rng.standard_gamma(flat[nz], size=(r, nz.size))
@@ -150,38 +155,40 @@ def bootstrap_channels(
         parts.append(
             em_run(
                 boot[:, :n_groups],
-                i1,
-                i0,
-                np.repeat(fit.a.values, r, axis=0),
-                np.repeat(fit.b.values, r, axis=0),
-                np.repeat(fit.prevalence.values, r, axis=0),
+                states,
+                np.repeat(t0, r, axis=0),
+                np.repeat(rho0, r, axis=0),
                 tol=tol,
                 max_iter=max_iter,
                 gold=boot[:, n_groups:],
             )
         )
-    a, b, mu = (np.concatenate([p[key] for p in parts]) for key in ("a", "b", "mu"))
+    t, rho = (np.concatenate([p[key] for p in parts]) for key in ("confusion", "prevalence"))
     converged = np.concatenate([p["converged"] for p in parts])
-    ok = converged & ((b - a).min(axis=1) >= min_gap)
+    if fit.n_classes == 2:
+        rule = f"lost a gap b - a >= {min_gap}"
+        ok = converged & ((t[:, :, 1, 1] - t[:, :, 0, 1]).min(axis=1) >= min_gap)
+    else:
+        rule = f"lost an invertible confusion (smallest singular value >= {min_singular})"
+        ok = converged & (np.linalg.svd(t, compute_uv=False).min(axis=(1, 2)) >= min_singular)
     failed = int((~ok).sum())
     if failed > max_failed * n_draws:
         raise FitError(
             f"{failed} of {n_draws} bootstrap draws of the {fit.method} fit did not converge or "
-            f"lost a gap b - a >= {min_gap}: the channels are too weakly identified for a "
+            f"{rule}: the channels are too weakly identified for a "
             "bootstrap. Use Bayesian channels, more items or more informative annotators.",
             diagnostics={"draws": n_draws, "failed": failed},
         )
     warnings = list(fit.warnings)
     if failed:
         warnings.append(
-            f"{failed} of {n_draws} bootstrap draws did not converge or lost a positive gap "
-            "and were left out"
+            f"{failed} of {n_draws} bootstrap draws did not converge or {rule} and were left out"
         )
-    return ChannelFit.from_draws(
-        a[ok],
-        b[ok],
-        mu[ok],
+    out = ChannelFit.from_confusion(
+        t[ok],
+        rho[ok],
         annotators=fit.annotators,
+        classes=fit.classes,
         groups=[str(g) for g in fit.prevalence["group"].values],
         group_counts=fit.group_counts.values,
         method=f"{fit.method} (bootstrap)",
@@ -189,3 +196,4 @@ def bootstrap_channels(
         diagnostics={"bootstrap_draws": n_draws, "failed": failed},
         group_edges=fit.group_edges,
     )
+    return out.as_binary() if fit.layout == "binary" else out

@@ -1,211 +1,590 @@
-"""Dawid–Skene EM on response-pattern counts: marginal and joint score-bin versions.
+"""Dawid–Skene EM on response-pattern counts, for any number of classes (SPEC §1, §3).
 
-The latent class ``Y`` is binary; annotator ``j`` answers 1 with probability
-``a_j`` when ``Y = 0`` and ``b_j`` when ``Y = 1``; answers are independent
-given ``Y`` (and the score group). A missing answer contributes no factor.
+Annotator ``j`` answers class ``a`` with probability ``T_j[y, a]`` when the true
+class is ``y``; answers are independent given ``Y`` (and the channel group); a
+missing answer contributes no factor. Per channel group ``g`` with prevalence
+``rho[g, y]`` a pattern ``s`` has probability
 
-Both estimators work on the binary view's ``pattern_counts[group, pattern]``
-(:class:`~bayescal.summaries.summary.BinaryView`) over the P *observed*
-patterns (at most one per item, and at most 3**K), so an EM iteration costs
-O(R x L x P x K) for R starts and L groups, whatever the number of items.
-All starts run together as one vectorised array program.
+    P(s | g) = sum_y rho[g, y] prod_{j answered} T_j[y, s_j],
 
-Protocol (paper, Appendix G.2; SPEC §1): 10 starts, at most 1000 iterations,
-stop when the change in mean log-likelihood is below ``1e-9 (1 + |previous|)``,
-probabilities clipped to [1e-6, 1 - 1e-6], initial ``a ~ U[0.04, 0.30]``,
-``b ~ U[0.70, 0.96]``, prevalences ``~ U[0.1, 0.9]`` with the first start at the
-group midpoints; orientation by one global label exchange so that the
-designated annotator has ``a < b``; keep the highest likelihood among converged
-starts whose oriented gaps are all at least ``1e-3``.
+and the counts ``n[g, s]`` of a :class:`~bayescal.summaries.summary.Summary` are
+multinomial given the group totals. EM works on the P *observed* patterns (at most
+one per item) and, for tables of more than ``2**16`` (group, pattern) cells, on the
+non-empty cells only, so an iteration costs O(R x C x (cells + C x P x K)) for R
+starts, whatever the number of items; all starts run as one array program.
+With two classes, ``a = T[0, 1]`` and ``b = T[1, 1]`` are Hanada & Futami's
+channels and ``prevalence = rho[:, 1]``.
 
-Gold items (items of known class, ``BinaryView.gold_counts()``, shape (2, P))
-enter through ``P(pattern | Y = y)`` at their known class: their E-step
-responsibility is fixed at ``y``, they add to the channel M-step and not to the
-prevalence. Conditioning on the class rather than using ``P(Y = y) P(pattern |
-y)`` keeps the likelihood valid when gold items were chosen by class or score
-(non-randomly), as long as the choice does not depend on the answers given the
-class. The mean log-likelihood is then
+**Prevalence model** (one spelling, shared with the Bayesian model):
+``prevalence="grouped"`` has one prevalence vector per group of the summary (for
+two classes the paper's joint score-bin EM, :func:`score_bin_em`);
+``"pooled"`` pools the groups (the marginal Dawid–Skene model, group ``"all"``).
 
-    (1/N) [ sum_g sum_s n_gs log p_g(s) + sum_y sum_s n^gold_ys log P(s | Y = y) ].
+**Parametrisation.** Each probability vector (a confusion row, a prevalence) is
+held by its entries ``1 .. C-1``; entry 0 is one minus their sum. After every M
+step each held entry is clipped to ``[clip, 1 - clip]`` and, if their sum
+exceeds ``1 - clip``, scaled down so that entry 0 is at least ``clip``. With two
+classes this is the paper's clipping of ``a``, ``b``, ``mu`` to
+``[1e-6, 1 - 1e-6]``, and the arithmetic is the v0.2 binary EM's, operation for
+operation (so ``bench toy`` reproduces exactly).
 
-Gold items also fix the labelling (the likelihood is no longer symmetric under
-the label exchange), so with gold items no exchange is applied.
+**Start protocol and orientation are chosen by C.**
+
+- C = 2 (paper, Appendix G.2; SPEC §1): ``n_starts`` random starts
+  ``a ~ U[0.04, 0.30]``, ``b ~ U[0.70, 0.96]``, prevalences ``~ U[0.1, 0.9]``
+  with the first start at the group midpoints (plus, pooled with K >= 3, the
+  moment inverse as an extra start); one global label exchange per start so that
+  the designated annotator has ``a < b``; a start is accepted when it converged,
+  is finite and every oriented gap ``b - a`` is at least ``min_gap`` (1e-3).
+- C > 2 (v0.2 multiclass; SPEC §3): the soft-majority-vote start plus
+  ``n_starts - 1`` random diagonal-dominant starts (accuracy ``~ U[0.5, 0.95]``,
+  the rest by a flat Dirichlet; flat-Dirichlet prevalences); each start's latent
+  classes relabelled by the assignment maximising the designated annotator's
+  diagonal (:mod:`bayescal.channels.orientation`); accepted when converged,
+  finite and every confusion matrix has smallest singular value at least
+  ``min_singular`` (1e-3; the corrected one-hot targets invert them).
+
+Both stop when the change in mean log-likelihood is below ``tol (1 + |previous|)``
+or after ``max_iter`` iterations, and return the accepted start with the highest
+likelihood.
+
+**Gold items** (items of known class, :meth:`Summary.gold_counts`, shape (C, P))
+enter through ``P(s | Y = y)`` at their known class: their E-step responsibility
+is fixed at ``y``, they add to the confusion counts and not to the prevalences
+(gold items are often chosen by class or score, which says nothing about the other
+items' prevalence, while ``P(answers | Y = y)`` does not depend on how an item
+was chosen). The mean log-likelihood is then
+
+    (1/N) [ sum_g sum_s n_gs log P(s | g) + sum_y sum_s n^gold_ys log P(s | Y = y) ].
+
+Gold items label the latent classes themselves, so with gold items no exchange or
+relabelling is applied.
 """
 
 from __future__ import annotations
 
+import warnings as _warnings
+from collections.abc import Callable
+
 import numpy as np
 
 from bayescal._random import check_random_state
-from bayescal.channels.identification import check_design, check_fitted
+from bayescal.channels.identification import (
+    check_design,
+    check_fitted,
+    check_fitted_confusion,
+    check_multiclass_design,
+    gold_identifies_multiclass,
+)
 from bayescal.channels.moments import moment_inverse_arrays
-from bayescal.channels.options import check_em_options
-from bayescal.channels.orientation import exchange_binary_labels, orient_index
+from bayescal.channels.options import check_em_options, check_real_option
+from bayescal.channels.orientation import (
+    diagonal_dominance_failures,
+    dominant_diagonal_permutation,
+    exchange_binary_labels,
+    orient_index,
+    relabel_classes,
+)
 from bayescal.channels.result import ChannelFit
-from bayescal.errors import ConfigError, FitError
+from bayescal.errors import ConfigError, DataError, FitError
+from bayescal.summaries.summary import Summary
 
-__all__ = ["dawid_skene_em", "score_bin_em", "em_fit_counts", "dawid_skene_em_items", "FALLBACK"]
+__all__ = [
+    "dawid_skene_em",
+    "score_bin_em",
+    "em_fit_counts",
+    "em_run",
+    "pattern_log_probs",
+    "majority_vote_start",
+    "resolve_prevalence",
+    "PREVALENCE_MODELS",
+    "FALLBACK",
+    "Progress",
+]
 
-#: The paper's fixed fallback: used only when the caller asks (``fallback="fixed"``).
+#: The prevalence models (module docstring), shared with the Bayesian model.
+PREVALENCE_MODELS = ("grouped", "pooled")
+
+#: The paper's fixed fallback: used only when the caller asks (``fallback="fixed"``; C = 2).
 FALLBACK = {"a": 0.2, "b": 0.8, "prevalence": 0.5}
 
+#: ``progress(iteration, change)``: called once per EM iteration with the largest change
+#: in mean log-likelihood among the starts still running.
+Progress = Callable[[int, float], None]
 
-def indicators(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Indicators of "answered 1" and "answered 0" of each pattern (states 0, 1, 2 = missing)."""
-    return (states == 1).astype(np.float64), (states == 0).astype(np.float64)
+#: Tables of at most this many (group, pattern) cells are worked on whole (the v0.2
+#: layout); larger ones on their non-empty cells only.
+_DENSE_CELLS = 1 << 16
+
+#: Start batches keep the (starts, groups, classes, patterns) arrays below this many
+#: float64 numbers (160 MB).
+_BATCH_ELEMENTS = 20_000_000
 
 
-def em_run(counts, i1, i0, a0, b0, mu0, *, tol=1e-9, max_iter=1000, clip=1e-6, gold=None):
-    """Run EM from R starts at once.
+def resolve_prevalence(prevalence=None, *, pooled=None, model=None, default="grouped") -> str:
+    """The prevalence model from ``prevalence`` or its deprecated spellings.
+
+    ``pooled=True/False`` (v0.2 multiclass) and ``model="marginal"/"grouped"`` (v0.2
+    binary Bayesian fit) still work with a :class:`DeprecationWarning`.
+
+    Examples
+    --------
+    >>> resolve_prevalence("pooled"), resolve_prevalence(default="pooled")
+    ('pooled', 'pooled')
+    """
+    old = None
+    if pooled is not None:
+        if not isinstance(pooled, bool):
+            raise ConfigError(f"pooled must be True or False; got {pooled!r}.")
+        old, spelling = ("pooled" if pooled else "grouped"), f"pooled={pooled}"
+    if model is not None:
+        if model not in ("marginal", "grouped"):
+            raise ConfigError(f"model must be 'grouped' or 'marginal'; got {model!r}.")
+        old, spelling = ("pooled" if model == "marginal" else "grouped"), f"model={model!r}"
+    if old is not None:
+        if prevalence is not None and prevalence != old:
+            raise ConfigError(f"prevalence={prevalence!r} contradicts {spelling}; pass one.")
+        _warnings.warn(
+            f"{spelling} is deprecated; use prevalence={old!r}.", DeprecationWarning, stacklevel=3
+        )
+        return old
+    value = default if prevalence is None else prevalence
+    if value not in PREVALENCE_MODELS:
+        raise ConfigError(f"prevalence must be one of {PREVALENCE_MODELS}; got {prevalence!r}.")
+    return value
+
+
+# ----------------------------------------------------------------- kernels
+def _log_rows(free: np.ndarray) -> np.ndarray:
+    """Log of probability vectors from their held entries 1..C-1 (module docstring)."""
+    return np.concatenate([np.log1p(-free.sum(axis=-1, keepdims=True)), np.log(free)], axis=-1)
+
+
+def _indicators(states: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """``onehot[a]`` (P, K): answered class ``a``; ``answered`` (P, K)."""
+    onehot = np.stack([states == a for a in range(c)]).astype(np.float64)
+    return onehot, (states < c).astype(np.float64)
+
+
+def _answer_loglik(log_t: np.ndarray, onehot: np.ndarray, states: np.ndarray) -> np.ndarray:
+    """``sum_j log T_j[y, s_j]`` over answered j: (R, C, P) from log T (R, K, C, C).
+
+    For two classes the sum runs in the v0.2 binary order (products with the answer
+    indicators, class by class), which keeps ``bench toy`` bit for bit; for more classes
+    one gather per annotator (O(R C P K), where C**2 indicator products would cost C
+    times more).
+    """
+    r, k, c, _ = log_t.shape
+    if c == 2:
+        rows = [
+            sum(np.ascontiguousarray(log_t[:, :, y, a]) @ onehot[a].T for a in range(c))
+            for y in range(c)
+        ]
+        return np.stack(rows, axis=1)
+    ext = np.concatenate([log_t, np.zeros((r, k, c, 1))], axis=3)  # missing: log 1
+    out = np.zeros((r, c, states.shape[0]))
+    for j in range(k):
+        out += np.take(ext[:, j], states[:, j], axis=2)
+    return out
+
+
+def pattern_log_probs(states, confusion, prevalence) -> np.ndarray:
+    """``log P(s | g)`` for every group and observed pattern, shape (L, P) (SPEC §3).
+
+    ``states`` (P, K) holds the answered class or C for missing; ``confusion``
+    (K, C, C); ``prevalence`` (L, C).
+
+    Examples
+    --------
+    >>> t = np.array([[[0.9, 0.1], [0.2, 0.8]]] * 2)
+    >>> lp = pattern_log_probs(np.array([[0, 2], [1, 1]]), t, np.array([[0.5, 0.5]]))
+    >>> np.exp(lp).round(4).tolist()  # 0.5*0.9 + 0.5*0.2, 0.5*0.1*0.1 + 0.5*0.8*0.8
+    [[0.55, 0.325]]
+    """
+    t = np.asarray(confusion, dtype=np.float64)
+    onehot, _ = _indicators(np.asarray(states), t.shape[-1])
+    lp = _answer_loglik(np.log(t)[None], onehot, np.asarray(states))[0]
+    joint = np.log(np.asarray(prevalence, dtype=np.float64))[:, :, None] + lp[None]
+    top = joint.max(axis=1)
+    return top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
+
+
+def _held(x: np.ndarray, clip: float) -> np.ndarray:
+    """Clip held entries to [clip, 1 - clip]; scale them so entry 0 stays >= clip."""
+    x = np.clip(x, clip, 1.0 - clip)
+    total = x.sum(axis=-1, keepdims=True)
+    return np.where(total > 1.0 - clip, x * ((1.0 - clip) / total), x)
+
+
+def _complete(free: np.ndarray) -> np.ndarray:
+    """Full probability vectors from the held entries 1..C-1."""
+    return np.concatenate([1.0 - free.sum(axis=-1, keepdims=True), free], axis=-1)
+
+
+def _m_step(per_group, per_pattern, gold, onehot, answered, group_n, clip):
+    """Held confusion (R, K, C, C-1) and prevalence (R, L, C-1) entries from expected counts.
+
+    ``per_group[r, y, l]`` and ``per_pattern[r, y, p]`` are the expected counts of class
+    ``y`` summed over patterns / groups; ``gold`` (C, P) or (R, C, P) holds gold items at
+    their known class, which count for the confusions only (module docstring).
+    """
+    c = per_pattern.shape[1]
+    rho = per_group[:, 1:].transpose(0, 2, 1) / group_n[..., None]
+    t = np.empty((per_pattern.shape[0], onehot.shape[2], c, c - 1))
+    for y in range(c):
+        wy = per_pattern[:, y] + gold[..., y, :]  # (R, P)
+        den = np.maximum(wy @ answered, 1e-300)
+        for a in range(1, c):
+            t[:, :, y, a - 1] = (wy @ onehot[a]) / den
+    return _held(t, clip), _held(rho, clip)
+
+
+class _Cells:
+    """The (group, pattern) cells EM works on: all of them for a small table (the v0.2
+    layout, kept bit for bit), the non-empty ones otherwise (cost per observed cell)."""
+
+    def __init__(self, counts: np.ndarray):
+        from scipy import sparse  # lazily: importing bayescal stays fast
+
+        n_groups, n_pat = counts.shape[-2:]
+        n_cells = n_groups * n_pat
+        flat = counts.reshape((*counts.shape[:-2], n_cells))
+        self.dense = n_cells <= _DENSE_CELLS
+        index = np.arange(n_cells)
+        if not self.dense:
+            index = np.flatnonzero(flat.reshape(-1, n_cells).any(axis=0))
+        self.group, self.pattern = np.divmod(index, n_pat)
+        self.counts = flat[..., index]  # (n,) or (R, n)
+        self.shape = (n_groups, n_pat)
+        ones = np.ones(index.size)
+        self._by_pattern = sparse.csr_matrix(
+            (ones, (self.pattern, np.arange(index.size))), shape=(n_pat, index.size)
+        )
+        self._by_group = sparse.csr_matrix(
+            (ones, (self.group, np.arange(index.size))), shape=(n_groups, index.size)
+        )
+
+    def sums(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sums of ``w[r, y, cell]`` per group (R, C, L) and per pattern (R, C, P)."""
+        r, c, n = w.shape
+        flat = w.reshape(r * c, n).T
+        per_pattern = (self._by_pattern @ flat).T.reshape(r, c, self.shape[1])
+        if self.dense:  # the v0.2 order of summation over patterns
+            per_group = w.reshape(r, c, *self.shape).sum(axis=3)
+        else:
+            per_group = (self._by_group @ flat).T.reshape(r, c, self.shape[0])
+        return per_group, per_pattern
+
+
+def em_run(
+    counts,
+    states,
+    confusion0,
+    prevalence0,
+    *,
+    tol=1e-9,
+    max_iter=1000,
+    clip=1e-6,
+    gold=None,
+    progress: Progress | None = None,
+) -> dict:
+    """Run EM from R starts at once on pattern counts (no orientation applied).
 
     Parameters
     ----------
     counts : ndarray (L, P) or (R, L, P)
-        Pattern counts per group (float); with a leading axis, one data set per
-        start (the bootstrap of :mod:`bayescal.channels.bootstrap`).
-    i1, i0 : ndarray (P, K)
-        Indicators of "answered 1" and "answered 0" for each pattern.
-    a0, b0 : ndarray (R, K); mu0 : ndarray (R, L)
+        Pattern counts per group (float; may be weights); with a leading axis, one data
+        set per start (the bootstrap of :mod:`bayescal.channels.bootstrap`).
+    states : ndarray (P, K)
+        Answered class ``0 .. C-1`` or ``C`` for missing.
+    confusion0 : ndarray (R, K, C, C); prevalence0 : ndarray (R, L, C)
         Starting values.
-    gold : ndarray (2, P) or (R, 2, P), optional
+    gold : ndarray (C, P) or (R, C, P), optional
         Gold items per known class and pattern (module docstring).
+    progress : callable, optional
+        ``progress(iteration, change)`` once per iteration (:data:`Progress`).
 
     Returns
     -------
-    dict with a, b, mu (final), mean_loglik (R,), converged (R,), n_iter (R,)
+    dict with ``confusion`` (R, K, C, C), ``prevalence`` (R, L, C), ``mean_loglik``,
+    ``converged`` and ``n_iter`` (R,).
     """
-    gold = np.zeros((2, counts.shape[-1])) if gold is None else np.asarray(gold, np.float64)
-    g0, g1 = gold[..., 0, :], gold[..., 1, :]  # (P,) or (R, P)
+    counts = np.asarray(counts, dtype=np.float64)
+    t = np.array(confusion0, dtype=np.float64)[..., 1:]
+    rho = np.array(prevalence0, dtype=np.float64)[..., 1:]
+    r, c = t.shape[0], t.shape[2]
+    states = np.asarray(states)
+    onehot, answered = _indicators(states, c)
+    gold = np.zeros((c, counts.shape[-1])) if gold is None else np.asarray(gold, np.float64)
     n = counts.sum(axis=(-2, -1)) + gold.sum(axis=(-2, -1))
-    group_n = counts.sum(axis=-1)
-    a, b, mu = a0.copy(), b0.copy(), mu0.copy()
-    r = a.shape[0]
+    group_n = np.maximum(counts.sum(axis=-1), 1e-300)  # an empty group's prevalence: clip
+    cells = _Cells(counts)
+    cc = cells.counts
     prev = np.full(r, np.nan)
     ll = np.full(r, -np.inf)
     converged = np.zeros(r, dtype=bool)
     active = np.ones(r, dtype=bool)
     n_iter = np.zeros(r, dtype=np.int64)
-    answered = i1 + i0
-    lo, hi = clip, 1.0 - clip
     for it in range(max_iter + 1):
-        lp0 = np.log(a) @ i1.T + np.log1p(-a) @ i0.T  # (R, P)
-        lp1 = np.log(b) @ i1.T + np.log1p(-b) @ i0.T
-        num1 = np.log(mu)[:, :, None] + lp1[:, None, :]  # (R, L, P)
-        num0 = np.log1p(-mu)[:, :, None] + lp0[:, None, :]
-        top = np.maximum(num0, num1)
-        lse = top + np.log(np.exp(num0 - top) + np.exp(num1 - top))
-        ll_gold = (g0 * lp0).sum(axis=-1) + (g1 * lp1).sum(axis=-1)
-        ll_new = ((counts * lse).sum(axis=(1, 2)) + ll_gold) / n
+        lp = _answer_loglik(_log_rows(t), onehot, states)  # (R, C, P)
+        joint = np.ascontiguousarray(  # (R, C, cells), C order: the sums' order is fixed
+            _log_rows(rho).transpose(0, 2, 1)[:, :, cells.group] + lp[:, :, cells.pattern]
+        )
+        top = joint.max(axis=1)  # joint, top: (R, C, cells), (R, cells)
+        lse = top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
+        ll_gold = sum((gold[..., y, :] * lp[:, y]).sum(axis=-1) for y in range(c))
+        ll_new = ((cc * lse).sum(axis=-1) + ll_gold) / n
         ll = np.where(active, ll_new, ll)
-        done = active & (np.abs(ll_new - prev) < tol * (1.0 + np.abs(prev)))
+        change = np.abs(ll_new - prev)
+        done = active & (change < tol * (1.0 + np.abs(prev)))
+        if progress is not None and it > 0:
+            progress(it, float(np.max(np.where(active, change, 0.0))))
         converged |= done
         active &= ~done
         if not active.any() or it == max_iter:
             break
         prev = np.where(active, ll_new, prev)
         n_iter += active
-        gamma = np.exp(num1 - lse)
-        cg = counts * gamma  # (R, L, P)
-        c0 = counts - cg
-        mu_new = cg.sum(axis=2) / group_n
-        w1 = cg.sum(axis=1) + g1  # (R, P): gold items at their known class
-        w0 = c0.sum(axis=1) + g0
-        b_new = (w1 @ i1) / np.maximum(w1 @ answered, 1e-300)
-        a_new = (w0 @ i1) / np.maximum(w0 @ answered, 1e-300)
-        sel = active[:, None]
-        a = np.where(sel, np.clip(a_new, lo, hi), a)
-        b = np.where(sel, np.clip(b_new, lo, hi), b)
-        mu = np.where(sel, np.clip(mu_new, lo, hi), mu)
-    return {"a": a, "b": b, "mu": mu, "mean_loglik": ll, "converged": converged, "n_iter": n_iter}
+        rest = np.exp(joint[:, 1:] - lse[:, None]) * cc[..., None, :]
+        w = np.concatenate([(cc - rest.sum(axis=1))[:, None], rest], axis=1)
+        t_new, rho_new = _m_step(*cells.sums(w), gold, onehot, answered, group_n, clip)
+        t = np.where(active[:, None, None, None], t_new, t)
+        rho = np.where(active[:, None, None], rho_new, rho)
+    return {
+        "confusion": _complete(t),
+        "prevalence": _complete(rho),
+        "mean_loglik": ll,
+        "converged": converged,
+        "n_iter": n_iter,
+    }
 
 
-def _starts(rng, n_starts, k, group_mid):
+# ----------------------------------------------------------------- starts
+def majority_vote_start(counts, states, n_classes, *, clip=1e-6, gold=None):
+    """Soft-majority-vote start: pattern posteriors = answer shares, then one M step.
+
+    Returns confusion (K, C, C) and prevalence (L, C).
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    onehot, answered = _indicators(np.asarray(states), n_classes)
+    votes = onehot.sum(axis=2)  # (C, P)
+    shares = votes / np.maximum(votes.sum(axis=0, keepdims=True), 1)
+    w = counts[None, None] * shares[None, :, None]  # (1, C, L, P)
+    gold = np.zeros((n_classes, counts.shape[1])) if gold is None else gold
+    group_n = np.maximum(counts.sum(axis=1), 1e-300)
+    t, rho = _m_step(w.sum(axis=3), w.sum(axis=2), gold, onehot, answered, group_n, clip)
+    return _complete(t)[0], _complete(rho)[0]
+
+
+def _binary_starts(rng, n_starts, k, group_mid):
     a0 = rng.uniform(0.04, 0.30, size=(n_starts, k))
     b0 = rng.uniform(0.70, 0.96, size=(n_starts, k))
     mu0 = rng.uniform(0.1, 0.9, size=(n_starts, group_mid.size))
     mu0[0] = group_mid
-    return a0, b0, mu0
+    return _binary_arrays(a0, b0, mu0)
 
 
+def _binary_arrays(a, b, mu):
+    """Confusion (R, K, 2, 2) and prevalence (R, L, 2) from a, b (R, K) and mu (R, L)."""
+    t = np.stack([np.stack([1.0 - a, a], axis=-1), np.stack([1.0 - b, b], axis=-1)], axis=2)
+    return t, np.stack([1.0 - mu, mu], axis=-1)
+
+
+def _multiclass_starts(rng, n_starts, counts, states, c, clip, gold):
+    t_mv, rho_mv = majority_vote_start(counts, states, c, clip=clip, gold=gold)
+    k, n_groups = states.shape[1], counts.shape[0]
+    acc = rng.uniform(0.5, 0.95, size=(n_starts - 1, k, 1, 1))
+    off = rng.dirichlet(np.ones(c), size=(n_starts - 1, k, c))
+    eye = np.eye(c)[None, None]
+    off = off * (1 - eye)
+    off = off / off.sum(axis=3, keepdims=True)
+    t = np.concatenate([t_mv[None], acc * eye + (1 - acc) * off])
+    rho = np.concatenate([rho_mv[None], rng.dirichlet(np.ones(c), size=(n_starts - 1, n_groups))])
+    return t, rho
+
+
+# ----------------------------------------------------------------- one fit on arrays
 def em_fit_counts(
     counts,
-    *,
     states,
-    group_mid,
-    n_starts=10,
-    max_iter=1000,
-    tol=1e-9,
-    clip=1e-6,
-    min_gap=1e-3,
-    orient=0,
+    n_classes: int = 2,
+    *,
+    group_mid=None,
+    n_starts: int = 10,
+    max_iter: int = 1000,
+    tol: float = 1e-9,
+    clip: float = 1e-6,
+    min_gap: float | None = None,
+    min_singular: float | None = None,
+    orient: int = 0,
     random_state=0,
     extra_starts=None,
     gold=None,
-):
-    """EM on plain arrays; returns the best accepted start or raises FitError.
+    progress: Progress | None = None,
+) -> dict:
+    """EM on plain arrays: the best accepted, oriented start, or FitError.
 
-    ``counts`` has shape (L, P) over the patterns ``states`` (P, K) (0, 1, 2 =
-    missing); ``group_mid`` (L,) are the first start's prevalences;
-    ``extra_starts`` is an optional (a, b, mu) triple of arrays with leading start
-    dimension, appended to the random starts; ``gold`` (2, P) holds gold items per
-    known class (module docstring; None or all zero: none).
+    Parameters
+    ----------
+    counts : ndarray (L, P)
+        Pattern counts per group over the patterns ``states`` (P, K).
+    n_classes : int, default 2
+        C; the start protocol, orientation and acceptance follow it (module docstring).
+    group_mid : ndarray (L,), optional
+        C = 2: the first start's prevalences (default 0.5).
+    min_gap : float, C = 2 only (default 1e-3); min_singular : float, C > 2 only (1e-3)
+        Acceptance thresholds (module docstring).
+    extra_starts : (confusion (R, K, C, C), prevalence (R, L, C)), optional
+        Appended to the protocol's starts.
+    gold : ndarray (C, P), optional
+        Gold items per known class and pattern (None or all zero: none).
+
+    Returns
+    -------
+    dict with ``confusion`` (K, C, C), ``prevalence`` (L, C), ``loglik``, ``n_iter``,
+    ``n_accepted``, ``dominance_failures``, ``diagnostics``; with C = 2 also ``a``, ``b``
+    (K,) and ``mu`` (L,).
     """
-    check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap)
+    c = int(n_classes)
+    binary = c == 2
+    opts = check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip)
+    if binary and min_singular is not None or not binary and min_gap is not None:
+        given, other = ("min_singular", "min_gap") if binary else ("min_gap", "min_singular")
+        raise ConfigError(
+            f"{given} applies to {'more than' if binary else 'exactly'} two classes; with "
+            f"C = {c} the acceptance threshold is {other}."
+        )
+    given_threshold = min_gap if binary else min_singular
+    threshold = check_real_option(
+        "min_gap" if binary else "min_singular",
+        1e-3 if given_threshold is None else given_threshold,
+        low=0.0,
+        high=1.0,
+        high_open=binary,
+    )
     rng = check_random_state(random_state)
     counts = np.asarray(counts, dtype=np.float64)
-    gold = np.zeros((2, counts.shape[1])) if gold is None else np.asarray(gold, np.float64)
-    has_gold = bool(gold.sum() > 0)
     states = np.asarray(states)
-    k = states.shape[1]
-    i1, i0 = indicators(states)
+    n_groups, n_pat = counts.shape
+    gold = np.zeros((c, n_pat)) if gold is None else np.asarray(gold, dtype=np.float64)
+    if gold.shape != (c, n_pat):
+        raise DataError(f"gold counts must have shape ({c}, {n_pat}); got {gold.shape}.")
+    has_gold = bool(gold.sum() > 0)
     used = (counts.sum(axis=0) + gold.sum(axis=0)) > 0  # patterns seen: the others add nothing
-    counts_u, i1_u, i0_u = counts[:, used], i1[used], i0[used]
-    a0, b0, mu0 = _starts(rng, n_starts, k, np.asarray(group_mid, dtype=np.float64))
-    if extra_starts is not None:
-        ea, eb, emu = (np.atleast_2d(np.asarray(x, dtype=np.float64)) for x in extra_starts)
-        a0, b0, mu0 = np.vstack([a0, ea]), np.vstack([b0, eb]), np.vstack([mu0, emu])
-    out = em_run(
-        counts_u, i1_u, i0_u, a0, b0, mu0, tol=tol, max_iter=max_iter, clip=clip, gold=gold[:, used]
-    )
-    if has_gold:  # gold items fix the labelling: an exchange would change the likelihood
-        a, b, mu = out["a"], out["b"], out["mu"]
+    counts, states, gold = counts[:, used], states[used], gold[:, used]
+    if binary:
+        mid = np.full(n_groups, 0.5) if group_mid is None else np.asarray(group_mid, np.float64)
+        t0, rho0 = _binary_starts(rng, opts["n_starts"], states.shape[1], mid)
     else:
-        a, b, mu = exchange_binary_labels(out["a"], out["b"], out["mu"], orient)
-    gaps = (b - a).min(axis=1)
-    finite = np.isfinite(out["mean_loglik"]) & np.all(np.isfinite(a), axis=1)
-    accepted = out["converged"] & (gaps >= min_gap) & finite
-    n_total = counts.sum() + gold.sum()
-    diag = {
-        "starts": int(a0.shape[0]),
-        "starts_converged": int(out["converged"].sum()),
-        "starts_accepted": int(accepted.sum()),
-        "start_logliks": (out["mean_loglik"] * n_total).tolist(),
-        "start_min_gaps": gaps.tolist(),
-        "iterations": out["n_iter"].tolist(),
-        "gold_items": [int(x) for x in gold.sum(axis=1)],
-    }
-    if not accepted.any():
-        worst = int(np.argmin((b - a)[np.argmax(out["mean_loglik"])]))
-        raise FitError(
-            f"EM found no acceptable start: {diag['starts_converged']} of {diag['starts']} starts "
-            f"converged and none had every oriented gap b - a >= {min_gap} (the smallest gap at "
-            f"the best likelihood belongs to annotator index {worst}). An annotator whose answers "
-            "do not depend on the class (for example one who always answers 1) carries no "
-            "information: drop it, or raise max_iter if starts did not converge.",
-            diagnostics=diag,
+        g = gold if has_gold else None
+        t0, rho0 = _multiclass_starts(rng, opts["n_starts"], counts, states, c, opts["clip"], g)
+    if extra_starts is not None:
+        et, erho = (np.asarray(x, dtype=np.float64) for x in extra_starts)
+        t0, rho0 = np.concatenate([t0, et]), np.concatenate([rho0, erho])
+    n_cells = counts.size if counts.size <= _DENSE_CELLS else int((counts > 0).sum())
+    batch = max(1, _BATCH_ELEMENTS // max(1, c * n_cells))
+    runs = [
+        em_run(
+            counts,
+            states,
+            t0[i : i + batch],
+            rho0[i : i + batch],
+            tol=opts["tol"],
+            max_iter=opts["max_iter"],
+            clip=opts["clip"],
+            gold=gold,
+            progress=progress,
         )
+        for i in range(0, t0.shape[0], batch)
+    ]
+    out = {key: np.concatenate([run[key] for run in runs]) for key in runs[0]}
+    n_total = counts.sum() + gold.sum()
+    accept = _accept_binary if binary else _accept_multiclass
+    t, rho, accepted, diag = accept(out, orient, threshold, has_gold)
+    diag.update(
+        starts=int(t0.shape[0]),
+        starts_converged=int(out["converged"].sum()),
+        starts_accepted=int(accepted.sum()),
+        start_logliks=(out["mean_loglik"] * n_total).tolist(),
+        iterations=out["n_iter"].tolist(),
+        gold_items=[int(x) for x in gold.sum(axis=1)],
+    )
+    if not accepted.any():
+        raise FitError(_no_start_message(diag, t, out, threshold, binary), diagnostics=diag)
     best = int(np.argmax(np.where(accepted, out["mean_loglik"], -np.inf)))
-    return {
-        "a": a[best],
-        "b": b[best],
-        "mu": mu[best],
+    res = {
+        "confusion": t[best],
+        "prevalence": rho[best],
         "loglik": float(out["mean_loglik"][best] * n_total),
         "n_iter": int(out["n_iter"][best]),
         "n_accepted": int(accepted.sum()),
+        "dominance_failures": [] if binary else diagonal_dominance_failures(t[best, orient]),
         "diagnostics": diag,
     }
+    if binary:
+        res.update(a=t[best, :, 0, 1], b=t[best, :, 1, 1], mu=rho[best, :, 1])
+    else:
+        diag["min_singular_values"] = diag["_sv"][best].tolist()
+    diag.pop("_sv", None)
+    return res
 
 
+def _accept_binary(out, orient, min_gap, has_gold):
+    a, b = out["confusion"][:, :, 0, 1], out["confusion"][:, :, 1, 1]
+    mu = out["prevalence"][:, :, 1]
+    if not has_gold:  # gold items fix the labelling: an exchange would change the likelihood
+        a, b, mu = exchange_binary_labels(a, b, mu, orient)
+    gaps = (b - a).min(axis=1)
+    finite = np.isfinite(out["mean_loglik"]) & np.all(np.isfinite(a), axis=1)
+    accepted = out["converged"] & (gaps >= min_gap) & finite
+    t, rho = _binary_arrays(a, b, mu)
+    return t, rho, accepted, {"start_min_gaps": gaps.tolist()}
+
+
+def _accept_multiclass(out, orient, min_singular, has_gold):
+    t, rho = out["confusion"], out["prevalence"]
+    for i in range(0 if has_gold else t.shape[0]):  # gold items label the classes themselves
+        if np.all(np.isfinite(t[i])):
+            t[i], rho[i] = relabel_classes(
+                t[i], rho[i], dominant_diagonal_permutation(t[i, orient])
+            )
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(out["mean_loglik"]) & np.all(np.isfinite(t), axis=(1, 2, 3))
+        sv = np.where(
+            finite[:, None], np.linalg.svd(np.nan_to_num(t), compute_uv=False).min(axis=2), 0.0
+        )  # (R, K)
+    accepted = out["converged"] & finite & (sv.min(axis=1) >= min_singular)
+    return t, rho, accepted, {"start_min_singular_values": sv.min(axis=1).tolist(), "_sv": sv}
+
+
+def _no_start_message(diag, t, out, threshold, binary) -> str:
+    head = (
+        f"EM found no acceptable start: {diag['starts_converged']} of {diag['starts']} starts "
+        "converged and none had "
+    )
+    if binary:
+        worst = int(np.argmin((t[:, :, 1, 1] - t[:, :, 0, 1])[np.argmax(out["mean_loglik"])]))
+        return head + (
+            f"every oriented gap b - a >= {threshold} (the smallest gap at the best likelihood "
+            f"belongs to annotator index {worst}). An annotator whose answers do not depend on "
+            "the class (for example one who always answers 1) carries no information: drop it, "
+            "or raise max_iter if starts did not converge."
+        )
+    sv = diag["_sv"]
+    finite = np.isfinite(out["mean_loglik"])
+    best = int(np.argmax(np.where(finite, out["mean_loglik"], -np.inf)))
+    weak = int(np.argmin(sv[best]))
+    return head + (
+        f"every confusion matrix invertible (smallest singular value >= {threshold:g}); at the "
+        f"best likelihood annotator index {weak} has smallest singular value "
+        f"{sv[best, weak]:.3g}. An annotator who never uses some class, or whose answers do not "
+        "depend on the class, cannot be inverted: drop it or merge classes, raise max_iter if "
+        "starts did not converge, or pass min_singular=0 to accept non-invertible channels "
+        "(NC-ECE will then refuse them)."
+    )
+
+
+# ----------------------------------------------------------------- the estimator
 def _group_midpoints(summary) -> np.ndarray:
     edges = summary.group_edges
     if edges is None:
@@ -233,47 +612,196 @@ def _fixed_fallback(summary, groups, group_counts, method, reason, warnings):
     )
 
 
-def score_bin_em(
+def _moment_start(counts, states, j):
+    """The three-annotator moment inverse as an extra C = 2 start (None when it fails)."""
+    try:
+        m = moment_inverse_arrays(counts[0], states, orient=j)
+    except FitError:
+        return None
+    a, b = np.clip(m["a"], 0.01, 0.99)[None], np.clip(m["b"], 0.01, 0.99)[None]
+    return _binary_arrays(a, b, np.clip([[m["mu"]]], 0.01, 0.99))
+
+
+def dawid_skene_em(
     summary,
     *,
+    prevalence: str | None = None,
+    pooled: bool | None = None,
     n_starts: int = 10,
     max_iter: int = 1000,
     tol: float = 1e-9,
     clip: float = 1e-6,
-    min_gap: float = 1e-3,
+    min_gap: float | None = None,
+    min_singular: float | None = None,
     orient=0,
+    use_moment_start: bool = True,
     fallback: str | None = None,
     empty_groups: str = "error",
     random_state=0,
+    progress: Progress | None = None,
 ) -> ChannelFit:
-    """Joint score-bin EM: shared channels, one prevalence per score group.
+    """Dawid–Skene EM for any number of classes (module docstring).
 
     Parameters
     ----------
     summary : Summary
-        Pattern counts per score group.
-    n_starts, max_iter, tol, clip, min_gap
-        The paper's protocol (see module docstring); change only with reason.
+        Pattern counts per channel group; gold items in its gold tables enter with
+        their known class.
+    prevalence : {"grouped", "pooled"}, optional
+        One prevalence per group of the summary, or one for all (group ``"all"``).
+        Default: ``"pooled"`` for two classes (the paper's marginal Dawid–Skene, K >= 3;
+        :func:`score_bin_em` is the grouped one), ``"grouped"`` for more.
+    pooled : bool, optional
+        Deprecated spelling of ``prevalence``.
+    n_starts, max_iter, tol, clip
+        The start protocol (module docstring); change only with reason.
+    min_gap : float, optional
+        C = 2: smallest accepted oriented gap ``b - a`` (default 1e-3).
+    min_singular : float, optional
+        C > 2: smallest accepted singular value of every confusion (default 1e-3; 0: any).
     orient : int or str, default 0
-        The designated annotator whose ``a < b`` fixes the label orientation.
+        The designated annotator that fixes the labelling (``a < b``; C > 2: its diagonal).
+    use_moment_start : bool, default True
+        C = 2, pooled, K >= 3: add the moment inverse as a start.
     fallback : {None, "fixed"}
-        ``"fixed"`` returns the paper's fixed fallback (flagged ``status="fallback"``)
+        C = 2: ``"fixed"`` returns the paper's fixed fallback (``status="fallback"``)
         instead of raising when no start is acceptable or a group is empty.
     empty_groups : {"error", "drop"}
-        A group with no annotated item has no identified prevalence. ``"error"``
-        follows the paper (failure); ``"drop"`` fits the other groups and reports
-        the dropped ones in ``warnings``.
-    random_state : int or Generator, default 0
+        A group with no annotated item has no identified prevalence: refuse, or fit the
+        other groups and report the dropped ones in ``warnings``.
+    random_state : None, int or Generator, default 0
+    progress : callable, optional
+        ``progress(iteration, change)`` once per EM iteration (:data:`Progress`).
 
     Returns
     -------
     ChannelFit
+        Method ``"score_bin_em"`` (C = 2, grouped) or ``"dawid_skene_em"``; binary layout
+        for C = 2; ``diagnostics`` hold every start's log-likelihood.
 
     Raises
     ------
+    IdentificationError, DataError
+        Designs that cannot identify the channels.
     FitError
-        No acceptable start, or an empty group (unless ``fallback`` or ``empty_groups`` says
+        No acceptable start, or an empty group (unless ``fallback``/``empty_groups`` say
         otherwise).
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_toy
+    >>> from bayescal import summarize
+    >>> fit = dawid_skene_em(summarize(simulate_toy(4000, random_state=1)))
+    >>> list(fit.prevalence["group"].values)
+    ['all']
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> fit = dawid_skene_em(summarize(simulate_multiclass(3000, 3, random_state=0)))
+    >>> fit.confusion.shape, fit.prevalence.dims
+    ((1, 3, 3, 3), ('draw', 'group', 'class'))
+    """
+    if not isinstance(summary, Summary):
+        raise ConfigError(
+            f"dawid_skene_em expects a Summary; got {type(summary).__name__}. Build one with "
+            "bayescal.summarize(data)."
+        )
+    c = summary.n_classes
+    binary = c == 2
+    mode = resolve_prevalence(prevalence, pooled=pooled, default="pooled" if binary else "grouped")
+    check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip)
+    if fallback not in (None, "fixed") or fallback and not binary:
+        raise ConfigError(
+            f"fallback must be None or 'fixed' (two classes only); got {fallback!r} with C = {c}."
+        )
+    if empty_groups not in ("error", "drop"):
+        raise ConfigError(f"empty_groups must be 'error' or 'drop'; got {empty_groups!r}.")
+    if not isinstance(use_moment_start, bool):
+        raise ConfigError(f"use_moment_start must be True or False; got {use_moment_start!r}.")
+    method = "score_bin_em" if binary and mode == "grouped" else "dawid_skene_em"
+    j = orient_index(summary.annotators, orient)
+    if binary:
+        warnings = check_design(summary, method)
+        counts = summary.binary.pattern_counts.astype(np.float64)
+    else:
+        warnings = check_multiclass_design(summary, pooled=mode == "pooled")
+        counts = summary.pattern_counts.values.astype(np.float64)
+    groups, mid, edges = summary.groups, _group_midpoints(summary), summary.group_edges
+    if mode == "pooled":
+        counts, groups, edges = counts.sum(axis=0, keepdims=True), ["all"], None
+        mid = np.array([0.5])
+    group_n = counts.sum(axis=1)
+    empty = group_n == 0
+    if empty.any():
+        names = [groups[i] for i in np.flatnonzero(empty)]
+        reason = f"channel group(s) {names} contain no annotated item"
+        if empty_groups == "drop":
+            warnings.append(f"{reason}; dropped from the fit (their prevalence is not estimated).")
+        elif fallback == "fixed":
+            return _fixed_fallback(summary, groups, group_n, method, reason, warnings)
+        else:
+            raise FitError(
+                f"{reason}, so their prevalence is not identified. Use fewer or wider groups, "
+                "empty_groups='drop', prevalence='pooled'"
+                + (", or fallback='fixed'." if binary else "."),
+                diagnostics={"empty_groups": names},
+            )
+    keep = ~empty
+    extra = None
+    if binary and mode == "pooled" and use_moment_start and summary.n_annotators >= 3:
+        extra = _moment_start(counts, summary.states, j)
+    gold = summary.gold_counts() if summary.has_gold else None
+    if binary and summary.has_gold:
+        gold = summary.binary.gold_counts()
+    try:
+        res = em_fit_counts(
+            counts[keep],
+            summary.states,
+            c,
+            group_mid=np.asarray(mid, dtype=np.float64)[keep],
+            n_starts=n_starts,
+            max_iter=max_iter,
+            tol=tol,
+            clip=clip,
+            min_gap=min_gap,
+            min_singular=min_singular,
+            orient=j,
+            random_state=random_state,
+            extra_starts=extra,
+            gold=gold,
+            progress=progress,
+        )
+    except FitError as exc:
+        if fallback == "fixed":
+            return _fixed_fallback(summary, groups, group_n, method, str(exc), warnings)
+        raise
+    fit = ChannelFit.from_confusion(
+        res["confusion"],
+        res["prevalence"],
+        annotators=summary.annotators,
+        classes=summary.classes,
+        groups=[g for g, k_ in zip(groups, keep) if k_],
+        group_counts=group_n[keep].round().astype(np.int64),
+        method=method,
+        loglik=res["loglik"],
+        converged=True,
+        n_starts_accepted=res["n_accepted"],
+        diagnostics={**res["diagnostics"], "prevalence": mode, "orient": summary.annotators[j]},
+        warnings=warnings,
+        group_edges=edges,
+    )
+    if binary:
+        fit = fit.as_binary()
+        fit.warnings.extend(check_fitted(fit))
+    else:
+        by_gold = gold_identifies_multiclass(summary)[0]
+        fit.warnings.extend(check_fitted_confusion(fit, res["dominance_failures"], j, by_gold))
+    return fit
+
+
+def score_bin_em(summary: Summary, **options) -> ChannelFit:
+    """The joint score-bin EM: :func:`dawid_skene_em` with ``prevalence="grouped"``.
+
+    Shared channels, one prevalence per group of the summary (score groups for two
+    classes: Hanada & Futami, Sec. 4.2). Options as :func:`dawid_skene_em`.
 
     Examples
     --------
@@ -283,223 +811,6 @@ def score_bin_em(
     >>> fit.status, fit.a.sizes["draw"]
     ('ok', 1)
     """
-    check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap)
-    if fallback not in (None, "fixed"):
-        raise ConfigError(f"fallback must be None or 'fixed'; got {fallback!r}.")
-    if empty_groups not in ("error", "drop"):
-        raise ConfigError(f"empty_groups must be 'error' or 'drop'; got {empty_groups!r}.")
-    warnings = check_design(summary, "score_bin_em")
-    j = orient_index(summary.annotators, orient)
-    view = summary.binary
-    counts = view.pattern_counts
-    group_n = counts.sum(axis=1)
-    groups = summary.groups
-    mid = _group_midpoints(summary)
-    empty = group_n == 0
-    if empty.any():
-        names = [groups[i] for i in np.flatnonzero(empty)]
-        reason = f"score group(s) {names} contain no annotated item"
-        if empty_groups == "drop":
-            warnings.append(f"{reason}; dropped from the fit (their prevalence is not estimated).")
-        elif fallback == "fixed":
-            return _fixed_fallback(summary, groups, group_n, "score_bin_em", reason, warnings)
-        else:
-            raise FitError(
-                f"{reason}: their prevalence is not identified. Use fewer or wider groups, "
-                "empty_groups='drop', or fallback='fixed'.",
-                diagnostics={"empty_groups": names},
-            )
-    keep = ~empty
-    try:
-        res = em_fit_counts(
-            counts[keep],
-            states=view.states,
-            group_mid=mid[keep],
-            n_starts=n_starts,
-            max_iter=max_iter,
-            tol=tol,
-            clip=clip,
-            min_gap=min_gap,
-            orient=j,
-            random_state=random_state,
-            gold=view.gold_counts(),
-        )
-    except FitError as exc:
-        if fallback == "fixed":
-            return _fixed_fallback(summary, groups, group_n, "score_bin_em", str(exc), warnings)
-        raise
-    kept_groups = [g for g, k_ in zip(groups, keep) if k_]
-    fit = ChannelFit.from_point(
-        res["a"],
-        res["b"],
-        res["mu"],
-        annotators=summary.annotators,
-        groups=kept_groups,
-        group_counts=group_n[keep],
-        method="score_bin_em",
-        loglik=res["loglik"],
-        converged=True,
-        n_starts_accepted=res["n_accepted"],
-        diagnostics=res["diagnostics"],
-        warnings=warnings,
-        group_edges=summary.group_edges,
-    )
-    fit.warnings.extend(check_fitted(fit))
-    return fit
-
-
-def dawid_skene_em(
-    summary,
-    *,
-    n_starts: int = 10,
-    max_iter: int = 1000,
-    tol: float = 1e-9,
-    clip: float = 1e-6,
-    min_gap: float = 1e-3,
-    orient=0,
-    use_moment_start: bool = True,
-    random_state=0,
-) -> ChannelFit:
-    """Marginal Dawid–Skene EM (K >= 3): one prevalence, score groups pooled.
-
-    Same protocol as :func:`score_bin_em` with a single group; when the
-    three-annotator moment inverse succeeds it is added as an extra start.
-
-    Examples
-    --------
-    >>> from bayescal.simulate import simulate_toy
-    >>> from bayescal import summarize
-    >>> fit = dawid_skene_em(summarize(simulate_toy(4000, random_state=1)))
-    >>> list(fit.prevalence["group"].values)
-    ['all']
-    """
-    check_em_options(n_starts=n_starts, max_iter=max_iter, tol=tol, clip=clip, min_gap=min_gap)
-    if not isinstance(use_moment_start, bool):
-        raise ConfigError(f"use_moment_start must be True or False; got {use_moment_start!r}.")
-    warnings = check_design(summary, "dawid_skene_em")
-    j = orient_index(summary.annotators, orient)
-    view = summary.binary
-    counts = view.pattern_counts.sum(axis=0, keepdims=True)
-    extra = None
-    if use_moment_start and summary.n_annotators >= 3:
-        try:
-            m = moment_inverse_arrays(counts[0], view.states, orient=j)
-            extra = (
-                np.clip(m["a"], 0.01, 0.99)[None],
-                np.clip(m["b"], 0.01, 0.99)[None],
-                np.clip([[m["mu"]]], 0.01, 0.99),
-            )
-        except FitError:
-            extra = None
-    res = em_fit_counts(
-        counts,
-        states=view.states,
-        group_mid=np.array([0.5]),
-        n_starts=n_starts,
-        max_iter=max_iter,
-        tol=tol,
-        clip=clip,
-        min_gap=min_gap,
-        orient=j,
-        random_state=random_state,
-        extra_starts=extra,
-        gold=view.gold_counts(),
-    )
-    fit = ChannelFit.from_point(
-        res["a"],
-        res["b"],
-        res["mu"],
-        annotators=summary.annotators,
-        groups=["all"],
-        group_counts=[int(counts.sum())],
-        method="dawid_skene_em",
-        loglik=res["loglik"],
-        converged=True,
-        n_starts_accepted=res["n_accepted"],
-        diagnostics=res["diagnostics"],
-        warnings=warnings,
-    )
-    fit.warnings.extend(check_fitted(fit))
-    return fit
-
-
-def dawid_skene_em_items(
-    labels,
-    *,
-    group=None,
-    a0,
-    b0,
-    mu0,
-    max_iter: int = 1000,
-    tol: float = 1e-9,
-    clip: float = 1e-6,
-    gold=None,
-):
-    """Per-item EM from one start: the slow, obvious implementation.
-
-    Works on the item rows rather than on pattern counts: the independent
-    implementation the pattern-count EM is tested against.
-
-    Parameters
-    ----------
-    labels : ndarray (n_items, K), NaN = missing
-    group : ndarray (n_items,) of ints in 0..L-1, optional
-    a0, b0 : ndarray (K,); mu0 : ndarray (L,)
-    gold : ndarray (n_items,), optional
-        Known class 0 / 1 of gold items, NaN for the others: a gold item's
-        responsibility is its class, and only unknown items enter the prevalence.
-
-    Returns
-    -------
-    dict with a, b, mu, loglik, converged, n_iter (no orientation applied).
-    """
-    lab = np.asarray(labels, dtype=np.float64)
-    n, k = lab.shape
-    g = np.zeros(n, dtype=np.int64) if group is None else np.asarray(group, dtype=np.int64)
-    ans = ~np.isnan(lab)
-    x = np.where(ans, lab, 0.0)
-    keep = ans.any(axis=1)
-    known = np.full(n, np.nan) if gold is None else np.asarray(gold, dtype=np.float64)
-    x, ans, g, known = x[keep], ans[keep], g[keep], known[keep]
-    is_gold = ~np.isnan(known)
-    ug = g[~is_gold]
-    a, b = np.array(a0, dtype=np.float64), np.array(b0, dtype=np.float64)
-    mu = np.array(mu0, dtype=np.float64)
-    prev = np.nan
-    converged = False
-    it = 0
-    for it in range(max_iter + 1):
-        l0 = (ans * (x * np.log(a) + (1 - x) * np.log1p(-a))).sum(axis=1)
-        l1 = (ans * (x * np.log(b) + (1 - x) * np.log1p(-b))).sum(axis=1)
-        n1 = np.log(mu[g]) + l1
-        n0 = np.log1p(-mu[g]) + l0
-        # an item's log-likelihood: marginal for unknown items, P(answers | Y = y) for gold
-        lse = np.where(is_gold, np.where(known == 1, l1, l0), np.logaddexp(n0, n1))
-        ll = lse.mean()
-        if abs(ll - prev) < tol * (1 + abs(prev)):
-            converged = True
-            break
-        if it == max_iter:
-            break
-        prev = ll
-        gam = np.where(is_gold, known, np.exp(n1 - np.logaddexp(n0, n1)))
-        mu = np.clip(
-            np.bincount(ug, weights=gam[~is_gold], minlength=mu.size)
-            / np.bincount(ug, minlength=mu.size),
-            clip,
-            1 - clip,
-        )
-        b = np.clip((gam[:, None] * ans * x).sum(0) / (gam[:, None] * ans).sum(0), clip, 1 - clip)
-        a = np.clip(
-            ((1 - gam)[:, None] * ans * x).sum(0) / ((1 - gam)[:, None] * ans).sum(0),
-            clip,
-            1 - clip,
-        )
-    return {
-        "a": a,
-        "b": b,
-        "mu": mu,
-        "loglik": float(lse.sum()),
-        "converged": converged,
-        "n_iter": it,
-    }
+    if "prevalence" in options or "pooled" in options:
+        raise ConfigError("score_bin_em is the grouped EM; use dawid_skene_em(prevalence=...).")
+    return dawid_skene_em(summary, prevalence="grouped", use_moment_start=False, **options)

@@ -1,13 +1,19 @@
-"""``fit_channels``: one entry point for every point estimator of annotator channels.
+"""``fit_channels``: one entry point and one registry of the point estimators of channels.
 
-Binary data (:class:`Annotations`, a two-class :class:`Summary`) go to the
-estimators in :data:`METHODS`; multiclass data (:class:`MulticlassAnnotations`,
-a summary of more than two classes) go to those in :data:`MULTICLASS_METHODS`.
+:data:`METHODS` maps a method name to a :class:`Method`: the estimator (on a
+:class:`~bayescal.summaries.summary.Summary`) and what it requires. The one EM
+(:mod:`bayescal.channels.em`) works for every number of classes; Hui–Walter, the
+constrained GMM and the moment inverse read the binary view and require two
+classes. The class requirement is checked here, before fitting, with a message
+naming the requirement and the alternative; the annotator and group requirements
+are checked by each estimator's design check, which says why a design is not
+identified (:mod:`bayescal.channels.identification`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bayescal._typing import Bins
@@ -15,26 +21,30 @@ from bayescal.channels.em import dawid_skene_em, score_bin_em
 from bayescal.channels.gmm import constrained_gmm
 from bayescal.channels.hui_walter import hui_walter
 from bayescal.channels.moments import moment_inverse
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
-from bayescal.summaries.summary import Summary, as_summary, summarize_multiclass
+from bayescal.summaries.summary import Summary, as_summary
 
-__all__ = ["fit_channels", "METHODS", "MULTICLASS_METHODS"]
+__all__ = ["fit_channels", "METHODS", "Method"]
 
-#: method name -> estimator on a Summary; the CLI spells the names with dashes.
-METHODS: dict[str, Callable[..., ChannelFit]] = {
-    "dawid_skene_em": dawid_skene_em,
-    "score_bin_em": score_bin_em,
-    "hui_walter": hui_walter,
-    "gmm": constrained_gmm,
-    "moments": moment_inverse,
-}
 
-#: method name -> estimator on a summary of more than two classes (SPEC §3).
-MULTICLASS_METHODS: dict[str, Callable[..., ChannelFit]] = {
-    "dawid_skene_em": multiclass_dawid_skene_em,
+@dataclass(frozen=True)
+class Method:
+    """A registered channel estimator and what it requires of the data."""
+
+    estimator: Callable[..., ChannelFit]
+    requires: tuple[str, ...]
+    two_classes_only: bool = False
+
+
+#: method name -> estimator and requirements; the CLI spells the names with dashes.
+METHODS: dict[str, Method] = {
+    "dawid_skene_em": Method(dawid_skene_em, ("K >= 3 (or gold items)",)),
+    "score_bin_em": Method(score_bin_em, ("K >= 3, or K = 2 with two groups (or gold items)",)),
+    "hui_walter": Method(hui_walter, ("two classes", "K = 2", "two groups"), True),
+    "gmm": Method(constrained_gmm, ("two classes", "K = 2", "two groups or more"), True),
+    "moments": Method(moment_inverse, ("two classes", "K >= 3"), True),
 }
 
 
@@ -49,23 +59,18 @@ def fit_channels(
 
     Parameters
     ----------
-    data : Annotations, MulticlassAnnotations or Summary
-        The container (summarised here) or an existing summary.
+    data : Annotations or Summary
+        The container (summarised here) or an existing summary, of any number of classes.
     method : str, optional
-        Binary data: ``"dawid_skene_em"`` (K >= 3), ``"score_bin_em"`` (K >= 2
-        with groups; the default), ``"hui_walter"`` (K = 2, two groups),
-        ``"gmm"`` (K = 2, L >= 2 groups) or ``"moments"`` (K >= 3). Multiclass
-        data: ``"dawid_skene_em"`` (the default; confusion matrices with one
-        class prevalence per channel group, see
-        :func:`~bayescal.channels.multiclass_em.multiclass_dawid_skene_em`).
-        Dashes are accepted for underscores.
+        A name in :data:`METHODS`: ``"dawid_skene_em"`` (the default for C > 2; grouped by
+        the summary's groups for C > 2, pooled for C = 2), ``"score_bin_em"`` (the grouped
+        EM; the default for C = 2), and, for two classes only, ``"hui_walter"`` (K = 2, two
+        groups), ``"gmm"`` (K = 2, L >= 2 groups), ``"moments"`` (K >= 3). Dashes are
+        accepted for underscores.
     groups : None, int, edges or str
-        Binary: score groups (see :func:`bayescal.summarize`). Multiclass:
-        channel groups (default ``"predicted"``, see
-        :func:`~bayescal.summaries.summary.summarize`). Only with
-        a container.
+        Channel groups (see :func:`bayescal.summarize`); only with a container.
     **options
-        Passed to the estimator (for example ``random_state``, ``fallback``).
+        Passed to the estimator (for example ``random_state``, ``prevalence``, ``fallback``).
 
     Returns
     -------
@@ -82,32 +87,17 @@ def fit_channels(
     >>> fit_channels(simulate_multiclass(2000, 3, random_state=0)).confusion.shape
     (1, 3, 3, 3)
     """
-    if isinstance(data, (Annotations, Summary)) and data.n_classes > 2:
-        return _fit_multiclass(data, method, groups, options)
-    name = str("score_bin_em" if method is None else method).replace("-", "_")
+    c = data.n_classes if isinstance(data, (Annotations, Summary)) else 2
+    default = "score_bin_em" if c == 2 else "dawid_skene_em"
+    name = str(default if method is None else method).replace("-", "_")
     if name not in METHODS:
-        hint = (
-            "" if name not in MULTICLASS_METHODS else " (multiclass methods need multiclass data)"
-        )
-        raise ConfigError(f"unknown method {method!r}; choose one of {sorted(METHODS)}{hint}.")
-    summary = as_summary(data, groups=groups, caller="fit_channels")
-    return METHODS[name](summary, **options)
-
-
-def _fit_multiclass(data, method, groups, options) -> ChannelFit:
-    name = str("dawid_skene_em" if method is None else method).replace("-", "_")
-    if name not in MULTICLASS_METHODS:
+        raise ConfigError(f"unknown method {method!r}; choose one of {sorted(METHODS)}.")
+    entry = METHODS[name]
+    if entry.two_classes_only and c != 2:
         raise ConfigError(
-            f"method {method!r} is not available for multiclass data; choose one of "
-            f"{sorted(MULTICLASS_METHODS)} (binary methods such as score_bin_em need binary "
-            "data: a score and 0/1 answers)."
+            f"method {name!r} requires two classes ({', '.join(entry.requires)}); these data have "
+            f"C = {c}. Use 'dawid_skene_em' (the one EM, any number of classes), or the "
+            "Bayesian channels (bayescal.fit_channels_bayes)."
         )
-    if isinstance(data, Summary):
-        if groups is not None:
-            raise ConfigError(
-                "groups are fixed when the summary is built; pass groups to summarize_multiclass()."
-            )
-        summary = data
-    else:
-        summary = summarize_multiclass(data, groups="predicted" if groups is None else groups)
-    return MULTICLASS_METHODS[name](summary, **options)
+    summary = as_summary(data, groups=groups, caller="fit_channels")
+    return entry.estimator(summary, **options)

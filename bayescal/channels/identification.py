@@ -21,6 +21,11 @@ __all__ = [
     "GOLD_SE_WARNING",
     "GOLD_METHODS",
     "pair_group_moments",
+    "check_multiclass_design",
+    "check_fitted_confusion",
+    "gold_identifies_multiclass",
+    "SINGULAR_WARNING",
+    "GOLD_ROW_SE_WARNING",
 ]
 
 #: Oriented gaps below this trigger a warning: corrected labels divide by the
@@ -37,6 +42,19 @@ GOLD_METHODS = ("score_bin_em", "dawid_skene_em")
 #: ``se(b_j - a_j) = sqrt(a(1-a)/n0_j + b(1-b)/n1_j) <= sqrt(1/(4 n0_j) + 1/(4 n1_j))``;
 #: 0.1 is reached at ``n0_j = n1_j = 50``.
 GOLD_SE_WARNING = 0.1
+
+#: Confusion matrices whose smallest singular value is below this trigger a
+#: warning: the corrected one-hot targets multiply by the inverse, whose norm is
+#: one over the smallest singular value (with C = 2 this is the binary
+#: ``GAP_WARNING`` scale).
+SINGULAR_WARNING = 0.05
+
+#: Worst-case standard error of a confusion entry from gold items alone above which a
+#: gold-identified design is flagged weak. Annotator ``j``'s answers on the ``n_jy`` gold
+#: items of class ``y`` it answered are multinomial(``n_jy``, ``T_j[y, :]``), so an entry's
+#: standard error is ``sqrt(T (1 - T) / n_jy) <= 1 / (2 sqrt(n_jy))``; 0.1 is reached at
+#: ``n_jy = 25`` (the binary ``GOLD_SE_WARNING`` per rate).
+GOLD_ROW_SE_WARNING = 0.1
 
 _ONE = (
     "one annotator cannot identify its own noise channel: the same answer rates arise from "
@@ -143,8 +161,7 @@ def check_design(summary, method: str) -> list[str]:
     """
     out: list[str] = []
     k = summary.n_annotators
-    if summary.n_items == 0:
-        raise DataError("no annotated items: every item has all answers missing.")
+    summary.require_items()
     view = summary.binary
     answered = view.answered_counts + summary.gold_answered().sum(axis=0)
     if (answered == 0).any():
@@ -228,4 +245,173 @@ def check_fitted(fit) -> list[str]:
                 "recalibration become very noisy. Consider dropping this annotator.",
                 out,
             )
+    return out
+
+
+# ----------------------------------------------------------------- C > 2
+def gold_identifies_multiclass(summary) -> tuple[bool, float]:
+    """Whether gold items alone identify every confusion row, and how well (issue 15).
+
+    A gold item of class ``y`` contributes ``log P(s | Y = y) = sum_j log T_j[y, s_j]``:
+    annotator ``j``'s answers on the ``n_jy`` gold items of class ``y`` it answered are
+    multinomial(``n_jy``, ``T_j[y, :]``), whose log-likelihood is strictly concave in
+    the row's log-ratio coordinates once ``n_jy >= 1``. So "enough" gold items means:
+    **every annotator answered at least one gold item of every class**. Then every
+    confusion row is identified without a third annotator or channel groups, for any
+    K >= 1, and the unknown items' prevalence follows from the answer shares (a
+    mixture with known, linearly independent components: any annotator with an
+    invertible confusion matrix, which the EM acceptance rule requires).
+
+    Returns
+    -------
+    identified : bool
+    worst_se : float
+        ``max_{j, y} 1 / (2 sqrt(n_jy))``, the largest worst-case standard error of a
+        confusion entry from gold items alone (inf when not identified); above
+        :data:`GOLD_ROW_SE_WARNING` the gold identification is weak.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescal.data.multiclass import MulticlassAnnotations
+    >>> from bayescal.summaries import summarize_multiclass
+    >>> d = MulticlassAnnotations.from_arrays(
+    ...     [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]], [[0], [1], [1]], gold=[0, 1, np.nan])
+    >>> gold_identifies_multiclass(summarize_multiclass(d))
+    (True, 0.5)
+    """
+    if not summary.has_gold:
+        return False, float("inf")
+    answered = summary.gold_answered().astype(np.float64)  # (C, K)
+    if not np.all(answered >= 1):
+        return False, float("inf")
+    return True, float(np.max(0.5 / np.sqrt(answered)))
+
+
+def _all_answer_counts(summary) -> np.ndarray:
+    """Answers per annotator and class, gold items included: (K, C)."""
+    answers = summary.answer_counts.values
+    if summary.has_gold:
+        gold = summary.gold_counts().sum(axis=0)  # (P,)
+        c = summary.n_classes
+        answers = answers + np.stack(
+            [
+                np.bincount(summary.states[:, j], weights=gold, minlength=c + 1)[:c]
+                for j in range(summary.n_annotators)
+            ]
+        ).astype(np.int64)
+    return answers
+
+
+def check_multiclass_design(summary, *, pooled: bool = False) -> list[str]:
+    """Refuse designs that cannot identify multiclass channels; return weak-design warnings.
+
+    Conditions (SPEC §3): at least one annotated item of unknown class; every
+    annotator answered something; every class answered by someone; K >= 3
+    annotators, or C = 2 with K = 2 and at least two non-empty channel groups
+    (Hui–Walter), or enough gold items (:func:`gold_identifies_multiclass`: every
+    annotator answered a gold item of every class; weak, with a warning, when some
+    annotator answered fewer than 25 gold items of a class).
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
+    >>> check_multiclass_design(summarize_multiclass(simulate_multiclass(300, random_state=0)))
+    []
+    """
+    out: list[str] = []
+    k, c = summary.n_annotators, summary.n_classes
+    summary.require_items()
+    answers = _all_answer_counts(summary)  # (K, C)
+    silent = [summary.annotators[j] for j in np.flatnonzero(answers.sum(axis=1) == 0)]
+    if silent:
+        raise DataError(f"annotator(s) {silent} answered no item; remove them before fitting.")
+    unused = [summary.classes[y] for y in np.flatnonzero(answers.sum(axis=0) == 0)]
+    if unused:
+        raise IdentificationError(
+            f"class(es) {unused} are never answered by any annotator, so their confusion "
+            "columns are zero and their prevalence is not identified from the annotations. "
+            "Merge or drop these classes, or collect annotations that use them."
+        )
+    nonempty = int((summary.group_counts.values > 0).sum()) if not pooled else 1
+    if k < 3 and not (c == 2 and k == 2 and nonempty >= 2):
+        by_gold, worst_se = gold_identifies_multiclass(summary)
+        if not by_gold:
+            gold_note = ""
+            if summary.has_gold:
+                short = _gold_shortfall(summary)
+                gold_note = (
+                    f" The gold items do not suffice: every annotator needs at least one gold "
+                    f"item of every class, and {short}."
+                )
+            raise IdentificationError(
+                f"{k} annotator(s) do not identify multiclass confusion matrices: the "
+                "latent-class model is identified (up to relabelling) with K >= 3 annotators "
+                "whose confusion matrices have full rank (Kruskal's condition, SPEC §3); with "
+                "C = 2 classes two annotators also suffice given two or more channel groups with "
+                "different prevalences; any K is identified by gold items (every annotator "
+                "answered a gold item of every class)." + gold_note + " Add annotators or gold "
+                "items, or supply known confusions with ChannelFit.known_confusion()."
+            )
+        if worst_se > GOLD_ROW_SE_WARNING:
+            _warn(
+                f"{k} annotator(s) are identified by the gold items alone, weakly: some "
+                f"confusion entry rests on so few gold answers that its standard error from "
+                f"gold alone may reach {worst_se:.3f} (above {GOLD_ROW_SE_WARNING}; 25 gold "
+                "answers per annotator and class bring it below). Expect wide intervals.",
+                out,
+            )
+    for j, name in enumerate(summary.annotators):
+        never = [summary.classes[y] for y in np.flatnonzero(answers[j] == 0)]
+        if never:
+            _warn(
+                f"annotator {name!r} never answered class(es) {never}: its confusion matrix has "
+                "(near-)zero columns and cannot be inverted, so it cannot enter corrected "
+                "targets. Expect a refusal unless min_singular=0.",
+                out,
+            )
+    return out
+
+
+def _gold_shortfall(summary) -> str:
+    answered = summary.gold_answered()  # (C, K)
+    missing = [
+        f"{summary.annotators[j]!r} answered none of class {summary.classes[y]!r}"
+        for y, j in zip(*np.nonzero(answered == 0))
+    ]
+    shown = "; ".join(missing[:5]) + ("; ..." if len(missing) > 5 else "")
+    return shown
+
+
+def check_fitted_confusion(fit, dominance_failures, orient, by_gold=False) -> list[str]:
+    """Warnings about fitted confusions (C > 2): near-singular matrices, weak orientation."""
+    out: list[str] = []
+    t = fit.confusion.values.mean(axis=0)
+    sv = np.linalg.svd(t, compute_uv=False).min(axis=1)
+    for name, s in zip(fit.annotators, sv):
+        if s < SINGULAR_WARNING:
+            _warn(
+                f"annotator {name!r} has a nearly singular confusion matrix (smallest singular "
+                f"value {s:.4f}, below {SINGULAR_WARNING}); corrected one-hot targets multiply "
+                "by its inverse, so NC-ECE and corrected recalibration become very noisy. "
+                "Consider dropping this annotator.",
+                out,
+            )
+    if (sv >= SINGULAR_WARNING).sum() < 3 and fit.n_classes > 2 and not by_gold:
+        _warn(
+            f"only {(sv >= SINGULAR_WARNING).sum()} annotator(s) have well-conditioned confusion "
+            f"matrices (smallest singular values {np.round(sv, 4).tolist()}); identification "
+            "needs three (SPEC §3), so the fit may be weakly identified.",
+            out,
+        )
+    name = fit.annotators[orient]
+    for y, a, tyy, tya in dominance_failures:
+        _warn(
+            f"the designated annotator {name!r} is not diagonally dominant after the best "
+            f"relabelling: for true class {fit.classes[y]!r} it answers {fit.classes[a]!r} with "
+            f"probability {tya:.4f} >= {tyy:.4f} for the true class. The orientation then rests "
+            "on the assignment alone; designate an annotator you trust (orient=...).",
+            out,
+        )
     return out

@@ -1169,16 +1169,31 @@ class _Table:
         }
         self.where = LineWhere(self.path, np.arange(1, len(frame) + 1), unit="row")
 
-    def numbers(self, col: str, what: str, *, blank: str = "error", classes=None) -> np.ndarray:
+    def numbers(
+        self, col: str, what: str, *, blank: str = "error", classes=None, names_fix: str = ""
+    ) -> np.ndarray:
         """One column as float64: decimal text, typed numbers, or class names."""
         values = self.columns[col]
         typed = self.parquet and not (values.dtype.kind == "O" and _all_text(values))
         if typed:
             return as_numeric(values, what)
-        return parse_numbers(values, what=what, where=self.where, blank=blank, classes=classes)
+        return parse_numbers(
+            values, what=what, where=self.where, blank=blank, classes=classes, names_fix=names_fix
+        )
 
     def ids(self, col: str, what: str) -> np.ndarray:
         return check_ids(self.columns[col], what=what, where=self.where)
+
+
+def _names_fix(probs) -> str:
+    """How to give answers as class names: with the class probabilities and their names."""
+    if probs is None:
+        return (
+            "give the class probabilities (--probs P0,P1; probs=) and the names (--classes; "
+            "classes=) in the same order, or recode the answers to 0 and 1 (1 = the class "
+            "the score is the probability of)"
+        )
+    return "pass them with --classes (classes=) in the order of the probability columns"
 
 
 def _all_text(values: np.ndarray) -> bool:
@@ -1222,9 +1237,12 @@ def _load_wide(
     table.load(
         ids=[item] if item else [], numbers=probs or [score], answers=answers, classes=mapping
     )
+    fix = _names_fix(probs)
     lab = np.column_stack(
         [
-            table.numbers(x, f"annotator column {x!r}", blank="missing", classes=mapping)
+            table.numbers(
+                x, f"annotator column {x!r}", blank="missing", classes=mapping, names_fix=fix
+            )
             for x in names
         ]
     )
@@ -1232,10 +1250,14 @@ def _load_wide(
     p = None
     if probs is not None:
         p = np.column_stack([table.numbers(x, f"probability column {x!r}") for x in probs])
-    y = None if truth is None else table.numbers(truth, f"truth column {truth!r}", classes=mapping)
+    y = None
+    if truth is not None:
+        y = table.numbers(truth, f"truth column {truth!r}", classes=mapping, names_fix=fix)
     g = None
     if gold is not None:
-        g = table.numbers(gold, f"gold column {gold!r}", blank="missing", classes=mapping)
+        g = table.numbers(
+            gold, f"gold column {gold!r}", blank="missing", classes=mapping, names_fix=fix
+        )
     used = set(names) | {x for x in (item, score, truth, gold) if x is not None} | set(probs or ())
     record = {
         "item": item,
@@ -1512,6 +1534,7 @@ def load_long(
     table.load(ids=[item, annotator], numbers=values_cols, answers=answers, classes=mapping)
     where = table.where
     per_row = np.column_stack([table.numbers(x, f"column {x!r}") for x in values_cols])
+    fix = _names_fix(probs)
     record = {
         "item": item,
         "annotator": annotator,
@@ -1524,16 +1547,21 @@ def load_long(
     return Annotations._from_answers(
         table.ids(item, f"item column {item!r}"),
         table.ids(annotator, f"annotator column {annotator!r}"),
-        table.numbers(label, f"column {label!r}", blank="missing", classes=mapping),
+        table.numbers(label, f"column {label!r}", blank="missing", classes=mapping, names_fix=fix),
         score=(score, per_row[:, 0]) if probs is None else None,
         probs=None if probs is None else (probs, per_row),
         classes=classes,
         truth=None
         if truth is None
-        else (truth, table.numbers(truth, f"column {truth!r}", classes=mapping)),
+        else (truth, table.numbers(truth, f"column {truth!r}", classes=mapping, names_fix=fix)),
         gold=None
         if gold is None
-        else (gold, table.numbers(gold, f"column {gold!r}", blank="missing", classes=mapping)),
+        else (
+            gold,
+            table.numbers(
+                gold, f"column {gold!r}", blank="missing", classes=mapping, names_fix=fix
+            ),
+        ),
         where=where,
         label_name=label,
         sum_tol=sum_tol,

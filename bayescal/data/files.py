@@ -330,7 +330,7 @@ def _short(names, limit: int = 8) -> str:
 
 def check_header(names: list, path, what: str) -> None:
     """Header names: none blank, none repeated."""
-    seen = set()
+    seen: dict[str, int] = {}
     for j, name in enumerate(names):
         if not name.strip():
             raise DataError(
@@ -339,10 +339,11 @@ def check_header(names: list, path, what: str) -> None:
             )
         if name in seen:
             raise DataError(
-                f"{what} {_name(path)} has the column {name!r} twice; every column needs a "
-                "unique name (two columns for one annotator would count the same person twice)."
+                f"{what} {_name(path)} has the column {name!r} twice (columns {seen[name] + 1} "
+                f"and {j + 1}); a column is chosen by its name, so every name must be unique: "
+                "rename one of them, or remove the copy."
             )
-        seen.add(name)
+        seen[name] = j
 
 
 def read_bounded(fh, path, what: str, chunk: int = 8 << 20) -> bytes:

@@ -141,7 +141,7 @@ def _examples(mask: np.ndarray, values, where: Where) -> str:
 
 # ------------------------------------------------------------------ text to numbers
 def parse_numbers(
-    values, *, what: str, where: Where, blank: str = "error", classes=None
+    values, *, what: str, where: Where, blank: str = "error", classes=None, names_fix: str = ""
 ) -> np.ndarray:
     """Cells of a text file as float64, refusing anything that is not a decimal number.
 
@@ -163,6 +163,9 @@ def parse_numbers(
         name's index. Other cells must be class indices written as numbers, unless the
         names themselves are numbers other than their positions (``["1", "2"]``): then
         a number could mean either, and only names are accepted.
+    names_fix : str, optional
+        For answer columns (annotator, truth, gold): how to give class names, said when
+        cells hold words and ``classes`` is None (words there are most likely class names).
 
     Returns
     -------
@@ -208,6 +211,11 @@ def parse_numbers(
         wrong = ~number & ~empty & ~named
         if wrong.any():
             kind = "a number" if classes is None else f"a class name ({list(classes)}) or index"
+            if names_fix and classes is None and text[wrong].str.contains("[^\\W\\d_]").any():
+                raise DataError(
+                    f"{what}: {_examples(wrong, arr, where)} is not a number, and no class "
+                    f"names were given: if the answers are class names, {names_fix}."
+                )
             raise DataError(
                 f"{what}: {_examples(wrong, arr, where)} is not {kind}. Use decimal "
                 "numbers such as 0.25 or 1e-3"
@@ -263,13 +271,20 @@ def class_indices(values, classes, name: str, *, where: Where | None = None) -> 
     >>> class_indices([["dog", None], [0, "cat"]], ["cat", "dog"], "labels").tolist()
     [[1.0, nan], [0.0, 0.0]]
     """
-    if classes is None:
-        return as_numeric(values, name)
     try:
         arr = np.asarray(values, dtype=object)
     except ValueError:
         return as_numeric(values, name)  # ragged: its message
     flat = arr.ravel()
+    if classes is None:
+        text = next((v for v in flat if isinstance(v, (str, bytes))), None)
+        if text is not None:
+            raise DataError(
+                f"{name}: {show_value(text)} is text, so a class name, but no class names "
+                "were given: pass classes= (the class names in the order of the probability "
+                "columns; --classes on the command line), or give class indices 0..C-1."
+            )
+        return as_numeric(values, name)
     lookup = {str(c): float(k) for k, c in enumerate(classes)}
     is_str = np.array([isinstance(v, str) for v in flat], dtype=bool)
     unknown = is_str & ~np.array([isinstance(v, str) and v in lookup for v in flat], dtype=bool)

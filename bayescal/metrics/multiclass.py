@@ -42,7 +42,7 @@ import numpy as np
 import xarray as xr
 
 from bayescal._random import check_random_state
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.dims import ANNOTATOR, BIN, CLASS, DRAW
@@ -551,7 +551,7 @@ def estimate_multiclass_nc_ece(
     data : MulticlassAnnotations
     mode : {"split", "reuse", "crossfit"}
     channel_options : dict, optional
-        Passed to :func:`bayescal.channels.multiclass_em.multiclass_dawid_skene_em`.
+        Passed to :func:`bayescal.channels.em.dawid_skene_em`.
     groups : channel groups, default "predicted"
         See :func:`bayescal.summaries.summary.summarize`.
     bins : int or edges, default 10
@@ -609,7 +609,7 @@ def estimate_multiclass_nc_ece(
     order = check_random_state(random_state).permutation(annotated) if shuffle else annotated
     if mode == "reuse":
         s = summ(order)
-        fit = multiclass_dawid_skene_em(s, **options)
+        fit = dawid_skene_em(s, **{"prevalence": "grouped", **options})
         out = ece(s, fit)
         return _with_mode(out, "reuse", channel_fits=[fit])
     if mode == "split":
@@ -620,7 +620,7 @@ def estimate_multiclass_nc_ece(
             raise DataError(
                 f"split of {order.size} items at fraction {fraction} leaves a side empty."
             )
-        fit = multiclass_dawid_skene_em(summ(order[:cut]), **options)
+        fit = dawid_skene_em(summ(order[:cut]), **{"prevalence": "grouped", **options})
         out = ece(summ(order[cut:]), fit)
         return _with_mode(out, "split", channel_fits=[fit], n_channel=cut, n_eval=order.size - cut)
     if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
@@ -634,7 +634,7 @@ def estimate_multiclass_nc_ece(
     whole = sum(parts[1:], parts[0])
     fits, top, cw = [], 0.0, 0.0
     for part in parts:
-        fit = multiclass_dawid_skene_em(whole - part, **options)
+        fit = dawid_skene_em(whole - part, **{"prevalence": "grouped", **options})
         fits.append(fit)
         r = ece(part, fit)
         share = part.n_items / whole.n_items

@@ -106,7 +106,7 @@ import xarray as xr
 
 from bayescal._blas import one_blas_thread
 from bayescal._random import check_random_state
-from bayescal.channels.multiclass_em import multiclass_em_run
+from bayescal.channels.em import em_run
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.dims import CLASS, GROUP
@@ -488,10 +488,9 @@ def _refit(rows: _Rows, gold: _Rows | None, start: _Params, fit_group: np.ndarra
     if gold is not None:
         gold_counts = np.zeros((c, uniq.shape[0]))
         np.add.at(gold_counts, (gold.label, inverse[m:]), gold.weight)
-    res = multiclass_em_run(
+    res = em_run(
         counts,
         uniq,
-        c,
         start.confusion[None],
         start.prevalence[None],
         tol=REFIT_TOL,
@@ -655,10 +654,10 @@ def noise_or_ambiguity(
     Examples
     --------
     >>> from bayescal.simulate import simulate_multiclass
-    >>> from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+    >>> from bayescal.channels.em import dawid_skene_em
     >>> from bayescal.summaries import summarize_multiclass
     >>> data = simulate_multiclass(2000, 3, random_state=0)
-    >>> fit = multiclass_dawid_skene_em(summarize_multiclass(data))
+    >>> fit = dawid_skene_em(summarize_multiclass(data))
     >>> check = noise_or_ambiguity(data, fit, n_replicates=99)
     >>> check.view
     'noise'

@@ -224,12 +224,12 @@ def dispersion_check(check: NoiseAmbiguityCheck, *, ax: Axes | None = None) -> A
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+    >>> from bayescal.channels.em import dawid_skene_em
     >>> from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
     >>> from bayescal.simulate import simulate_multiclass
     >>> from bayescal.summaries import summarize_multiclass
     >>> d = simulate_multiclass(1000, random_state=0)
-    >>> chk = noise_or_ambiguity(d, multiclass_dawid_skene_em(summarize_multiclass(d)),
+    >>> chk = noise_or_ambiguity(d, dawid_skene_em(summarize_multiclass(d)),
     ...                          n_replicates=20, alpha=0.05)
     >>> dispersion_check(chk).get_ylabel()
     'within-item dispersion'

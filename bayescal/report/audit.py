@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings as _warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,9 +23,14 @@ from bayescal._random import seed_from
 from bayescal._typing import Bins, RandomState, Weights
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
+from bayescal.options import CHANNEL_CHOICES, SKIP_SECTIONS
 from bayescal.report import sections as steps
-from bayescal.report.core import Provenance, Report, fmt
-from bayescal.report.crowdkit_section import crowdkit_section, crowdkit_summary
+from bayescal.report.core import Provenance, Report, Section, fmt
+from bayescal.report.crowdkit_section import (
+    crowdkit_section,
+    crowdkit_skipped,
+    crowdkit_summary,
+)
 from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
 from bayescal.report.recal_section import recalibration_section
 from bayescal.report.verdict import decide, noise_facts, summary_entries
@@ -32,10 +38,15 @@ from bayescal.summaries.summary import Summary
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["audit", "AuditReport", "CHANNEL_CHOICES"]
-
-#: ``--channels`` choices: the Bayesian grouped model or a point estimator.
-CHANNEL_CHOICES = ("bayes", "score-bin-em", "dawid-skene-em", "gmm", "hui-walter")
+__all__ = [
+    "audit",
+    "AuditReport",
+    "CHANNEL_CHOICES",
+    "check_skip",
+    "run_stages",
+    "skipped_on_request",
+    "skipped",
+]
 
 
 @dataclass(eq=False, repr=False)
@@ -95,6 +106,7 @@ def audit(
     priors=None,
     gold_in_ece: bool = False,
     dependence=None,
+    skip: tuple[str, ...] = (),
 ) -> AuditReport:
     """Audit the calibration of a binary score from noisy annotations.
 
@@ -138,6 +150,10 @@ def audit(
         Also fit the conditional-dependence model (:mod:`bayescal.bayes.dependence`,
         ``channels="bayes"`` only); the headline NC-ECE then uses it, and the knowledge
         section compares both models (LOO, predictive check, NC-ECE interval).
+    skip : tuple of str, default ()
+        Optional sections to leave out (:data:`bayescal.options.SKIP_SECTIONS`:
+        ``"crowdkit"``, ``"recalibration"``); each stays in the report as skipped, with the
+        reason, as does every section skipped for another reason (``summary["skipped"]``).
 
     Returns
     -------
@@ -182,6 +198,7 @@ def audit(
         parse_dependence(dependence, data.annotators)  # refuse bad pairs before any fitting
     if not isinstance(gold_in_ece, bool):
         raise ConfigError(f"gold_in_ece must be True or False; got {gold_in_ece!r}.")
+    skip = check_skip(skip, SKIP_SECTIONS, "binary audit")
     started = time.perf_counter()
     ctx = steps.Context(
         data=data,
@@ -199,23 +216,20 @@ def audit(
         gold_in_ece=gold_in_ece,
         dependence=dependence,
     )
-    stages = (
-        ("summarising the data", data_with_gold_section),
-        ("checking the design", steps.identification_section),
-        (f"fitting the channels ({channels})", steps.channel_section),
-        ("convergence and fit diagnostics", steps.diagnostics_section),
-        ("gold items and priors", knowledge_section),
-        ("NC-ECE and its interval", steps.ece_section),
-        ("naive errors against crowd-kit labels", crowdkit_section),
-        ("recalibration maps", recalibration_section),
+    stages = (  # (progress line, --skip name of an optional section, step)
+        ("summarising the data", None, data_with_gold_section),
+        ("checking the design", None, steps.identification_section),
+        (f"fitting the channels ({channels})", None, steps.channel_section),
+        ("convergence and fit diagnostics", None, steps.diagnostics_section),
+        ("gold items and priors", None, knowledge_section),
+        ("NC-ECE and its interval", None, steps.ece_section),
+        ("naive errors against crowd-kit labels", "crowdkit", crowdkit_section),
+        ("recalibration maps", "recalibration", recalibration_section),
     )
-    sections = []
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
         _warnings.simplefilter("ignore")
-        for stage, run in stages:
-            _log.info("%s...", stage)
-            sections.append(run(ctx))
+        sections = run_stages(ctx, stages, skip, lambda key: _left_out(ctx, key))
     provenance = Provenance.capture(
         command,
         ctx.seed,
@@ -232,12 +246,14 @@ def audit(
             "gold_in_ece": gold_in_ece,
             "priors": None if priors is None else repr(priors),
             "dependence": dependence,
+            "skip": list(skip),
         },
         started=started,
     )
     sections.append(provenance.section())
     idata = getattr(ctx.channels, "idata", None)
     summary = steps.build_summary(ctx)
+    summary["skipped"] = skipped(sections)
     summary["knowledge"] = ctx.diagnostics["knowledge"]
     summary.update(crowdkit_summary(ctx))
     facts = noise_facts(
@@ -261,6 +277,63 @@ def audit(
         interval=ctx.interval,
         errors=ctx.errors,
     )
+
+
+def run_stages(
+    ctx: Any,
+    stages: Iterable[tuple[str, str | None, Callable[[Any], Section]]],
+    skip: tuple[str, ...],
+    left_out: Callable[[str], Section],
+) -> list[Section]:
+    """Run an audit's steps in order, one progress line each (a stage of the ``bayescal``
+    logger); an optional step named in ``skip`` gives ``left_out(name)`` instead."""
+    sections = []
+    for stage, key, run in stages:
+        if key is not None and key in skip:
+            _log.info("%s: skipped (--skip %s)", stage, key)
+            sections.append(left_out(key))
+            continue
+        _log.info("%s...", stage)
+        sections.append(run(ctx))
+    return sections
+
+
+def _left_out(ctx: steps.Context, key: str) -> Section:
+    if key == "crowdkit":
+        return crowdkit_skipped(ctx, skipped_on_request(key))
+    return Section(key=key, title="Recalibration", status="skipped", reason=skipped_on_request(key))
+
+
+def check_skip(skip, valid: dict[str, str], audit_name: str) -> tuple[str, ...]:
+    """``skip`` as a tuple of section names, each once; a name not in ``valid`` is an error.
+
+    Examples
+    --------
+    >>> check_skip(["crowdkit", "crowdkit"], {"crowdkit": "..."}, "binary audit")
+    ('crowdkit',)
+    >>> check_skip("figures", {"crowdkit": "..."}, "binary audit")
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.ConfigError: skip: 'figures' is not an optional section of the binary audit; ...
+    """
+    names = (skip,) if isinstance(skip, str) else tuple(skip)
+    for name in names:
+        if name not in valid:
+            raise ConfigError(
+                f"skip: {name!r} is not an optional section of the {audit_name}; the optional "
+                f"ones are {', '.join(valid)}."
+            )
+    return tuple(dict.fromkeys(names))
+
+
+def skipped_on_request(key: str) -> str:
+    """The reason recorded for a section left out with ``--skip KEY``."""
+    return f"left out on request (--skip {key}; skip=({key!r},) in Python)."
+
+
+def skipped(sections) -> dict[str, str]:
+    """``summary.json["skipped"]``: every skipped section (on request or not) and its reason."""
+    return {s.key: s.reason for s in sections if s.status == "skipped"}
 
 
 def _plain(x):

@@ -1,24 +1,27 @@
-"""``bayescal audit``: the calibration audit from the command line.
+"""``bayescal audit``: the command line's options (the parser side).
 
 Binary data by default; with ``--probs`` (or a multiclass ``--example``) the
-multiclass audit runs instead (:mod:`bayescal.report.multiclass_cli`).
+multiclass audit runs instead. This module only declares the options and checks
+the ones that need no data (:func:`check_arguments`), importing nothing numerical,
+so ``bayescal audit --help`` and a malformed command line answer in a fraction of
+a second; the audit itself runs in :mod:`bayescal.report.cli_run`, which
+:mod:`bayescal.cli` imports once the command line is accepted.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import os
-import shlex
-import sys
-import time
 
-from bayescal.bayes.posterior_file import load_channel_posterior
-from bayescal.bayes.priors import ChannelPriors
 from bayescal.errors import ConfigError
-from bayescal.examples import EXAMPLES
-from bayescal.progress import dask_progress
-from bayescal.report.audit import CHANNEL_CHOICES, audit
+from bayescal.examples import EXAMPLES, MULTICLASS_EXAMPLES
+from bayescal.options import (
+    CHANNEL_CHOICES,
+    MULTICLASS_CHANNEL_CHOICES,
+    MULTICLASS_SKIP_SECTIONS,
+    SKIP_SECTIONS,
+    VIEW_CHOICES,
+)
 from bayescal.report.cli_options import (
     MAX_CELLS,
     MAX_CHAINS,
@@ -28,10 +31,13 @@ from bayescal.report.cli_options import (
     open_unit,
     seed,
 )
-from bayescal.report.cli_output import display_of, progress_wanted, report_outcome, say
-from bayescal.report.core import check_out_dir, fmt, p_text
-from bayescal.report.inputs import describe_columns, is_out_of_core, load_audit_data
-from bayescal.report.multiclass_cli import VIEW_CHOICES, run_multiclass, wants_multiclass
+
+__all__ = ["add_arguments", "check_arguments", "wants_multiclass", "at_least_one"]
+
+#: The run modules of binary and multiclass data (imported by :mod:`bayescal.cli` once the
+#: command line is accepted).
+BINARY_RUN = "bayescal.report.cli_run"
+MULTICLASS_RUN = "bayescal.report.multiclass_cli"
 
 EPILOG = """\
 examples:
@@ -205,6 +211,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "as a whole (required)",
     )
     parser.add_argument(
+        "--skip",
+        action="append",
+        choices=sorted(SKIP_SECTIONS),
+        default=None,
+        metavar="SECTION",
+        help="leave out an optional section (repeatable); it stays in the report and in "
+        "summary.json as skipped, with the reason: "
+        + "; ".join(f"{name}: {what}" for name, what in SKIP_SECTIONS.items())
+        + " (multiclass data: recalibration only; default: none)",
+    )
+    parser.add_argument(
+        "--no-crowdkit",
+        action="append_const",
+        dest="skip",
+        const="crowdkit",
+        help="the same as --skip crowdkit (default: the comparison runs when crowd-kit is "
+        "installed)",
+    )
+    parser.add_argument(
         "--quiet",
         action="store_true",
         help="print only warnings and errors (default: progress lines, and live progress on "
@@ -212,69 +237,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    t0 = time.perf_counter()
-    check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
-    if wants_multiclass(args):
-        _check_knowledge_options(args)
-        return run_multiclass(args, t0)
-    classes_alone = bool(args.classes and not args.probs)  # --probs P0,P1 is binary data
-    stray = [f for f, on in (("--classes", classes_alone), ("--view", args.view != "auto")) if on]
-    if stray:
-        raise ConfigError(f"{' and '.join(stray)} apply to multiclass data only: add --probs.")
-    if args.groups is None:
-        args.groups = 5
+def check_arguments(args: argparse.Namespace) -> None:
+    """The option combinations that are wrong whatever the data (one-line errors, exit 2),
+    checked before anything numerical is imported. Fills in the binary default of
+    ``--groups``, and names the run module (``args._module``): multiclass data run in
+    :mod:`bayescal.report.multiclass_cli`, binary data in :mod:`bayescal.report.cli_run`."""
+    args.skip = tuple(dict.fromkeys(args.skip or ()))  # in the order given, once each
+    multiclass = wants_multiclass(args)
+    args._module = MULTICLASS_RUN if multiclass else BINARY_RUN
+    if multiclass:
+        if args.channels not in MULTICLASS_CHANNEL_CHOICES:
+            raise ConfigError(
+                f"--channels {args.channels} is a binary estimator; multiclass data take "
+                f"{' or '.join(MULTICLASS_CHANNEL_CHOICES)}."
+            )
+        extra = [name for name in args.skip if name not in MULTICLASS_SKIP_SECTIONS]
+        if extra:
+            raise ConfigError(
+                f"--skip {', '.join(extra)}: the multiclass audit has no such section; it can "
+                f"skip {', '.join(MULTICLASS_SKIP_SECTIONS)}."
+            )
+    else:
+        classes_alone = bool(args.classes and not args.probs)  # --probs P0,P1 is binary data
+        stray = [
+            f for f, on in (("--classes", classes_alone), ("--view", args.view != "auto")) if on
+        ]
+        if stray:
+            raise ConfigError(f"{' and '.join(stray)} apply to multiclass data only: add --probs.")
+        if args.groups is None:
+            args.groups = 5
     _check_knowledge_options(args)
-    earlier = _earlier_posterior(args)
-    data = _load(args)
-    priors = (
-        None
-        if earlier is None
-        else ChannelPriors.from_fit(
-            earlier,
-            inflate=args.priors_inflate,
-            annotators=data.annotators,
-            joint=args.priors_joint,
-        )
-    )
-    say(args, f"bayescal: {data!r}")
-    if getattr(data, "columns", None):
-        say(args, f"bayescal: {describe_columns(data)}")
-    say(
-        args,
-        f"bayescal: auditing with channels={args.channels} "
-        f"(groups={args.groups}, bins={args.bins})...",
-    )
-    result = audit(
-        data,
-        channels=args.channels,
-        groups=args.groups,
-        bins=args.bins,
-        draws=args.draws,
-        tune=args.tune,
-        chains=args.chains,
-        prob=args.prob,
-        random_state=args.seed,
-        progress=progress_wanted(args),
-        gold_in_ece=args.gold_in_ece,
-        priors=priors,
-        dependence=args.dependence,
-        command="bayescal "
-        + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
-    )
-    nc = result.summary["ece"]["nc"]
-    soft = result.summary["ece"]["soft_vote"]
-    headline = (
-        f"bayescal: NC-ECE {fmt(nc['point'])} ({int(round(nc['prob'] * 100))}% interval "
-        f"[{fmt(nc['lo'])}, {fmt(nc['hi'])}], calibration test {p_text(nc.get('p_value'))}), "
-        f"soft-vote ECE {fmt(soft)}"
-    )
-    if args.dependence is not None:
-        headline += " (dependence model; the report compares it with independence)"
-    if not nc.get("reliable", True):
-        headline += f"; NOT RELIABLE ({', '.join(nc['unreliable_because'])}: see the error lines)"
-    report_outcome(args, result, headline, t0)
-    return 0
+    if args.priors is not None and args.channels != "bayes":
+        raise ConfigError("--priors are for the Bayesian channels: use --channels bayes.")
+
+
+def wants_multiclass(args: argparse.Namespace) -> bool:
+    """``--probs`` with more than two columns, or a multiclass example named.
+
+    Two probability columns are binary data: they go the binary way (an empty name
+    among them is refused when the data are read).
+
+    Examples
+    --------
+    >>> wants_multiclass(argparse.Namespace(probs=None, example="cifar10h-10class"))
+    True
+    >>> wants_multiclass(argparse.Namespace(probs="p0,p1", example=None))
+    False
+    """
+    probs: str | None = getattr(args, "probs", None)
+    many = probs is not None and len(probs.split(",")) > 2
+    return many or getattr(args, "example", None) in MULTICLASS_EXAMPLES
 
 
 def at_least_one(text: str) -> float:
@@ -288,15 +300,6 @@ def at_least_one(text: str) -> float:
     return value
 
 
-def _earlier_posterior(args: argparse.Namespace):
-    """The --priors file's channel posterior, checked before the data are read."""
-    if args.priors is None:
-        return None
-    if args.channels != "bayes":
-        raise ConfigError("--priors are for the Bayesian channels: use --channels bayes.")
-    return load_channel_posterior(args.priors)
-
-
 def _check_knowledge_options(args: argparse.Namespace) -> None:
     """The gold and priors options that need another option."""
     if args.gold_in_ece and not args.gold:
@@ -307,16 +310,3 @@ def _check_knowledge_options(args: argparse.Namespace) -> None:
         raise ConfigError(
             "--dependence needs the Bayesian channels: use --channels bayes (the default)."
         )
-
-
-def _load(args: argparse.Namespace):
-    """The data; on a terminal the status line says what is being read (dask's tasks out of
-    core). Nothing is printed otherwise, so a refused file stays a one-line error."""
-    display = display_of(args)
-    if args.data and not args.example and is_out_of_core(args.data):
-        display.status(f"summarising {args.data} out of core")
-        with dask_progress(display, "summarising"):
-            return load_audit_data(args)
-    if args.data and not args.example and os.path.isfile(args.data):
-        display.status(f"reading {args.data} ({os.path.getsize(args.data) / 1e6:.1f} MB)")
-    return load_audit_data(args)

@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 
 #: Most score groups / bins / ambiguity ECE bins: the library's limit on any partition.
-from bayescal.summaries.partition import MAX_CELLS
+from bayescal.options import MAX_CELLS
 
 __all__ = [
     "integer",

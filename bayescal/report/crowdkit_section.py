@@ -35,29 +35,48 @@ crowd-kit is optional: it is imported only here, inside the section, never by
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
 import numpy as np
 
 from bayescal.data.container import Annotations
+from bayescal.progress import step
 from bayescal.report.core import Section, Table, fmt
 from bayescal.report.sections import Context
 from bayescal.summaries.partition import assign
 
-__all__ = ["AGGREGATORS", "crowdkit_section", "crowdkit_summary", "hard_label_ece"]
+__all__ = [
+    "AGGREGATORS",
+    "MAX_ITEMS",
+    "MICROSECONDS_PER_ITEM",
+    "TITLE",
+    "crowdkit_section",
+    "crowdkit_skipped",
+    "crowdkit_summary",
+    "hard_label_ece",
+]
 
 #: crowd-kit aggregators compared (class names in ``crowdkit.aggregation``).
 AGGREGATORS = ("DawidSkene", "GLAD", "MMSR", "KOS")
 
-#: GLAD fits one difficulty per item by gradient steps: measured 2.4 ms per item here
-#: (4.7 s at 2,000 items, 24 s at 10,000; the other three under 1.5 s at 10,000), so
-#: above this many annotated items its row is skipped, with the reason, rather than
-#: adding minutes to every audit.
-GLAD_MAX_ITEMS = 5000
+#: Per-item cost of each aggregator, in microseconds per annotated item (three answers per
+#: item, crowd-kit 1.4 with its defaults, one core): GLAD fits one difficulty per item by
+#: gradient steps (2.4 ms per item: 4.7 s at 2,000 items, 24 s at 10,000); DawidSkene took
+#: 50 s and MMSR 136 s on 10**6 items (issue 23), KOS 0.84 times MMSR's time on 10**5 items
+#: (bench at load 12: DawidSkene 11.9 s, MMSR 74 s, KOS 62 s there).
+MICROSECONDS_PER_ITEM = {"DawidSkene": 50, "GLAD": 2400, "MMSR": 136, "KOS": 115}
+
+#: Above this many annotated items an aggregator's row is skipped, with the reason, rather than
+#: adding minutes to the audit: each cap keeps one aggregator near 10 s or less (GLAD: 12 s).
+#: The rows are naive errors beside the audit's own; ``--skip crowdkit`` leaves all out.
+MAX_ITEMS = {"DawidSkene": 200_000, "GLAD": 5000, "MMSR": 50_000, "KOS": 50_000}
+
+_log = logging.getLogger(__name__)
 
 _KEY = "naive_crowdkit"
-_TITLE = "Naive comparison: crowd-kit aggregated labels taken as truth"
+TITLE = "Naive comparison: crowd-kit aggregated labels taken as truth"
 
 
 def hard_label_ece(score: np.ndarray, target: np.ndarray, edges: np.ndarray) -> float:
@@ -103,11 +122,13 @@ def _aggregator(name: str, seed: int):
 
 def _run(name: str, frame, items: np.ndarray, score, edges, majority, seed) -> dict[str, Any]:
     """One aggregator's labels and naive ECE; a failure is reported, not hidden."""
-    if name == "GLAD" and items.size > GLAD_MAX_ITEMS:
+    if items.size > MAX_ITEMS[name]:
+        cost = MICROSECONDS_PER_ITEM[name] * items.size / 1e6
         return {
             "status": "skipped",
-            "reason": f"{items.size} annotated items, above GLAD_MAX_ITEMS = {GLAD_MAX_ITEMS} "
-            "(GLAD costs about 2.4 ms per item)",
+            "reason": f"{items.size} annotated items, above MAX_ITEMS[{name!r}] = "
+            f"{MAX_ITEMS[name]} ({name} costs about {MICROSECONDS_PER_ITEM[name]} us per item: "
+            f"about {cost:.0f} s here)",
         }
     t0 = time.perf_counter()
     try:
@@ -159,15 +180,23 @@ def _results(ctx: Context) -> dict[str, Any]:
     majority = (2 * np.nansum(labels, axis=1) > answered.sum(axis=1)).astype(np.float64)
     edges = ctx.summary.bin_edges
     frame = data.to_crowdkit()
-    runs = {
-        name: _run(name, frame, items, score, edges, majority, ctx.seed) for name in AGGREGATORS
-    }
+    runs = {}
+    for i, name in enumerate(AGGREGATORS, 1):
+        step(_log, i, len(AGGREGATORS), "naive errors against crowd-kit labels: %s", name)
+        runs[name] = _run(name, frame, items, score, edges, majority, ctx.seed)
     return {"status": "ok", "crowdkit_version": version("crowd-kit"), "aggregators": runs}
 
 
 def crowdkit_summary(ctx: Context) -> dict[str, Any]:
     """``{"naive_crowdkit": ...}`` for summary.json (computed by :func:`crowdkit_section`)."""
     return {_KEY: ctx.diagnostics.get(_KEY, {"status": "skipped", "reason": "not run"})}
+
+
+def crowdkit_skipped(ctx: Context, reason: str) -> Section:
+    """The section left out (``--skip crowdkit``): skipped with ``reason``, in the report and in
+    ``summary.json["naive_crowdkit"]``."""
+    ctx.diagnostics[_KEY] = {"status": "skipped", "reason": reason}
+    return Section(key="crowdkit", title=TITLE, status="skipped", reason=reason)
 
 
 def crowdkit_section(ctx: Context) -> Section:
@@ -177,9 +206,9 @@ def crowdkit_section(ctx: Context) -> Section:
     (the ECE section's); stores its numbers in ``ctx.diagnostics["naive_crowdkit"]``.
     """
     res = _results(ctx)
-    ctx.diagnostics[_KEY] = res
     if res["status"] != "ok":
-        return Section(key="crowdkit", title=_TITLE, status="skipped", reason=res["reason"])
+        return crowdkit_skipped(ctx, res["reason"])
+    ctx.diagnostics[_KEY] = res
     rows = [
         ("soft vote (this audit)", fmt(ctx.errors["soft_vote"].value), "", ""),
         (
@@ -216,7 +245,7 @@ def crowdkit_section(ctx: Context) -> Section:
     ]
     return Section(
         key="crowdkit",
-        title=_TITLE,
+        title=TITLE,
         tables=[
             Table(
                 "Naive binned ECE against aggregated labels (lower is better)",

@@ -48,7 +48,7 @@ def parse_names(text: str, flag: str) -> list[str]:
         if not name:
             raise ConfigError(
                 f"{flag} has an empty name at position {i} of {text!r}; give comma-separated "
-                "column names without empty entries."
+                f"{'class' if flag == '--classes' else 'column'} names without empty entries."
             )
     return names
 

@@ -23,16 +23,14 @@ from bayescal.bayes.dependence import parse_dependence
 from bayescal.bayes.multiclass import MulticlassPriors
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
+from bayescal.options import MULTICLASS_CHANNEL_CHOICES, MULTICLASS_SKIP_SECTIONS
 from bayescal.report import multiclass_sections as steps
-from bayescal.report.audit import _plain
-from bayescal.report.core import Provenance, Report, fmt
+from bayescal.report.audit import _plain, check_skip, run_stages, skipped, skipped_on_request
+from bayescal.report.core import Provenance, Report, Section, fmt
 from bayescal.report.multiclass_knowledge import multiclass_knowledge_section
 from bayescal.report.verdict import decide, noise_facts, summary_entries
 
 __all__ = ["audit_multiclass", "MulticlassAuditReport", "MULTICLASS_CHANNEL_CHOICES"]
-
-#: ``--channels`` choices of the multiclass audit.
-MULTICLASS_CHANNEL_CHOICES = ("bayes", "dawid-skene-em")
 
 
 @dataclass(eq=False, repr=False)
@@ -75,6 +73,10 @@ class MulticlassAuditReport(Report):
         )
 
 
+def _knowledge(ctx: steps.MulticlassContext) -> Section:
+    return multiclass_knowledge_section(ctx, steps.fit_posterior, steps._confusion_entries)
+
+
 def audit_multiclass(
     data: MulticlassAnnotations,
     *,
@@ -92,6 +94,7 @@ def audit_multiclass(
     gold_in_ece: bool = False,
     priors=None,
     dependence=None,
+    skip: tuple[str, ...] = (),
     command: str | None = None,
     title: str | None = None,
 ) -> MulticlassAuditReport:
@@ -136,6 +139,10 @@ def audit_multiclass(
         ``channels="bayes"``): the knowledge section compares it with the independence
         model (LOO, predictive check before/after, NC-ECE under both) and the noise
         view's headline, the summary's confusions and the recalibration use it.
+    skip : tuple of str, default ()
+        Optional sections to leave out (:data:`bayescal.options.MULTICLASS_SKIP_SECTIONS`:
+        ``"recalibration"``); each stays in the report as skipped with the reason, as does
+        every section skipped for another reason (``summary["skipped"]``).
     command : str, optional
         The command line, recorded for reproducibility.
     title : str, optional
@@ -176,6 +183,7 @@ def audit_multiclass(
         parse_dependence(dependence, data.annotators)  # refuse bad pairs before any fitting
     if gold_in_ece and data.gold is None:
         raise ConfigError("gold_in_ece needs gold items: the data have no 'gold' variable.")
+    skip = check_skip(skip, MULTICLASS_SKIP_SECTIONS, "multiclass audit")
     if priors is not None:
         priors = MulticlassPriors.coerce(priors)
         priors.confusion_alpha(data.n_annotators, data.n_classes)  # shape checked up front
@@ -197,20 +205,28 @@ def audit_multiclass(
         priors=priors,
         dependence=dependence,
     )
+    stages = (  # (progress line, --skip name of an optional section, step)
+        ("summarising the data", None, steps.data_section),
+        ("checking the design", None, steps.identification_section),
+        (f"fitting the confusions ({channels})", None, steps.channel_section),
+        ("convergence and fit diagnostics", None, steps.diagnostics_section),
+        ("gold items and priors", None, _knowledge),
+        ("noise or ambiguity: the evidence", None, steps.evidence_section),
+        ("noise view: NC-ECE and its interval", None, steps.noise_view_section),
+        ("ambiguity view", None, steps.ambiguity_view_section),
+        ("recalibration maps", "recalibration", steps.recalibration_section),
+    )
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
         _warnings.simplefilter("ignore")
-        sections = [
-            steps.data_section(ctx),
-            steps.identification_section(ctx),
-            steps.channel_section(ctx),
-            steps.diagnostics_section(ctx),
-            multiclass_knowledge_section(ctx, steps.fit_posterior, steps._confusion_entries),
-            steps.evidence_section(ctx),
-            steps.noise_view_section(ctx),
-            steps.ambiguity_view_section(ctx),
-            steps.recalibration_section(ctx),
-        ]
+        sections = run_stages(
+            ctx,
+            stages,
+            skip,
+            lambda key: Section(
+                key=key, title="Recalibration", status="skipped", reason=skipped_on_request(key)
+            ),
+        )
     provenance = Provenance.capture(
         command,
         ctx.seed,
@@ -228,12 +244,13 @@ def audit_multiclass(
             "gold_in_ece": bool(gold_in_ece),
             "priors": None if priors is None else priors.origin or priors.to_dict(),
             "dependence": dependence,
+            "skip": list(skip),
         },
         started=started,
     )
     sections.append(provenance.section())
     idata = getattr(ctx.channels, "idata", None)
-    summary = steps.build_summary(ctx)
+    summary = {**steps.build_summary(ctx), "skipped": skipped(sections)}
     facts = noise_facts(
         summary,
         ctx.errors["nc_point"].top_label,

@@ -11,35 +11,28 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import time
 
 from bayescal.bayes.multiclass import MulticlassPriors
 from bayescal.bayes.multiclass_priors import load_multiclass_posterior
 from bayescal.errors import ConfigError
-from bayescal.examples import MULTICLASS_EXAMPLES, load_example
+from bayescal.examples import load_example
+from bayescal.report.cli import check_arguments
 from bayescal.report.cli_output import progress_wanted, report_outcome, say
-from bayescal.report.core import fmt
-from bayescal.report.inputs import describe_columns, load_audit_data, parse_names
-from bayescal.report.multiclass_audit import MULTICLASS_CHANNEL_CHOICES, audit_multiclass
-from bayescal.report.multiclass_sections import VIEW_CHOICES
+from bayescal.report.core import check_out_dir, fmt
+from bayescal.report.inputs import describe_columns, load_audit_data
+from bayescal.report.multiclass_audit import audit_multiclass
 
-__all__ = ["wants_multiclass", "load_multiclass_data", "run_multiclass", "VIEW_CHOICES"]
+__all__ = ["load_multiclass_data", "run", "run_multiclass"]
 
 
-def wants_multiclass(args: argparse.Namespace) -> bool:
-    """``--probs`` with more than two columns, or a multiclass example named.
-
-    Two probability columns are binary data: they go the binary way.
-
-    Examples
-    --------
-    >>> wants_multiclass(argparse.Namespace(probs=None, example="cifar10h-10class"))
-    True
-    >>> wants_multiclass(argparse.Namespace(probs="p0,p1", example=None))
-    False
-    """
-    probs = getattr(args, "probs", None)
-    many = bool(probs) and len(parse_names(probs, "--probs")) > 2
-    return many or getattr(args, "example", None) in MULTICLASS_EXAMPLES
+def run(args: argparse.Namespace) -> int:
+    """``bayescal audit`` on multiclass data (:func:`bayescal.report.cli.check_arguments`
+    names this module as the run module when :func:`~bayescal.report.cli.wants_multiclass`)."""
+    started = time.perf_counter()
+    check_arguments(args)  # again, for callers of run() that skipped bayescal.cli.main
+    check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
+    return run_multiclass(args, started)
 
 
 def load_multiclass_data(args: argparse.Namespace):
@@ -68,13 +61,11 @@ def _earlier_confusions(args: argparse.Namespace):
     """The --priors file's confusion posterior, checked before the data are read."""
     if getattr(args, "priors", None) is None:
         return None
-    if args.channels != "bayes":
-        raise ConfigError("--priors are for the Bayesian channels: use --channels bayes.")
     return load_multiclass_posterior(args.priors)
 
 
 def run_multiclass(args: argparse.Namespace, started: float) -> int:
-    """Load, audit, save and report; ``--out`` was checked by the caller.
+    """Load, audit, save and report; the options and ``--out`` were checked by the caller.
 
     Examples
     --------
@@ -90,11 +81,6 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
     >>> run_multiclass(args, time.perf_counter())
     0
     """
-    if args.channels not in MULTICLASS_CHANNEL_CHOICES:
-        raise ConfigError(
-            f"--channels {args.channels} is a binary estimator; multiclass data take "
-            f"{' or '.join(MULTICLASS_CHANNEL_CHOICES)}."
-        )
     earlier = _earlier_confusions(args)
     data = load_multiclass_data(args)
     priors = None
@@ -130,6 +116,7 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
         gold_in_ece=bool(getattr(args, "gold_in_ece", False)),
         priors=priors,
         dependence=getattr(args, "dependence", None),
+        skip=tuple(getattr(args, "skip", None) or ()),
         command="bayescal "
         + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
     )

@@ -1,11 +1,11 @@
 """The multiclass audit's "what we already knew" step: gold items and earlier audits' priors.
 
 Issue 15 for the multiclass track. Gold items (items of known class) enter the
-confusion likelihood at their known class (:mod:`bayescal.channels.multiclass_em`,
+confusion likelihood at their known class (:mod:`bayescal.channels.em`,
 :mod:`bayescal.bayes.multiclass`) and are left out of the calibration error
 unless asked (``gold_in_ece``). The section says how many there were per class,
 whether they identify the confusions on their own
-(:func:`~bayescal.channels.multiclass_em.gold_identifies_multiclass`) and how
+(:func:`~bayescal.channels.identification.gold_identifies_multiclass`) and how
 much they narrowed the confusion intervals: the Bayesian fit is repeated on the
 unknown items alone (same priors, settings and seed) and the interval widths of
 every confusion entry compared. Priors from an earlier audit
@@ -22,7 +22,7 @@ import numpy as np
 
 from bayescal.bayes.conflict import CONFLICT_LEVEL
 from bayescal.bayes.multiclass_conflict import multiclass_prior_conflict
-from bayescal.channels.multiclass_em import (
+from bayescal.channels.identification import (
     GOLD_ROW_SE_WARNING,
     check_multiclass_design,
     gold_identifies_multiclass,

@@ -16,11 +16,8 @@ import numpy as np
 
 from bayescal.ambiguity.metrics import ece_plugin, ece_true
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
-from bayescal.channels.multiclass_em import (
-    check_multiclass_design,
-    gold_identifies_multiclass,
-    multiclass_dawid_skene_em,
-)
+from bayescal.channels.em import dawid_skene_em
+from bayescal.channels.identification import check_multiclass_design, gold_identifies_multiclass
 from bayescal.errors import FitError
 from bayescal.metrics.multiclass import (
     multiclass_nc_ece,
@@ -29,6 +26,7 @@ from bayescal.metrics.multiclass import (
 )
 from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
+from bayescal.options import VIEW_CHOICES
 from bayescal.plotting.ambiguity import reliability_diagram
 from bayescal.plotting.multiclass import (
     classwise_errors,
@@ -66,9 +64,6 @@ MULTICLASS_ASSUMPTIONS = [
     "Missing answers are missing independently of the true class given the model's output.",
     "Channel groups and evaluation bins are fixed before looking at the answers.",
 ]
-
-#: ``--view``: pick the analysis the evidence supports, or run one or both.
-VIEW_CHOICES = ("auto", "noise", "ambiguity", "both")
 
 #: Fewest annotated items for the recalibration split.
 MIN_RECAL_ITEMS = 40
@@ -224,8 +219,8 @@ def _fit_point(ctx: MulticlassContext) -> None:
     source = "point fit (multiclass Dawid-Skene EM)"
     try:
         with _warnings.catch_warnings(record=True):
-            ctx.point = multiclass_dawid_skene_em(
-                ctx.summary, empty_groups="drop", random_state=ctx.seed
+            ctx.point = dawid_skene_em(
+                ctx.summary, prevalence="grouped", empty_groups="drop", random_state=ctx.seed
             )
         ctx.flag("channels.point-fit", ctx.point.warnings, source)
     except FitError as exc:

@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from bayescal.errors import ConfigError, DataError, IdentificationWarning
+from bayescal.options import MAX_CELLS
 
 __all__ = [
     "make_edges",
@@ -35,12 +36,6 @@ __all__ = [
     "SPARSE_ITEM_SHARE",
 ]
 
-#: Hard cap on the number of cells of any partition. The binary view keeps dense
-#: (cell x observed pattern) arrays, and a binned error over more than a thousand bins
-#: is dominated by its noise floor below about 10**6 items (the plug-in's upward
-#: bias is about 0.64 sd(U) sqrt(M / n), SPEC §4), so more cells is a mistake, not
-#: a finer audit.
-MAX_CELLS = 1000
 
 #: A bin holding fewer items than this is "near-empty": with corrected labels of
 #: standard deviation about 0.8 to 1, its mean has a standard error above ~0.25,

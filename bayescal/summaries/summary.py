@@ -80,6 +80,7 @@ __all__ = [
     "summarize_multiclass_arrays",
     "as_summary",
     "resolve_groups",
+    "item_groups",
     "DEFAULT_GROUPS",
     "DEFAULT_BINS",
     "GROUPINGS",
@@ -348,6 +349,27 @@ class Summary:
     def n_items(self) -> int:
         """Annotated items of unknown class (those entering every statistic; gold items apart)."""
         return int(self._ds["pattern_counts"].values.sum())
+
+    def require_items(self) -> None:
+        """Raise :class:`DataError` naming why no item of unknown class is left, and the fix.
+
+        An audit estimates the channels and the calibration error from items of
+        unknown class; a summary without any has either no answers at all or only
+        gold items (whose class is known), and the two mistakes have different fixes.
+        """
+        if self.n_items > 0:
+            return
+        n_gold = int(self.n_gold.sum())
+        if n_gold > 0:
+            raise DataError(
+                f"every annotated item is a gold item ({n_gold} items whose class is known), so "
+                "no item of unknown class is left to audit: leave the gold column blank for the "
+                "items whose class is unknown (gold marks only the items whose class you know)."
+            )
+        raise DataError(
+            "no annotated items: every item has all answers missing; check that the annotator "
+            "columns (--annotators, or the label column of --long) hold the answers."
+        )
 
     @property
     def n_cell_items(self) -> int:
@@ -1188,6 +1210,54 @@ def _group_index(grouping, p, pred, conf, group_edges, group_values, group_level
     if not np.array_equal(levels[g], np.asarray(group_values)):
         raise DataError("some group values are not among the declared group levels.")
     return g, np.array([str(v) for v in levels], dtype=object)
+
+
+def item_groups(data: Annotations, summary: Summary) -> np.ndarray:
+    """Channel group index of every item of ``data`` under ``summary``'s grouping.
+
+    The same assignment :func:`summarize` made when it built ``summary`` from
+    ``data`` (score or confidence edges, predicted class, one group, or the
+    container's ``group`` levels), so per-item quantities (item posteriors) use the
+    group whose prevalence the channels were fitted with.
+
+    Raises
+    ------
+    ConfigError
+        ``data`` and ``summary`` differ in their number of classes, or a data
+        group of ``data`` is not one of the summary's groups.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_toy
+    >>> d = simulate_toy(200, random_state=0)
+    >>> g = item_groups(d, summarize(d, groups=5))
+    >>> int(g.min()), int(g.max()), g.shape
+    (0, 4, (200,))
+    """
+    probs, classes = data.probs, data.classes
+    if probs.shape[1] != summary.n_classes:
+        raise ConfigError(
+            f"the data have {probs.shape[1]} classes and the summary {summary.n_classes}; "
+            "pass the summary built from these data."
+        )
+    pred = probs.argmax(axis=1)
+    conf = probs[np.arange(probs.shape[0]), pred]
+    values = levels = None
+    if summary.grouping == "data":
+        if data.group is None:
+            raise ConfigError("the summary has data groups but the container has no 'group'.")
+        values = np.array([str(v) for v in data.group], dtype=object)
+        levels = np.asarray(summary.dataset[GROUP].values, dtype=object)
+        unknown = sorted(set(values) - set(levels))
+        if unknown:
+            raise ConfigError(
+                f"group values {unknown[:5]} of the data are not groups of the summary; "
+                "pass the summary built from these data."
+            )
+    g, _ = _group_index(
+        summary.grouping, probs, pred, conf, summary.group_edges, values, levels, classes
+    )
+    return np.asarray(g, dtype=np.int64)
 
 
 def summarize_arrays(

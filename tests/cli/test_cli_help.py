@@ -87,14 +87,47 @@ def test_version_is_printed_on_request():
 HEAVY = ["numpy", "pandas", "xarray", "scipy", "pymc", "arviz", "matplotlib", "jinja2", "dask"]
 
 
-def test_top_level_help_imports_no_numerical_library():
-    """What makes ``bayescal --help`` slow is importing the numerical stack; it needs none."""
+@pytest.mark.parametrize(
+    "argv, status",
+    [
+        (["--help"], 0),
+        (["audit", "--help"], 0),
+        (["audit", "--example", "snli-entailment"], 2),  # --out missing
+        (["audit", "--draws", "2", "--out", "x"], 2),  # out of range
+        (["audit", "--example", "snli-entailment", "--classes", "a,b", "--out", "x"], 2),
+        (["audit", "--example", "snli-3class", "--channels", "gmm", "--out", "x"], 2),
+        (["audit", "--priors-joint", "--example", "snli-entailment", "--out", "x"], 2),
+    ],
+)
+def test_help_and_argument_errors_import_no_numerical_library(argv, status):
+    """What made ``bayescal --help``, ``bayescal audit --help`` and a wrong option slow
+    (3-4 s of CPU) is importing the numerical stack; none of them needs it."""
     code = (
         "import contextlib, io, sys\n"
         "from bayescal.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    assert main(['--help']) == 0\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):"
+        "\n"
+        f"    assert main({argv!r}) == {status}\n"
         f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=child_env(), check=True
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_a_binary_audit_does_not_import_the_multiclass_audit():
+    """``bayescal audit`` picks its run module by the data (``check_arguments``): the binary
+    run imports neither the multiclass model nor its sections (seconds of imports)."""
+    from bayescal.cli import _parse
+
+    args = _parse(["audit", "--example", "snli-3class", "--out", "x"])
+    assert args._module == "bayescal.report.multiclass_cli"
+    args = _parse(["audit", "--example", "snli-entailment", "--out", "x"])
+    assert args._module == "bayescal.report.cli_run"
+    code = (
+        "import sys, bayescal.report.cli_run\n"
+        "print(sorted(m for m in sys.modules if m.startswith('bayescal.report.multiclass')))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=child_env(), check=True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -159,3 +160,30 @@ def test_later_signals_change_nothing_and_stay_ignored_for_the_whole_process():
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def test_a_keyboard_interrupt_from_a_foreign_handler_still_ignores_later_signals(
+    tmp_path, monkeypatch, capsys
+):
+    """A library that puts Python's default SIGINT handler in place of the run's raises a
+    plain KeyboardInterrupt the guard never saw: the run still says SIGINT, exits 130, and
+    (as a whole process) ignores the SIGTERM that follows, which would otherwise kill it with
+    143 after the line was printed."""
+    import bayescal.report.cli_run as audit_cli
+    from bayescal.cli import main
+
+    def foreign(args):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _signal_self(signal.SIGINT)
+
+    monkeypatch.setattr(audit_cli, "run", foreign)
+    monkeypatch.setattr(sys, "argv", ["bayescal", "audit", "data.csv", "--out", str(tmp_path)])
+    try:
+        assert main() == 130
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("bayescal: interrupted by SIGINT"), err

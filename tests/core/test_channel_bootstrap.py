@@ -2,12 +2,12 @@
 
 import numpy as np
 import pytest
+from em_reference import binary_em_run
 
 import bayescal as bc
 import bayescal.channels.bootstrap as bootstrap_module
 from bayescal import ChannelFit
 from bayescal.channels.bootstrap import bootstrap_channels
-from bayescal.channels.em import em_run, indicators
 from bayescal.errors import ConfigError, DataError
 from bayescal.simulate import TOY_FN, TOY_FP, simulate_toy
 
@@ -23,12 +23,12 @@ def test_em_run_with_one_data_set_per_start_equals_separate_runs():
     s = toy_summary(1500, 1)
     counts = s.binary.pattern_counts.astype(float)
     stacked = counts[None] * rng.uniform(0.5, 1.5, size=(4,) + counts.shape)
-    i1, i0 = indicators(s.binary.states)
+    states = s.binary.states
     a0, b0 = np.tile([0.1, 0.1, 0.2], (4, 1)), np.tile([0.8, 0.9, 0.9], (4, 1))
     mu0 = np.tile(np.linspace(0.2, 0.8, GROUPS), (4, 1))
-    together = em_run(stacked, i1, i0, a0, b0, mu0)
+    together = binary_em_run(stacked, states, a0, b0, mu0)
     for r in range(4):
-        alone = em_run(stacked[r], i1, i0, a0[r : r + 1], b0[r : r + 1], mu0[r : r + 1])
+        alone = binary_em_run(stacked[r], states, a0[r : r + 1], b0[r : r + 1], mu0[r : r + 1])
         for key in ("a", "b", "mu", "mean_loglik"):
             np.testing.assert_allclose(together[key][r], alone[key][0], rtol=1e-12)
 
@@ -102,3 +102,29 @@ def test_bootstrap_arguments_are_checked():
     other = bc.summarize(simulate_toy(800, random_state=6, annotators=["x", "y", "z"]))
     with pytest.raises(DataError, match="annotators"):
         bootstrap_channels(other, fit)
+
+
+def test_bootstrap_of_the_one_em_with_three_classes_matches_its_sampling_spread():
+    """C = 3 through the same EM: sd over 40 independent samples vs the bootstrap sd.
+
+    Tolerance: the Monte Carlo sd from 40 samples has a relative SE of about
+    1 / sqrt(2 * 39) = 11%, the bootstrap sd (200 draws, averaged over 4 samples) about
+    5% more; allow 50% (about 4 SEs). Every entry is compared, so the worst of 27 ratios
+    is checked against a bound wider than one entry's 4 SEs would need.
+    """
+    from bayescal.simulate import simulate_multiclass
+
+    def summary(seed):
+        return bc.summarize(simulate_multiclass(1500, 3, random_state=seed), groups="all")
+
+    point = [bc.fit_channels(summary(100 + i)).confusion.values[0] for i in range(40)]
+    mc_sd = np.std(point, axis=0, ddof=1)
+    boots = []
+    for i in range(4):
+        s = summary(900 + i)
+        fit = bc.fit_channels(s)
+        boot = bootstrap_channels(s, fit, n_draws=200, random_state=i)
+        assert boot.layout == "multiclass" and boot.n_draws == 200
+        assert boot.method == "dawid_skene_em (bootstrap)"
+        boots.append(boot.confusion.values.std(axis=0))
+    np.testing.assert_allclose(np.mean(boots, axis=0), mc_sd, rtol=0.5)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 from core_helpers import delta_method_se, population_summary
+from em_reference import binary_em_run, dawid_skene_em_items
 from scipy.optimize import minimize
 from scipy.special import expit, logit
 
@@ -12,7 +13,6 @@ from bayescal.channels import (
     moment_inverse,
     score_bin_em,
 )
-from bayescal.channels.em import dawid_skene_em_items
 from bayescal.channels.hui_walter import hui_walter_moments
 from bayescal.errors import ConfigError, FitError, IdentificationError, IdentificationWarning
 from bayescal.simulate import simulate_flip_data
@@ -102,11 +102,10 @@ def test_pattern_em_equals_per_item_em_from_same_start():
     slow = dawid_skene_em_items(
         d.labels, group=np.minimum(g, 2), a0=a0, b0=b0, mu0=mu0, tol=1e-12, max_iter=5000
     )
-    from bayescal.channels.em import em_run, indicators
-
     counts = s.binary.pattern_counts.astype(float)
-    i1, i0 = indicators(s.binary.states)
-    fast = em_run(counts, i1, i0, a0[None], b0[None], mu0[None], tol=1e-12, max_iter=5000)
+    fast = binary_em_run(
+        counts, s.binary.states, a0[None], b0[None], mu0[None], tol=1e-12, max_iter=5000
+    )
     np.testing.assert_allclose(fast["a"][0], slow["a"], atol=1e-9)
     np.testing.assert_allclose(fast["b"][0], slow["b"], atol=1e-9)
     np.testing.assert_allclose(fast["mu"][0], slow["mu"], atol=1e-9)
@@ -315,3 +314,73 @@ def test_em_reproducible_with_seed():
     s = bc.summarize(d, groups=5)
     f1, f2 = score_bin_em(s, random_state=3), score_bin_em(s, random_state=3)
     np.testing.assert_array_equal(params(f1), params(f2))
+
+
+# ------------------------------------------------------------------ one EM, two classes
+def test_one_em_at_two_classes_gives_the_v02_binary_channels():
+    # Committed numbers: v0.2's binary EM (channels/em.py at f14ef59, before the one EM) on
+    # this fixture. The one EM does the same floating-point operations for C = 2 (its
+    # docstring), so it agrees to rounding; 1e-10 leaves room only for a BLAS change.
+    d = bc.simulate.simulate_toy(3000, "shifted", random_state=11, missing=[0.0, 0.2, 0.1])
+    s = bc.summarize(d, groups=5)
+    grouped, pooled = score_bin_em(s), dawid_skene_em(s)
+    v02 = {
+        "score_bin_em": (
+            [0.07801733134825137, 0.12514430005723481, 0.18047546813773882],
+            [0.8323317316048822, 0.8775661607134239, 0.9414655595303709],
+            [
+                0.2044477778595036,
+                0.2939285351841201,
+                0.4540279183229637,
+                0.566698359076139,
+                0.7273128990888538,
+            ],
+            -4391.241199596722,
+        ),
+        "dawid_skene_em": (
+            [0.08352844009218936, 0.12569305915012643, 0.18106125618955332],
+            [0.8321106064206977, 0.881658671488016, 0.9448401453680639],
+            [0.47797677975155595],
+            -4561.476356809302,
+        ),
+    }
+    for fit in (grouped, pooled):
+        a, b, mu, loglik = v02[fit.method]
+        np.testing.assert_allclose(fit.a.values[0], a, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(fit.b.values[0], b, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(fit.prevalence.values[0], mu, rtol=0, atol=1e-10)
+        assert fit.loglik == pytest.approx(loglik, rel=1e-12) and fit.layout == "binary"
+    assert grouped.diagnostics["prevalence"] == "grouped"
+    assert pooled.diagnostics["prevalence"] == "pooled"
+
+
+def test_progress_is_called_once_per_iteration_with_the_change():
+    s = bc.summarize(bc.simulate.simulate_toy(2000, random_state=3), groups=5)
+    calls = []
+    fit = score_bin_em(s, progress=lambda it, change: calls.append((it, change)))
+    plain = score_bin_em(s)
+    np.testing.assert_array_equal(fit.confusion.values, plain.confusion.values)
+    # all starts run together: one call per iteration of the slowest start
+    assert [it for it, _ in calls] == list(range(1, max(fit.diagnostics["iterations"]) + 1))
+    assert all(np.isfinite(c) and c >= 0 for _, c in calls) and calls[-1][1] < 1e-6
+
+
+def test_prevalence_spellings_and_their_deprecated_aliases():
+    from bayescal.channels.em import resolve_prevalence
+
+    s = bc.summarize(bc.simulate.simulate_toy(2000, random_state=3), groups=5)
+    assert dawid_skene_em(s, prevalence="grouped").method == "score_bin_em"
+    with pytest.warns(DeprecationWarning, match="use prevalence='pooled'"):
+        assert resolve_prevalence(model="marginal") == "pooled"
+    with pytest.warns(DeprecationWarning, match="use prevalence='grouped'"):
+        assert resolve_prevalence(model="grouped") == "grouped"
+    with pytest.warns(DeprecationWarning, match="pooled=False is deprecated"):
+        fit = dawid_skene_em(s, pooled=False)
+    np.testing.assert_array_equal(fit.confusion.values, score_bin_em(s).confusion.values)
+    for bad in ({"prevalence": "marginal"}, {"pooled": "yes"}, {"model": "joint"}):
+        with pytest.raises(ConfigError, match="must be"):
+            resolve_prevalence(**bad)
+    with pytest.raises(ConfigError, match="score_bin_em is the grouped EM"):
+        score_bin_em(s, prevalence="pooled")
+    with pytest.raises(ConfigError, match="min_singular applies to more than two classes"):
+        score_bin_em(s, min_singular=0.1)

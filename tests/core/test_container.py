@@ -125,7 +125,7 @@ def test_bool_and_none_labels():
     assert d.labels[0, 0] == 1.0
     d = Annotations.from_arrays([0.1, 0.2], [[0, None], [1, 1]])
     assert np.isnan(d.labels[0, 1])
-    with pytest.raises(DataError, match="must be numeric; entry 1 is 'x'"):
+    with pytest.raises(DataError, match="'x' is text, so a class name, but no class names were given: pass classes="):
         Annotations.from_arrays([0.1, 0.2], np.array([[0, "x"], [1, 1]], dtype=object))
 
 
@@ -155,7 +155,7 @@ def test_class_names_in_labels_truth_and_gold(c):
     np.testing.assert_array_equal(same.labels, d.labels)  # indices and names mix freely
     with pytest.raises(DataError, match="'zebra' at item 1, column 0 is not a class name"):
         Annotations.from_arrays(probs, [[0, 1, 1], ["zebra", 1, 1], [0, 0, 0]], classes=names)
-    with pytest.raises(DataError, match="must be numeric"):  # names need classes=
+    with pytest.raises(DataError, match="no class names were given: pass classes="):
         Annotations.from_arrays(probs, labels)
 
 
@@ -189,7 +189,7 @@ BAD_BINARY = [
     ("label 2", dict(labels=[[0, 2, 1], [1, 1, 0], [0, 0, 1]]), "0, 1 or missing"),
     ("label -1", dict(labels=[[0, -1, 1], [1, 1, 0], [0, 0, 1]]), "0, 1 or missing"),
     ("label 0.5", dict(labels=[[0, 0.5, 1], [1, 1, 0], [0, 0, 1]]), "0, 1 or missing"),
-    ("string labels", dict(labels=[["yes", "no", "no"]] * 3), "numeric"),
+    ("string labels", dict(labels=[["yes", "no", "no"]] * 3), "pass classes="),
     ("inf label", dict(labels=[[0, np.inf, 1], [1, 1, 0], [0, 0, 1]]), "has inf at item 0"),
     ("1-D labels", dict(labels=[0, 1, 1]), "2-D"),
     ("3-D labels", dict(labels=np.zeros((3, 2, 2))), "2-D"),

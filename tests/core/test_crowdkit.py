@@ -84,7 +84,7 @@ def test_crowdkit_errors_name_the_problem():
     three = pd.DataFrame({"task": ["t1"] * 3, "worker": ["a", "b", "c"], "label": ["x", "y", "z"]})
     with pytest.raises(DataError, match="the rest must be one negative value"):
         Annotations.from_crowdkit(three, {"t1": 0.5}, positive="x")
-    with pytest.raises(DataError, match="must be numeric"):
+    with pytest.raises(DataError, match="'x' is text, so a class name.*pass classes="):
         Annotations.from_crowdkit(three, {"t1": 0.5})
     with pytest.raises(DataError, match="expects a pandas DataFrame"):
         Annotations.from_crowdkit(answers.to_dict(), {"t1": 0.5})

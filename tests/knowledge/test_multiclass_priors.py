@@ -14,7 +14,7 @@ from bayescal.bayes.multiclass_conflict import multiclass_prior_conflict
 from bayescal.bayes.multiclass_density import MulticlassLogDensity
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.bayes.multiclass_priors import dirichlet_from_moments, load_multiclass_posterior
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError
 from bayescal.simulate import simulate_multiclass
@@ -75,7 +75,7 @@ def test_from_fit_by_name_inflate_and_refusals(halves):
         MulticlassPriors.from_fit(earlier, inflate=0.5)
     with pytest.raises(ConfigError, match="same classes in the same order"):
         MulticlassPriors.from_fit(earlier, classes=["x", "y", "z"])
-    point = multiclass_dawid_skene_em(summarize_multiclass(data))
+    point = dawid_skene_em(summarize_multiclass(data))
     with pytest.raises(ConfigError, match="one draw"):
         MulticlassPriors.from_fit(point)
     se = np.full((3, 3, 3), 0.02)

@@ -18,7 +18,7 @@ from bayescal.bayes.multiclass_density import (
     ratio_forward,
 )
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.em import dawid_skene_em
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError, IdentificationError
 from bayescal.simulate import simulate_multiclass
@@ -37,7 +37,7 @@ def _designs():
             s,
             pooled=pooled,
             priors={"diagonal": 2.5, "off_diagonal": 1.2, "prevalence": 1.3},
-            start=multiclass_dawid_skene_em(s, pooled=pooled),
+            start=dawid_skene_em(s, prevalence="pooled" if pooled else "grouped"),
         )
         out.append(spec)
     out[0].confusion_reference[0, 1] = 3  # coordinates against an off-diagonal class
@@ -116,7 +116,7 @@ def test_pattern_and_per_item_likelihoods_agree():
     """Pattern-count cells reproduce the per-item sum over latent classes to 1e-9."""
     data = simulate_multiclass(500, 4, random_state=5, missing=0.3)
     s = summarize_multiclass(data)
-    spec = make_multiclass_spec(s, start=multiclass_dawid_skene_em(s))
+    spec = make_multiclass_spec(s, start=dawid_skene_em(s))
     rng = np.random.default_rng(1)
     conf = rng.dirichlet(np.ones(4) * 3, size=(2, 3, 4))
     rho = rng.dirichlet(np.ones(4), size=(2, 4))
@@ -199,7 +199,7 @@ def test_fit_is_a_channel_fit_with_a_posterior(small_fit, small_data):
 def test_posterior_centres_on_the_em_fit(small_fit, small_data):
     """With 1,500 items the posterior mean and the EM maximum differ by much less than
     the posterior sd (prior pseudo-counts of 1 against hundreds of items per row)."""
-    em = multiclass_dawid_skene_em(summarize_multiclass(small_data))
+    em = dawid_skene_em(summarize_multiclass(small_data))
     post = small_fit.confusion.values
     diff = np.abs(post.mean(axis=0) - em.confusion.values[0])
     assert (diff < 0.5 * post.std(axis=0) + 0.01).all()

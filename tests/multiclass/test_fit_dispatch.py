@@ -3,15 +3,15 @@
 import numpy as np
 import pytest
 
+from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.fit import fit_channels
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.errors import ConfigError
 from bayescal.simulate import simulate_toy
 from bayescal.summaries import summarize_multiclass
 
 
 def test_container_and_summary_give_the_direct_fit(mc_small, mc_small_summary):
-    direct = multiclass_dawid_skene_em(mc_small_summary, random_state=3)
+    direct = dawid_skene_em(mc_small_summary, random_state=3)
     via_data = fit_channels(mc_small, random_state=3)
     via_summary = fit_channels(mc_small_summary, "dawid-skene-em", random_state=3)
     for fit in (via_data, via_summary):
@@ -23,15 +23,27 @@ def test_container_and_summary_give_the_direct_fit(mc_small, mc_small_summary):
 def test_groups_and_options_reach_the_estimator(mc_small):
     pooled = fit_channels(mc_small, groups="all")
     assert pooled.class_prevalence.sizes["group"] == 1
-    direct = multiclass_dawid_skene_em(summarize_multiclass(mc_small), pooled=True)
-    got = fit_channels(mc_small, pooled=True)
+    direct = dawid_skene_em(summarize_multiclass(mc_small), prevalence="pooled")
+    got = fit_channels(mc_small, prevalence="pooled")
     np.testing.assert_array_equal(got.confusion.values, direct.confusion.values)
+    with pytest.warns(DeprecationWarning, match="use prevalence='pooled'"):
+        old = fit_channels(mc_small, pooled=True)  # the v0.2 spelling still works
+    np.testing.assert_array_equal(old.confusion.values, direct.confusion.values)
+    with pytest.raises(ConfigError, match="contradicts pooled=True"):
+        fit_channels(mc_small, pooled=True, prevalence="grouped")
+
+
+def test_the_grouped_em_is_one_method_for_every_number_of_classes(mc_small_summary):
+    grouped = fit_channels(mc_small_summary, "score_bin_em", random_state=3)
+    direct = dawid_skene_em(mc_small_summary, prevalence="grouped", random_state=3)
+    np.testing.assert_array_equal(grouped.confusion.values, direct.confusion.values)
 
 
 def test_refusals_name_the_problem(mc_small, mc_small_summary):
-    with pytest.raises(ConfigError, match="not available for multiclass data"):
-        fit_channels(mc_small, "score_bin_em")
-    with pytest.raises(ConfigError, match="summarize_multiclass"):
+    for method in ("hui_walter", "gmm", "moments"):  # binary-only entries of the registry
+        with pytest.raises(ConfigError, match=f"'{method}' requires two classes.*C = 4.*"):
+            fit_channels(mc_small, method)
+    with pytest.raises(ConfigError, match="groups are fixed"):
         fit_channels(mc_small_summary, groups="all")
 
 

@@ -6,11 +6,8 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import logsumexp, softmax
 
-from bayescal.channels.multiclass_em import (
-    check_multiclass_design,
-    gold_identifies_multiclass,
-    multiclass_dawid_skene_em,
-)
+from bayescal.channels.em import dawid_skene_em
+from bayescal.channels.identification import check_multiclass_design, gold_identifies_multiclass
 from bayescal.data.multiclass import MulticlassAnnotations, load_multiclass_csv
 from bayescal.errors import ConfigError, DataError, IdentificationError, IdentificationWarning
 from bayescal.metrics.multiclass import multiclass_nc_ece
@@ -89,7 +86,7 @@ def test_gold_from_csv_and_long(tmp_path):
 def test_metrics_leave_gold_out_unless_asked(mc_small):
     d = _with_gold(mc_small, 0.25, 3)
     s = summarize_multiclass(d)
-    fit = multiclass_dawid_skene_em(s, pooled=True)
+    fit = dawid_skene_em(s, prevalence="pooled")
     with_gold = multiclass_nc_ece(s, fit)
     alone = multiclass_nc_ece(s.without_gold(), fit)
     asked = multiclass_nc_ece(s.with_gold_in_cells(), fit)
@@ -126,7 +123,7 @@ def _per_item_loglik(theta, data, k, c):
 def test_em_with_gold_maximises_the_per_item_likelihood():
     d = simulate_multiclass(600, 3, T3, random_state=2)
     dg = _with_gold(d, 0.3, 4)
-    fit = multiclass_dawid_skene_em(summarize_multiclass(dg), tol=1e-13, max_iter=20000)
+    fit = dawid_skene_em(summarize_multiclass(dg), tol=1e-13, max_iter=20000)
     k, c = 2, 3
     t, rho = fit.confusion.values[0], fit.class_prevalence.values[0]
     theta = np.concatenate([np.log(t).ravel(), np.log(rho).ravel()])
@@ -154,7 +151,7 @@ def test_gold_identifies_two_annotators_and_recovers_them(two_annotators):
     with pytest.raises(IdentificationError, match="do not identify"):
         check_multiclass_design(s.without_gold())
     assert gold_identifies_multiclass(s)[0] and check_multiclass_design(s) == []
-    fit = multiclass_dawid_skene_em(s)
+    fit = dawid_skene_em(s)
     # each row rests on ~300 gold answers plus ~700 unknown items: se <= 0.5 / sqrt(300) =
     # 0.029 from gold alone; 4 se = 0.12 bounds the error, measured ~0.02
     err = np.abs(fit.confusion.values[0] - T3).max()
@@ -166,12 +163,12 @@ def test_one_annotator_with_gold_at_large_n():
     d = simulate_multiclass(40000, 3, T3[:1], random_state=6)
     dg = _with_gold(d, 0.1, 7)
     s = summarize_multiclass(dg)
-    fit = multiclass_dawid_skene_em(s)
+    fit = dawid_skene_em(s)
     # ~1,300 gold answers per row: se <= 0.5 / sqrt(1300) = 0.014; the unknown items' answers
     # add only their mixture; 4 se = 0.055
     assert np.abs(fit.confusion.values[0] - T3[0]).max() < 0.055
     # the prevalence of the unknown items (not of the gold items) is estimated
-    pooled = multiclass_dawid_skene_em(s, pooled=True).class_prevalence.values[0, 0]
+    pooled = dawid_skene_em(s, prevalence="pooled").class_prevalence.values[0, 0]
     true = np.bincount(d.truth[np.isnan(dg.gold)], minlength=3) / np.isnan(dg.gold).sum()
     assert np.abs(pooled - true).max() < 0.03
 
@@ -181,7 +178,7 @@ def test_gold_that_does_not_cover_every_class_is_refused(two_annotators):
     gold = np.where(d.gold == 2, np.nan, d.gold)  # no gold item of class 2
     d2 = MulticlassAnnotations.from_arrays(d.probs, d.labels, gold=gold)
     with pytest.raises(IdentificationError, match="answered none of class '2'"):
-        multiclass_dawid_skene_em(summarize_multiclass(d2, groups="all"))
+        dawid_skene_em(summarize_multiclass(d2, groups="all"))
 
 
 def test_few_gold_items_give_a_weak_identification_warning(two_annotators):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError
 from bayescal.metrics.multiclass import multiclass_nc_ece
@@ -44,7 +44,7 @@ def test_plugin_is_the_nc_ece_and_a_calibrated_model_reaches_zero():
 
 def test_posterior_draws_widen_the_interval_and_sources_are_reported():
     data = simulate_multiclass(4000, 3, random_state=2, temperature=2.0)
-    em = multiclass_dawid_skene_em(summarize_multiclass(data, groups="all"))
+    em = dawid_skene_em(summarize_multiclass(data, groups="all"))
     rng = np.random.default_rng(0)
     # a fake posterior: the EM confusions jittered (rows renormalised)
     t = em.confusion.values * np.exp(rng.normal(0, 0.05, (200, 3, 3, 3)))

@@ -5,7 +5,7 @@ import pytest
 
 import bayescal.metrics.multiclass as mm
 from bayescal import Annotations, nc_ece
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError, DataError
@@ -105,7 +105,7 @@ def test_c2_targets_are_the_binary_corrected_labels(binary_pair):
 # ------------------------------------------------------------------ draws and chunks
 @pytest.fixture(scope="module")
 def fitted(mc_small_summary):
-    return multiclass_dawid_skene_em(mc_small_summary)
+    return dawid_skene_em(mc_small_summary)
 
 
 def _posterior(fit, draws=6, seed=0):
@@ -207,7 +207,7 @@ def mc_mid():
 def test_reuse_equals_fitting_on_everything(mc_mid):
     r = estimate_multiclass_nc_ece(mc_mid, mode="reuse", shuffle=False)
     s = summarize_multiclass(mc_mid)
-    direct = multiclass_nc_ece(s, multiclass_dawid_skene_em(s))
+    direct = multiclass_nc_ece(s, dawid_skene_em(s))
     assert r.top_label.value == pytest.approx(direct.top_label.value, abs=1e-12)
     assert r.mode == "reuse"
 
@@ -218,7 +218,7 @@ def test_crossfit_pools_fold_moments(mc_mid):
     pooled = 0
     for k in range(3):
         rest = np.concatenate([idx[i] for i in range(3) if i != k])
-        fit = multiclass_dawid_skene_em(summarize_multiclass(mc_mid.subset(rest)))
+        fit = dawid_skene_em(summarize_multiclass(mc_mid.subset(rest)))
         fold = multiclass_nc_ece(summarize_multiclass(mc_mid.subset(idx[k])), fit)
         pooled = pooled + fold.top_label.bin_moments.values * idx[k].size / sum(map(len, idx))
     np.testing.assert_allclose(r.top_label.bin_moments.values, pooled, atol=1e-12)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.fit import fit_channels
-from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError
@@ -15,7 +15,7 @@ from bayescal.summaries import summarize_multiclass
 
 
 def _em(data, **kw):
-    return multiclass_dawid_skene_em(summarize_multiclass(data), **kw)
+    return dawid_skene_em(summarize_multiclass(data), **{"prevalence": "grouped", **kw})
 
 
 def test_noise_data_are_not_called_ambiguous():
@@ -103,7 +103,7 @@ def test_channels_off_the_maximum_are_polished_and_said_so():
 
 def test_pooled_channels_and_refusals():
     data = simulate_multiclass(1500, 3, random_state=6)
-    pooled = multiclass_dawid_skene_em(summarize_multiclass(data), pooled=True)
+    pooled = dawid_skene_em(summarize_multiclass(data), prevalence="pooled")
     check = noise_or_ambiguity(data, pooled, n_replicates=20, alpha=0.05)
     assert check.degrees_of_freedom == 27 - 1 - 18 - 2  # the channels' one group: pooled
     grouped = _em(data)
@@ -126,7 +126,7 @@ def test_single_answers_are_inconclusive():
     lab = data.labels.copy()
     lab[20:, 1:] = np.nan  # only 20 items keep more than one answer
     sparse = Annotations.from_arrays(data.probs, lab)
-    fit = multiclass_dawid_skene_em(summarize_multiclass(data))
+    fit = dawid_skene_em(summarize_multiclass(data))
     check = noise_or_ambiguity(sparse, fit, n_replicates=20, alpha=0.05)
     assert check.view == "inconclusive"
     assert "cannot tell noise from ambiguity" in check.reasons[0]
@@ -173,7 +173,7 @@ def test_gold_items_enter_the_refits():
     with_gold = Annotations.from_arrays(data.probs, data.labels, truth=data.truth, gold=gold)
     summary = summarize_multiclass(with_gold)
     assert summary.has_gold
-    fit = multiclass_dawid_skene_em(summary)
+    fit = dawid_skene_em(summary)
     check = noise_or_ambiguity(summary, fit, n_replicates=99, random_state=4)
     assert check.view == "noise"
     assert check.answers["items"] == 1350  # the statistics are on the ordinary items
@@ -183,12 +183,14 @@ def test_gold_items_enter_the_refits():
 # ----------------------------------------------------------------- two classes
 def test_two_classes_three_annotators_one_group_is_saturated():
     data = simulate_multiclass(1500, 2, random_state=13)
-    fit = multiclass_dawid_skene_em(summarize_multiclass(data), pooled=True)
+    fit = dawid_skene_em(summarize_multiclass(data), prevalence="pooled")
     check = noise_or_ambiguity(data, fit, n_replicates=20, alpha=0.05)
     # 7 free cells of the full answer table, 6 confusion entries and 1 prevalence
     assert check.degrees_of_freedom == 0 and check.view == "inconclusive"
     assert "fits any answers" in check.reasons[0]
-    predicted = multiclass_dawid_skene_em(summarize_multiclass(data, groups="predicted"))
+    predicted = dawid_skene_em(
+        summarize_multiclass(data, groups="predicted"), prevalence="grouped"
+    )
     grouped = noise_or_ambiguity(data, predicted, n_replicates=99)
     assert grouped.degrees_of_freedom == 2 * 7 - 6 - 2 and grouped.view == "noise"
     # the two-class default: five score groups on p_1

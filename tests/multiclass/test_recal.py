@@ -102,9 +102,9 @@ def test_negative_targets_run_into_the_box():
 
 
 def test_posterior_ensemble_equals_per_draw_fits(mc_small, mc_small_summary):
-    from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
+    from bayescal.channels.em import dawid_skene_em
 
-    fit = multiclass_dawid_skene_em(mc_small_summary)
+    fit = dawid_skene_em(mc_small_summary)
     rng = np.random.default_rng(2)
     t = fit.confusion.values[0]
     conf = np.stack([0.95 * t + 0.05 * rng.dirichlet(np.ones(4), size=(3, 4)) for _ in range(4)])

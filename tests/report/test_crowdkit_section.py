@@ -122,11 +122,13 @@ def test_a_failing_aggregator_is_shown_not_hidden(toy, monkeypatch):
 
 
 def test_glad_is_skipped_above_its_item_limit_with_the_reason(toy, monkeypatch):
-    monkeypatch.setattr(cks, "GLAD_MAX_ITEMS", 10)
+    monkeypatch.setitem(cks.MAX_ITEMS, "GLAD", 10)
     ctx = _context(toy)
     section = cks.crowdkit_section(ctx)
     runs = ctx.diagnostics["naive_crowdkit"]["aggregators"]
-    assert runs["GLAD"]["status"] == "skipped" and "GLAD_MAX_ITEMS = 10" in runs["GLAD"]["reason"]
+    assert (
+        runs["GLAD"]["status"] == "skipped" and "MAX_ITEMS['GLAD'] = 10" in runs["GLAD"]["reason"]
+    )
     assert all(runs[n]["status"] == "ok" for n in ("DawidSkene", "MMSR", "KOS"))
     assert ("crowd-kit GLAD", "skipped", "", "") in section.tables[0].rows
 

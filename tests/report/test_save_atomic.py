@@ -297,7 +297,7 @@ def test_cli_prints_a_full_disk_in_one_line_with_exit_2(tmp_path, monkeypatch, c
     The audit itself is replaced by a ready report (what is tested is the save and the CLI)."""
     import time
 
-    import bayescal.report.cli as audit_cli
+    import bayescal.report.cli_run as audit_cli
     from bayescal.cli import main
     from bayescal.report.cli_output import report_outcome
 
@@ -329,7 +329,7 @@ def test_cli_prints_a_full_disk_in_one_line_with_exit_2(tmp_path, monkeypatch, c
 def test_cli_says_when_a_report_was_saved_file_by_file(tmp_path, monkeypatch, capsys):
     import time
 
-    import bayescal.report.cli as audit_cli
+    import bayescal.report.cli_run as audit_cli
     from bayescal.cli import main
     from bayescal.report.cli_output import report_outcome
 

@@ -1,0 +1,47 @@
+"""Option vocabularies and limits shared by the library and the command line.
+
+The library checks its arguments against these names and bounds, and the
+command line's parser offers them as ``choices`` and argparse types. This module
+imports nothing, so ``bayescal audit --help`` and a malformed command line are
+answered without loading numpy, pandas, xarray, PyMC or ArviZ.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MAX_CELLS",
+    "CHANNEL_CHOICES",
+    "MULTICLASS_CHANNEL_CHOICES",
+    "VIEW_CHOICES",
+    "SKIP_SECTIONS",
+    "MULTICLASS_SKIP_SECTIONS",
+]
+
+#: Hard cap on the number of cells of any partition (score groups, ECE bins). The binary
+#: view keeps dense (cell x observed pattern) arrays, and a binned error over more than a
+#: thousand bins is dominated by its noise floor below about 10**6 items (the plug-in's
+#: upward bias is about 0.64 sd(U) sqrt(M / n), SPEC §4), so more cells is a mistake, not
+#: a finer audit.
+MAX_CELLS = 1000
+
+#: ``--channels`` choices of the binary audit: the Bayesian grouped model or a point estimator.
+CHANNEL_CHOICES = ("bayes", "score-bin-em", "dawid-skene-em", "gmm", "hui-walter")
+
+#: ``--channels`` choices of the multiclass audit.
+MULTICLASS_CHANNEL_CHOICES = ("bayes", "dawid-skene-em")
+
+#: ``--view``: pick the analysis the evidence supports, or run one or both.
+VIEW_CHOICES = ("auto", "noise", "ambiguity", "both")
+
+#: ``--skip SECTION``: the optional sections of the binary audit (section key -> what it is).
+#: A skipped section stays in the report, and in ``summary.json["skipped"]``, with the reason.
+SKIP_SECTIONS = {
+    "crowdkit": "the naive comparison with crowd-kit's aggregated labels",
+    "recalibration": "the recalibration maps, fitted and judged on held-out items",
+}
+
+#: ``--skip SECTION`` of the multiclass audit (it has no crowd-kit comparison).
+MULTICLASS_SKIP_SECTIONS = {
+    "recalibration": "corrected temperature and vector scaling, fitted and judged on held-out "
+    "items",
+}

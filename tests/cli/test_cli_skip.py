@@ -1,0 +1,83 @@
+"""``--skip SECTION`` / ``--no-crowdkit`` (issue 23 item 3) and skipped sections recorded in
+``summary.json["skipped"]`` with their reason (issue 24 item 3)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from cli_helpers import one_line, run
+
+from bayescal.errors import ConfigError
+from bayescal.options import MULTICLASS_SKIP_SECTIONS, SKIP_SECTIONS
+from bayescal.report.audit import audit
+from bayescal.report.multiclass_audit import audit_multiclass
+from bayescal.simulate import simulate_multiclass, simulate_toy
+
+
+@pytest.fixture(scope="module")
+def wide_csv(tmp_path_factory):
+    """400 items, three annotators (enough for the recalibration step to run)."""
+    rng = np.random.default_rng(3)
+    z = rng.random(400)
+    rows = [f"{s:.4f}," + ",".join(str(int(rng.random() < s)) for _ in range(3)) for s in z]
+    path = tmp_path_factory.mktemp("data") / "wide.csv"
+    path.write_text("score,r1,r2,r3\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_an_unknown_section_is_one_line_naming_the_valid_ones(tmp_path):
+    line = one_line(["audit", "missing.csv", "--skip", "figures", "--out", tmp_path / "o"])
+    assert "argument --skip: invalid choice: 'figures'" in line
+    assert all(repr(name) in line for name in SKIP_SECTIONS), line
+    assert not (tmp_path / "o").exists()
+
+
+def test_multiclass_data_have_no_crowdkit_section(tmp_path):
+    argv = ["audit", "--example", "snli-3class", "--no-crowdkit", "--out", tmp_path / "o"]
+    line = one_line(argv)
+    assert "--skip crowdkit: the multiclass audit has no such section" in line
+    assert ", ".join(MULTICLASS_SKIP_SECTIONS) in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_library_refuses_an_unknown_section():
+    data = simulate_toy(200, random_state=0)
+    with pytest.raises(ConfigError, match="'figures' is not an optional section"):
+        audit(data, channels="score-bin-em", skip=("figures",))
+    with pytest.raises(ConfigError, match="'crowdkit' is not an optional section"):
+        audit_multiclass(simulate_multiclass(200, 3, random_state=0), skip=("crowdkit",))
+
+
+def test_skipped_sections_are_recorded_with_their_reason(wide_csv, tmp_path):
+    out = tmp_path / "o"
+    argv = ["audit", wide_csv, "--channels", "score-bin-em", "--no-crowdkit", "--skip"]
+    code, err = run([*argv, "recalibration", "--skip", "crowdkit", "--out", out])
+    assert code == 0, err
+    assert "naive errors against crowd-kit labels: skipped (--skip crowdkit)" in err
+    assert "recalibration maps: skipped (--skip recalibration)" in err
+    summary = json.loads((out / "summary.json").read_text())
+    skipped = summary["skipped"]
+    for key in ("crowdkit", "recalibration"):
+        assert skipped[key] == f"left out on request (--skip {key}; skip=({key!r},) in Python)."
+    assert summary["naive_crowdkit"] == {"status": "skipped", "reason": skipped["crowdkit"]}
+    assert "recalibration" not in summary  # nothing was fitted
+    assert summary["reproducibility"]["settings"]["skip"] == ["crowdkit", "recalibration"]
+    html = (out / "report.html").read_text()
+    assert html.count("left out on request (--skip") == 2
+
+
+def test_a_section_skipped_for_its_own_reason_is_recorded_too():
+    """Under 300 annotated items the recalibration cannot be chosen on held-out data: that
+    used to be absent from summary.json (issue 24 item 3)."""
+    r = audit(simulate_toy(200, random_state=0), channels="score-bin-em")
+    assert r.summary["skipped"]["recalibration"].startswith("only 200 annotated items")
+    assert "recalibration" not in r.summary
+    m = audit_multiclass(
+        simulate_multiclass(300, 3, random_state=0),
+        channels="dawid-skene-em",
+        skip=("recalibration",),
+    )
+    assert m.summary["skipped"]["recalibration"].startswith("left out on request")
+    assert m.summary["reproducibility"]["settings"]["skip"] == ["recalibration"]
