@@ -234,7 +234,16 @@ def channel_forest(
             ax.grid(alpha=0.3)
         for ax in axes:
             ax.set_yticks(y, names, parse_math=False)
-        axes[1].legend(fontsize=7, loc="lower left")
+        # Below the b panel, clear of its tick labels: inside, it covered the lowest
+        # annotator's interval (issue 24).
+        axes[1].legend(
+            fontsize=7,
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            borderaxespad=3.0,
+            ncol=2,
+            frameon=False,
+        )
         axes[0].figure.suptitle(
             f"Annotator channels ({int(round(prob * 100))}% intervals)", fontsize=11, y=1.03
         )

@@ -30,6 +30,7 @@ from bayescal.errors import ConfigError
 from bayescal.plotting.ambiguity import entropy_histogram, true_and_voted_reliability
 from bayescal.report.core import Provenance, Report, Section, Table, fmt
 from bayescal.report.figures import responsive_figure
+from bayescal.report.verdict import ambiguity_facts, decide, summary_entries
 
 _log = logging.getLogger(__name__)
 
@@ -202,10 +203,11 @@ def audit_ambiguity(
         source=dict(data.attrs),
     )
     sections.append(provenance.section())
+    verdict = decide(ambiguity_facts(summary, sections, a.flags))
     return AmbiguityReport(
         kind="ambiguity",
         title=title or f"bayescal ambiguity audit: {data.name or 'data'}",
-        summary=summary,
+        summary={**summary_entries(verdict, summary), **summary},
         sections=sections,
         provenance=provenance,
         flags=list(a.flags),

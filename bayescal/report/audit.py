@@ -33,6 +33,7 @@ from bayescal.report.crowdkit_section import (
 )
 from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
 from bayescal.report.recal_section import recalibration_section
+from bayescal.report.verdict import decide, noise_facts, summary_entries
 from bayescal.summaries.summary import Summary
 
 _log = logging.getLogger(__name__)
@@ -254,10 +255,19 @@ def audit(
     summary = steps.build_summary(ctx)
     summary["skipped"] = skipped(sections)
     summary["knowledge"] = ctx.diagnostics["knowledge"]
+    summary.update(crowdkit_summary(ctx))
+    facts = noise_facts(
+        summary,
+        ctx.errors["nc_point"],
+        sections,
+        ctx.flags,
+        assumptions=steps.ASSUMPTIONS,
+        columns=data.columns if isinstance(data, Annotations) else None,
+    )
     return AuditReport(
         kind="binary",
         title=title or "bayescal calibration audit",
-        summary={**summary, **crowdkit_summary(ctx)},
+        summary={**summary_entries(decide(facts), summary), **summary},
         sections=sections,
         provenance=provenance,
         flags=list(ctx.flags),

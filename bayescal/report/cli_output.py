@@ -48,8 +48,13 @@ def report_outcome(
     if saved.startswith("file by file"):  # not swapped in whole: say so (also in the report)
         display.line(f"bayescal: saved {saved}")
     display.line(headline)
+    verdict = result.summary.get("verdict") or {}
+    if verdict:  # the decision, and below the warnings what they mean for it
+        display.line(f"bayescal: verdict: {verdict['sentence']}")
     for flag in result.flags:
         display.warning(f"bayescal: {flag.line()}")
+    for caveat in verdict.get("caveats", ()):
+        display.line(f"bayescal: for the verdict: {caveat}")
     for path in written.values():
         display.line(f"bayescal: wrote {path}")
     display.line(f"bayescal: done in {time.perf_counter() - started:.1f} s")

@@ -28,6 +28,7 @@ from bayescal.report import multiclass_sections as steps
 from bayescal.report.audit import _plain, check_skip, run_stages, skipped, skipped_on_request
 from bayescal.report.core import Provenance, Report, Section, fmt
 from bayescal.report.multiclass_knowledge import multiclass_knowledge_section
+from bayescal.report.verdict import decide, noise_facts, summary_entries
 
 __all__ = ["audit_multiclass", "MulticlassAuditReport", "MULTICLASS_CHANNEL_CHOICES"]
 
@@ -249,10 +250,19 @@ def audit_multiclass(
     )
     sections.append(provenance.section())
     idata = getattr(ctx.channels, "idata", None)
+    summary = {**steps.build_summary(ctx), "skipped": skipped(sections)}
+    facts = noise_facts(
+        summary,
+        ctx.errors["nc_point"].top_label,
+        sections,
+        ctx.flags,
+        assumptions=steps.MULTICLASS_ASSUMPTIONS,
+        columns=data.columns,
+    )
     return MulticlassAuditReport(
         kind="multiclass",
         title=title or "bayescal multiclass calibration audit",
-        summary={**steps.build_summary(ctx), "skipped": skipped(sections)},
+        summary={**summary_entries(decide(facts), summary), **summary},
         sections=sections,
         provenance=provenance,
         flags=list(ctx.flags),
