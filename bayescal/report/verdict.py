@@ -320,7 +320,8 @@ def _columns(columns: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _recal_binary(rec: Any, skipped: Sequence[Skipped]) -> Recalibration:
+def _recal_choice(rec: Any, skipped: Sequence[Skipped]) -> Recalibration:
+    """The held-out recalibration choice's record (one format for every C)."""
     if not isinstance(rec, Mapping) or "recommended" not in rec:
         return _recal_skipped(skipped)
     r = rec["recommended"]
@@ -395,10 +396,7 @@ def noise_facts(
         *_assumptions(assumptions, "identification"),
     ]
     recal = summary.get("recalibration")
-    if multiclass:
-        recalibration = _recal_multiclass(recal, skipped)
-    else:
-        recalibration = _recal_binary(recal, skipped)
+    recalibration = _recal_choice(recal, skipped)
     return Facts(
         track="multiclass" if multiclass else "binary",
         n_items=int(summary["n_items"]),
@@ -439,26 +437,6 @@ def _evidence_check(evidence: Mapping[str, Any]) -> Check:
         "passed" if view == "noise" else ("not run" if view == "inconclusive" else "failed"),
         text,
         "evidence",
-    )
-
-
-def _recal_multiclass(rec: Any, skipped: Sequence[Skipped]) -> Recalibration:
-    if not isinstance(rec, Mapping) or "recommended" not in rec:
-        return _recal_skipped(skipped)
-    best = rec["recommended"]["map"]
-    before, after = rec["none"]["nc_top_label"], rec[best]["nc_top_label"]
-    if after < before:
-        return Recalibration(
-            "recommended",
-            f"corrected {best} scaling",
-            f"on the held-out half it lowered the top-label NC-ECE from {fmt(before)} to "
-            f"{fmt(after)}",
-        )
-    return Recalibration(
-        "keep",
-        None,
-        "on the held-out half no corrected map beat the original probabilities "
-        f"(top-label NC-ECE {fmt(before)}; best map {fmt(after)})",
     )
 
 
