@@ -136,13 +136,12 @@ class IntervalPart:
         return out
 
     def to_dict(self) -> dict:
-        """``point`` (bias-aware estimate), ``plugin``, ``mean``, ``lo``, ``hi``, ``prob``,
+        """``point`` (bias-aware estimate), ``plugin``, ``lo``, ``hi``, ``prob``,
         ``p_value``, ``decomposition`` (the binary NC-ECE layout)."""
         lo, hi = self.interval()
         return {
             "point": self.estimate,
             "plugin": self.plugin,
-            "mean": float(self.replicated_ece("full").mean()),
             "lo": lo,
             "hi": hi,
             "prob": self.prob,
