@@ -27,8 +27,8 @@ from bayescal.metrics.multiclass import (
     multiclass_oracle_ece,
     multiclass_vote_ece,
 )
-from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
+from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
 from bayescal.plotting.ambiguity import reliability_diagram
 from bayescal.plotting.multiclass import (
     classwise_errors,

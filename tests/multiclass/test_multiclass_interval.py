@@ -7,7 +7,7 @@ from bayescal.channels.multiclass_em import multiclass_dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError
 from bayescal.metrics.multiclass import multiclass_nc_ece
-from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
+from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
 from bayescal.simulate import multiclass_population, simulate_multiclass
 from bayescal.summaries import summarize_multiclass
 
