@@ -37,6 +37,19 @@ was made between (``methods``):
 - tests: ``abs`` (the library's) and ``chi2`` (``sum D_m^2 / s_m^2`` against
   chi-square with the number of non-empty bins): rejection rates.
 
+``--designs`` runs the designs where the channels are uncertain instead (issue 22
+item 2; :data:`DESIGNS`): the toy's K = 3 panel, K = 2 with two score groups
+(Hui-Walter), K = 2 with 10% gold items and no groups, K = 2 with an earlier audit of
+1,000 items as prior (``ChannelPriors.from_fit``), and K = 3 on this bench's own Beta
+simulator (Beta(2, 2.5) scores, an under-confident logistic curve, 10% missing
+answers), each over ``--conditions`` x ``--sizes``. Every repetition fits the grouped
+Bayesian model (``fit_channels_bayes``, 2 chains) on all its items and scores, from one
+``nc_ece_interval(..., sample_use="joint")`` call, the reported joint interval, the
+evaluation-only one (channels at their posterior mean) and the independent combination
+(``full``) against the exact population binned ECE, with the test's rejection rate.
+The JSON keeps every repetition's numbers and is rewritten after each cell; a rerun
+with the same ``--json`` resumes.
+
 JSON: ``protocol``, ``results`` (one row per cell and interval source, with
 coverage, its Monte Carlo SE, mean width, the test's rejection rate and the
 population binned ECE), ``cells`` (bias of the estimate and of the plug-in, test
