@@ -547,7 +547,7 @@ MULTICLASS = [
         "from bayescal.channels.em import dawid_skene_em\n"
         "from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes\n"
         "from bayescal.metrics import class_oracle_ece, class_vote_ece\n"
-        "from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval\n"
+        "from bayescal.metrics.uncertainty import multiclass_nc_ece_interval\n"
         "from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity\n"
         "from bayescal.plotting.multiclass import (confusion_heatmaps, dispersion_check,\n"
         "                                          top_label_reliability)\n"

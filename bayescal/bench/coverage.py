@@ -37,6 +37,19 @@ was made between (``methods``):
 - tests: ``abs`` (the library's) and ``chi2`` (``sum D_m^2 / s_m^2`` against
   chi-square with the number of non-empty bins): rejection rates.
 
+``--designs`` runs the designs where the channels are uncertain instead (issue 22
+item 2; :data:`DESIGNS`): the toy's K = 3 panel, K = 2 with two score groups
+(Hui-Walter), K = 2 with 10% gold items and no groups, K = 2 with an earlier audit of
+1,000 items as prior (``ChannelPriors.from_fit``), and K = 3 on this bench's own Beta
+simulator (Beta(2, 2.5) scores, an under-confident logistic curve, 10% missing
+answers), each over ``--conditions`` x ``--sizes``. Every repetition fits the grouped
+Bayesian model (``fit_channels_bayes``, 2 chains) on all its items and scores, from one
+``nc_ece_interval(..., sample_use="joint")`` call, the reported joint interval, the
+evaluation-only one (channels at their posterior mean) and the independent combination
+(``full``) against the exact population binned ECE, with the test's rejection rate.
+The JSON keeps every repetition's numbers and is rewritten after each cell; a rerun
+with the same ``--json`` resumes.
+
 JSON: ``protocol``, ``results`` (one row per cell and interval source, with
 coverage, its Monte Carlo SE, mean width, the test's rejection rate and the
 population binned ECE), ``cells`` (bias of the estimate and of the plug-in, test
@@ -75,6 +88,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--prob", type=float, default=0.9)
     parser.add_argument("--sampler", choices=["auto", "nutpie", "pymc"], default="auto")
     parser.add_argument("--seed", type=int, default=4242)
+    parser.add_argument(
+        "--designs",
+        nargs="+",
+        default=None,
+        help="run these designs (Bayesian channels, sample_use='joint') instead of the toy "
+        f"grid; choose from {', '.join(DESIGNS)}. Resumes from --json.",
+    )
     parser.add_argument("--json", dest="json_path", default=None)
 
 
@@ -288,6 +308,15 @@ def _sampler_kind(requested):
 def _check_args(args):
     from bayescal.errors import ConfigError
 
+    unknown = sorted(set(args.designs or ()) - set(DESIGNS))
+    if unknown:
+        raise ConfigError(f"unknown --designs {unknown}; choose from {sorted(DESIGNS)}.")
+    if "beta-k3" in (args.designs or ()) and "shifted" in args.conditions:
+        raise ConfigError(
+            "the beta-k3 design has the conditions 'calibrated' and 'nonlinear' only; "
+            "pass --conditions calibrated nonlinear."
+        )
+
     if args.reps < 2:
         raise ConfigError(f"--reps must be at least 2; got {args.reps}.")
     if min(args.sizes) < 100:
@@ -408,6 +437,8 @@ def run(args) -> int:
     from bayescal.errors import IdentificationWarning
     from bayescal.simulate import toy_population_binned_ece
 
+    if args.designs:
+        return run_designs(args)
     _check_args(args)
     args.sampler_kind = _sampler_kind(args.sampler) if args.channels == "bayes" else None
     load_start = os.getloadavg()
@@ -458,4 +489,245 @@ def run(args) -> int:
         "environment": environment(),
     }
     write_json(out, args.json_path)
+    return 0
+
+
+# ---------------------------------------------------------------- weakly identified designs
+#: Designs where the channels are uncertain (issue 22 item 2). ``sim``: the toy of
+#: Sec. 6.1 or this bench's own Beta simulator (not used anywhere else in the
+#: project); ``fp``/``fn``: the annotators; ``groups``: score-group edges;
+#: ``gold``: share of gold items (left out of the ECE cells, as the audit does);
+#: ``prior``: channels of an earlier audit of ``prior`` items as the prior.
+DESIGNS = {
+    "toy-k3": {"sim": "toy", "fp": (0.08, 0.13, 0.18), "fn": (0.16, 0.11, 0.06), "groups": 5},
+    "hui-walter-k2": {"sim": "toy", "fp": (0.08, 0.13), "fn": (0.16, 0.11), "groups": 2},
+    "gold-k2": {"sim": "toy", "fp": (0.08, 0.13), "fn": (0.16, 0.11), "groups": 1, "gold": 0.1},
+    "prior-k2": {"sim": "toy", "fp": (0.08, 0.13), "fn": (0.16, 0.11), "groups": 5, "prior": 1000},
+    "beta-k3": {"sim": "beta", "fp": (0.1, 0.2, 0.15), "fn": (0.25, 0.15, 0.3), "groups": 5},
+}
+#: The Beta simulator: Z ~ Beta(2, 2.5); P(Y = 1 | z) is z (calibrated) or an
+#: under-confident logistic curve with an offset (nonlinear: its gap changes sign
+#: twice across the score range), and 10% of the answers are missing.
+BETA_SHAPE = (2.0, 2.5)
+BETA_MISSING = 0.1
+
+
+def _beta_curve(cond):
+    if cond == "calibrated":
+        return lambda z: z
+    return lambda z: 1 / (1 + np.exp(-(0.55 * np.log(z / (1 - z)) + 0.35)))
+
+
+def _beta_population_ece(cond, edges) -> float:
+    from scipy import integrate, stats
+
+    f, pdf = _beta_curve(cond), stats.beta(*BETA_SHAPE).pdf
+    return float(
+        sum(
+            abs(integrate.quad(lambda z: (f(z) - z) * pdf(z), lo, hi, epsabs=1e-12)[0])
+            for lo, hi in zip(edges[:-1], edges[1:])
+        )
+    )
+
+
+def _population_ece(design, cond) -> float:
+    from bayescal.simulate import toy_population_binned_ece
+
+    edges = np.linspace(0, 1, N_BINS + 1)
+    if DESIGNS[design]["sim"] == "toy":
+        return float(toy_population_binned_ece(cond, edges))
+    return _beta_population_ece(cond, edges)
+
+
+def _simulate_design(design, cond, n, rng):
+    """One data set of a design: Annotations (with gold items when the design has them)."""
+    from bayescal.data.container import Annotations
+    from bayescal.simulate import simulate_toy
+    from bayescal.simulate.flips import simulate_annotations
+
+    spec = DESIGNS[design]
+    fp, fn = np.array(spec["fp"]), np.array(spec["fn"])
+    if spec["sim"] == "toy":
+        d = simulate_toy(n, cond, random_state=rng, fp=fp, fn=fn)
+        score, labels, truth = d.score, d.labels, np.asarray(d.truth)
+    else:
+        score = np.clip(rng.beta(*BETA_SHAPE, n), 1e-6, 1 - 1e-6)
+        truth = (rng.random(n) < _beta_curve(cond)(score)).astype(np.int64)
+        labels = simulate_annotations(truth, fp, 1 - fn, random_state=rng, missing=BETA_MISSING)
+    gold = None
+    if spec.get("gold"):
+        gold = np.full(n, np.nan)
+        pick = rng.choice(n, int(round(spec["gold"] * n)), replace=False)
+        gold[pick] = truth[pick]
+    names = [f"r{j + 1}" for j in range(fp.size)]
+    return Annotations.from_arrays(
+        score=score, labels=labels, truth=truth, gold=gold, annotators=names
+    )
+
+
+def _design_seed(base, design, cond, n, r):
+    seq = np.random.SeedSequence(
+        [base, 1 + list(DESIGNS).index(design), CONDITIONS.index(cond), n, r]
+    )
+    return int(seq.generate_state(1, dtype=np.uint32)[0])
+
+
+def _design_fit(summary, args, seed, priors=None):
+    from bayescal.bayes.fit import fit_channels_bayes
+
+    return fit_channels_bayes(
+        summary,
+        "grouped",
+        priors=priors,
+        draws=args.draws,
+        tune=args.tune,
+        chains=2,
+        cores=1,
+        random_state=seed,
+        posterior_predictive=False,
+        check=False,
+    )
+
+
+def _design_rep(args, design, cond, n, seed):
+    """Intervals of one repetition: reported (joint posterior), evaluation-only, full."""
+    from bayescal.bayes.priors import ChannelPriors
+    from bayescal.metrics.uncertainty import nc_ece_interval
+    from bayescal.summaries.summary import summarize
+
+    spec = DESIGNS[design]
+    rng = np.random.default_rng(seed)
+    edges_g = np.linspace(0, 1, spec["groups"] + 1)
+    priors = None
+    if spec.get("prior"):
+        earlier = _simulate_design(design, cond, spec["prior"], rng)
+        fit0 = _design_fit(summarize(earlier, groups=edges_g, bins=N_BINS), args, seed + 1)
+        priors = ChannelPriors.from_fit(fit0)
+    data = _simulate_design(design, cond, n, rng)
+    summary = summarize(data, groups=edges_g, bins=N_BINS)
+    fit = _design_fit(summary, args, seed, priors)
+    iv = nc_ece_interval(
+        summary,
+        fit,
+        prob=args.prob,
+        n_bootstrap=args.n_bootstrap,
+        sample_use="joint",
+        random_state=seed,
+    )
+    out = {"estimate": iv.estimate, "divergences": int(fit.diagnostics.get("divergences") or 0)}
+    for source in ("posterior", "evaluation", "full"):
+        lo, hi = iv.interval(source)
+        p = calibration_p_value_of(iv, source)
+        out[source] = (lo, hi, p)
+    return out
+
+
+def calibration_p_value_of(iv, source) -> float:
+    from bayescal.metrics.uncertainty import calibration_p_value
+
+    return calibration_p_value(iv.center(source), iv.moments[source].values)
+
+
+_DESIGN_INTERVALS = {"posterior": "reported", "evaluation": "evaluation_only", "full": "full"}
+
+
+def _design_cell(args, design, cond, n, done_reps):
+    """Coverage, width and test level per interval of one design cell, with Monte Carlo SEs."""
+    pop = _population_ece(design, cond)
+    reps = list(done_reps)
+    t0 = time.perf_counter()
+    for r in range(len(reps), args.reps):
+        reps.append(_design_rep(args, design, cond, n, _design_seed(args.seed, design, cond, n, r)))
+    seconds = time.perf_counter() - t0
+    rows = []
+    for source, label in _DESIGN_INTERVALS.items():
+        lo = np.array([x[source][0] for x in reps])
+        hi = np.array([x[source][1] for x in reps])
+        p = np.array([x[source][2] for x in reps])
+        cov, rej = float(np.mean((lo <= pop) & (pop <= hi))), float(np.mean(p <= 1 - args.prob))
+        rows.append(
+            {
+                "design": design,
+                "condition": cond,
+                "n": n,
+                "mode": "joint",
+                "interval": label,
+                "coverage": cov,
+                "coverage_se": float(np.sqrt(cov * (1 - cov) / len(reps))),
+                "miss_above": float(np.mean(pop > hi)),
+                "miss_below": float(np.mean(pop < lo)),
+                "mean_width": float(np.mean(hi - lo)),
+                "reps": len(reps),
+                "test_rejection_rate": rej,
+                "test_rejection_se": float(np.sqrt(rej * (1 - rej) / len(reps))),
+                "population_binned_ece": pop,
+            }
+        )
+    est = np.array([x["estimate"] for x in reps])
+    cell = {
+        "design": design,
+        "condition": cond,
+        "n": n,
+        "population_binned_ece": pop,
+        "estimate_bias": float(est.mean() - pop),
+        "estimate_rmse": float(np.sqrt(np.mean((est - pop) ** 2))),
+        "divergences": int(sum(x["divergences"] for x in reps)),
+        "seconds": seconds,
+    }
+    return rows, cell, reps
+
+
+def _cell_key(row: dict) -> tuple:
+    return row["design"], row["condition"], row["n"]
+
+
+def run_designs(args) -> int:
+    """The design cells, one JSON rewritten after every cell (rerun to resume)."""
+    import json
+    import warnings
+
+    from bayescal.errors import IdentificationWarning
+
+    _check_args(args)
+    path = args.json_path
+    state = {"results": [], "cells": [], "replicates": {}}
+    if path and os.path.exists(path):
+        with open(path) as fh:
+            state.update(json.load(fh))
+    t_start = time.perf_counter()
+    load_start = os.getloadavg()
+    for design in args.designs:
+        for cond in args.conditions:
+            for n in args.sizes:
+                key = f"{design}/{cond}/{n}"
+                done = state["replicates"].get(key, [])
+                if len(done) >= args.reps:
+                    continue
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", IdentificationWarning)
+                    rows, cell, reps = _design_cell(args, design, cond, n, done)
+                here = (design, cond, n)
+                state["results"] = [r for r in state["results"] if _cell_key(r) != here] + rows
+                state["cells"] = [c for c in state["cells"] if _cell_key(c) != here] + [cell]
+                state["replicates"][key] = [
+                    {k: list(v) if isinstance(v, tuple) else v for k, v in x.items()} for x in reps
+                ]
+                state["protocol"] = {
+                    "reps": args.reps,
+                    "designs": {d: DESIGNS[d] for d in args.designs},
+                    "prob": args.prob,
+                    "test_level": round(1 - args.prob, 10),
+                    "evaluation_bins": N_BINS,
+                    "n_bootstrap": args.n_bootstrap,
+                    "seed": args.seed,
+                    "chains": 2,
+                    "draws": args.draws,
+                    "tune": args.tune,
+                    "sample_use": "joint",
+                }
+                state["load_average"] = {"start": list(load_start), "end": list(os.getloadavg())}
+                state["seconds"] = state.get("seconds", 0.0) + time.perf_counter() - t_start
+                t_start = time.perf_counter()
+                state["environment"] = environment()
+                write_json(state, path)
     return 0

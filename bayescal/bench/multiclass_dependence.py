@@ -10,7 +10,7 @@ within-class correlation 0.5) and ``strong`` (s = 2, 0.8).
 
 Per repetition (seeds fixed): channels on the first half of the items (channel
 groups by predicted class), the multiclass NC-ECE interval
-(:func:`~bayescal.metrics.multiclass_interval.multiclass_nc_ece_interval`, ten
+(:func:`~bayescal.metrics.uncertainty.multiclass_nc_ece_interval`, ten
 bins) on the second half, once with the independence model's posterior and once
 with the dependence model's (pair ``a1:a2``), both from
 :func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` (nutpie). The
@@ -52,7 +52,7 @@ def _population():
 
 def _one_rep(args, level_s, seed, pop, truth_ece):
     from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
-    from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
+    from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
     from bayescal.simulate.multiclass_dependent import simulate_multiclass_dependent
 
     data, truth = simulate_multiclass_dependent(

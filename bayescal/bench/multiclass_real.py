@@ -41,8 +41,8 @@ from bayescal.metrics import (
     class_vote_ece,
     estimate_class_nc_ece,
 )
-from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
+from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
 from bayescal.summaries import summarize_multiclass
 
 

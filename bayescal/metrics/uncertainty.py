@@ -82,13 +82,21 @@ from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.binned import (
     CellTable,
     _as_summary,
+    _cell_targets,
     _channels_for,
+    _check_match,
     corrected_cell_moments,
     corrected_pattern_targets,
     row_chunks,
     summary_cells,
 )
-from bayescal.metrics.weights import DEFAULT_SHRINKAGE, annotator_weights
+from bayescal.metrics.binned import _class_summary as _as_multiclass_summary
+from bayescal.metrics.weights import (
+    DEFAULT_SHRINKAGE,
+    annotator_weights,
+    class_weights,
+    inverse_confusions,
+)
 from bayescal.summaries.partition import check_bin_occupancy
 
 __all__ = [
@@ -99,14 +107,20 @@ __all__ = [
     "bias_aware_interval",
     "calibration_p_value",
     "posterior_mean_channels",
+    "posterior_bin_rates",
     "SOURCES",
     "SAMPLE_USES",
+    "MulticlassNCECEInterval",
+    "IntervalPart",
+    "multiclass_nc_ece_interval",
     "INTERVAL_METHOD",
     "DEFAULT_REPLICATES",
     "MIN_REPLICATES",
 ]
 
-SOURCES = ("full", "channel", "evaluation")
+SOURCES = ("full", "channel", "evaluation", "posterior")
+#: The sources of the multiclass intervals (the joint route is binary for now).
+_RESAMPLED = SOURCES[:3]
 
 #: Bootstrap replicates when none are asked for (at least one per channel draw).
 DEFAULT_REPLICATES = 2000
@@ -122,10 +136,13 @@ INTERVAL_METHOD = (
 )
 
 #: How the channels relate to the evaluation items (see the module docstring).
-SAMPLE_USES = ("split", "reuse")
+SAMPLE_USES = ("split", "reuse", "joint")
 
 #: The source reported for each sample use.
-_REPORTED_SOURCE = {"split": "full", "reuse": "evaluation"}
+_REPORTED_SOURCE = {"split": "full", "reuse": "evaluation", "joint": "posterior"}
+
+#: Points of each grid on which a bin's positive rate is drawn (coarse, then refined).
+RATE_GRID = 128
 
 _SOURCE_NOTES = {
     ("split", True): "channel draws paired with a Bayesian bootstrap of the evaluation items",
@@ -135,6 +152,9 @@ _SOURCE_NOTES = {
     "channels held at their point value (adding channel draws as independent over-covers)",
     ("reuse", False): "channels fitted on these items: Bayesian bootstrap of the items with the "
     "channels held at their point value",
+    ("joint", True): "channels fitted on these items: each bin's positive rate drawn from its "
+    "latent-class posterior given each channel draw (channel and sampling uncertainty "
+    "correlated as they are), bin shares from a Bayesian bootstrap",
 }
 
 
@@ -243,12 +263,96 @@ def bias_aware_interval(
     return float(lo), float(hi), p
 
 
+def _cell_class_loglik(states: np.ndarray, a: np.ndarray, b: np.ndarray):
+    """``log P(pattern | Y = 0)`` and ``log P(pattern | Y = 1)`` per draw: two (S, P) arrays."""
+    i1 = (states == 1).astype(np.float64)
+    i0 = (states == 0).astype(np.float64)
+    l0 = np.log(a) @ i1.T + np.log1p(-a) @ i0.T
+    l1 = np.log(b) @ i1.T + np.log1p(-b) @ i0.T
+    return l0, l1
+
+
+def _rate_loglik(table: CellTable, l0: np.ndarray, l1: np.ndarray, rate: np.ndarray):
+    """Log-likelihood of each bin's rate on a grid: rate (r, M, G) -> (r, M, G).
+
+    ``sum_{cells c in m} n_c log(rate e^{l1_c} + (1 - rate) e^{l0_c})``; l0, l1 are (r, C).
+    """
+    r = rate[:, table.bin, :]  # (r, C, G)
+    cell = np.logaddexp(np.log(r) + l1[:, :, None], np.log1p(-r) + l0[:, :, None])
+    cell *= table.count[None, :, None]
+    out = np.zeros(rate.shape)
+    starts = np.flatnonzero(np.r_[True, table.bin[1:] != table.bin[:-1]])
+    out[:, table.bin[starts], :] = np.add.reduceat(cell, starts, axis=1)
+    return out
+
+
+def posterior_bin_rates(
+    table: CellTable, a: np.ndarray, b: np.ndarray, n_rep: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Draws of each bin's positive rate ``P(Y = 1 | Z in B_m)`` jointly with the channels.
+
+    Replicate r takes channel draw ``r mod S`` and draws every bin's rate from its
+    conditional posterior given those channels and the bin's answer patterns (the
+    latent-class likelihood with the bins as groups, uniform prior on the rate):
+    ``p(rate_m | a, b, data) ~ prod_{cells c in m} (rate e^{l1_c} + (1 - rate) e^{l0_c})^{n_c}``.
+    Channel draws from the posterior of the same items make ``(channels, rate)`` a
+    draw from their joint posterior, so the channels' estimation error and the
+    items' sampling noise enter correlated as they are (what adding them as
+    independent sources gets wrong when the channels were fitted on these items).
+
+    The density is one-dimensional: it is evaluated on a grid of :data:`RATE_GRID`
+    midpoints of (0, 1), refined to the range holding all but ``e^-30`` of the
+    maximum, and sampled exactly on the refined grid (uniform within a cell of
+    width at most 1 / RATE_GRID**2 of the range), so the grid error is far below
+    the posterior's spread.
+
+    Returns
+    -------
+    ndarray of shape (R, M)
+        NaN for empty bins.
+    """
+    s = a.shape[0]
+    n_unique = min(s, n_rep)
+    m, g = table.n_bins, RATE_GRID
+    coarse = (np.arange(g) + 0.5) / g
+    cdf = np.empty((n_unique, m, g))
+    lo = np.empty((n_unique, m))
+    step = np.empty((n_unique, m))
+    for rows in row_chunks(n_unique, max(1, table.n_cells) * g):
+        l0, l1 = _cell_class_loglik(table.states, a[rows], b[rows])
+        l0, l1 = l0[:, table.pattern], l1[:, table.pattern]
+        r = rows.stop - rows.start
+        ll = _rate_loglik(table, l0, l1, np.broadcast_to(coarse, (r, m, g)))
+        keep = ll >= ll.max(axis=2, keepdims=True) - 30.0
+        first = np.argmax(keep, axis=2)
+        last = g - 1 - np.argmax(keep[:, :, ::-1], axis=2)
+        a_lo = np.maximum(first - 1, 0) / g  # one coarse cell of margin on each side
+        a_hi = np.minimum(last + 2, g) / g
+        width = (a_hi - a_lo) / g
+        fine = a_lo[:, :, None] + (np.arange(g) + 0.5) * width[:, :, None]
+        ll = _rate_loglik(table, l0, l1, fine)
+        w = np.exp(ll - ll.max(axis=2, keepdims=True))
+        cdf[rows] = np.cumsum(w, axis=2) / w.sum(axis=2, keepdims=True)
+        lo[rows], step[rows] = a_lo, width
+    d = np.arange(n_rep) % n_unique
+    u = rng.random((n_rep, m))
+    k = np.empty((n_rep, m), dtype=np.int64)
+    for j in range(m):
+        c = cdf[d, j, :]  # (R, G)
+        k[:, j] = np.minimum((c < u[:, j : j + 1]).sum(axis=1), g - 1)
+    rate = lo[d] + (k + rng.random((n_rep, m))) * step[d]
+    empty = table.bin_sums(table.count[None])[0] == 0
+    rate[:, empty] = np.nan
+    return rate
+
+
 def bootstrap_bin_moments(
     table: CellTable,
     draws: tuple[np.ndarray, np.ndarray, np.ndarray],
     point: tuple[np.ndarray, np.ndarray, np.ndarray],
     n_rep: int,
     rng: np.random.Generator,
+    joint: bool = False,
 ) -> dict[str, np.ndarray]:
     """Resampled signed bin moments under each source, on the non-empty cells only.
 
@@ -263,14 +367,20 @@ def bootstrap_bin_moments(
     n_rep : int
         Replicates R.
     rng : numpy.random.Generator
+    joint : bool, default False
+        Also the ``posterior`` source: each bin's rate drawn with
+        :func:`posterior_bin_rates` given channel draw ``r mod S``, bin shares and
+        score sums from the same Bayesian bootstrap of the cells,
+        ``D_rm = sum_{c in m} g_rc (rate_rm - mean score_c)``.
 
     Returns
     -------
     dict
         ``point`` (M,): sample moments at the point channels; ``full``,
-        ``evaluation``, ``channel`` (R, M): replicate moments; ``rate_full``,
-        ``rate_evaluation`` (R, M): corrected positive rate per bin under those
-        sources (NaN for empty bins).
+        ``evaluation``, ``channel`` (and with ``joint``, ``posterior``) (R, M):
+        replicate moments; ``rate_<source>`` (R, M) for the resampled sources:
+        corrected (or, for ``posterior``, latent-class) positive rate per bin
+        (NaN for empty bins).
         Work is done in chunks of replicates, so memory is O(chunk x cells).
     """
     a, b, w = draws
@@ -283,9 +393,13 @@ def bootstrap_bin_moments(
         "point": (table.bin_sums((u_point * table.count)[None])[0] - table.bin_score_sum) / table.n,
         "channel": corrected_cell_moments(table, a, b, w)[np.arange(n_rep) % s],
     }
-    for key in ("full", "evaluation", "rate_full", "rate_evaluation"):
+    keys = ("full", "evaluation") + (("posterior",) if joint else ())
+    for key in keys:
         out[key] = np.empty((n_rep, n_bins))
+        out[f"rate_{key}"] = np.empty((n_rep, n_bins))
     empty = table.bin_sums(table.count[None])[0] == 0
+    if joint:
+        out["rate_posterior"] = posterior_bin_rates(table, a, b, n_rep, rng)
     for rows in row_chunks(n_rep, max(table.n_cells, states.shape[0])):
         g = rng.standard_gamma(table.count, size=(rows.stop - rows.start, table.n_cells))
         g /= g.sum(axis=1, keepdims=True)
@@ -293,6 +407,9 @@ def bootstrap_bin_moments(
         out["evaluation"][rows] = table.bin_sums(g * (u_point - zbar))
         with np.errstate(invalid="ignore", divide="ignore"):
             out["rate_evaluation"][rows] = table.bin_sums(g * u_point) / weight
+        if joint:
+            rate = np.nan_to_num(out["rate_posterior"][rows])
+            out["posterior"][rows] = rate * weight - table.bin_sums(g * zbar)
         if s == 1:
             out["full"][rows] = out["evaluation"][rows]
             out["rate_full"][rows] = out["rate_evaluation"][rows]
@@ -315,7 +432,8 @@ class NCECEPosterior:
     Attributes
     ----------
     ece : xarray.Dataset
-        Variables ``full``, ``channel``, ``evaluation``, each of shape (draw,):
+        Variables ``full``, ``channel``, ``evaluation`` (and ``posterior`` with
+        ``sample_use="joint"``), each of shape (draw,):
         the raw resampled plug-in ``sum_m |D*_m|`` (biased upward like the
         plug-in; the bias-aware quantities below are built from ``moments``).
     moments : xarray.Dataset
@@ -331,7 +449,7 @@ class NCECEPosterior:
     bin_edges : ndarray
     prob : float
         Default interval probability.
-    sample_use : {"split", "reuse"}
+    sample_use : {"split", "reuse", "joint"}
         Whether the channels came from other items or from these; it picks the
         reported source (:attr:`source`).
     info : dict
@@ -351,14 +469,39 @@ class NCECEPosterior:
 
     @property
     def source(self) -> str:
-        """The reported source: ``"full"`` for split samples, ``"evaluation"`` for reuse."""
+        """The reported source: ``"full"`` for split samples, ``"evaluation"`` for reuse,
+        ``"posterior"`` for joint."""
         return _REPORTED_SOURCE[self.sample_use]
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The sources this result holds replicates of."""
+        return tuple(s for s in SOURCES if s in self.moments.data_vars)
 
     def _replicates(self, source: str | None) -> np.ndarray:
         source = self.source if source is None else source
-        if source not in SOURCES:
-            raise ConfigError(f"source must be one of {SOURCES}; got {source!r}.")
+        if source not in self.sources:
+            raise ConfigError(
+                f"source must be one of {self.sources}; got {source!r} "
+                "(the posterior source needs sample_use='joint')."
+            )
         return self.moments[source].values
+
+    def center(self, source: str | None = None) -> np.ndarray:
+        """The signed bin moments the source's construction starts from, shape (M,).
+
+        The sample moments at the point channels (:attr:`plugin_moments`) for the
+        resampling sources; for ``posterior``, the posterior mean of the bin moments
+        (its draws are the posterior itself, not deviations around a point fit).
+        """
+        reps = self._replicates(source)
+        if (self.source if source is None else source) == "posterior":
+            return reps.mean(axis=0)
+        return self.plugin_moments.values
+
+    def plugin_of(self, source: str | None = None) -> float:
+        """The raw plug-in ``sum_m |D_m|`` of :meth:`center` (biased upward near 0)."""
+        return float(np.abs(self.center(source)).sum())
 
     @property
     def point(self) -> float:
@@ -367,13 +510,13 @@ class NCECEPosterior:
 
     @property
     def estimate(self) -> float:
-        """Bias-corrected NC-ECE, the reported point; see :func:`debiased_ece`."""
-        return debiased_ece(self.plugin_moments.values, self._replicates(None))
+        """Bias-corrected NC-ECE of the reported source; see :func:`debiased_ece`."""
+        return debiased_ece(self.center(), self._replicates(None))
 
     @property
     def p_value(self) -> float:
         """p-value of H0 "perfectly calibrated"; see :func:`calibration_p_value`."""
-        return calibration_p_value(self.plugin_moments.values, self._replicates(None))
+        return calibration_p_value(self.center(), self._replicates(None))
 
     @property
     def interval_method(self) -> str:
@@ -388,12 +531,12 @@ class NCECEPosterior:
         :func:`bias_aware_interval`.
         """
         p = _check_prob(self.prob if prob is None else prob)
-        lo, hi, _ = bias_aware_interval(self.plugin_moments.values, self._replicates(source), p)
+        lo, hi, _ = bias_aware_interval(self.center(source), self._replicates(source), p)
         return lo, hi
 
     def prob_above(self, threshold: float, source: str | None = None) -> float:
         """Share of bias-corrected replicates ``2 theta_hat - theta*_r`` above ``threshold``."""
-        d = self.plugin_moments.values
+        d = self.center(source)
         boot = np.abs(d + _deviations(self._replicates(source))).sum(axis=1)
         return float(np.mean(2.0 * np.abs(d).sum() - boot > threshold))
 
@@ -414,17 +557,18 @@ class NCECEPosterior:
     def decomposition(self) -> dict:
         """Per source: sd of the resampled NC-ECE and the bias-aware interval."""
         out = {}
-        for s in SOURCES:
+        for s in self.sources:
             lo, hi = self.interval(s)
             out[s] = {"sd": float(self.ece[s].std()), "lo": lo, "hi": hi, "width": hi - lo}
         return out
 
     def to_dict(self) -> dict:
+        """The reported numbers: ``point`` (the bias-aware estimate), ``plugin`` (the raw
+        plug-in it corrects), ``lo``, ``hi``, ``p_value``, all from the reported source."""
         lo, hi = self.interval()
         return {
             "point": self.estimate,
-            "plugin": self.plugin,
-            "mean": float(self.ece[self.source].mean()),
+            "plugin": self.plugin_of(),
             "lo": lo,
             "hi": hi,
             "prob": self.prob,
@@ -440,7 +584,7 @@ class NCECEPosterior:
     def __repr__(self) -> str:
         lo, hi = self.interval()
         return (
-            f"<NCECEPosterior estimate={self.estimate:.5f} plugin={self.plugin:.5f} "
+            f"<NCECEPosterior estimate={self.estimate:.5f} plugin={self.plugin_of():.5f} "
             f"{int(round(self.prob * 100))}% {self.source} [{lo:.5f}, {hi:.5f}] "
             f"p(calibrated)={self.p_value:.3g} replicates={self.ece.sizes[DRAW]}>"
         )
@@ -470,7 +614,8 @@ def _check_n_bootstrap(n_bootstrap, n_draws: int) -> int:
 
 
 def posterior_mean_channels(channels):
-    """One-draw channels at the draws' mean of ``a``, ``b`` and the prevalence.
+    """One-draw channels at the draws' mean of ``a``, ``b`` and the prevalence (two
+    classes) or of the confusion matrices and class prevalences (more classes).
 
     A point fit (one draw) is returned as it is.
 
@@ -485,6 +630,16 @@ def posterior_mean_channels(channels):
 
     if channels.n_draws == 1:
         return channels
+    if channels.n_classes > 2:
+        return ChannelFit.from_confusion(
+            channels.confusion.values.mean(axis=0),
+            channels.class_prevalence.values.mean(axis=0),
+            annotators=channels.annotators,
+            classes=channels.classes,
+            groups=[str(g) for g in channels.class_prevalence["group"].values],
+            group_counts=channels.group_counts.values,
+            method=f"{channels.method}_posterior_mean",
+        )
     return ChannelFit.from_point(
         channels.a.values.mean(axis=0),
         channels.b.values.mean(axis=0),
@@ -551,13 +706,16 @@ def nc_ece_interval(
     point_channels : ChannelFit, optional
         One-draw channels for the plug-in, the sample moments and the
         evaluation-only source; default: the posterior mean of ``a`` and ``b``.
-    sample_use : {"split", "reuse"}, default "split"
+    sample_use : {"split", "reuse", "joint"}, default "split"
         ``"split"``: the channels come from other items (or are known); the
         reported interval pairs channel draws with the item bootstrap. ``"reuse"``:
         the channels were fitted on these items; the reported interval resamples
         the items with the channels held at their point value (see the module
-        docstring for why and the measured coverage). When unsure, ``"split"`` is
-        the conservative choice.
+        docstring for why and the measured coverage). ``"joint"``: the channels are a
+        posterior fitted on these items; the reported interval draws each bin's
+        positive rate from its latent-class posterior given each channel draw
+        (:func:`posterior_bin_rates`), so priors and gold items move it as they move
+        the channels. When unsure, ``"split"`` is the conservative choice.
     random_state : None, int or Generator, default 0
 
     Returns
@@ -589,6 +747,12 @@ def nc_ece_interval(
     prob = _check_prob(prob)
     if sample_use not in SAMPLE_USES:
         raise ConfigError(f"sample_use must be one of {SAMPLE_USES}; got {sample_use!r}.")
+    if sample_use == "joint" and channels.n_draws < 2:
+        raise ConfigError(
+            "sample_use='joint' draws the bin rates with a channel posterior; these channels "
+            "are a point fit (one draw). Pass posterior draws, or sample_use='reuse' for an "
+            "evaluation-only interval conditional on the point channels."
+        )
     n_rep = _check_n_bootstrap(n_bootstrap, channels.n_draws)
     rng = check_random_state(random_state)
     summary = _as_summary(data, bins, bin_strategy)
@@ -600,7 +764,9 @@ def nc_ece_interval(
     table = summary_cells(summary)
     w = annotator_weights(channels, weights, lam=lam).values
     pw = w if point_channels is channels else annotator_weights(point_channels, weights, lam=lam)
-    reps = bootstrap_bin_moments(table, (a, b, w), (pa, pb, np.asarray(pw)), n_rep, rng)
+    reps = bootstrap_bin_moments(
+        table, (a, b, w), (pa, pb, np.asarray(pw)), n_rep, rng, joint=sample_use == "joint"
+    )
     return _posterior(summary, table, reps, prob, sample_use, channels, weights)
 
 
@@ -613,12 +779,13 @@ def _posterior(summary, table, reps, prob, sample_use, channels, weights) -> NCE
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_score = np.where(bin_count > 0, table.bin_score_sum / bin_count, np.nan)
     message = check_bin_occupancy(bin_count, stacklevel=4)
+    present = [s for s in SOURCES if s in reps]
     return NCECEPosterior(
         ece=xr.Dataset(
-            {s: ((DRAW,), np.abs(reps[s]).sum(axis=1)) for s in SOURCES}, coords={DRAW: draws}
+            {s: ((DRAW,), np.abs(reps[s]).sum(axis=1)) for s in present}, coords={DRAW: draws}
         ),
         moments=xr.Dataset(
-            {s: ((DRAW, BIN), reps[s]) for s in SOURCES},
+            {s: ((DRAW, BIN), reps[s]) for s in present},
             coords={DRAW: draws, BIN: bins_coord},
         ),
         plugin_moments=xr.DataArray(
@@ -643,4 +810,303 @@ def _posterior(summary, table, reps, prob, sample_use, channels, weights) -> NCE
             "channel_uncertainty": channels.n_draws > 1,
             "warnings": [] if message is None else [message],
         },
+    )
+
+
+# ---------------------------------------------------------- multiclass (top-label, class-wise)
+@dataclass(eq=False)
+class IntervalPart:
+    """One multiclass NC-ECE (top-label or class-wise): estimate, interval, test, replicates.
+
+    Attributes
+    ----------
+    plugin_moments : ndarray of shape (M',)
+        Signed moments at the point channels (class-wise: ``C x M`` divided by C).
+    replicates : dict of str -> ndarray of shape (R, M')
+        Per source (``full``, ``channel``, ``evaluation``).
+    accuracy : ndarray of shape (R, M)
+        Top-label only: corrected accuracy per bin (full source), for bands.
+    prob : float
+    """
+
+    plugin_moments: np.ndarray
+    replicates: dict
+    prob: float = 0.9
+    accuracy: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def plugin(self) -> float:
+        """Raw plug-in ``sum |D|`` at the point channels (biased upward)."""
+        return float(np.abs(self.plugin_moments).sum())
+
+    def _replicates(self, source):
+        if source not in self.replicates:
+            raise ConfigError(f"source must be one of {tuple(self.replicates)}; got {source!r}.")
+        return self.replicates[source]
+
+    @property
+    def estimate(self) -> float:
+        """Bias-corrected NC-ECE (full source); see
+        :func:`~bayescal.metrics.uncertainty.debiased_ece`."""
+        return debiased_ece(self.plugin_moments, self._replicates("full"))
+
+    def p_value(self, source: str = "full") -> float:
+        """Test of perfect calibration (H0: every signed moment is 0); see
+        :func:`~bayescal.metrics.uncertainty.calibration_p_value`."""
+        return calibration_p_value(self.plugin_moments, self._replicates(source))
+
+    def interval(self, source: str = "full", prob: float | None = None) -> tuple[float, float]:
+        """Bias-aware interval; ``[0, hi]`` when the calibration test does not reject (see
+        :func:`~bayescal.metrics.uncertainty.bias_aware_interval`)."""
+        p = _check_prob(self.prob if prob is None else prob)
+        lo, hi, _ = bias_aware_interval(self.plugin_moments, self._replicates(source), p)
+        return lo, hi
+
+    def replicated_ece(self, source: str = "full") -> np.ndarray:
+        """The raw resampled plug-in ``sum |D_r|`` per replicate (biased upward)."""
+        return np.abs(self.replicates[source]).sum(axis=1)
+
+    def decomposition(self) -> dict:
+        """Per source: sd of the resampled NC-ECE and the bias-aware interval."""
+        out = {}
+        for s in self.replicates:
+            lo, hi = self.interval(s)
+            out[s] = {"sd": float(self.replicated_ece(s).std()), "lo": lo, "hi": hi}
+        return out
+
+    def to_dict(self) -> dict:
+        """``point`` (bias-aware estimate), ``plugin``, ``lo``, ``hi``, ``prob``,
+        ``p_value``, ``decomposition`` (the binary NC-ECE layout)."""
+        lo, hi = self.interval()
+        return {
+            "point": self.estimate,
+            "plugin": self.plugin,
+            "lo": lo,
+            "hi": hi,
+            "prob": self.prob,
+            "p_value": self.p_value(),
+            "interval_method": INTERVAL_METHOD,
+            "decomposition": self.decomposition(),
+        }
+
+
+@dataclass(eq=False)
+class MulticlassNCECEInterval:
+    """Top-label and class-wise NC-ECE with intervals (see the module docstring).
+
+    Attributes
+    ----------
+    top_label, classwise : IntervalPart
+    bin_edges : ndarray
+    bin_count, bin_conf_mean : ndarray of shape (M,)
+        Top-label items and mean confidence per bin (for reliability diagrams).
+    classes : list of str
+    """
+
+    top_label: IntervalPart
+    classwise: IntervalPart
+    bin_edges: np.ndarray
+    bin_count: np.ndarray
+    bin_conf_mean: np.ndarray
+    classes: list
+    info: dict = field(default_factory=dict)
+
+    def accuracy_band(self, prob: float | None = None) -> xr.Dataset:
+        """Corrected top-label accuracy per bin: mean and equal-tailed band (full source)."""
+        p = self.top_label.prob if prob is None else prob
+        acc = self.top_label.accuracy
+        filled = self.bin_count > 0  # empty bins have no accuracy (NaN in every replicate)
+        lo, hi, mean = (np.full(acc.shape[1], np.nan) for _ in range(3))
+        lo[filled], hi[filled] = np.quantile(acc[:, filled], [(1 - p) / 2, 1 - (1 - p) / 2], 0)
+        mean[filled] = acc[:, filled].mean(axis=0)
+        return xr.Dataset(
+            {
+                "mean": ((BIN,), mean),
+                "lo": ((BIN,), lo),
+                "hi": ((BIN,), hi),
+                "mean_confidence": ((BIN,), self.bin_conf_mean),
+                "count": ((BIN,), self.bin_count),
+            }
+        )
+
+    def to_dict(self) -> dict:
+        return {"top_label": self.top_label.to_dict(), "classwise": self.classwise.to_dict()}
+
+
+def _bin_sums(index, n_out, values):
+    """Sum ``values[..., cell]`` into ``n_out`` outputs by ``index[cell]``: (..., n_out)."""
+    out = np.zeros((*values.shape[:-1], n_out))
+    for b in range(n_out):
+        sel = index == b
+        if sel.any():
+            out[..., b] = values[..., sel].sum(axis=-1)
+    return out
+
+
+def _multiclass_replicates(index, n_out, count, zsum, targets, point, n_rep, rng, draws):
+    """Signed moments ``sum_cells g (U - zbar)`` per replicate under each source.
+
+    ``targets(d)`` gives corrected targets of the cells for channel draws ``d``;
+    ``point`` those at the point channels (n_cells,). Returns dict of (R, n_out)
+    and ``rate`` (R, n_out): weighted target mean per output (full source).
+    """
+    n = count.sum()
+    zbar = zsum / count
+    out = {
+        "point": _bin_sums(index, n_out, point * count - zsum) / n,
+        "channel": None,
+        "full": np.empty((n_rep, n_out)),
+        "evaluation": np.empty((n_rep, n_out)),
+        "rate": np.empty((n_rep, n_out)),
+    }
+    d_all = np.arange(n_rep) % draws
+    chan = np.empty((n_rep, n_out))
+    for rows in row_chunks(n_rep, count.size):
+        u = targets(d_all[rows])  # (r, cells)
+        chan[rows] = _bin_sums(index, n_out, u * count - zsum) / n
+        g = rng.standard_gamma(count, size=(u.shape[0], count.size))
+        g /= g.sum(axis=1, keepdims=True)
+        out["evaluation"][rows] = _bin_sums(index, n_out, g * (point - zbar))
+        out["full"][rows] = _bin_sums(index, n_out, g * (u - zbar))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["rate"][rows] = _bin_sums(index, n_out, g * u) / _bin_sums(index, n_out, g)
+    out["channel"] = chan
+    return out
+
+
+def multiclass_nc_ece_interval(
+    data,
+    channels,
+    *,
+    point_channels=None,
+    weights="equal",
+    lam: float = DEFAULT_SHRINKAGE,
+    bins=None,
+    prob: float = 0.9,
+    n_bootstrap: int | None = None,
+    random_state=0,
+) -> MulticlassNCECEInterval:
+    """Top-label and class-wise NC-ECE with bias-aware intervals (SPEC §3, §4).
+
+    Parameters
+    ----------
+    data : MulticlassAnnotations or Summary
+        The evaluation items.
+    channels : ChannelFit
+        A posterior (channel uncertainty enters through its draws) or a point fit
+        (the interval then has the evaluation source only).
+    point_channels : ChannelFit, optional
+        Channels of the reported plug-in; default the posterior-mean confusions
+        (or the point fit itself).
+    weights, lam
+        Annotator weight rule (see :func:`~bayescal.metrics.weights.class_weights`).
+    bins : int or edges, only with a container (default 10).
+    prob : float, default 0.9
+    n_bootstrap : int, optional
+        Replicates (default ``max(2000, draws)``; at least 100).
+    random_state : None, int or Generator, default 0
+
+    Returns
+    -------
+    MulticlassNCECEInterval
+
+    Examples
+    --------
+    >>> from bayescal.channels.result import ChannelFit
+    >>> from bayescal.simulate import multiclass_population, simulate_multiclass
+    >>> pop = multiclass_population(3, temperature=2.0)
+    >>> data = simulate_multiclass(20_000, population=pop, random_state=0)
+    >>> r = multiclass_nc_ece_interval(data, ChannelFit.known_confusion(pop.confusion))
+    >>> lo, hi = r.top_label.interval()
+    >>> bool(lo < r.top_label.estimate < hi), r.top_label.p_value() < 0.01
+    (True, True)
+    """
+    from bayescal.channels.result import ChannelFit
+
+    if not isinstance(channels, ChannelFit):
+        raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
+    prob = _check_prob(prob)
+    summary = _as_multiclass_summary(data, bins)
+    _check_match(summary, channels)
+    if summary.n_cell_items == 0:
+        raise DataError("the evaluation set has no annotated items; nothing to evaluate.")
+    n_rep = _check_n_bootstrap(n_bootstrap, channels.n_draws)
+    rng = check_random_state(random_state)
+    if point_channels is None:
+        point_channels = posterior_mean_channels(channels)
+    _check_match(summary, point_channels)
+    inv = inverse_confusions(channels)
+    w = class_weights(channels, weights, lam=lam).values
+    p_inv = inverse_confusions(point_channels)
+    p_w = class_weights(point_channels, weights, lam=lam).values
+    states = summary.states
+    ds = summary.dataset
+    m, c = summary.n_bins, summary.n_classes
+
+    def part(pattern, cls, index, n_out, count, zsum):
+        def targets(d):
+            return _cell_targets(states, inv[d], w[d], pattern, cls)
+
+        point = _cell_targets(states, p_inv, p_w, pattern, cls)[0]
+        return _multiclass_replicates(
+            index, n_out, count, zsum, targets, point, n_rep, rng, channels.n_draws
+        )
+
+    top = part(
+        ds["top_cell_pattern"].values,
+        ds["top_cell_class"].values,
+        ds["top_cell_bin"].values,
+        m,
+        ds["top_cell_count"].values.astype(np.float64),
+        ds["top_cell_conf_sum"].values,
+    )
+    cw_class = ds["classwise_cell_class"].values.astype(np.int64)
+    cw_index = cw_class * m + ds["classwise_cell_bin"].values
+    cw_count = ds["classwise_cell_count"].values.astype(np.float64)
+    cw_zsum = ds["classwise_cell_prob_sum"].values
+    cw = {key: np.empty((n_rep, c * m)) for key in ("full", "evaluation", "channel")}
+    cw_point = np.empty(c * m)
+    for k in range(c):
+        # each class's cells partition the items: one bootstrap per class (module docstring)
+        sel = cw_class == k
+        r = part(
+            ds["classwise_cell_pattern"].values[sel],
+            cw_class[sel],
+            cw_index[sel] - k * m,
+            m,
+            cw_count[sel],
+            cw_zsum[sel],
+        )
+        cw_point[k * m : (k + 1) * m] = r["point"]
+        for key in cw:
+            cw[key][:, k * m : (k + 1) * m] = r[key]
+    info = {
+        "channel_draws": channels.n_draws,
+        "bootstrap_replicates": n_rep,
+        "channel_uncertainty": channels.n_draws > 1,
+        "weights": weights if isinstance(weights, str) else "explicit",
+    }
+    bin_count = summary.top_bin_count.values
+    with np.errstate(invalid="ignore", divide="ignore"):
+        conf_mean = np.where(bin_count > 0, summary.top_bin_conf_sum.values / bin_count, np.nan)
+    return MulticlassNCECEInterval(
+        top_label=IntervalPart(
+            plugin_moments=top["point"],
+            replicates={s: top[s] for s in _RESAMPLED},
+            prob=prob,
+            accuracy=top["rate"],
+            info=dict(info),
+        ),
+        classwise=IntervalPart(
+            plugin_moments=cw_point / c,
+            replicates={s: cw[s] / c for s in _RESAMPLED},
+            prob=prob,
+            info={**info, "classes": list(summary.classes)},
+        ),
+        bin_edges=summary.bin_edges,
+        bin_count=bin_count,
+        bin_conf_mean=conf_mean,
+        classes=list(summary.classes),
+        info=info,
     )

@@ -74,9 +74,8 @@ from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError, FitError
 from bayescal.flags import Flag
 from bayescal.metrics.binned import class_oracle_ece, class_vote_ece
-from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
 from bayescal.metrics.ncece import EVALUATION_WEIGHTS, class_nc_ece, recalibrated_values
-from bayescal.metrics.uncertainty import nc_ece_interval
+from bayescal.metrics.uncertainty import multiclass_nc_ece_interval, nc_ece_interval
 from bayescal.recal.ensemble import (
     DEFAULT_MAX_DRAWS,
     fit_multiclass_posterior_map,

@@ -18,7 +18,7 @@ from bayescal.bayes.multiclass_dependence_fit import (
     multiclass_dependence_ppc,
 )
 from bayescal.channels.result import ChannelFit
-from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
+from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
 from bayescal.report.core import Table, fmt
 from bayescal.report.knowledge_section import LOO_COLUMNS, LOO_TITLE, PPC_TITLE, loo_summary
 

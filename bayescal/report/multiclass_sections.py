@@ -23,9 +23,9 @@ from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import DataError, FitError
 from bayescal.metrics.binned import class_oracle_ece, class_vote_ece, implausible_flags
-from bayescal.metrics.multiclass_interval import multiclass_nc_ece_interval
 from bayescal.metrics.ncece import class_nc_ece
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
+from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
 from bayescal.options import VIEW_CHOICES
 from bayescal.plotting.ambiguity import reliability_diagram
 from bayescal.plotting.multiclass import (

@@ -421,7 +421,10 @@ INTERVAL_MEANING = (
 def _interval_label(ctx: Context) -> str:
     """The reported interval, named for what it carries."""
     if ctx.channels.n_draws > 1:
-        return f"{ctx.percent}% interval (items resampled, channels at their point estimate)"
+        return (
+            f"{ctx.percent}% posterior interval (bin rates drawn jointly with the channel "
+            "posterior)"
+        )
     return f"{ctx.percent}% evaluation-only interval (channels held at their estimate)"
 
 
@@ -461,17 +464,19 @@ def ece_section(ctx: Context) -> Section:
         e["oracle"] = oracle_ece(s)
     point = ctx.point if ctx.point is not None else ctx.channels
     e["nc_point"] = nc_ece(s, point, weights=ctx.weights)
-    # The audit fits the channels on the very items it evaluates: "reuse" (docs/intervals.md:
-    # item bootstrap with channels at their point value covers 0.907-0.96 from n = 500, test
-    # level 0.065-0.092, point EM and Bayesian channels alike; "split" treats the channels as
-    # independent of the items and over-covers here, 0.925-0.98).
+    # The audit fits the channels on the very items it evaluates. With a channel posterior the
+    # headline is the posterior route ("joint": each bin's rate drawn given each channel draw,
+    # so priors and gold move it as they move the channels); point channels get the item
+    # bootstrap with the channels held at their value ("reuse", evaluation-only).
+    # docs/intervals.md has the coverage of both.
+    posterior = ctx.channels.n_draws > 1
     ctx.interval = nc_ece_interval(
         s,
         ctx.channels,
         weights=ctx.weights,
         prob=ctx.prob,
         point_channels=ctx.point,
-        sample_use="reuse",
+        sample_use="joint" if posterior else "reuse",
         random_state=ctx.seed,
     )
     iv = ctx.interval
@@ -484,17 +489,21 @@ def ece_section(ctx: Context) -> Section:
             fmt(iv.estimate),
             f"[{fmt(lo)}, {fmt(hi)}]",
         ),
-        ("NC-ECE plug-in (raw binned |.|, biased upward near 0)", fmt(iv.plugin), ""),
+        ("NC-ECE plug-in (raw binned |.|, biased upward near 0)", fmt(iv.plugin_of()), ""),
         ("calibration test: p-value of 'perfectly calibrated'", fmt_p(iv.p_value), ""),
     ]
-    if ctx.channels.n_draws > 1:
+    if posterior:
         dec = iv.decomposition()
         rows += [
-            ("  channel uncertainty only (posterior draws)", "", _bracket(dec, "channel")),
             (
-                "  channels and items as independent sources (wider than needed here)",
+                "  for reference: items resampled, channels held at their point value",
                 "",
-                _bracket(dec, "full"),
+                _bracket(dec, "evaluation"),
+            ),
+            (
+                "  for reference: channel uncertainty only (posterior draws)",
+                "",
+                _bracket(dec, "channel"),
             ),
         ]
     _add_plausibility_flags(ctx)
@@ -530,14 +539,20 @@ def ece_section(ctx: Context) -> Section:
         "item's label by its noise-corrected label U = sum_j w_j (A_j - a_j) / "
         "(b_j - a_j), unbiased for the clean label under the assumptions above.",
         *INTERVAL_MEANING,
-        "The interval resamples the evaluation items (a Bayesian bootstrap on bin x pattern "
-        "cells) with the channels held at their point value, because the channels were fitted on "
-        "these same items (docs/intervals.md: coverage 0.91-0.96 measured this way). "
-        + (
-            "The channel posterior's own spread is shown below it for reference."
-            if ctx.channels.n_draws > 1
-            else "Point channels: their estimation error is not sampled, so there is no "
-            "channel-uncertainty row."
+        (
+            "The headline comes from the channel posterior: for each posterior draw of the "
+            "channels, each bin's positive rate is drawn from its latent-class posterior given "
+            "the bin's answer patterns, and the bins' shares from a Bayesian bootstrap of the "
+            "items, so channel and sampling uncertainty enter correlated as they are (the "
+            "channels were fitted on these same items). Priors and gold items move it as they "
+            "move the posterior. The estimate and the test use the same draws (docs/intervals.md)."
+            " Annotator weights do not enter it (the latent-class likelihood weighs the answers "
+            "itself); the plug-in row and the figure use the corrected labels of the point fit."
+            if posterior
+            else "The interval resamples the evaluation items (a Bayesian bootstrap on bin x "
+            "pattern cells) with the channels held at their point value, because the channels "
+            "were fitted on these same items. Point channels: their estimation error is not "
+            "sampled, so this is an evaluation-only interval (--channels bayes carries it)."
         ),
     ]
     return Section(
@@ -613,7 +628,6 @@ def build_summary(ctx: Context) -> dict:
                 "interval_label": _interval_label(ctx),
                 "reliable": not unreliable_codes(ctx),
                 "unreliable_because": unreliable_codes(ctx),
-                "mean": iv["mean"],
                 "lo": iv["lo"],
                 "hi": iv["hi"],
                 "prob": iv["prob"],
@@ -621,7 +635,11 @@ def build_summary(ctx: Context) -> dict:
                 "decomposition": iv["decomposition"]
                 if ctx.channels.n_draws > 1
                 else {"evaluation": iv["decomposition"]["evaluation"]},
-                **{k: iv[k] for k in ("plugin", "interval_method", "p_value") if k in iv},
+                **{
+                    k: iv[k]
+                    for k in ("plugin", "interval_method", "p_value", "sample_use", "source")
+                    if k in iv
+                },
             },
             "bins": [float(x) for x in ctx.summary.bin_edges],
         },

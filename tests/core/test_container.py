@@ -125,7 +125,8 @@ def test_bool_and_none_labels():
     assert d.labels[0, 0] == 1.0
     d = Annotations.from_arrays([0.1, 0.2], [[0, None], [1, 1]])
     assert np.isnan(d.labels[0, 1])
-    with pytest.raises(DataError, match="'x' is text, so a class name, but no class names were given: pass classes="):
+    text = "'x' is text, so a class name, but no class names were given: pass classes="
+    with pytest.raises(DataError, match=text):
         Annotations.from_arrays([0.1, 0.2], np.array([[0, "x"], [1, 1]], dtype=object))
 
 

@@ -21,6 +21,7 @@ from bayescal.metrics.uncertainty import (
     bootstrap_bin_moments,
     calibration_p_value,
     nc_ece_interval,
+    posterior_bin_rates,
 )
 from bayescal.simulate import (
     TOY_FN,
@@ -217,7 +218,6 @@ def test_result_keys_labels_and_point_channel_wording():
     for key in (
         "point",
         "plugin",
-        "mean",
         "lo",
         "hi",
         "prob",
@@ -226,7 +226,8 @@ def test_result_keys_labels_and_point_channel_wording():
         "decomposition",
     ):
         assert key in out
-    assert out["point"] == r.estimate and out["plugin"] == r.plugin == r.point
+    assert out["point"] == r.estimate and out["plugin"] == r.plugin == r.point == r.plugin_of()
+    assert "mean" not in out  # the resampled plug-in's mean is not a reported number
     assert out["plugin"] == pytest.approx(bc.nc_ece(d, KNOWN).value, abs=1e-12)
     assert not out["channel_uncertainty"] and "point channels" in out["interval_method"]
     assert out["sample_use"] == "split" and out["source"] == "full"
@@ -357,3 +358,110 @@ def test_too_many_bins_warn_with_a_suggestion_and_absurd_bins_are_refused():
         assert bc.nc_ece(d, KNOWN).info["warnings"] == []
     with pytest.raises(ConfigError, match="limit of 1000"):
         bc.nc_ece(d, KNOWN, bins=100000)
+
+
+# ---------------------------------------------------------------- the posterior route (joint)
+def channel_draws(sd, s, seed, annotators, n=1):
+    """Synthetic channel posterior: the toy's true rates plus N(0, sd) noise per draw."""
+    rng = np.random.default_rng(seed)
+    return ChannelFit.from_draws(
+        np.clip(A + rng.normal(0, sd, (s, 3)), 1e-4, 0.45),
+        np.clip(B + rng.normal(0, sd, (s, 3)), 0.55, 1 - 1e-4),
+        np.full((s, 1), 0.5),
+        annotators=list(annotators),
+        groups=["all"],
+        group_counts=[n],
+        method="synthetic posterior",
+    )
+
+
+def test_posterior_bin_rates_are_draws_of_the_exact_conditional_posterior():
+    """With fixed channels every bin's rate has the density
+    prod_c (r e^{l1_c} + (1 - r) e^{l0_c})^{n_c} on (0, 1); its mean and sd by quadrature.
+
+    Tolerances: the mean of R = 4000 draws has Monte Carlo SE sd / sqrt(R), allowed 4 SE;
+    the sd's relative SE is about 1 / sqrt(2 R) = 0.011 (near-normal draws), allowed 5%.
+    """
+    d = simulate_toy(1500, "shifted", random_state=3)
+    s = summarize_arrays(d.score, d.labels, annotators=d.annotators, bin_edges=EDGES)
+    table = summary_cells(s)
+    r_draws = 4000
+    a, b = np.tile(A, (50, 1)), np.tile(B, (50, 1))
+    rates = posterior_bin_rates(table, a, b, r_draws, np.random.default_rng(0))
+    i1, i0 = (table.states == 1).astype(float), (table.states == 0).astype(float)
+    l0 = (np.log(A) @ i1.T + np.log1p(-A) @ i0.T)[table.pattern]
+    l1 = (np.log(B) @ i1.T + np.log1p(-B) @ i0.T)[table.pattern]
+    for m in range(10):
+        sel = table.bin == m
+        if not sel.any():
+            assert np.isnan(rates[:, m]).all()
+            continue
+
+        def logp(r, sel=sel):
+            cell = np.logaddexp(np.log(r) + l1[sel], np.log1p(-r) + l0[sel])
+            return float(np.sum(table.count[sel] * cell))
+
+        grid = np.linspace(1e-6, 1 - 1e-6, 20001)
+        top = max(logp(x) for x in grid[::200])
+
+        def moment(k, logp=logp, top=top):
+            return integrate.quad(lambda r: r**k * np.exp(logp(r) - top), 0, 1, limit=400,
+                                  points=[0.05 * i for i in range(1, 20)])[0]  # fmt: skip
+
+        z = moment(0)
+        mean = moment(1) / z
+        sd = np.sqrt(moment(2) / z - mean**2)
+        assert rates[:, m].mean() == pytest.approx(mean, abs=4 * sd / np.sqrt(r_draws)), m
+        assert rates[:, m].std() == pytest.approx(sd, rel=0.05), m
+
+
+def test_joint_route_centres_on_the_population_ece_and_carries_channel_uncertainty():
+    """At 20,000 items the joint estimate is within 4 of its own posterior sd (plus the
+    |.| bias bound sum_m s_m sqrt(2/pi), tiny here since every bin is far from 0) of the
+    exact population binned ECE; a wider channel posterior widens the joint interval."""
+    d = simulate_toy(20000, "shifted", random_state=4)
+    pop = float(np.abs(toy_population_bin_moments("shifted", EDGES)).sum())
+    tight = nc_ece_interval(
+        d, channel_draws(0.002, 1000, 1, d.annotators), sample_use="joint", random_state=1
+    )
+    wide = nc_ece_interval(
+        d, channel_draws(0.03, 1000, 1, d.annotators), sample_use="joint", random_state=1
+    )
+    assert tight.source == "posterior" and "latent-class posterior" in tight.interval_method
+    sd_theta = float(tight.ece["posterior"].std())
+    s_m = tight.moments["posterior"].std("draw").values
+    bias_bound = float(np.sum(s_m) * np.sqrt(2 / np.pi))
+    assert abs(tight.estimate - pop) < 4 * sd_theta + bias_bound
+    lo, hi = tight.interval()
+    assert lo <= tight.estimate <= hi and lo < pop < hi
+    width = {k: np.subtract(*r.interval()[::-1]) for k, r in (("tight", tight), ("wide", wide))}
+    assert width["wide"] > 1.5 * width["tight"]
+    # the posterior route's rates agree with the corrected labels at the true channels within
+    # 4 posterior sd per bin (both are consistent for P(Y = 1 | bin) under the model)
+    band = tight.curve_band()
+    corrected = bc.nc_ece(d, KNOWN).bin_mean_target.values[0]
+    sd_rate = tight.curve["corrected_rate"].std("draw").values
+    np.testing.assert_array_less(np.abs(band["mean"].values - corrected), 4 * sd_rate + 0.01)
+
+
+def test_joint_estimate_lies_in_its_interval_and_every_field_is_what_it_says():
+    for cond, seed in (("calibrated", 5), ("shifted", 6), ("nonlinear", 7)):
+        d = simulate_toy(600, cond, random_state=seed)
+        r = nc_ece_interval(d, channel_draws(0.02, 400, seed, d.annotators), sample_use="joint")
+        out = r.to_dict()
+        assert out["lo"] <= out["point"] <= out["hi"], cond
+        assert out["point"] == r.estimate and out["plugin"] == r.plugin_of("posterior")
+        assert out["plugin"] == pytest.approx(
+            float(np.abs(r.moments["posterior"].mean("draw")).sum()), abs=1e-12
+        )
+        assert out["source"] == "posterior" and out["sample_use"] == "joint"
+        assert set(out["decomposition"]) == {"full", "channel", "evaluation", "posterior"}
+
+
+def test_joint_needs_a_channel_posterior():
+    d = simulate_toy(500, random_state=5)
+    with pytest.raises(ConfigError, match="point fit"):
+        nc_ece_interval(d, KNOWN, sample_use="joint")
+    r = nc_ece_interval(d, KNOWN, sample_use="reuse")
+    with pytest.raises(ConfigError, match="posterior source needs"):
+        r.interval("posterior")

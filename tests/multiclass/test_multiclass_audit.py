@@ -29,7 +29,7 @@ def test_summary_keeps_the_binary_layout_and_adds_confusions(em_report, mc_data)
     ece = s["ece"]
     for key in ("soft_vote", "majority_vote", "oracle", "bins", "classwise", "ambiguity"):
         assert key in ece
-    assert set(ece["nc"]) >= {"point", "mean", "lo", "hi", "prob", "plugin", "p_value"}
+    assert set(ece["nc"]) >= {"point", "lo", "hi", "prob", "plugin", "p_value"}
     assert ece["target"] == "top_label" and len(ece["bins"]) == 11
     assert 0 <= ece["nc"]["lo"] <= ece["nc"]["point"] <= ece["nc"]["hi"]
     conf = s["channels"]["annotators"]["a1"]

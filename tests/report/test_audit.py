@@ -20,7 +20,8 @@ def _check_layout(s, with_truth):
         for key in ("a", "b"):
             assert {"mean", "lo", "hi"} <= set(ann[key])
     assert {"soft_vote", "majority_vote", "nc"} <= set(s["ece"])
-    assert {"point", "mean", "lo", "hi", "prob"} <= set(s["ece"]["nc"])
+    assert {"point", "plugin", "lo", "hi", "prob", "source"} <= set(s["ece"]["nc"])
+    assert "mean" not in s["ece"]["nc"]  # issue 22 item 6: no number without its meaning
     assert ("oracle" in s["ece"]) == with_truth
     assert {"rhat_max", "ess_bulk_min", "divergences", "ppc_p_min"} <= set(s["diagnostics"])
     assert isinstance(s["warnings"], list)

@@ -1,0 +1,81 @@
+"""The binary audit's headline comes from the channel posterior (issue 22 items 1 and 6).
+
+With ``--channels bayes`` the headline NC-ECE, interval and test are the joint route
+(:func:`bayescal.nc_ece_interval` with ``sample_use="joint"``): each bin's rate is drawn
+with each channel draw, so the channel uncertainty of a weakly identified design, the
+priors and the gold items all move it; point channels keep their evaluation-only interval
+and say so. Two annotators with two score groups (Hui-Walter) keep the channels uncertain.
+"""
+
+import numpy as np
+import pytest
+
+from bayescal.bayes.priors import ChannelPriors
+from bayescal.metrics.uncertainty import nc_ece_interval
+from bayescal.report import audit
+from bayescal.simulate import simulate_toy
+from bayescal.summaries.summary import summarize
+
+FAST = {"draws": 200, "tune": 200, "random_state": 3}
+
+
+@pytest.fixture(scope="module")
+def k2():
+    return simulate_toy(800, "shifted", random_state=7, fp=(0.08, 0.13), fn=(0.16, 0.11))
+
+
+@pytest.fixture(scope="module")
+def bayes_report(k2):
+    return audit(k2, channels="bayes", groups=2, **FAST)
+
+
+@pytest.fixture(scope="module")
+def em_report(k2):
+    return audit(k2, channels="score-bin-em", groups=2, **FAST)
+
+
+def test_bayes_headline_is_the_posterior_and_differs_from_the_point_channels(
+    bayes_report, em_report
+):
+    nc, nc_em = bayes_report.summary["ece"]["nc"], em_report.summary["ece"]["nc"]
+    assert nc["source"] == "posterior" and nc["sample_use"] == "joint"
+    assert nc["interval_label"].endswith("drawn jointly with the channel posterior)")
+    assert nc_em["source"] == "evaluation" and "evaluation-only" in nc_em["interval_label"]
+    # channel uncertainty adds variance: the posterior interval is wider than the
+    # evaluation-only one built from the same fit (its reference row), and the two routes
+    # print different headlines
+    dec = nc["decomposition"]
+    assert dec["posterior"]["width"] > dec["evaluation"]["width"]
+    assert abs(nc["lo"] - nc_em["lo"]) + abs(nc["hi"] - nc_em["hi"]) > 1e-3
+    for x in (nc, nc_em):  # item 6: the headline lies in its interval; no unnamed "mean"
+        assert x["lo"] <= x["point"] <= x["hi"] and "mean" not in x
+    labels = [
+        row[0] for row in next(s for s in bayes_report.sections if s.key == "ece").tables[0].rows
+    ]
+    assert any("posterior interval" in x for x in labels)
+    assert any("channels held at their point value" in x for x in labels)
+
+
+def test_a_tight_prior_moves_the_headline_as_it_moves_the_posterior(k2, bayes_report):
+    """Priors centred on wrong channels (a = 0.3, b = 0.7 for both annotators, 2,000
+    pseudo-items each) pull the posterior there; the headline follows it."""
+    tight = ChannelPriors(a=(600, 1400), b=(1400, 600))
+    moved = audit(k2, channels="bayes", groups=2, priors=tight, **FAST)
+    a_old = bayes_report.channels.a.values.mean(axis=0)
+    a_new = moved.channels.a.values.mean(axis=0)
+    assert np.all(np.abs(a_new - 0.3) < 0.03) and np.all(np.abs(a_old - 0.3) > 0.1)
+    old, new = bayes_report.summary["ece"]["nc"], moved.summary["ece"]["nc"]
+    # the headline is the joint route on the moved posterior, to the last digit
+    again = nc_ece_interval(
+        summarize(k2, groups=2),
+        moved.channels,
+        point_channels=moved.point_channels,
+        sample_use="joint",
+        random_state=FAST["random_state"],
+    )
+    assert new["point"] == again.estimate and (new["lo"], new["hi"]) == again.interval()
+    # and it moved by far more than its Monte Carlo error (sd of the replicated ECE over
+    # sqrt(replicates) for the mean in the bias correction; 10 of them)
+    mc = float(again.ece["posterior"].std()) / np.sqrt(again.ece.sizes["draw"])
+    assert abs(new["point"] - old["point"]) > 10 * mc
+    assert abs(new["hi"] - old["hi"]) > 10 * mc
