@@ -316,7 +316,8 @@ def _posterior_bytes(rng, case: Case, multiclass: bool) -> bytes:
             arr = post[var].values.copy()
             arr.flat[int(rng.integers(arr.size))] = bad
             post[var] = (post[var].dims, arr)
-            case.op(f"a {var} draw is {bad}", True)
+            # 1e-320 is inside (0, 1), the reader's documented rule: either outcome
+            case.op(f"a {var} draw is {bad}", bad != 1e-320)
         elif op == "dup_names":
             names = list(post["annotator"].values)
             names[1] = names[0]
