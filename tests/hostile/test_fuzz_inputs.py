@@ -277,7 +277,7 @@ def gen_multiclass(rng, case: Case) -> None:
             j = int(rng.integers(k))
             rows[i][1 + c + j] = _choose(rng, [str(c), "-1", "0.5", "cat"])
             case.op(f"answer {rows[i][1 + c + j]!r} at line {i + 1}", True)
-        elif op == "names":
+        elif op == "names" and not any(o.startswith("answers as") for o in case.ops):
             names = [f"k{j}" for j in range(c)]
             index = {str(j) for j in range(c)}
             for r in rows[1:]:
