@@ -34,7 +34,8 @@ cases took 16-28 s of test time at load 10-14). A longer run,
 cases with only harmless mutations, which run whole audits (``--channels bayes`` with
 priors: about 6 s of CPU each).
 
-What the long runs found (December 2026: seeds 0-139 of every family, about 750 cases): an empty ``--classes`` entry called a "column name" (fixed; its test is in
+What the long runs found (December 2026: seeds 0-139 of every family, about 750 cases): an
+empty ``--classes`` entry called a "column name" (fixed; its test is in
 ``test_values.py``); a priors file whose annotator names match none of the data's is used
 as default priors with no word on stderr, on both tracks (``summary.json`` lists the
 annotators under ``knowledge.priors.default``; left to the priors reader, ``bayes/``);
