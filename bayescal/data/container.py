@@ -1002,6 +1002,11 @@ def _one_role_each(roles: dict[str, Any], hint: str = "") -> None:
     seen: dict[str, str] = {}
     for role, cols in roles.items():
         for col in [cols] if isinstance(cols, str) else list(cols or ()):
+            if seen.get(col) == role:
+                raise ConfigError(
+                    f"{role} lists column {col!r} twice; list each column once"
+                    f"{' (one column per class, in class order)' if role == 'probs' else ''}."
+                )
             if col in seen:
                 raise ConfigError(
                     f"column {col!r} is given two roles ({seen[col]} and {role}); each role "
@@ -1099,6 +1104,7 @@ def _annotator_columns(available, *, roles: dict[str, Any], annotators, source: 
                 f"annotators must be a list of column names; got the string {annotators!r}."
             )
         annotators = list(annotators)
+        _one_role_each({"annotators": annotators})
         missing = [c for c in annotators if c not in available]
         if missing:
             raise DataError(

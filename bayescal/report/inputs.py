@@ -110,6 +110,26 @@ def is_out_of_core(path: str) -> bool:
     return any(c in path for c in _GLOB)
 
 
+def _refuse_wide_options(args, *, in_memory: bool) -> None:
+    """Options that a long table would leave unused are refused, not ignored.
+
+    ``--item`` names a wide table's id column (a long table's is the first of
+    ``--long``); ``--annotators`` lists wide annotator columns, and for a long table only
+    the out-of-core reader uses it (the annotators expected in its ANNOTATOR column).
+    """
+    if args.item:
+        raise ConfigError(
+            f"--item {args.item} names the id column of a wide table; a long table names its "
+            "item column first in --long ITEM,ANNOTATOR,LABEL: leave out --item."
+        )
+    if args.annotators and in_memory:
+        raise ConfigError(
+            "--annotators lists the annotator columns of a wide table; a long table read from "
+            "one file has its annotators in the ANNOTATOR column of --long (every value is "
+            "one): leave out --annotators, or remove the other annotators' rows."
+        )
+
+
 def load_audit_data(args):
     """Data of ``bayescal audit``: an :class:`~bayescal.Annotations` or, out of core, a
     :class:`~bayescal.Summary`."""
@@ -146,6 +166,7 @@ def load_audit_data(args):
     }
     if args.long:
         item, annotator, label = parse_long_columns(args.long)
+        _refuse_wide_options(args, in_memory=True)
         return load_long(args.data, item=item, annotator=annotator, label=label, **values)
     annotators = parse_names(args.annotators, "--annotators") if args.annotators else None
     return load_table(args.data, annotators=annotators, item=args.item, **values)
@@ -163,6 +184,7 @@ def summarize_out_of_core(args):
         columns["classes"] = parse_names(args.classes, "--classes")
     if args.long:
         item, annotator, label = parse_long_columns(args.long)
+        _refuse_wide_options(args, in_memory=False)
         return summarize_long_dask(
             args.data,
             item=item,

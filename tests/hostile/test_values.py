@@ -179,3 +179,28 @@ def test_cli_repeated_column_names_both_places_without_guessing_a_role(tmp_path)
     p.write_text("score,r1,score\n0.1,0,0.1\n0.5,1,0.5\n")
     msg = one_line_error(["audit", p, "--out", tmp_path / "o"])
     assert "has the column 'score' twice (columns 1 and 3)" in msg and "annotator" not in msg
+
+
+@pytest.mark.parametrize(
+    "extra, expected",
+    [
+        (["--annotators", "r1,r1,r2", "--probs", "p0,p1,p2"], "annotators lists column 'r1' twice"),
+        (["--probs", "p0,p0,p1", "--item", "item"], "probs lists column 'p0' twice"),
+    ],
+)
+def test_cli_a_column_listed_twice_for_one_role(tmp_path, extra, expected):
+    # "given two roles (probs and probs)" / "two columns for one annotator": one column,
+    # one role, listed twice
+    p = tmp_path / "m.csv"
+    p.write_text(MULTI)
+    msg = one_line_error(["audit", p, *extra, "--out", tmp_path / "o"])
+    assert expected in msg and "two roles" not in msg
+
+
+@pytest.mark.parametrize("extra", [["--item", "item"], ["--annotators", "a"]])
+def test_cli_wide_options_with_a_long_table_are_refused_not_ignored(tmp_path, extra):
+    p = tmp_path / "long.csv"
+    p.write_text("item,annotator,label,score\ni,a,1,0.5\nj,b,0,0.2\n")
+    argv = ["audit", p, "--long", "item,annotator,label", *extra, "--out", tmp_path / "o"]
+    msg = one_line_error(argv)
+    assert f"leave out {extra[0]}" in msg
