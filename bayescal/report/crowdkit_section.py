@@ -166,6 +166,15 @@ def _results(ctx: Context) -> dict[str, Any]:
             "reason": "crowd-kit aggregates per-item answers; this audit was given a summary "
             "(pattern counts only).",
         }
+    n_annotated = int(ctx.data.annotated.sum())
+    if n_annotated > max(MAX_ITEMS.values()):  # not even crowd-kit's import and frame
+        caps = ", ".join(f"{name} {cap}" for name, cap in MAX_ITEMS.items())
+        return {
+            "status": "skipped",
+            "reason": f"{n_annotated} annotated items, above every aggregator's MAX_ITEMS "
+            f"({caps}: where its measured cost passes the {BUDGET_SECONDS} s budget of one "
+            "naive row); the soft- and majority-vote rows above are the naive errors.",
+        }
     try:
         from importlib.metadata import version
 
