@@ -42,12 +42,12 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from bayescal.display import display_name
 
-__all__ = ["Display", "progress_wanted", "dask_progress", "step", "LOGGER"]
+__all__ = ["Display", "progress_wanted", "dask_progress", "step", "step_callback", "LOGGER"]
 
 #: The library's logger; every ``logging.getLogger(__name__)`` in bayescal is below it.
 LOGGER = "bayescal"
@@ -70,6 +70,33 @@ def step(logger: logging.Logger, i: int, n: int, message: str, *args) -> None:
     """
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug(message, *args, extra={"step": (i, n)})
+
+
+def step_callback(logger: logging.Logger, n: int, message: str) -> Callable[[int], None]:
+    """A ``progress(i)`` callback for a loop of at most ``n`` steps: each call reports step
+    ``i`` of ``n`` of ``message`` (:func:`step`), shown on the status line of a terminal.
+
+    The hook for long loops in the library, such as the iterations of the multiclass EM
+    (``channels/em.py`` takes a ``progress`` callback): the stage that runs the loop passes
+    ``step_callback(_log, max_iter, "fitting the confusions (EM)")``.
+
+    Examples
+    --------
+    >>> import io
+    >>> stream = io.StringIO()
+    >>> display = Display(stream, live=True)
+    >>> display._draw = lambda: None  # (no terminal here: keep only the status text)
+    >>> with display.attached():
+    ...     report = step_callback(logging.getLogger("bayescal.demo"), 500, "EM")
+    ...     report(3)
+    ...     display._status
+    'EM [3/500]'
+    """
+
+    def report(i: int) -> None:
+        step(logger, i, n, message)
+
+    return report
 
 
 def progress_wanted(quiet: bool, stream: TextIO | None = None) -> bool:

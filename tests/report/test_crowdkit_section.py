@@ -176,3 +176,17 @@ def test_crowdkit_is_never_imported_by_bayescal_or_its_audit_module():
         "assert 'crowdkit' not in sys.modules, 'crowdkit imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_above_every_cap_the_section_is_skipped_before_crowdkit_is_touched(toy, monkeypatch):
+    """At 10**6 items every row is over its cap: building crowd-kit's frame of every answer
+    and importing it took 19 s of a 10**6-item audit for nothing."""
+    for name in cks.MAX_ITEMS:
+        monkeypatch.setitem(cks.MAX_ITEMS, name, 10)
+    monkeypatch.setitem(sys.modules, "crowdkit", None)  # importing it would now fail
+    monkeypatch.setattr(type(toy), "to_crowdkit", lambda self: pytest.fail("frame built"))
+    ctx = _context(toy)
+    section = cks.crowdkit_section(ctx)
+    assert section.status == "skipped"
+    assert section.reason.startswith("400 annotated items, above every aggregator's MAX_ITEMS")
+    assert ctx.diagnostics["naive_crowdkit"]["status"] == "skipped"
