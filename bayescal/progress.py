@@ -72,9 +72,10 @@ def step(logger: logging.Logger, i: int, n: int, message: str, *args) -> None:
         logger.debug(message, *args, extra={"step": (i, n)})
 
 
-def step_callback(logger: logging.Logger, n: int, message: str) -> Callable[[int], None]:
-    """A ``progress(i)`` callback for a loop of at most ``n`` steps: each call reports step
-    ``i`` of ``n`` of ``message`` (:func:`step`), shown on the status line of a terminal.
+def step_callback(logger: logging.Logger, n: int, message: str) -> Callable[..., None]:
+    """A ``progress(i, *extra)`` callback for a loop of at most ``n`` steps: each call reports
+    step ``i`` of ``n`` of ``message`` (:func:`step`), shown on the status line of a terminal;
+    further arguments (the EM passes its largest parameter change) are ignored.
 
     The hook for long loops in the library, such as the iterations of the multiclass EM
     (``channels/em.py`` takes a ``progress`` callback): the stage that runs the loop passes
@@ -93,7 +94,7 @@ def step_callback(logger: logging.Logger, n: int, message: str) -> Callable[[int
     'EM [3/500]'
     """
 
-    def report(i: int) -> None:
+    def report(i: int, *extra: float) -> None:
         step(logger, i, n, message)
 
     return report

@@ -34,6 +34,7 @@ from bayescal.plotting.multiclass import (
     dispersion_check,
     top_label_reliability,
 )
+from bayescal.progress import step_callback
 from bayescal.recal.selection import choose_recalibration
 from bayescal.report.context import FlagsMixin
 from bayescal.report.core import Section, Table, fmt, fmt_p
@@ -41,6 +42,11 @@ from bayescal.report.figures import responsive_figure
 from bayescal.report.recal_section import MIN_ITEMS, _rows, _verdict
 from bayescal.summaries import summarize_multiclass
 from bayescal.summaries.summary import Summary
+
+_log = logging.getLogger(__name__)
+
+#: The EM's default iteration limit (``channels.em``), the progress line's denominator.
+EM_MAX_ITER = 1000
 
 __all__ = [
     "MULTICLASS_ASSUMPTIONS",
@@ -220,7 +226,11 @@ def _fit_point(ctx: MulticlassContext) -> None:
     try:
         with _warnings.catch_warnings(record=True):
             ctx.point = dawid_skene_em(
-                ctx.summary, prevalence="grouped", empty_groups="drop", random_state=ctx.seed
+                ctx.summary,
+                prevalence="grouped",
+                empty_groups="drop",
+                random_state=ctx.seed,
+                progress=step_callback(_log, EM_MAX_ITER, "fitting the confusions (EM)"),
             )
         ctx.flag("channels.point-fit", ctx.point.warnings, source)
     except FitError as exc:

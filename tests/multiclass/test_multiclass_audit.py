@@ -218,3 +218,18 @@ def test_point_channels_get_point_wording(mc_data):
     assert any("evaluation-sample uncertainty" in str(x) for x in labels)
     assert any("evaluation-only" in n for n in noise.notes)
     assert not any("posterior" in n for n in noise.notes)
+
+
+def test_the_em_reports_its_iterations(mc_data, caplog):
+    """Issue 23 item 3: the multiclass EM shows progress (a step record per iteration)."""
+    import logging
+
+    with caplog.at_level(logging.DEBUG, logger="bayescal"):
+        audit_multiclass(mc_data, channels="dawid-skene-em", random_state=1)
+    steps = [
+        r.step
+        for r in caplog.records
+        if getattr(r, "step", None) and "fitting the confusions (EM)" in r.getMessage()
+    ]
+    assert steps, "no EM progress records"
+    assert all(n == 1000 and 0 < i <= n for i, n in steps)
