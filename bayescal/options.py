@@ -38,10 +38,12 @@ VIEW_CHOICES = ("auto", "noise", "ambiguity", "both")
 SKIP_SECTIONS = {
     "crowdkit": "the naive comparison with crowd-kit's aggregated labels",
     "recalibration": "the recalibration maps, fitted and judged on held-out items",
+    "items": "the item posteriors (items.csv and summary.json['items'])",
 }
 
 #: ``--skip SECTION`` of the multiclass audit (it has no crowd-kit comparison).
 MULTICLASS_SKIP_SECTIONS = {
     "recalibration": "corrected temperature and vector scaling, fitted and judged on held-out "
     "items",
+    "items": "the item posteriors (items.csv and summary.json['items'])",
 }

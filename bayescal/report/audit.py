@@ -31,6 +31,8 @@ from bayescal.report.crowdkit_section import (
     crowdkit_skipped,
     crowdkit_summary,
 )
+from bayescal.report.items_section import TITLE as ITEMS_TITLE
+from bayescal.report.items_section import items_artifacts, items_section
 from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
 from bayescal.report.recal_section import recalibration_section
 from bayescal.report.verdict import decide, noise_facts, summary_entries
@@ -223,6 +225,7 @@ def audit(
         ("convergence and fit diagnostics", None, steps.diagnostics_section),
         ("gold items and priors", None, knowledge_section),
         ("NC-ECE and its interval", None, steps.ece_section),
+        ("item posteriors", "items", items_section),
         ("naive errors against crowd-kit labels", "crowdkit", crowdkit_section),
         ("recalibration maps", "recalibration", recalibration_section),
     )
@@ -256,6 +259,8 @@ def audit(
     summary["skipped"] = skipped(sections)
     summary["knowledge"] = ctx.diagnostics["knowledge"]
     summary.update(crowdkit_summary(ctx))
+    if ctx.items is not None:
+        summary["items"] = ctx.items.to_dict()
     facts = noise_facts(
         summary,
         ctx.errors["nc_point"],
@@ -271,7 +276,10 @@ def audit(
         sections=sections,
         provenance=provenance,
         flags=list(ctx.flags),
-        artifacts={} if idata is None else {"posterior.nc": idata.to_netcdf},
+        artifacts={
+            **({} if idata is None else {"posterior.nc": idata.to_netcdf}),
+            **items_artifacts(ctx),
+        },
         channels=ctx.channels,
         point_channels=ctx.point,
         interval=ctx.interval,
@@ -301,7 +309,8 @@ def run_stages(
 def _left_out(ctx: steps.Context, key: str) -> Section:
     if key == "crowdkit":
         return crowdkit_skipped(ctx, skipped_on_request(key))
-    return Section(key=key, title="Recalibration", status="skipped", reason=skipped_on_request(key))
+    title = ITEMS_TITLE if key == "items" else "Recalibration"
+    return Section(key=key, title=title, status="skipped", reason=skipped_on_request(key))
 
 
 def check_skip(skip, valid: dict[str, str], audit_name: str) -> tuple[str, ...]:

@@ -27,6 +27,8 @@ from bayescal.options import MULTICLASS_CHANNEL_CHOICES, MULTICLASS_SKIP_SECTION
 from bayescal.report import multiclass_sections as steps
 from bayescal.report.audit import _plain, check_skip, run_stages, skipped, skipped_on_request
 from bayescal.report.core import Provenance, Report, Section, fmt
+from bayescal.report.items_section import TITLE as ITEMS_TITLE
+from bayescal.report.items_section import items_artifacts, items_section
 from bayescal.report.multiclass_knowledge import multiclass_knowledge_section
 from bayescal.report.verdict import decide, noise_facts, summary_entries
 
@@ -214,6 +216,7 @@ def audit_multiclass(
         ("noise or ambiguity: the evidence", None, steps.evidence_section),
         ("noise view: NC-ECE and its interval", None, steps.noise_view_section),
         ("ambiguity view", None, steps.ambiguity_view_section),
+        ("item posteriors", "items", items_section),
         ("recalibration maps", "recalibration", steps.recalibration_section),
     )
     with _warnings.catch_warnings():
@@ -224,7 +227,10 @@ def audit_multiclass(
             stages,
             skip,
             lambda key: Section(
-                key=key, title="Recalibration", status="skipped", reason=skipped_on_request(key)
+                key=key,
+                title=ITEMS_TITLE if key == "items" else "Recalibration",
+                status="skipped",
+                reason=skipped_on_request(key),
             ),
         )
     provenance = Provenance.capture(
@@ -251,6 +257,8 @@ def audit_multiclass(
     sections.append(provenance.section())
     idata = getattr(ctx.channels, "idata", None)
     summary = {**steps.build_summary(ctx), "skipped": skipped(sections)}
+    if ctx.items is not None:
+        summary["items"] = ctx.items.to_dict()
     facts = noise_facts(
         summary,
         ctx.errors["nc_point"].top_label,
@@ -266,7 +274,10 @@ def audit_multiclass(
         sections=sections,
         provenance=provenance,
         flags=list(ctx.flags),
-        artifacts={} if idata is None else {"posterior.nc": idata.to_netcdf},
+        artifacts={
+            **({} if idata is None else {"posterior.nc": idata.to_netcdf}),
+            **items_artifacts(ctx),
+        },
         channels=ctx.channels,
         point_channels=ctx.point,
         check=ctx.check,

@@ -19,6 +19,7 @@ import numpy as np
 from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.channels.fit import fit_channels
 from bayescal.channels.identification import check_design, gold_identifies
+from bayescal.channels.items import ItemPosteriors
 from bayescal.channels.plausibility import ece_range_flags, plausibility_flags
 from bayescal.errors import FitError
 from bayescal.flags import Flag
@@ -96,6 +97,7 @@ class Context(FlagsMixin):
     gold_in_ece: bool = False
     #: dependence groups of the conditional-dependence model (None: independence only)
     dependence: object = None
+    items: ItemPosteriors | None = None
 
 
 def _interval(x: np.ndarray, prob: float) -> tuple[float, float]:
