@@ -225,9 +225,9 @@ def audit(
         ("convergence and fit diagnostics", None, steps.diagnostics_section),
         ("gold items and priors", None, knowledge_section),
         ("NC-ECE and its interval", None, steps.ece_section),
-        ("item posteriors", "items", items_section),
         ("naive errors against crowd-kit labels", "crowdkit", crowdkit_section),
         ("recalibration maps", "recalibration", recalibration_section),
+        ("item posteriors", "items", items_section),
     )
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.

@@ -22,7 +22,7 @@ from bayescal.report.core import Section, Table, fmt_p
 __all__ = ["KEY", "TITLE", "items_section", "items_artifacts", "MAX_SHOWN"]
 
 KEY = "items"
-TITLE = "Item posteriors"
+TITLE = "Items: the true class given the answers"
 
 #: Most surprising items listed in the report (all are in ``items.csv``).
 MAX_SHOWN = 10
@@ -56,10 +56,10 @@ def _notes(post: ItemPosteriors) -> list[str]:
     checked = int(np.isfinite(post.surprise_p).sum())
     draws = "the point channels" if post.n_draws == 1 else f"{post.n_draws} channel draws"
     out = [
-        f"Each item's posterior probability of every true class given its answers and its "
-        f"channel group, averaged over {draws}; the corrected label is the most probable "
-        f"class. Every item is in items.csv (one row per item, crowd-kit's layout via "
-        f"ItemPosteriors.to_crowdkit in Python).",
+        f"Each item's probability of every true class given its answers and its channel "
+        f"group (the channel model's E-step), averaged over {draws}; the corrected label is "
+        f"the most probable "
+        "class. Every item is in items.csv, one row per item.",
         f"{int(post.surprising.sum())} of {checked} answered items have answers the fit finds "
         f"surprising (tail probability below {post.alpha:g}); about "
         f"{post.expected_false_flags:.1f} are expected by chance when the model holds, so "

@@ -292,7 +292,10 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     )
     intervals = {}
     for name, fit, point in (("independent", indep, indep_point), ("dependent", dep, dep_point)):
-        # the same interval as the headline's (ece_section): channels fitted on these items
+        # the same interval as the headline's (ece_section): the posterior route ("joint")
+        # for channel posteriors, evaluation-only ("reuse") for point channels. Under the
+        # dependence model the joint route draws each bin's rate given its marginal channels
+        # (the pattern likelihood without the item-difficulty term): models/dependence.md.
         intervals[name] = _interval_dict(
             nc_ece_interval(
                 ctx.summary,
@@ -300,7 +303,7 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
                 weights=ctx.weights,
                 prob=ctx.prob,
                 point_channels=point,
-                sample_use="reuse",
+                sample_use="joint" if fit.n_draws > 1 else "reuse",
                 random_state=ctx.seed,
             )
         )

@@ -216,8 +216,8 @@ def audit_multiclass(
         ("noise or ambiguity: the evidence", None, steps.evidence_section),
         ("noise view: NC-ECE and its interval", None, steps.noise_view_section),
         ("ambiguity view", None, steps.ambiguity_view_section),
-        ("item posteriors", "items", items_section),
         ("recalibration maps", "recalibration", steps.recalibration_section),
+        ("item posteriors", "items", items_section),
     )
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.

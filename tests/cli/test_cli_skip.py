@@ -62,10 +62,13 @@ def test_skipped_sections_are_recorded_with_their_reason(wide_csv, tmp_path):
     for key in ("crowdkit", "recalibration"):
         assert skipped[key] == f"left out on request (--skip {key}; skip=({key!r},) in Python)."
     assert summary["naive_crowdkit"] == {"status": "skipped", "reason": skipped["crowdkit"]}
-    assert "recalibration" not in summary  # nothing was fitted
+    # nothing was fitted: the recalibration block says so, with the same reason
+    assert summary["recalibration"] == {"status": "skipped", "reason": skipped["recalibration"]}
     assert summary["reproducibility"]["settings"]["skip"] == ["crowdkit", "recalibration"]
     html = (out / "report.html").read_text()
-    assert html.count("left out on request (--skip") == 2
+    # each skipped section states it (the verdict's list of stages that did not run repeats it)
+    for key in ("crowdkit", "recalibration"):
+        assert f"left out on request (--skip {key}" in html
 
 
 def test_a_section_skipped_for_its_own_reason_is_recorded_too():
@@ -73,7 +76,10 @@ def test_a_section_skipped_for_its_own_reason_is_recorded_too():
     used to be absent from summary.json (issue 24 item 3)."""
     r = audit(simulate_toy(200, random_state=0), channels="score-bin-em")
     assert r.summary["skipped"]["recalibration"].startswith("only 200 annotated items")
-    assert "recalibration" not in r.summary
+    assert r.summary["recalibration"] == {
+        "status": "skipped",
+        "reason": r.summary["skipped"]["recalibration"],
+    }
     m = audit_multiclass(
         simulate_multiclass(300, 3, random_state=0),
         channels="dawid-skene-em",
