@@ -38,13 +38,48 @@ from bayescal.bayes.models import pattern_logp
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
 from bayescal.errors import ConvergenceWarning, DiagnosticWarning
 
-__all__ = ["sampling_checks", "pattern_ppc", "THRESHOLDS", "MIN_DRAWS"]
+__all__ = [
+    "sampling_checks",
+    "pattern_ppc",
+    "warning_kind",
+    "THRESHOLDS",
+    "MIN_DRAWS",
+    "PPC_FAILED",
+]
 
 THRESHOLDS = {"rhat_max": 1.01, "ess_per_chain_min": 100.0, "bfmi_min": 0.3, "ppc_alpha": 0.05}
 #: Fewest draws per chain for R-hat and ESS (rank-normalised split R-hat halves each chain;
 #: ArviZ returns NaN below 4) and for E-BFMI (a variance of energy differences needs 2).
 MIN_DRAWS = {"rhat": 4, "ess": 4, "bfmi": 2}
 _PARAMS = ("a", "b", "confusion", "prevalence")
+#: How the sampler checks' warnings begin (``sampling_checks``), and the predictive check's.
+_CONVERGENCE_STARTS = ("R-hat", "bulk ESS", "tail ESS", "E-BFMI")
+PPC_FAILED = "posterior predictive check of the pattern counts failed"
+
+
+def warning_kind(message: str) -> str:
+    """What a Bayesian fit's warning is about, for readers that word its consequence.
+
+    ``"convergence"`` (R-hat, ESS, divergent transitions, E-BFMI: the draws describe the
+    posterior imprecisely), ``"predictive-check"`` (the pattern counts misfit: dependent
+    annotators or a wrong channel model), ``"empty-groups"`` (channel groups without an
+    annotated item: their prevalence is the prior and enters no item's estimate) or
+    ``"other"``.
+
+    Examples
+    --------
+    >>> warning_kind("tail ESS is only 179 at a[r1] (below 200 = 100 per chain): ...")
+    'convergence'
+    >>> warning_kind(PPC_FAILED + " in score group(s) ['g1']")
+    'predictive-check'
+    """
+    if message.startswith(_CONVERGENCE_STARTS) or "divergent transition" in message:
+        return "convergence"
+    if message.startswith(PPC_FAILED):
+        return "predictive-check"
+    if "contain no annotated item" in message:
+        return "empty-groups"
+    return "other"
 
 
 def _worst(da: xr.DataArray, fn) -> tuple[float, str]:
@@ -174,7 +209,7 @@ def _sampling_checks(az, idata, thresholds, emit):
                     "so a stronger prior or more groups help."
                 )
     diag["converged"] = not any(
-        m.startswith(("R-hat", "bulk ESS", "tail ESS")) or "divergent" in m for m in out
+        warning_kind(m) == "convergence" and not m.startswith("E-BFMI") for m in out
     )
     if emit:
         for msg in out:
@@ -302,7 +337,7 @@ def pattern_ppc(
     bad_pairs = [(lab, p) for lab, p in zip(pair_labels, pair_tail) if p < th / max(len(pairs), 1)]
     if not saturated and (bad_groups or bad_pairs):
         kind = idata.attrs.get("model", "")
-        msg = "posterior predictive check of the pattern counts failed"
+        msg = PPC_FAILED
         if bad_groups:
             msg += (
                 f" in score group(s) {bad_groups} (tail probabilities "

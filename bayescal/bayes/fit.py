@@ -74,8 +74,9 @@ def _empty_groups(spec, model) -> list[str]:
     if not empty or model == "marginal":
         return []
     return [
-        f"score group(s) {empty} contain no annotated item: their prevalence posterior is the "
-        "prior. Use fewer or wider groups if those prevalences matter."
+        f"score group(s) {empty} contain no annotated item: their prevalence posterior is "
+        "the prior, which no annotated item's estimate uses. Fewer or wider groups (groups=, "
+        "--groups) leave them out."
     ]
 
 

@@ -427,7 +427,8 @@ def fit_multiclass_channels_bayes(
     if empty and not pooled:
         warnings.append(
             f"channel group(s) {empty} contain no annotated item: their prevalence posterior is "
-            "the prior. Use fewer groups (or pooled=True) if those prevalences matter."
+            "the prior, which no annotated item's estimate uses. Fewer or wider groups (groups=, "
+            "--groups) leave them out."
         )
     settings = NUTSSettings(
         draws=int(draws),

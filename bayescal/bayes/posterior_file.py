@@ -28,7 +28,8 @@ and then, once the group is read, what the values are:
 - the names on the ``annotator``, class and ``group`` coordinates are unique and each
   at most :data:`bayescal.data.files.MAX_NAME_CHARS` characters long;
 - every value of a variable with ``chain`` and ``draw`` dimensions (channels,
-  confusion rows, prevalences: probabilities, all of them) is in (0, 1), and no
+  confusion rows, prevalences: probabilities, all of them) is a normal floating-point
+  number in (0, 1) (:func:`probability_problem`), and no
   coordinate of such a variable is degenerate:
   draws whose standard deviation is at most :data:`DEGENERATE_ULPS` units of
   rounding (``eps * max |x|``) of that coordinate are equal up to rounding, a point
@@ -62,6 +63,7 @@ __all__ = [
     "load_channel_posterior",
     "load_multiclass_posterior",
     "read_posterior_group",
+    "probability_problem",
 ]
 
 #: Largest posterior group read, in declared (uncompressed) bytes: 512 MiB, which holds
@@ -249,10 +251,39 @@ def _check_values(post, path, refuse: Refuse) -> None:
             raise refuse(
                 path, f"variable {var!r} has dtype {da.dtype}, not float64 or float32 draws"
             )
-        values = da.values
-        if not np.all((values > 0) & (values < 1)):  # NaN too: every draw is a probability
-            raise refuse(path, f"variable {var!r} has values outside (0, 1)")
+        why = probability_problem(da.values)
+        if why is not None:
+            raise refuse(path, f"variable {var!r} {why}")
         _check_spread(str(var), da, path, refuse)
+
+
+def probability_problem(values: np.ndarray) -> str | None:
+    """Why ``values`` are not posterior draws of probabilities, or None when they are.
+
+    Every draw is a floating-point number in (0, 1) (NaN fails too) and a normal one:
+    a subnormal value (below ``numpy.finfo(dtype).tiny``, 2.2e-308 in float64) has lost
+    its precision, and no sampled posterior holds one (the sampler's logistic or softmax
+    maps would need a log-odds below -708).
+
+    Examples
+    --------
+    >>> probability_problem(np.array([0.2, 0.7])) is None
+    True
+    >>> probability_problem(np.array([0.2, 1e-320]))
+    'has a subnormal value 1e-320 (below 2.23e-308): not a sampled probability'
+    """
+    if not np.issubdtype(values.dtype, np.floating):
+        return f"has dtype {values.dtype}, not floating-point draws"
+    if not np.all((values > 0) & (values < 1)):
+        return "has values outside (0, 1)"
+    tiny = np.finfo(values.dtype).tiny
+    low = values < tiny
+    if low.any():
+        return (
+            f"has a subnormal value {float(values[low].flat[0]):.3g} (below {float(tiny):.3g}): "
+            "not a sampled probability"
+        )
+    return None
 
 
 def _check_spread(var: str, da, path, refuse: Refuse) -> None:
@@ -316,9 +347,9 @@ def load_channel_posterior(path) -> ChannelFit:
             raise _refuse(path, f"no variable {var!r} in the posterior group")
         if set(post[var].dims) != set(dims):
             raise _refuse(path, f"variable {var!r} has dims {tuple(post[var].dims)}, not {dims}")
-        values = post[var].values
-        if not np.issubdtype(values.dtype, np.floating) or not np.all((values > 0) & (values < 1)):
-            raise _refuse(path, f"variable {var!r} has values outside (0, 1)")
+        why = probability_problem(post[var].values)
+        if why is not None:
+            raise _refuse(path, f"variable {var!r} {why}")
     n = post.sizes[CHAIN] * post.sizes[DRAW]
     a, b, prev = (post[v].transpose(*_DIMS[v]).values.reshape(n, -1) for v in _DIMS)
     return ChannelFit.from_draws(
@@ -367,8 +398,9 @@ def load_multiclass_posterior(path):
                 path, f"variable {var!r} has dims {tuple(post[var].dims)}, not {want}"
             )
         values = post[var].transpose(*want).values
-        ok = np.issubdtype(values.dtype, np.floating) and np.all((values > 0) & (values < 1))
-        if not ok or not np.allclose(values.sum(axis=-1), 1.0, atol=1e-6):
+        if probability_problem(values) is not None or not np.allclose(
+            values.sum(axis=-1), 1.0, atol=1e-6
+        ):
             raise _refuse_multiclass(path, f"variable {var!r} has rows outside the open simplex")
     n = post.sizes[CHAIN] * post.sizes[DRAW]
     if n < 2:

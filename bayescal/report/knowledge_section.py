@@ -22,6 +22,7 @@ import warnings as _warnings
 import numpy as np
 
 from bayescal.bayes.conflict import CONFLICT_LEVEL, prior_conflict
+from bayescal.bayes.diagnostics import PPC_FAILED
 from bayescal.bayes.priors import JOINT_SHIFT_LIMIT
 from bayescal.channels.identification import GOLD_SE_WARNING, check_design, gold_identifies
 from bayescal.errors import IdentificationError
@@ -232,7 +233,7 @@ def _interval_dict(iv) -> dict:
     return {"estimate": float(iv.estimate), "lo": float(lo), "hi": float(hi)}
 
 
-_PPC_FAILED = "posterior predictive check of the pattern counts failed"
+_PPC_FAILED = PPC_FAILED
 
 
 def _point_independence_ppc_at_dependence(ctx: steps.Context, dep_warnings) -> None:

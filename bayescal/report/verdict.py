@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from bayescal.bayes.diagnostics import warning_kind
 from bayescal.flags import Flag
 from bayescal.metrics.binned import BinnedECE
 from bayescal.report.core import Section, fmt, fmt_p, p_text
@@ -583,7 +584,24 @@ WARNING_MEANING = {
 }
 
 
+#: What the Bayesian fit's warnings (code ``channels.sampler``) mean, by their kind
+#: (:func:`bayescal.bayes.diagnostics.warning_kind`); the predictive check's is the code's.
+SAMPLER_MEANING = {
+    "convergence": "the chains describe the channel posterior imprecisely, so the interval's "
+    "ends (and the estimate's last digit) are uncertain beyond what they show; rerun with "
+    "more --draws and --tune before quoting them.",
+    "empty-groups": "no annotated item falls in those channel groups, so no estimate depends "
+    "on their prevalence: nothing in the headline changes.",
+}
+
+
 def _meaning(f: Flag) -> str:
+    if f.code == "channels.sampler":
+        kind = warning_kind(f.message)
+        if kind in SAMPLER_MEANING:
+            return SAMPLER_MEANING[kind]
+        if kind == "other":
+            return "not accounted for in this verdict: read it before acting on the numbers."
     if f.code in WARNING_MEANING:
         return WARNING_MEANING[f.code]
     prefix = f.code.split(".")[0]
@@ -662,7 +680,7 @@ def decide(f: Facts) -> Verdict:
     :data:`WIDE_INTERVAL`. Failed checks qualify the sentence and add a next step.
     """
     failed = [c for c in f.checks if c.status == "failed"]
-    caveats = [f"{fl.code}: {_meaning(fl)}" for fl in f.flags]
+    caveats = list(dict.fromkeys(f"{fl.code}: {_meaning(fl)}" for fl in f.flags))  # once each
     if f.reference is not None:
         caveats.append(
             f"The error against the {f.reference_name} ({fmt(f.reference)}) takes them as "

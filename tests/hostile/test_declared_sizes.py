@@ -259,6 +259,23 @@ def test_the_narrowest_real_posteriors_pass_the_floor(tmp_path):
         assert fit.a.values.std(axis=0).min() > DEGENERATE_ULPS * eps * 0.3
 
 
+@pytest.mark.parametrize("track", ["binary", "multiclass"])
+def test_a_subnormal_draw_is_no_sampled_probability(tmp_path, track):
+    """1e-320 lies in (0, 1) but below float64's smallest normal number (2.2e-308): a
+    logistic or softmax draw would need a log-odds below -708; refused by name."""
+    post = binary_posterior() if track == "binary" else multiclass_posterior()
+    var = "a" if track == "binary" else "confusion"
+    values = post[var].values.copy()
+    if track == "binary":
+        values[0, 0, 0] = 1e-320
+    else:  # keep the row on the simplex: the subnormal entry's mass moves to its neighbour
+        values[0, 0, 0, 0, 1] += values[0, 0, 0, 0, 0] - 1e-320
+        values[0, 0, 0, 0, 0] = 1e-320
+    post[var] = (post[var].dims, values)
+    message = refusal(LOADERS[track], write(post, tmp_path / "s.nc"))
+    assert "subnormal value 1e-320" in message
+
+
 # ------------------------------------------------------------------ names
 def test_repeated_names_are_refused(tmp_path):
     post = binary_posterior().assign_coords(annotator=["r1", "r2", "r1"])

@@ -41,7 +41,9 @@ as default priors with no word on stderr, on both tracks (``summary.json`` lists
 annotators under ``knowledge.priors.default``; left to the priors reader, ``bayes/``);
 and five mistakes of this generator's own (constant draws per chain, one draw per chain, a
 subnormal draw inside (0, 1), a long-table mutation after the score column was dropped,
-answers turned into names twice), corrected here.
+answers turned into names twice), corrected here. Both priors findings are now refused by
+the reader: an earlier fit sharing no annotator (``ChannelPriors.from_fit``) and a
+subnormal draw (``posterior_file.probability_problem``).
 """
 
 from __future__ import annotations
@@ -326,8 +328,8 @@ def _posterior_bytes(rng, case: Case, multiclass: bool) -> bytes:
             arr = post[var].values.copy()
             arr.flat[int(rng.integers(arr.size))] = bad
             post[var] = (post[var].dims, arr)
-            # 1e-320 is inside (0, 1), the reader's documented rule: either outcome
-            case.op(f"a {var} draw is {bad}", bad != 1e-320)
+            # 1e-320 is inside (0, 1) but subnormal: refused as no sampled probability
+            case.op(f"a {var} draw is {bad}", True)
         elif op == "dup_names":
             names = list(post["annotator"].values)
             names[1] = names[0]
@@ -335,10 +337,8 @@ def _posterior_bytes(rng, case: Case, multiclass: bool) -> bytes:
             case.op("annotator names repeated", True)
         elif op == "unmatched":
             post = post.assign_coords(annotator=[f"z{j}" for j in range(post.sizes["annotator"])])
-            # the binary reader falls back to default priors and says so in summary.json
-            # (knowledge.priors.default) but not on stderr; issue 23 wants a one-line
-            # error: left to the priors reader's owner (bayes/), so either outcome passes
-            case.op("no annotator name matches the data", False)
+            # ChannelPriors.from_fit refuses an earlier fit that shares no annotator
+            case.op("no annotator name matches the data", True)
         elif op == "long_name":
             names = list(post["annotator"].values)
             names[0] = "r" * 20_000

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from bayescal.bayes.diagnostics import PPC_FAILED
 from bayescal.flags import Flag
 from bayescal.metrics.binned import BinnedECE
 from bayescal.report.verdict import (
@@ -115,7 +116,7 @@ def test_failed_checks_qualify_the_sentence_and_add_a_step():
         "smallest tail probability < 0.001.",
         "diagnostics",
     )
-    flag = Flag("channels.sampler", "posterior predictive check failed", "Bayesian fit")
+    flag = Flag("channels.sampler", PPC_FAILED + " in score group(s) ['g1']", "Bayesian fit")
     v = decide(facts(checks=(*PASSED, failed), flags=(flag,)))
     assert v.sentence.endswith(
         "Caution: predictive check (answers independent given the class) failed; see what the "
@@ -209,6 +210,27 @@ def test_every_warning_gets_a_meaning_unknown_ones_say_so():
     assert v.caveats[1] == (
         "something.new: not accounted for in this verdict: read it before acting on the numbers."
     )
+
+
+def test_sampler_warnings_mean_what_their_kind_says_each_once():
+    """The one flag code of the Bayesian fit covers convergence, the predictive check and
+    empty channel groups; each is worded for what it is (not all as dependence), and two
+    warnings of one kind give one caveat line."""
+    messages = (
+        "R-hat reaches 1.020 at confusion[r2,a,b] (above 1.01): the chains disagree.",
+        "tail ESS is only 179 at confusion[r2,a,b] (below 200 = 100 per chain): ...",
+        "channel group(s) ['neutral'] contain no annotated item: their prevalence ...",
+        PPC_FAILED + "; annotator pair(s) r1-r2 agree more often than the model predicts",
+        "3 divergent transition(s) of 2000: NUTS could not explore ...",
+        "a message of a kind not seen before",
+    )
+    v = decide(facts(flags=tuple(Flag("channels.sampler", m, "Bayesian fit") for m in messages)))
+    assert len(v.caveats) == 4  # R-hat, ESS and divergences share one line
+    convergence, empty, ppc, other = v.caveats
+    assert "--draws and --tune" in convergence and "dependen" not in convergence
+    assert "nothing in the headline changes" in empty
+    assert "--dependence" in ppc
+    assert other.endswith("read it before acting on the numbers.")
 
 
 def test_verdict_serialises_and_refuses_unknown_values():
