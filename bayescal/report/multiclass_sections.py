@@ -20,6 +20,7 @@ from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.identification import check_multiclass_design, gold_identifies_multiclass
 from bayescal.channels.items import ItemPosteriors
+from bayescal.metrics.subgroups import SubgroupCalibration
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import DataError, FitError
@@ -75,7 +76,6 @@ MULTICLASS_ASSUMPTIONS = [
 ]
 
 
-
 @dataclass(eq=False)
 class MulticlassContext(FlagsMixin):
     """What the audit's steps share: settings in, results and flags out."""
@@ -97,6 +97,10 @@ class MulticlassContext(FlagsMixin):
     #: --dependence: the conditional-dependence model's pairs (None: independence only)
     dependence: object = None
     items: ItemPosteriors | None = None
+    #: --subgroup: the subgroup name or values, how their channels are fitted, the result
+    subgroup: str | np.ndarray | None = None
+    subgroup_channels: str = "pooled"
+    subgroups: SubgroupCalibration | None = None
     summary: object = None
     eval_summary: object = None
     point: object = None

@@ -20,6 +20,7 @@ from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.channels.fit import fit_channels
 from bayescal.channels.identification import check_design, gold_identifies
 from bayescal.channels.items import ItemPosteriors
+from bayescal.metrics.subgroups import SubgroupCalibration
 from bayescal.channels.plausibility import ece_range_flags, plausibility_flags
 from bayescal.errors import FitError
 from bayescal.flags import Flag
@@ -98,6 +99,10 @@ class Context(FlagsMixin):
     #: dependence groups of the conditional-dependence model (None: independence only)
     dependence: object = None
     items: ItemPosteriors | None = None
+    #: --subgroup: the subgroup name or values, how their channels are fitted, the result
+    subgroup: str | np.ndarray | None = None
+    subgroup_channels: str = "pooled"
+    subgroups: SubgroupCalibration | None = None
 
 
 def _interval(x: np.ndarray, prob: float) -> tuple[float, float]:
