@@ -73,12 +73,12 @@ from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError, IdentificationError
 from bayescal.metrics.binned import corrected_onehot_targets
-from bayescal.options import SUBGROUP_CHANNEL_CHOICES
 from bayescal.metrics.uncertainty import (
     bias_aware_interval,
     calibration_p_value,
     debiased_ece,
 )
+from bayescal.options import SUBGROUP_CHANNEL_CHOICES
 from bayescal.summaries.partition import assign
 from bayescal.summaries.patterns import item_states, unique_patterns
 from bayescal.summaries.summary import Summary, item_groups, summarize
@@ -279,7 +279,7 @@ def subgroup_values(data: Annotations, subgroup: str | Any | None) -> tuple[str,
                 "load_csv(..., group='COLUMN') (--subgroup COLUMN), build them with "
                 "Annotations.from_arrays(..., group=values), or pass one value per item."
             )
-        label = subgroup or str(data.columns.get("group") or "group")
+        label = subgroup or str((data.columns or {}).get("group") or "group")
         raw = np.asarray(data.group, dtype=object)
     else:
         label = "subgroup"
@@ -317,12 +317,14 @@ class _Design:
     edges: NDArray[np.float64]
 
 
-def _check_options(channels, metric, prob, n_bootstrap, min_items, n_classes) -> str:
+def _check_options(
+    channels: str, metric: str, prob: float, n_bootstrap: int, min_items: int, n_classes: int
+) -> str:
     if channels not in SUBGROUP_CHANNELS:
         raise ConfigError(f"channels must be one of {SUBGROUP_CHANNELS}; got {channels!r}.")
     if metric not in SUBGROUP_METRICS:
         raise ConfigError(f"metric must be one of {SUBGROUP_METRICS}; got {metric!r}.")
-    if isinstance(prob, bool) or not isinstance(prob, numbers.Real) or not 0 < prob < 1:
+    if isinstance(prob, bool) or not isinstance(prob, numbers.Real) or not 0 < float(prob) < 1:
         raise ConfigError(f"prob must be in (0, 1); got {prob!r}.")
     for name, value, low in (("n_bootstrap", n_bootstrap, 100), ("min_items", min_items, 2)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:

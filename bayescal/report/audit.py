@@ -169,8 +169,9 @@ def audit(
         How each subgroup's channels are fitted (partial pooling by default).
     skip : tuple of str, default ()
         Optional sections to leave out (:data:`bayescal.options.SKIP_SECTIONS`:
-        ``"crowdkit"``, ``"recalibration"``, ``"items"``, ``"subgroups"``); each stays in the report as skipped, with the
-        reason, as does every section skipped for another reason (``summary["skipped"]``).
+        ``"crowdkit"``, ``"recalibration"``, ``"items"``, ``"subgroups"``); each stays in the
+        report as skipped, with the reason, as does every section skipped for another reason
+        (``summary["skipped"]``).
 
     Returns
     -------

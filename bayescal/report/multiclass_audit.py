@@ -26,9 +26,9 @@ from bayescal.errors import ConfigError
 from bayescal.options import MULTICLASS_CHANNEL_CHOICES, MULTICLASS_SKIP_SECTIONS
 from bayescal.report import multiclass_sections as steps
 from bayescal.report.audit import (
-    check_subgroup_request,
     _plain,
     check_skip,
+    check_subgroup_request,
     left_out_title,
     run_stages,
     skipped,
@@ -160,8 +160,9 @@ def audit_multiclass(
     subgroup_channels : {"pooled", "shared", "per-subgroup"}, default "pooled"
     skip : tuple of str, default ()
         Optional sections to leave out (:data:`bayescal.options.MULTICLASS_SKIP_SECTIONS`:
-        ``"recalibration"``, ``"items"``, ``"subgroups"``); each stays in the report as skipped with the reason, as does
-        every section skipped for another reason (``summary["skipped"]``).
+        ``"recalibration"``, ``"items"``, ``"subgroups"``); each stays in the report as
+        skipped with the reason, as does every section skipped for another reason
+        (``summary["skipped"]``).
     command : str, optional
         The command line, recorded for reproducibility.
     title : str, optional

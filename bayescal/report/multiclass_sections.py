@@ -20,13 +20,13 @@ from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.identification import check_multiclass_design, gold_identifies_multiclass
 from bayescal.channels.items import ItemPosteriors
-from bayescal.metrics.subgroups import SubgroupCalibration
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import DataError, FitError
 from bayescal.metrics.binned import class_oracle_ece, class_vote_ece, implausible_flags
 from bayescal.metrics.ncece import class_nc_ece
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
+from bayescal.metrics.subgroups import SubgroupCalibration
 from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
 from bayescal.options import VIEW_CHOICES
 from bayescal.plotting.ambiguity import reliability_diagram

@@ -20,12 +20,12 @@ from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.channels.fit import fit_channels
 from bayescal.channels.identification import check_design, gold_identifies
 from bayescal.channels.items import ItemPosteriors
-from bayescal.metrics.subgroups import SubgroupCalibration
 from bayescal.channels.plausibility import ece_range_flags, plausibility_flags
 from bayescal.errors import FitError
 from bayescal.flags import Flag
 from bayescal.metrics.binned import majority_vote_ece, oracle_ece, soft_vote_ece
 from bayescal.metrics.ncece import nc_ece
+from bayescal.metrics.subgroups import SubgroupCalibration
 from bayescal.metrics.uncertainty import nc_ece_interval
 from bayescal.plotting.binary import (
     channel_forest,
