@@ -18,10 +18,11 @@ Per repetition (seeds fixed) every channel choice of
 the stratified bootstrap (the point / bootstrap path, no sampler); the truth of each
 subgroup is its population's exact binned ECE
 (:func:`~bayescal.simulate.multiclass.subgroup_truth`, the audit's headline metric:
-binary NC-ECE for C = 2, top-label for C = 3). JSON: per (C, scenario, channels, subgroup) the interval's coverage with its
-Monte Carlo SE, misses above / below, mean width, the estimate's bias and RMSE; per
-(C, scenario, channels) the family-wise rejection rate of "calibrated in every
-subgroup" (a size only where every subgroup is calibrated) and seconds.
+binary NC-ECE for C = 2, top-label for C = 3). JSON: per (C, scenario, channels,
+subgroup) the interval's coverage with its Monte Carlo SE, misses above / below, mean
+width, the estimate's bias and RMSE; per (C, scenario, channels) the family-wise
+rejection rate of "calibrated in every subgroup" (a size only where every subgroup is
+calibrated) and seconds.
 """
 
 from __future__ import annotations
