@@ -8,8 +8,8 @@ imported when a function is called.
 
 Binary track (Hanada & Futami): :func:`noise_corrected_reliability`,
 :func:`channel_forest`, :func:`pattern_predictive_check`, :func:`channel_trace`,
-:func:`recalibration_curves`, :func:`subgroup_forest` (either number of classes). Ambiguity track (Tao et al.):
-:func:`reliability_diagram`, :func:`reliability_panels`,
+:func:`recalibration_curves`, :func:`subgroup_forest` (either number of classes).
+Ambiguity track (Tao et al.): :func:`reliability_diagram`, :func:`reliability_panels`,
 :func:`true_and_voted_reliability`, :func:`entropy_histogram`.
 """
 
