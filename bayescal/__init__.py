@@ -36,6 +36,8 @@ _LAZY = {
     "fit_channels": "bayescal.channels",
     "item_posteriors": "bayescal.channels.items",
     "ItemPosteriors": "bayescal.channels.items",
+    "subgroup_nc_ece": "bayescal.metrics.subgroups",
+    "SubgroupCalibration": "bayescal.metrics.subgroups",
     "fit_channels_bayes": "bayescal.bayes",
     "prior_predictive": "bayescal.bayes",
     "ChannelPriors": "bayescal.bayes",
@@ -73,6 +75,8 @@ __all__ = [
     "BinnedECE",
     "nc_ece",
     "nc_ece_interval",
+    "subgroup_nc_ece",
+    "SubgroupCalibration",
     "estimate_nc_ece",
     "evaluate_recalibrated",
     "soft_vote_ece",
@@ -105,6 +109,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the real imports
         oracle_ece,
         soft_vote_ece,
     )
+    from bayescal.metrics.subgroups import SubgroupCalibration, subgroup_nc_ece
     from bayescal.report.audit import audit
     from bayescal.summaries import MulticlassSummary, Summary, summarize, summarize_multiclass
 

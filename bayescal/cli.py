@@ -54,6 +54,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 # name -> (module, one-line help); ``bayescal bench NAME``.
 BENCHMARKS: dict[str, tuple[str, str]] = {
+    "subgroups": (
+        "bayescal.bench.subgroups",
+        "Per-subgroup NC-ECE interval coverage (subgroups differing in calibration, channels "
+        "or both; a 200-item subgroup) and the bias of ignoring subgroup-specific channels.",
+    ),
     "gold": (
         "bayescal.bench.gold",
         "Channel posterior width against the number of gold items vs the Fisher-information "

@@ -14,6 +14,7 @@ __all__ = [
     "MULTICLASS_CHANNEL_CHOICES",
     "VIEW_CHOICES",
     "SKIP_SECTIONS",
+    "SUBGROUP_CHANNEL_CHOICES",
     "MULTICLASS_SKIP_SECTIONS",
 ]
 
@@ -39,6 +40,7 @@ SKIP_SECTIONS = {
     "crowdkit": "the naive comparison with crowd-kit's aggregated labels",
     "recalibration": "the recalibration maps, fitted and judged on held-out items",
     "items": "the item posteriors (items.csv and summary.json['items'])",
+    "subgroups": "the calibration per subgroup (with --subgroup COL)",
 }
 
 #: ``--skip SECTION`` of the multiclass audit (it has no crowd-kit comparison).
@@ -46,4 +48,9 @@ MULTICLASS_SKIP_SECTIONS = {
     "recalibration": "corrected temperature and vector scaling, fitted and judged on held-out "
     "items",
     "items": "the item posteriors (items.csv and summary.json['items'])",
+    "subgroups": "the calibration per subgroup (with --subgroup COL)",
 }
+
+#: ``--subgroup-channels``: how each subgroup's channels are fitted
+#: (:mod:`bayescal.metrics.subgroups`).
+SUBGROUP_CHANNEL_CHOICES = ("pooled", "shared", "per-subgroup")

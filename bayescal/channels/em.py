@@ -94,6 +94,7 @@ __all__ = [
     "score_bin_em",
     "em_fit_counts",
     "em_run",
+    "expected_answer_counts",
     "pattern_log_probs",
     "majority_vote_start",
     "resolve_prevalence",
@@ -209,6 +210,34 @@ def pattern_log_probs(states, confusion, prevalence) -> np.ndarray:
     return top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
 
 
+def expected_answer_counts(counts, states, confusion, prevalence) -> np.ndarray:
+    """E-step counts ``N[r, j, y, a]``: expected items of class ``y`` that ``j`` answered ``a``.
+
+    ``counts`` (R, L, P) pattern counts (or weights) per group, ``states`` (P, K),
+    ``confusion`` (R, K, C, C), ``prevalence`` (R, L, C): one data set and fit per ``r``.
+    ``N[r, j, y, :] / N[r, j, y, :].sum()`` is the M step's confusion row without clipping.
+
+    Examples
+    --------
+    >>> t = np.array([[[[0.9, 0.1], [0.2, 0.8]]] * 2])
+    >>> n = expected_answer_counts(np.array([[[10.0, 5.0]]]), np.array([[0, 2], [1, 1]]),
+    ...                            t, np.array([[[0.5, 0.5]]]))
+    >>> round(float(n.sum(axis=(2, 3))[0, 1]), 6)  # annotator 2 answered 5 items
+    5.0
+    """
+    t = np.asarray(confusion, dtype=np.float64)
+    states = np.asarray(states)
+    c = t.shape[-1]
+    onehot, _ = _indicators(states, c)
+    lp = _answer_loglik(np.log(t), onehot, states)  # (R, C, P)
+    joint = np.log(np.asarray(prevalence, dtype=np.float64))[:, :, :, None] + lp[:, None]
+    top = joint.max(axis=2, keepdims=True)
+    post = np.exp(joint - top)
+    post /= post.sum(axis=2, keepdims=True)  # (R, L, C, P)
+    per_pattern = (np.asarray(counts, dtype=np.float64)[:, :, None, :] * post).sum(axis=1)
+    return np.einsum("ryp,apj->rjya", per_pattern, onehot)
+
+
 def _held(x: np.ndarray, clip: float) -> np.ndarray:
     """Clip held entries to [clip, 1 - clip]; scale them so entry 0 stays >= clip."""
     x = np.clip(x, clip, 1.0 - clip)
@@ -221,21 +250,29 @@ def _complete(free: np.ndarray) -> np.ndarray:
     return np.concatenate([1.0 - free.sum(axis=-1, keepdims=True), free], axis=-1)
 
 
-def _m_step(per_group, per_pattern, gold, onehot, answered, group_n, clip):
+def _m_step(per_group, per_pattern, gold, onehot, answered, group_n, clip, prior=None):
     """Held confusion (R, K, C, C-1) and prevalence (R, L, C-1) entries from expected counts.
 
     ``per_group[r, y, l]`` and ``per_pattern[r, y, p]`` are the expected counts of class
     ``y`` summed over patterns / groups; ``gold`` (C, P) or (R, C, P) holds gold items at
-    their known class, which count for the confusions only (module docstring).
+    their known class, which count for the confusions only (module docstring); ``prior``
+    (R, K, C, C) pseudo-counts are added to each confusion row (the MAP step under
+    Dirichlet(prior + 1) rows, :func:`em_run`).
     """
     c = per_pattern.shape[1]
     rho = per_group[:, 1:].transpose(0, 2, 1) / group_n[..., None]
     t = np.empty((per_pattern.shape[0], onehot.shape[2], c, c - 1))
     for y in range(c):
         wy = per_pattern[:, y] + gold[..., y, :]  # (R, P)
-        den = np.maximum(wy @ answered, 1e-300)
+        den = wy @ answered
+        if prior is not None:
+            den = den + prior[:, :, y].sum(axis=-1)
+        den = np.maximum(den, 1e-300)
         for a in range(1, c):
-            t[:, :, y, a - 1] = (wy @ onehot[a]) / den
+            num = wy @ onehot[a]
+            if prior is not None:
+                num = num + prior[:, :, y, a]
+            t[:, :, y, a - 1] = num / den
     return _held(t, clip), _held(rho, clip)
 
 
@@ -286,6 +323,7 @@ def em_run(
     max_iter=1000,
     clip=1e-6,
     gold=None,
+    prior=None,
     progress: Progress | None = None,
 ) -> dict:
     """Run EM from R starts at once on pattern counts (no orientation applied).
@@ -301,6 +339,10 @@ def em_run(
         Starting values.
     gold : ndarray (C, P) or (R, C, P), optional
         Gold items per known class and pattern (module docstring).
+    prior : ndarray (K, C, C) or (R, K, C, C), optional
+        Dirichlet pseudo-counts added to every confusion row in the M step: EM then
+        maximises the posterior under ``Dirichlet(prior + 1)`` rows (the log prior is
+        in ``mean_loglik``), the partial pooling of :mod:`bayescal.metrics.subgroups`.
     progress : callable, optional
         ``progress(iteration, change)`` once per iteration (:data:`Progress`).
 
@@ -318,6 +360,8 @@ def em_run(
     gold = np.zeros((c, counts.shape[-1])) if gold is None else np.asarray(gold, np.float64)
     n = counts.sum(axis=(-2, -1)) + gold.sum(axis=(-2, -1))
     group_n = np.maximum(counts.sum(axis=-1), 1e-300)  # an empty group's prevalence: clip
+    if prior is not None:
+        prior = np.broadcast_to(np.asarray(prior, dtype=np.float64), (r, *t.shape[1:3], c))
     cells = _Cells(counts)
     cc = cells.counts
     prev = np.full(r, np.nan)
@@ -334,6 +378,8 @@ def em_run(
         lse = top + np.log(np.exp(joint - top[:, None]).sum(axis=1))
         ll_gold = sum((gold[..., y, :] * lp[:, y]).sum(axis=-1) for y in range(c))
         ll_new = ((cc * lse).sum(axis=-1) + ll_gold) / n
+        if prior is not None:
+            ll_new = ll_new + (prior * _log_rows(t)).sum(axis=(1, 2, 3)) / n
         ll = np.where(active, ll_new, ll)
         change = np.abs(ll_new - prev)
         done = active & (change < tol * (1.0 + np.abs(prev)))
@@ -347,7 +393,7 @@ def em_run(
         n_iter += active
         rest = np.exp(joint[:, 1:] - lse[:, None]) * cc[..., None, :]
         w = np.concatenate([(cc - rest.sum(axis=1))[:, None], rest], axis=1)
-        t_new, rho_new = _m_step(*cells.sums(w), gold, onehot, answered, group_n, clip)
+        t_new, rho_new = _m_step(*cells.sums(w), gold, onehot, answered, group_n, clip, prior)
         t = np.where(active[:, None, None, None], t_new, t)
         rho = np.where(active[:, None, None], rho_new, rho)
     return {

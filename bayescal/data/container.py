@@ -1119,6 +1119,11 @@ def _annotator_columns(available, *, roles: dict[str, Any], annotators, source: 
             gold=roles.get("gold"),
             probs=roles.get("probs"),
         )
+        if roles.get("group") in annotators:
+            raise DataError(
+                f"column {roles['group']!r} is named both as an annotator and as the group "
+                "(--subgroup) column; remove it from annotators= (--annotators)."
+            )
         check_names(annotators, len(annotators))
     if not annotators:
         raise DataError(f"{source} has no annotator columns.")
@@ -1221,18 +1226,28 @@ def _load_wide(
     gold,
     classes,
     sum_tol: float,
+    group: str | None = None,
 ) -> Annotations:
     """The one wide reader (CSV or Parquet, score or probs) behind load_csv / load_table."""
-    _check_column_names(score=score, truth=truth, item=item, gold=gold)
+    _check_column_names(score=score, truth=truth, item=item, gold=gold, group=group)
     probs = _prob_columns(probs)
     score = _score_or_probs(score, probs)
     mapping = None if classes is None else check_classes(classes, len(probs or "01"))
     answer_like = [c for c in (truth, gold) if c is not None] + list(annotators or [])
-    text = [c for c in [item] + (answer_like if classes is not None else []) if c is not None]
+    text = [
+        c for c in [item, group] + (answer_like if classes is not None else []) if c is not None
+    ]
     table = _Table(
         path, parquet=_is_parquet(path) if parquet is None else parquet, text_columns=text
     )
-    roles = {"item": item, "score": score, "probs": probs, "truth": truth, "gold": gold}
+    roles = {
+        "item": item,
+        "score": score,
+        "probs": probs,
+        "truth": truth,
+        "gold": gold,
+        "group": group,
+    }
     names = _annotator_columns(
         table.header,
         roles={k: v for k, v in roles.items() if v is not None},
@@ -1241,7 +1256,10 @@ def _load_wide(
     )
     answers = names + [x for x in (truth, gold) if x is not None]
     table.load(
-        ids=[item] if item else [], numbers=probs or [score], answers=answers, classes=mapping
+        ids=[c for c in (item, group) if c],
+        numbers=probs or [score],
+        answers=answers,
+        classes=mapping,
     )
     fix = _names_fix(probs)
     lab = np.column_stack(
@@ -1264,13 +1282,15 @@ def _load_wide(
         g = table.numbers(
             gold, f"gold column {gold!r}", blank="missing", classes=mapping, names_fix=fix
         )
-    used = set(names) | {x for x in (item, score, truth, gold) if x is not None} | set(probs or ())
+    roles_used = (item, score, truth, gold, group)
+    used = set(names) | {x for x in roles_used if x is not None} | set(probs or ())
     record = {
         "item": item,
         **({"score": score} if probs is None else {"probs": list(probs)}),
         "annotators": list(names),
         "truth": truth,
         "gold": gold,
+        **({} if group is None else {"group": group}),
         "unused": [x for x in table.header if x not in used],
     }
     return Annotations._build(
@@ -1281,6 +1301,7 @@ def _load_wide(
         map_names=False,
         truth=y,
         gold=g,
+        group=None if group is None else table.ids(group, f"group column {group!r}"),
         annotators=[str(a) for a in names],
         item=None if item is None else table.ids(item, "item ids"),
         where=table.where,
@@ -1315,6 +1336,7 @@ def load_csv(
     classes=None,
     gold: str | None = None,
     sum_tol: float = PROB_SUM_TOL,
+    group: str | None = None,
 ) -> Annotations:
     """Read a wide CSV: one row per item, one column per annotator, blank = missing.
 
@@ -1347,6 +1369,9 @@ def load_csv(
         ``"0"``, ``"1"``); answers, truth and gold may then be written as names.
     gold : str, optional
         Column with the known class of gold items, blank for the others.
+    group : str, optional
+        Column of a per-item grouping (site, scanner: ``group[item]``, for the subgroup
+        analysis, :mod:`bayescal.metrics.subgroups`); every item needs a value.
     sum_tol : float, default :data:`~bayescal.data.validation.PROB_SUM_TOL`
 
     Raises
@@ -1376,6 +1401,7 @@ def load_csv(
         gold=gold,
         classes=classes,
         sum_tol=sum_tol,
+        group=group,
     )
 
 
@@ -1391,6 +1417,7 @@ def load_table(
     gold: str | None = None,
     sum_tol: float = PROB_SUM_TOL,
     long=None,
+    group: str | None = None,
 ) -> Annotations:
     """Read a table (CSV or Parquet): wide (one row per item) or long (one row per answer).
 
@@ -1400,8 +1427,14 @@ def load_table(
     gold integer, float or boolean (null = missing answer), or strings with
     ``classes``; the item id string or integer. Any other type (lists, structs,
     timestamps, decimals) is refused by name. ``long=(ITEM, ANNOTATOR, LABEL)``
-    reads a long table (:func:`load_long`); ``item`` then names nothing.
+    reads a long table (:func:`load_long`); ``item`` then names nothing. ``group`` names a
+    per-item grouping column of a wide table (:func:`load_csv`).
     """
+    if long is not None and group is not None:
+        raise ConfigError(
+            "group= (--subgroup) reads a column of a wide table; a long table has no per-item "
+            "column for it yet: use a wide table (one row per item)."
+        )
     if long is not None:
         if item is not None or annotators is not None:
             raise ConfigError(
@@ -1436,6 +1469,7 @@ def load_table(
         gold=gold,
         classes=classes,
         sum_tol=sum_tol,
+        group=group,
     )
 
 

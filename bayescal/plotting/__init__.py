@@ -8,8 +8,8 @@ imported when a function is called.
 
 Binary track (Hanada & Futami): :func:`noise_corrected_reliability`,
 :func:`channel_forest`, :func:`pattern_predictive_check`, :func:`channel_trace`,
-:func:`recalibration_curves`. Ambiguity track (Tao et al.):
-:func:`reliability_diagram`, :func:`reliability_panels`,
+:func:`recalibration_curves`, :func:`subgroup_forest` (either number of classes).
+Ambiguity track (Tao et al.): :func:`reliability_diagram`, :func:`reliability_panels`,
 :func:`true_and_voted_reliability`, :func:`entropy_histogram`.
 """
 
@@ -25,6 +25,7 @@ from bayescal.plotting.binary import (
     noise_corrected_reliability,
     pattern_predictive_check,
     recalibration_curves,
+    subgroup_forest,
 )
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "pattern_predictive_check",
     "channel_trace",
     "recalibration_curves",
+    "subgroup_forest",
     "reliability_diagram",
     "reliability_panels",
     "true_and_voted_reliability",

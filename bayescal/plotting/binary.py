@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from bayescal.channels.result import ChannelFit
     from bayescal.metrics.binned import BinnedECE
+    from bayescal.metrics.subgroups import SubgroupCalibration
     from bayescal.recal.ensemble import PosteriorMap
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "pattern_predictive_check",
     "channel_trace",
     "recalibration_curves",
+    "subgroup_forest",
 ]
 
 
@@ -248,6 +250,59 @@ def channel_forest(
             f"Annotator channels ({int(round(prob * 100))}% intervals)", fontsize=11, y=1.03
         )
     return axes
+
+
+def subgroup_forest(result: SubgroupCalibration, *, ax: Axes | None = None) -> Axes:
+    """Forest plot of the NC-ECE per subgroup (any number of classes; issue 25 item 1).
+
+    Each subgroup's bias-corrected NC-ECE with its bias-aware interval, labelled with
+    its number of items; subgroups whose Holm-adjusted calibration test rejects are
+    drawn in red.
+
+    Parameters
+    ----------
+    result : SubgroupCalibration
+        From :func:`bayescal.metrics.subgroups.subgroup_nc_ece`.
+    ax : Axes, optional
+
+    Returns
+    -------
+    Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from bayescal.metrics.subgroups import subgroup_nc_ece
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> d = simulate_multiclass(1000, 2, random_state=0)
+    >>> r = subgroup_nc_ece(d, np.repeat(["A", "B"], 500), n_bootstrap=100)
+    >>> [t.get_text() for t in subgroup_forest(r).get_yticklabels()]
+    ['A (n = 500)', 'B (n = 500)']
+    """
+    rows = result.subgroups
+    level = 1.0 - result.prob
+    with literal_text():
+        if ax is None:
+            _, ax = pyplot().subplots(figsize=(7, 0.45 * len(rows) + 1.4))
+        y = np.arange(len(rows))[::-1]
+        for s, yi in zip(rows, y):
+            colour = "C3" if s.p_holm <= level else "C0"
+            ax.plot([s.lo, s.hi], [yi, yi], color=colour, lw=2.5)
+            ax.plot(s.estimate, yi, "o", color=colour, ms=5)
+        ax.axvline(0.0, color="0.5", lw=0.8)
+        ax.set_yticks(
+            y, [f"{display_name(s.name)} (n = {s.n_items})" for s in rows], parse_math=False
+        )
+        ax.set_xlabel(f"NC-ECE ({result.metric}), {int(round(result.prob * 100))}% interval")
+        ax.set_title(
+            f"Calibration per {display_name(result.label)} (red: miscalibrated, Holm-adjusted "
+            f"p <= {level:.2g})",
+            fontsize=10,
+        )
+        ax.grid(alpha=0.3)
+    return ax
 
 
 def pattern_predictive_check(

@@ -23,6 +23,7 @@ from bayescal._random import seed_from
 from bayescal._typing import Bins, RandomState, Weights
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
+from bayescal.metrics.subgroups import SUBGROUP_CHANNELS, check_subgroups
 from bayescal.options import CHANNEL_CHOICES, SKIP_SECTIONS
 from bayescal.report import sections as steps
 from bayescal.report.core import Provenance, Report, Section, fmt
@@ -35,6 +36,8 @@ from bayescal.report.items_section import TITLE as ITEMS_TITLE
 from bayescal.report.items_section import items_artifacts, items_section
 from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
 from bayescal.report.recal_section import recalibration_section
+from bayescal.report.subgroups_section import TITLE as SUBGROUPS_TITLE
+from bayescal.report.subgroups_section import subgroups_section, subgroups_summary
 from bayescal.report.verdict import decide, noise_facts, summary_entries
 from bayescal.summaries.summary import Summary
 
@@ -48,6 +51,10 @@ __all__ = [
     "run_stages",
     "skipped_on_request",
     "skipped",
+    "subgroup_stages",
+    "subgroup_settings",
+    "left_out_title",
+    "check_subgroup_request",
 ]
 
 
@@ -108,6 +115,8 @@ def audit(
     priors=None,
     gold_in_ece: bool = False,
     dependence=None,
+    subgroup: str | np.ndarray | None = None,
+    subgroup_channels: str = "pooled",
     skip: tuple[str, ...] = (),
 ) -> AuditReport:
     """Audit the calibration of a binary score from noisy annotations.
@@ -152,10 +161,17 @@ def audit(
         Also fit the conditional-dependence model (:mod:`bayescal.bayes.dependence`,
         ``channels="bayes"`` only); the headline NC-ECE then uses it, and the knowledge
         section compares both models (LOO, predictive check, NC-ECE interval).
+    subgroup : str, array-like of shape (n_items,) or None
+        Audit the calibration per subgroup too (:mod:`bayescal.metrics.subgroups`): the
+        name of the container's per-item ``group`` (``load_csv(..., group="site")``) or
+        one value per item. Adds the "Subgroups" section and ``summary["subgroups"]``.
+    subgroup_channels : {"pooled", "shared", "per-subgroup"}, default "pooled"
+        How each subgroup's channels are fitted (partial pooling by default).
     skip : tuple of str, default ()
         Optional sections to leave out (:data:`bayescal.options.SKIP_SECTIONS`:
-        ``"crowdkit"``, ``"recalibration"``); each stays in the report as skipped, with the
-        reason, as does every section skipped for another reason (``summary["skipped"]``).
+        ``"crowdkit"``, ``"recalibration"``, ``"items"``, ``"subgroups"``); each stays in the
+        report as skipped, with the reason, as does every section skipped for another reason
+        (``summary["skipped"]``).
 
     Returns
     -------
@@ -201,6 +217,7 @@ def audit(
     if not isinstance(gold_in_ece, bool):
         raise ConfigError(f"gold_in_ece must be True or False; got {gold_in_ece!r}.")
     skip = check_skip(skip, SKIP_SECTIONS, "binary audit")
+    check_subgroup_request(data, subgroup, subgroup_channels)
     started = time.perf_counter()
     ctx = steps.Context(
         data=data,
@@ -217,6 +234,8 @@ def audit(
         priors=priors,
         gold_in_ece=gold_in_ece,
         dependence=dependence,
+        subgroup=subgroup,
+        subgroup_channels=subgroup_channels,
     )
     stages = (  # (progress line, --skip name of an optional section, step)
         ("summarising the data", None, data_with_gold_section),
@@ -228,7 +247,7 @@ def audit(
         ("naive errors against crowd-kit labels", "crowdkit", crowdkit_section),
         ("recalibration maps", "recalibration", recalibration_section),
         ("item posteriors", "items", items_section),
-    )
+    ) + subgroup_stages(subgroup)
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
         _warnings.simplefilter("ignore")
@@ -249,6 +268,7 @@ def audit(
             "gold_in_ece": gold_in_ece,
             "priors": None if priors is None else repr(priors),
             "dependence": dependence,
+            **subgroup_settings(subgroup, subgroup_channels),
             "skip": list(skip),
         },
         started=started,
@@ -256,6 +276,7 @@ def audit(
     sections.append(provenance.section())
     idata = getattr(ctx.channels, "idata", None)
     summary = steps.build_summary(ctx)
+    summary.update(subgroups_summary(ctx))
     summary["skipped"] = skipped(sections)
     summary["knowledge"] = ctx.diagnostics["knowledge"]
     summary.update(crowdkit_summary(ctx))
@@ -287,6 +308,43 @@ def audit(
     )
 
 
+def check_subgroup_request(data, subgroup, subgroup_channels: str) -> None:
+    """Refuse a bad subgroup request before anything is fitted (both audits)."""
+    if subgroup_channels not in SUBGROUP_CHANNELS:
+        raise ConfigError(
+            f"subgroup_channels must be one of {SUBGROUP_CHANNELS}; got {subgroup_channels!r}."
+        )
+    if subgroup is None:
+        return
+    if not isinstance(data, Annotations):
+        raise ConfigError(
+            "subgroup needs the item-level data (the subgroups split the items); an "
+            "out-of-core summary keeps pattern counts only. Audit each subgroup's summary "
+            "separately, or load the items in memory."
+        )
+    check_subgroups(data, subgroup)
+
+
+def subgroup_stages(subgroup) -> tuple[tuple[str, str | None, Callable[[Any], Section]], ...]:
+    """The subgroup stage of either audit, present only when a subgroup is given."""
+    if subgroup is None:
+        return ()
+    return (("calibration per subgroup", "subgroups", subgroups_section),)
+
+
+def subgroup_settings(subgroup, subgroup_channels: str) -> dict[str, Any]:
+    """What the provenance records of a subgroup request."""
+    if subgroup is None:
+        return {}
+    name = subgroup if isinstance(subgroup, str) else "values"
+    return {"subgroup": name, "subgroup_channels": subgroup_channels}
+
+
+def left_out_title(key: str) -> str:
+    """The title of an optional section left out with ``--skip KEY`` (both audits)."""
+    return {"items": ITEMS_TITLE, "subgroups": SUBGROUPS_TITLE}.get(key, "Recalibration")
+
+
 def run_stages(
     ctx: Any,
     stages: Iterable[tuple[str, str | None, Callable[[Any], Section]]],
@@ -309,8 +367,9 @@ def run_stages(
 def _left_out(ctx: steps.Context, key: str) -> Section:
     if key == "crowdkit":
         return crowdkit_skipped(ctx, skipped_on_request(key))
-    title = ITEMS_TITLE if key == "items" else "Recalibration"
-    return Section(key=key, title=title, status="skipped", reason=skipped_on_request(key))
+    return Section(
+        key=key, title=left_out_title(key), status="skipped", reason=skipped_on_request(key)
+    )
 
 
 def check_skip(skip, valid: dict[str, str], audit_name: str) -> tuple[str, ...]:

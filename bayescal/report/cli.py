@@ -20,6 +20,7 @@ from bayescal.options import (
     MULTICLASS_CHANNEL_CHOICES,
     MULTICLASS_SKIP_SECTIONS,
     SKIP_SECTIONS,
+    SUBGROUP_CHANNEL_CHOICES,
     VIEW_CHOICES,
 )
 from bayescal.report.cli_options import (
@@ -139,6 +140,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "models (default: answers independent given the class)",
     )
     parser.add_argument(
+        "--subgroup",
+        default=None,
+        metavar="COL",
+        help="column of a per-item subgroup (site, sex, scanner; not an annotator): adds the "
+        "calibration per subgroup (NC-ECE, interval and test per subgroup, Holm-corrected "
+        "test of calibration in every subgroup, largest gap, forest plot; wide tables in "
+        "memory; default: none)",
+    )
+    parser.add_argument(
+        "--subgroup-channels",
+        default="pooled",
+        choices=SUBGROUP_CHANNEL_CHOICES,
+        help="channels of each subgroup with --subgroup: partially pooled toward the shared "
+        "ones, the shared ones, or each subgroup's own EM (default: %(default)s)",
+    )
+    parser.add_argument(
         "--gold-in-ece",
         action="store_true",
         help="also count the gold items in the calibration error (default: left out, since "
@@ -219,7 +236,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="leave out an optional section (repeatable); it stays in the report and in "
         "summary.json as skipped, with the reason: "
         + "; ".join(f"{name}: {what}" for name, what in SKIP_SECTIONS.items())
-        + " (multiclass data: recalibration only; default: none)",
+        + " (multiclass data: recalibration, items and subgroups; default: none)",
     )
     parser.add_argument(
         "--no-crowdkit",
@@ -301,7 +318,18 @@ def at_least_one(text: str) -> float:
 
 
 def _check_knowledge_options(args: argparse.Namespace) -> None:
-    """The gold and priors options that need another option."""
+    """The gold, priors and subgroup options that need another option."""
+    if getattr(args, "subgroup_channels", "pooled") != "pooled" and not getattr(
+        args, "subgroup", None
+    ):
+        raise ConfigError("--subgroup-channels needs --subgroup COL.")
+    if getattr(args, "subgroup", None) and getattr(args, "example", None):
+        raise ConfigError("--subgroup names a column of DATA; the examples have no subgroup.")
+    if getattr(args, "subgroup", None) and getattr(args, "long", None):
+        raise ConfigError(
+            "--subgroup reads a column of a wide table (one row per item); it does not work "
+            "with --long yet."
+        )
     if args.gold_in_ece and not args.gold:
         raise ConfigError("--gold-in-ece needs --gold COL (the column of gold items' classes).")
     if args.priors_joint and not args.priors:

@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
         gold_in_ece=args.gold_in_ece,
         priors=priors,
         dependence=args.dependence,
+        subgroup=getattr(args, "subgroup", None),
+        subgroup_channels=getattr(args, "subgroup_channels", "pooled"),
         skip=args.skip,
         command="bayescal "
         + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),

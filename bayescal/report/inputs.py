@@ -146,7 +146,14 @@ def load_audit_data(args):
         raise ConfigError("no data: give a CSV/Parquet file or --example NAME.")
     gold = getattr(args, "gold", None)
     probs = parse_names(args.probs, "--probs") if getattr(args, "probs", None) else None
+    subgroup = getattr(args, "subgroup", None)
     if is_out_of_core(args.data):
+        if subgroup:
+            raise ConfigError(
+                f"--subgroup {subgroup} needs the items in memory (the subgroups split them); "
+                f"{args.data!r} is a folder or a glob, summarised out of core. Audit one file, "
+                "or each subgroup's files separately."
+            )
         if probs and len(probs) > 2:
             raise ConfigError(
                 f"{args.data!r} is a folder or a glob; the multiclass audit reads one CSV or "
@@ -169,7 +176,9 @@ def load_audit_data(args):
         _refuse_wide_options(args, in_memory=True)
         return load_long(args.data, item=item, annotator=annotator, label=label, **values)
     annotators = parse_names(args.annotators, "--annotators") if args.annotators else None
-    return load_table(args.data, annotators=annotators, item=args.item, **values)
+    return load_table(
+        args.data, annotators=annotators, item=args.item, group=subgroup or None, **values
+    )
 
 
 def summarize_out_of_core(args):

@@ -25,11 +25,21 @@ from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
 from bayescal.options import MULTICLASS_CHANNEL_CHOICES, MULTICLASS_SKIP_SECTIONS
 from bayescal.report import multiclass_sections as steps
-from bayescal.report.audit import _plain, check_skip, run_stages, skipped, skipped_on_request
+from bayescal.report.audit import (
+    _plain,
+    check_skip,
+    check_subgroup_request,
+    left_out_title,
+    run_stages,
+    skipped,
+    skipped_on_request,
+    subgroup_settings,
+    subgroup_stages,
+)
 from bayescal.report.core import Provenance, Report, Section, fmt
-from bayescal.report.items_section import TITLE as ITEMS_TITLE
 from bayescal.report.items_section import items_artifacts, items_section
 from bayescal.report.multiclass_knowledge import multiclass_knowledge_section
+from bayescal.report.subgroups_section import subgroups_summary
 from bayescal.report.verdict import decide, noise_facts, summary_entries
 
 __all__ = ["audit_multiclass", "MulticlassAuditReport", "MULTICLASS_CHANNEL_CHOICES"]
@@ -96,6 +106,8 @@ def audit_multiclass(
     gold_in_ece: bool = False,
     priors=None,
     dependence=None,
+    subgroup=None,
+    subgroup_channels: str = "pooled",
     skip: tuple[str, ...] = (),
     command: str | None = None,
     title: str | None = None,
@@ -141,10 +153,16 @@ def audit_multiclass(
         ``channels="bayes"``): the knowledge section compares it with the independence
         model (LOO, predictive check before/after, NC-ECE under both) and the noise
         view's headline, the summary's confusions and the recalibration use it.
+    subgroup : str, array-like of shape (n_items,) or None
+        Audit the calibration per subgroup too (:mod:`bayescal.metrics.subgroups`; the
+        top-label NC-ECE per subgroup): the name of the container's per-item ``group`` or
+        one value per item. Adds the "Subgroups" section and ``summary["subgroups"]``.
+    subgroup_channels : {"pooled", "shared", "per-subgroup"}, default "pooled"
     skip : tuple of str, default ()
         Optional sections to leave out (:data:`bayescal.options.MULTICLASS_SKIP_SECTIONS`:
-        ``"recalibration"``); each stays in the report as skipped with the reason, as does
-        every section skipped for another reason (``summary["skipped"]``).
+        ``"recalibration"``, ``"items"``, ``"subgroups"``); each stays in the report as
+        skipped with the reason, as does every section skipped for another reason
+        (``summary["skipped"]``).
     command : str, optional
         The command line, recorded for reproducibility.
     title : str, optional
@@ -186,6 +204,7 @@ def audit_multiclass(
     if gold_in_ece and data.gold is None:
         raise ConfigError("gold_in_ece needs gold items: the data have no 'gold' variable.")
     skip = check_skip(skip, MULTICLASS_SKIP_SECTIONS, "multiclass audit")
+    check_subgroup_request(data, subgroup, subgroup_channels)
     if priors is not None:
         priors = ChannelPriors.coerce(priors, "dirichlet")
         priors.confusion_alpha(data.n_annotators, data.n_classes)  # shape checked up front
@@ -206,6 +225,8 @@ def audit_multiclass(
         gold_in_ece=bool(gold_in_ece),
         priors=priors,
         dependence=dependence,
+        subgroup=subgroup,
+        subgroup_channels=subgroup_channels,
     )
     stages = (  # (progress line, --skip name of an optional section, step)
         ("summarising the data", None, steps.data_section),
@@ -218,7 +239,7 @@ def audit_multiclass(
         ("ambiguity view", None, steps.ambiguity_view_section),
         ("recalibration maps", "recalibration", steps.recalibration_section),
         ("item posteriors", "items", items_section),
-    )
+    ) + subgroup_stages(subgroup)
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
         _warnings.simplefilter("ignore")
@@ -228,7 +249,7 @@ def audit_multiclass(
             skip,
             lambda key: Section(
                 key=key,
-                title=ITEMS_TITLE if key == "items" else "Recalibration",
+                title=left_out_title(key),
                 status="skipped",
                 reason=skipped_on_request(key),
             ),
@@ -250,13 +271,14 @@ def audit_multiclass(
             "gold_in_ece": bool(gold_in_ece),
             "priors": None if priors is None else priors.origin or priors.to_dict(),
             "dependence": dependence,
+            **subgroup_settings(subgroup, subgroup_channels),
             "skip": list(skip),
         },
         started=started,
     )
     sections.append(provenance.section())
     idata = getattr(ctx.channels, "idata", None)
-    summary = {**steps.build_summary(ctx), "skipped": skipped(sections)}
+    summary = {**steps.build_summary(ctx), "skipped": skipped(sections), **subgroups_summary(ctx)}
     if ctx.items is not None:
         summary["items"] = ctx.items.to_dict()
     facts = noise_facts(

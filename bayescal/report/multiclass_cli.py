@@ -116,6 +116,8 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
         gold_in_ece=bool(getattr(args, "gold_in_ece", False)),
         priors=priors,
         dependence=getattr(args, "dependence", None),
+        subgroup=getattr(args, "subgroup", None),
+        subgroup_channels=getattr(args, "subgroup_channels", "pooled"),
         skip=tuple(getattr(args, "skip", None) or ()),
         command="bayescal "
         + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),

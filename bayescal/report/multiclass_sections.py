@@ -26,6 +26,7 @@ from bayescal.errors import DataError, FitError
 from bayescal.metrics.binned import class_oracle_ece, class_vote_ece, implausible_flags
 from bayescal.metrics.ncece import class_nc_ece
 from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
+from bayescal.metrics.subgroups import SubgroupCalibration
 from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
 from bayescal.options import VIEW_CHOICES
 from bayescal.plotting.ambiguity import reliability_diagram
@@ -75,7 +76,6 @@ MULTICLASS_ASSUMPTIONS = [
 ]
 
 
-
 @dataclass(eq=False)
 class MulticlassContext(FlagsMixin):
     """What the audit's steps share: settings in, results and flags out."""
@@ -97,6 +97,10 @@ class MulticlassContext(FlagsMixin):
     #: --dependence: the conditional-dependence model's pairs (None: independence only)
     dependence: object = None
     items: ItemPosteriors | None = None
+    #: --subgroup: the subgroup name or values, how their channels are fitted, the result
+    subgroup: str | np.ndarray | None = None
+    subgroup_channels: str = "pooled"
+    subgroups: SubgroupCalibration | None = None
     summary: object = None
     eval_summary: object = None
     point: object = None

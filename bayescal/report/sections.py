@@ -25,6 +25,7 @@ from bayescal.errors import FitError
 from bayescal.flags import Flag
 from bayescal.metrics.binned import majority_vote_ece, oracle_ece, soft_vote_ece
 from bayescal.metrics.ncece import nc_ece
+from bayescal.metrics.subgroups import SubgroupCalibration
 from bayescal.metrics.uncertainty import nc_ece_interval
 from bayescal.plotting.binary import (
     channel_forest,
@@ -98,6 +99,10 @@ class Context(FlagsMixin):
     #: dependence groups of the conditional-dependence model (None: independence only)
     dependence: object = None
     items: ItemPosteriors | None = None
+    #: --subgroup: the subgroup name or values, how their channels are fitted, the result
+    subgroup: str | np.ndarray | None = None
+    subgroup_channels: str = "pooled"
+    subgroups: SubgroupCalibration | None = None
 
 
 def _interval(x: np.ndarray, prob: float) -> tuple[float, float]:

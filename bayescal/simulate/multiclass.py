@@ -41,6 +41,8 @@ __all__ = [
     "multiclass_population",
     "simulate_multiclass",
     "default_confusions",
+    "simulate_subgroups",
+    "subgroup_truth",
 ]
 
 
@@ -437,3 +439,71 @@ def simulate_multiclass(
         annotators=pop.annotators,
         classes=pop.classes,
     )
+
+
+def simulate_subgroups(populations, sizes, *, random_state=None) -> Annotations:
+    """Items of several subgroups, each drawn from its own population, with ``group``.
+
+    Parameters
+    ----------
+    populations : mapping of str -> MulticlassPopulation
+        One population per subgroup (same classes and annotators); subgroups may differ
+        in calibration (temperature), in channels (confusions), or in both.
+    sizes : mapping of str -> int
+        Items per subgroup (same keys).
+    random_state : None, int or Generator
+
+    Returns
+    -------
+    Annotations
+        With ``truth`` and ``group`` (the subgroup names), subgroups in the given order.
+
+    Examples
+    --------
+    >>> pops = {"A": multiclass_population(2, temperature=1.0),
+    ...         "B": multiclass_population(2, temperature=2.0)}
+    >>> d = simulate_subgroups(pops, {"A": 300, "B": 200}, random_state=0)
+    >>> d.n_items, sorted(set(d.group))
+    (500, ['A', 'B'])
+    """
+    if set(populations) != set(sizes):
+        raise ConfigError(
+            f"populations and sizes name different subgroups: {sorted(populations)} vs "
+            f"{sorted(sizes)}."
+        )
+    rng = check_random_state(random_state)
+    parts = [
+        simulate_multiclass(sizes[g], population=populations[g], random_state=rng) for g in sizes
+    ]
+    first = parts[0]
+    return Annotations.from_arrays(
+        np.concatenate([d.probs for d in parts]),
+        np.concatenate([d.labels for d in parts]),
+        truth=np.concatenate([d.truth for d in parts]),
+        annotators=first.annotators,
+        classes=first.classes,
+        group=np.concatenate([np.full(d.n_items, g, dtype=object) for g, d in zip(sizes, parts)]),
+    )
+
+
+def subgroup_truth(population: MulticlassPopulation, metric: str, bins=10) -> float:
+    """The exact population NC-ECE target of :func:`bayescal.metrics.subgroups.subgroup_nc_ece`.
+
+    ``metric``: ``"binary"`` (two classes: the binned ECE on ``p_1``), ``"top_label"``
+    or ``"classwise"`` (mean over classes).
+
+    Examples
+    --------
+    >>> round(subgroup_truth(multiclass_population(3, temperature=1.0), "top_label"), 12)
+    0.0
+    """
+    top, cw = population.binned_moments(bins)
+    if metric == "binary":
+        if population.n_classes != 2:
+            raise ConfigError("metric='binary' needs two classes.")
+        return float(np.abs(cw[1]).sum())
+    if metric == "top_label":
+        return float(np.abs(top).sum())
+    if metric == "classwise":
+        return float(np.abs(cw).sum(axis=1).mean())
+    raise ConfigError(f"metric must be 'binary', 'top_label' or 'classwise'; got {metric!r}.")

@@ -1,0 +1,186 @@
+"""Subgroup NC-ECE (issue 25 item 1): kernel vs the one metric path, population truth at
+large n for C = 2 and C = 3, pooling, Holm, MAP EM, errors."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from bayescal.channels.em import dawid_skene_em, em_run, expected_answer_counts
+from bayescal.data.container import Annotations
+from bayescal.errors import ConfigError, DataError, IdentificationError
+from bayescal.metrics.ncece import class_nc_ece, nc_ece
+from bayescal.metrics.subgroups import holm_adjust, subgroup_nc_ece
+from bayescal.simulate.multiclass import (
+    default_confusions,
+    multiclass_population,
+    simulate_multiclass,
+    simulate_subgroups,
+    subgroup_truth,
+)
+from bayescal.summaries.summary import summarize
+
+
+def _pops(c, temps, noise=(0.0, 0.0)):
+    base = default_confusions(3, c, random_state=7)
+    return {
+        name: multiclass_population(c, (1 - w) * base + w / c, temperature=t, random_state=0)
+        for name, t, w in zip(("A", "B"), temps, noise)
+    }
+
+
+@pytest.mark.parametrize("c", [2, 3])
+def test_point_moments_equal_the_one_metric_path_on_each_subgroup(c):
+    # Shared channels: each subgroup's plug-in must be the audit metric of its items at
+    # the shared EM fit (binary nc_ece for C = 2, class_nc_ece's top label for C = 3).
+    # The subgroup path refines that fit by EM to tol 1e-9 in mean log-likelihood, which
+    # moves the channels by ~1e-5 at most, so the plug-ins agree to 1e-4.
+    data = simulate_subgroups(_pops(c, (1.0, 2.0)), {"A": 800, "B": 500}, random_state=1)
+    groups = 5 if c == 2 else "predicted"
+    res = subgroup_nc_ece(data, channels="shared", n_bootstrap=100)
+    fit = dawid_skene_em(summarize(data, groups=groups), prevalence="grouped", random_state=0)
+    for s in res.subgroups:
+        part = data.subset(data.group == s.name)
+        ref = nc_ece(part, fit).value if c == 2 else class_nc_ece(part, fit).top_label.value
+        assert s.plugin == pytest.approx(ref, abs=1e-4)
+        assert s.n_items == part.n_items
+
+
+@pytest.mark.parametrize("c", [2, 3])
+def test_population_truth_recovered_at_large_n(c):
+    # 20,000 items per subgroup: the bias-aware interval has half-width ~ 1.645 sd; the
+    # estimate must sit within 4 sd (sd = width / 3.29) of the exact population ECE and
+    # the interval must hold it (a 10% miss is possible per subgroup; the seed is fixed).
+    pops = _pops(c, (1.0, 2.2))
+    data = simulate_subgroups(pops, {"A": 20_000, "B": 20_000}, random_state=2)
+    metric = "binary" if c == 2 else "top_label"
+    res = subgroup_nc_ece(data, channels="pooled", n_bootstrap=100)
+    for s in res.subgroups:
+        truth = subgroup_truth(pops[s.name], metric)
+        sd = (s.hi - s.lo) / 3.29
+        assert s.lo <= truth <= s.hi
+        assert abs(s.estimate - truth) <= 4 * sd + 1e-3
+    assert res.subgroups[1].p_holm < 0.05  # B is miscalibrated: found
+    assert not res.calibrated_everywhere()
+    assert res.gap["worst"] == "B" and res.gap["lo"] > 0
+
+
+def test_shared_channels_bias_a_subgroup_with_noisier_readers_and_pooling_fixes_it():
+    # B's readers are noisier (rows mixed 40% with the uniform row); shared channels
+    # under-correct B's labels, so B's NC-ECE is biased upward, by far more than 4 sd;
+    # its own (pooled) channels recover the truth within 4 sd.
+    pops = _pops(2, (1.6, 1.6), noise=(0.0, 0.4))
+    data = simulate_subgroups(pops, {"A": 20_000, "B": 20_000}, random_state=3)
+    truth = subgroup_truth(pops["B"], "binary")
+    shared = subgroup_nc_ece(data, channels="shared", n_bootstrap=100).subgroups[1]
+    pooled = subgroup_nc_ece(data, channels="pooled", n_bootstrap=100)
+    b = pooled.subgroups[1]
+    assert shared.estimate - truth > 4 * (shared.hi - shared.lo) / 3.29
+    assert abs(b.estimate - truth) <= 4 * (b.hi - b.lo) / 3.29 + 1e-3
+    assert pooled.kappa is not None and b.shrinkage < 0.1  # little pooling: readers differ
+
+
+def test_identical_readers_pool_more_than_different_ones():
+    same = simulate_subgroups(_pops(3, (1.5, 1.5)), {"A": 2000, "B": 2000}, random_state=4)
+    diff = simulate_subgroups(
+        _pops(3, (1.5, 1.5), noise=(0.0, 0.5)), {"A": 2000, "B": 2000}, random_state=4
+    )
+    k_same = subgroup_nc_ece(same, n_bootstrap=100).kappa
+    k_diff = subgroup_nc_ece(diff, n_bootstrap=100).kappa
+    assert k_same > 10 * k_diff
+
+
+def test_holm_matches_the_step_down_definition():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        p = rng.uniform(0, 0.2, size=5)
+        order = np.argsort(p)
+        slow = np.empty(5)
+        for rank, i in enumerate(order):
+            slow[i] = min(1.0, max((5 - r) * p[order[r]] for r in range(rank + 1)))
+        assert np.allclose(holm_adjust(p), slow)
+
+
+def test_map_em_without_prior_is_the_em_and_a_huge_prior_is_the_prior():
+    data = simulate_multiclass(1000, 3, random_state=5)
+    s = summarize(data, groups="predicted")
+    fit = dawid_skene_em(s, prevalence="grouped")
+    t0, rho0 = fit.confusion.values, fit.class_prevalence.values
+    counts = s.pattern_counts.values.astype(float)
+    plain = em_run(counts, s.states, t0, rho0)
+    zero = em_run(counts, s.states, t0, rho0, prior=np.zeros(t0.shape[1:]))
+    assert np.array_equal(plain["confusion"], zero["confusion"])
+    target = np.full(t0.shape[1:], 1.0 / 3)
+    huge = em_run(counts, s.states, t0, rho0, prior=1e9 * target)
+    assert np.allclose(huge["confusion"][0], target, atol=1e-5)  # 1e3 items / 1e9 prior
+
+
+def test_expected_answer_counts_match_a_per_item_loop():
+    data = simulate_multiclass(300, 3, random_state=6, missing=0.2)
+    s = summarize(data, groups="all")
+    fit = dawid_skene_em(s, prevalence="grouped")
+    t, rho = fit.confusion.values, fit.class_prevalence.values
+    counts = s.pattern_counts.values.astype(float)[None]
+    fast = expected_answer_counts(counts, s.states, t, rho)[0]
+    slow = np.zeros_like(fast)
+    for p, row in enumerate(s.states):
+        like = rho[0, 0] * np.prod(
+            [t[0, j, :, a] if a < 3 else np.ones(3) for j, a in enumerate(row)], 0
+        )
+        post = like / like.sum()
+        for j, a in enumerate(row):
+            if a < 3:
+                slow[j, :, a] += counts[0, 0, p] * post
+    assert np.allclose(fast, slow, rtol=1e-10)
+
+
+def _two_sites(n=400, c=2, seed=0):
+    data = simulate_multiclass(n, c, random_state=seed)
+    return data, np.where(np.arange(n) < n // 2, "A", "B")
+
+
+def test_bad_subgroups_are_refused_with_the_fix():
+    data, site = _two_sites()
+    with pytest.raises(DataError, match="at least two subgroups"):
+        subgroup_nc_ece(data, np.full(400, "A"))
+    small = site.copy()
+    small[:30] = "C"
+    with pytest.raises(DataError, match=r"'C' \(30\).*fewer than 50"):
+        subgroup_nc_ece(data, small)
+    missing = site.astype(object)
+    missing[3] = None
+    with pytest.raises(DataError, match="missing for 1 item"):
+        subgroup_nc_ece(data, missing)
+    with pytest.raises(DataError, match="one value per item"):
+        subgroup_nc_ece(data, site[:10])
+    with pytest.raises(ConfigError, match="needs a per-item subgroup"):
+        subgroup_nc_ece(data, "site")
+    with pytest.raises(ConfigError, match="channels must be one of"):
+        subgroup_nc_ece(data, site, channels="hierarchical")
+    with pytest.raises(ConfigError, match="item-level"):
+        subgroup_nc_ece(summarize(data), site)
+
+
+def test_per_subgroup_channels_refused_where_not_identified():
+    # In subgroup B only two of three annotators answer: C = 3 with K = 2 is not identified.
+    data, site = _two_sites(600, 3, seed=1)
+    labels = data.labels.copy()
+    labels[site == "B", 2] = np.nan
+    data = Annotations.from_arrays(data.probs, labels, annotators=data.annotators, group=site)
+    with pytest.raises(IdentificationError, match="subgroup 'B'.*channels='pooled'"):
+        subgroup_nc_ece(data, "site", channels="per-subgroup", n_bootstrap=100)
+    res = subgroup_nc_ece(data, "site", channels="pooled", n_bootstrap=100)
+    assert [s.identified for s in res.subgroups] == [True, False]
+    assert any("not identified" in w for w in res.warnings)
+
+
+def test_result_dict_has_one_entry_per_subgroup_and_the_family_test():
+    data, site = _two_sites(600, 3, seed=2)
+    d = subgroup_nc_ece(data, site, n_bootstrap=100, random_state=3).to_dict()
+    assert [e["subgroup"] for e in d["entries"]] == ["A", "B"]
+    assert d["test"]["correction"] == "holm" and d["test"]["level"] == 0.1
+    assert d["test"]["p_value"] == min(e["p_holm"] for e in d["entries"])
+    for e, (a, b) in zip(d["entries"], itertools.repeat(("lo", "hi"))):
+        assert 0 <= e[a] <= e[b]
+    again = subgroup_nc_ece(data, site, n_bootstrap=100, random_state=3).to_dict()
+    assert again == d  # seeded
