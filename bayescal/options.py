@@ -39,6 +39,7 @@ SKIP_SECTIONS = {
     "crowdkit": "the naive comparison with crowd-kit's aggregated labels",
     "recalibration": "the recalibration maps, fitted and judged on held-out items",
     "items": "the item posteriors (items.csv and summary.json['items'])",
+    "next": "where to annotate next (next.csv and summary.json['next_annotations'])",
 }
 
 #: ``--skip SECTION`` of the multiclass audit (it has no crowd-kit comparison).
@@ -46,4 +47,5 @@ MULTICLASS_SKIP_SECTIONS = {
     "recalibration": "corrected temperature and vector scaling, fitted and judged on held-out "
     "items",
     "items": "the item posteriors (items.csv and summary.json['items'])",
+    "next": "where to annotate next (next.csv and summary.json['next_annotations'])",
 }

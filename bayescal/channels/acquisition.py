@@ -222,8 +222,7 @@ def rank_annotation_targets(
     """
     if not isinstance(data, Annotations):
         raise DataError(
-            f"rank_annotation_targets expects an Annotations container; got "
-            f"{type(data).__name__}."
+            f"rank_annotation_targets expects an Annotations container; got {type(data).__name__}."
         )
     if action not in ACTIONS:
         raise ConfigError(f"action must be one of {ACTIONS}; got {action!r}.")
@@ -309,7 +308,9 @@ def _coefficients(
         if lam[k] == 0:
             continue
         b = assign(probs[:, k], edges)
-        gap = np.bincount(b[in_ece], weights=(p_items[in_ece, k] - probs[in_ece, k]), minlength=n_bins)
+        gap = np.bincount(
+            b[in_ece], weights=(p_items[in_ece, k] - probs[in_ece, k]), minlength=n_bins
+        )
         coef[in_ece, k] = lam[k] * np.sign(gap)[b[in_ece]] / m
     return coef
 
@@ -365,9 +366,7 @@ def expected_reductions(
         mass = q.sum(axis=0)
         prob_out = mass / n_draws
         safe = np.where(mass > 0, mass, 1.0)
-        moved = np.einsum("dxc,dca->xac", p_cells, channel) - np.einsum(
-            "dxa,dxc->xac", q, p_cells
-        )
+        moved = np.einsum("dxc,dca->xac", p_cells, channel) - np.einsum("dxa,dxc->xac", q, p_cells)
         qm = moved / safe[:, :, None]
         h = np.einsum("dxa,d->xa", q, g_total) / safe - g_mean
         e = np.einsum("ic,iac->ia", coef, qm[cell_of_item]) + h[cell_of_item]

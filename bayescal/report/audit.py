@@ -33,6 +33,8 @@ from bayescal.report.crowdkit_section import (
 )
 from bayescal.report.items_section import TITLE as ITEMS_TITLE
 from bayescal.report.items_section import items_artifacts, items_section
+from bayescal.report.next_section import TITLE as NEXT_TITLE
+from bayescal.report.next_section import next_artifacts, next_section, next_summary
 from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
 from bayescal.report.recal_section import recalibration_section
 from bayescal.report.verdict import decide, noise_facts, summary_entries
@@ -228,6 +230,7 @@ def audit(
         ("naive errors against crowd-kit labels", "crowdkit", crowdkit_section),
         ("recalibration maps", "recalibration", recalibration_section),
         ("item posteriors", "items", items_section),
+        ("where to annotate next", "next", next_section),
     )
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
@@ -261,6 +264,7 @@ def audit(
     summary.update(crowdkit_summary(ctx))
     if ctx.items is not None:
         summary["items"] = ctx.items.to_dict()
+    summary.update(next_summary(ctx))
     facts = noise_facts(
         summary,
         ctx.errors["nc_point"],
@@ -279,6 +283,7 @@ def audit(
         artifacts={
             **({} if idata is None else {"posterior.nc": idata.to_netcdf}),
             **items_artifacts(ctx),
+            **next_artifacts(ctx),
         },
         channels=ctx.channels,
         point_channels=ctx.point,
@@ -309,7 +314,7 @@ def run_stages(
 def _left_out(ctx: steps.Context, key: str) -> Section:
     if key == "crowdkit":
         return crowdkit_skipped(ctx, skipped_on_request(key))
-    title = ITEMS_TITLE if key == "items" else "Recalibration"
+    title = {"items": ITEMS_TITLE, "next": NEXT_TITLE}.get(key, "Recalibration")
     return Section(key=key, title=title, status="skipped", reason=skipped_on_request(key))
 
 

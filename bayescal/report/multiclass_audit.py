@@ -29,6 +29,8 @@ from bayescal.report.audit import _plain, check_skip, run_stages, skipped, skipp
 from bayescal.report.core import Provenance, Report, Section, fmt
 from bayescal.report.items_section import TITLE as ITEMS_TITLE
 from bayescal.report.items_section import items_artifacts, items_section
+from bayescal.report.next_section import TITLE as NEXT_TITLE
+from bayescal.report.next_section import next_artifacts, next_section, next_summary
 from bayescal.report.multiclass_knowledge import multiclass_knowledge_section
 from bayescal.report.verdict import decide, noise_facts, summary_entries
 
@@ -218,6 +220,7 @@ def audit_multiclass(
         ("ambiguity view", None, steps.ambiguity_view_section),
         ("recalibration maps", "recalibration", steps.recalibration_section),
         ("item posteriors", "items", items_section),
+        ("where to annotate next", "next", next_section),
     )
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
@@ -228,7 +231,7 @@ def audit_multiclass(
             skip,
             lambda key: Section(
                 key=key,
-                title=ITEMS_TITLE if key == "items" else "Recalibration",
+                title={"items": ITEMS_TITLE, "next": NEXT_TITLE}.get(key, "Recalibration"),
                 status="skipped",
                 reason=skipped_on_request(key),
             ),
@@ -259,6 +262,7 @@ def audit_multiclass(
     summary = {**steps.build_summary(ctx), "skipped": skipped(sections)}
     if ctx.items is not None:
         summary["items"] = ctx.items.to_dict()
+    summary.update(next_summary(ctx))
     facts = noise_facts(
         summary,
         ctx.errors["nc_point"].top_label,
@@ -277,6 +281,7 @@ def audit_multiclass(
         artifacts={
             **({} if idata is None else {"posterior.nc": idata.to_netcdf}),
             **items_artifacts(ctx),
+            **next_artifacts(ctx),
         },
         channels=ctx.channels,
         point_channels=ctx.point,

@@ -19,6 +19,7 @@ from bayescal.ambiguity.metrics import ece_plugin, ece_true
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.identification import check_multiclass_design, gold_identifies_multiclass
+from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.items import ItemPosteriors
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
@@ -97,6 +98,8 @@ class MulticlassContext(FlagsMixin):
     #: --dependence: the conditional-dependence model's pairs (None: independence only)
     dependence: object = None
     items: ItemPosteriors | None = None
+    next_gold: AnnotationTargets | None = None
+    next_reread: AnnotationTargets | None = None
     summary: object = None
     eval_summary: object = None
     point: object = None

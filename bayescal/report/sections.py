@@ -19,6 +19,7 @@ import numpy as np
 from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.channels.fit import fit_channels
 from bayescal.channels.identification import check_design, gold_identifies
+from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.items import ItemPosteriors
 from bayescal.channels.plausibility import ece_range_flags, plausibility_flags
 from bayescal.errors import FitError
@@ -98,6 +99,8 @@ class Context(FlagsMixin):
     #: dependence groups of the conditional-dependence model (None: independence only)
     dependence: object = None
     items: ItemPosteriors | None = None
+    next_gold: AnnotationTargets | None = None
+    next_reread: AnnotationTargets | None = None
 
 
 def _interval(x: np.ndarray, prob: float) -> tuple[float, float]:
