@@ -361,7 +361,8 @@ def expected_reductions(
         rx, hx, px = r[cell_of_item], h[cell_of_item], prob_out[cell_of_item]
         e = ai - np.einsum("ie,ice->ic", ai, rx) + hx  # (n, C)
     else:
-        # outcome a: q_ad = sum_c p_cd T_dca; Q[x, a, c] = sum_d (p_cd T_dca - q_ad p_cd) / sum_d q_ad
+        # outcome a: q_ad = sum_c p_cd T_dca;
+        # Q[x, a, c] = sum_d (p_cd T_dca - q_ad p_cd) / sum_d q_ad
         q = np.einsum("dxc,dca->dxa", p_cells, channel)  # (D, cells, C)
         mass = q.sum(axis=0)
         prob_out = mass / n_draws

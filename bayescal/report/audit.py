@@ -33,9 +33,9 @@ from bayescal.report.crowdkit_section import (
 )
 from bayescal.report.items_section import TITLE as ITEMS_TITLE
 from bayescal.report.items_section import items_artifacts, items_section
+from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
 from bayescal.report.next_section import TITLE as NEXT_TITLE
 from bayescal.report.next_section import next_artifacts, next_section, next_summary
-from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
 from bayescal.report.recal_section import recalibration_section
 from bayescal.report.verdict import decide, noise_facts, summary_entries
 from bayescal.summaries.summary import Summary

@@ -29,9 +29,9 @@ from bayescal.report.audit import _plain, check_skip, run_stages, skipped, skipp
 from bayescal.report.core import Provenance, Report, Section, fmt
 from bayescal.report.items_section import TITLE as ITEMS_TITLE
 from bayescal.report.items_section import items_artifacts, items_section
+from bayescal.report.multiclass_knowledge import multiclass_knowledge_section
 from bayescal.report.next_section import TITLE as NEXT_TITLE
 from bayescal.report.next_section import next_artifacts, next_section, next_summary
-from bayescal.report.multiclass_knowledge import multiclass_knowledge_section
 from bayescal.report.verdict import decide, noise_facts, summary_entries
 
 __all__ = ["audit_multiclass", "MulticlassAuditReport", "MULTICLASS_CHANNEL_CHOICES"]
