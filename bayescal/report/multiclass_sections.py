@@ -17,9 +17,9 @@ import numpy as np
 
 from bayescal.ambiguity.metrics import ece_plugin, ece_true
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.identification import check_multiclass_design, gold_identifies_multiclass
-from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.items import ItemPosteriors
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bayescal.bayes.fit import fit_channels_bayes
+from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.fit import fit_channels
 from bayescal.channels.identification import check_design, gold_identifies
-from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.items import ItemPosteriors
 from bayescal.channels.plausibility import ece_range_flags, plausibility_flags
 from bayescal.errors import FitError
