@@ -76,7 +76,6 @@ MULTICLASS_ASSUMPTIONS = [
 ]
 
 
-
 @dataclass(eq=False)
 class MulticlassContext(FlagsMixin):
     """What the audit's steps share: settings in, results and flags out."""
