@@ -178,6 +178,7 @@ def rank_annotation_targets(
     action: Literal["gold", "reread"] = "gold",
     annotator: str | None = None,
     prob: float = 0.9,
+    gold_in_ece: bool = False,
     max_draws: int = MAX_DRAWS,
 ) -> AnnotationTargets:
     """Rank items by the expected reduction of the NC-ECE's posterior variance from one label.
@@ -200,6 +201,9 @@ def rank_annotation_targets(
         the mean confusion over annotators).
     prob : float, default 0.9
         Interval probability of the reported widths.
+    gold_in_ece : bool, default False
+        Count the gold items in the NC-ECE (with their known class: a fixed term), as the
+        audits' ``gold_in_ece``; by default they are left out of it.
     max_draws : int, default 400
 
     Raises
@@ -238,6 +242,8 @@ def rank_annotation_targets(
         raise ConfigError(f"prob must lie in (0, 1); got {prob!r}.")
     if int(max_draws) < 1:
         raise ConfigError(f"max_draws must be at least 1; got {max_draws!r}.")
+    if not isinstance(gold_in_ece, bool):
+        raise ConfigError(f"gold_in_ece must be True or False; got {gold_in_ece!r}.")
     _check_fit(data, fit, summary)
     t, pi, n_draws = _draws(fit, int(max_draws))
     c = data.n_classes
@@ -245,15 +251,15 @@ def rank_annotation_targets(
     p_cells = cell_posterior_draws(uniq[cell_pat], cell_group, t, pi)  # (D, cells, C)
     gold = _gold_mask(data)
     unanswered = (states == c).all(axis=1)
-    in_ece = ~gold & ~unanswered
-    if not in_ece.any():
+    in_ece = ~unanswered if gold_in_ece else ~gold & ~unanswered
+    if not (in_ece & ~gold).any():
         raise DataError(
             "no candidate item: every item is gold-labelled or unanswered; there is nothing "
             "to label next."
         )
     p_items = p_cells.mean(axis=0)[cell_of_item]  # (n, C)
     coef = _coefficients(data.probs, p_items, in_ece, np.asarray(summary.bin_edges))
-    candidates = in_ece.copy()
+    candidates = in_ece & ~gold
     channel = None
     if action == "reread":
         if annotator is None:

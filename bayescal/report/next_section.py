@@ -43,8 +43,12 @@ def next_section(ctx: Any) -> Section:
     if fit is None or summary is None:
         return Section(KEY, TITLE, status="skipped", reason="no channel fit to condition on.")
     try:
-        gold = rank_annotation_targets(data, fit, summary, action="gold", prob=ctx.prob)
-        reread = rank_annotation_targets(data, fit, summary, action="reread", prob=ctx.prob)
+        gold = rank_annotation_targets(
+            data, fit, summary, action="gold", prob=ctx.prob, gold_in_ece=ctx.gold_in_ece
+        )
+        reread = rank_annotation_targets(
+            data, fit, summary, action="reread", prob=ctx.prob, gold_in_ece=ctx.gold_in_ece
+        )
     except DataError as err:  # every item gold or unanswered: nothing to rank
         return Section(KEY, TITLE, status="skipped", reason=str(err))
     ctx.next_gold, ctx.next_reread = gold, reread
