@@ -36,6 +36,8 @@ _LAZY = {
     "fit_channels": "bayescal.channels",
     "item_posteriors": "bayescal.channels.items",
     "ItemPosteriors": "bayescal.channels.items",
+    "rank_annotation_targets": "bayescal.channels.acquisition",
+    "AnnotationTargets": "bayescal.channels.acquisition",
     "fit_channels_bayes": "bayescal.bayes",
     "prior_predictive": "bayescal.bayes",
     "ChannelPriors": "bayescal.bayes",
@@ -67,6 +69,8 @@ __all__ = [
     "fit_channels",
     "item_posteriors",
     "ItemPosteriors",
+    "rank_annotation_targets",
+    "AnnotationTargets",
     "fit_channels_bayes",
     "prior_predictive",
     "ChannelPriors",
@@ -85,6 +89,7 @@ __all__ = [
 if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from bayescal.bayes import ChannelPriors, fit_channels_bayes, prior_predictive
     from bayescal.channels import ChannelFit, fit_channels
+    from bayescal.channels.acquisition import AnnotationTargets, rank_annotation_targets
     from bayescal.channels.items import ItemPosteriors, item_posteriors
     from bayescal.data import (
         Annotations,

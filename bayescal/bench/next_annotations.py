@@ -13,10 +13,12 @@ of ``--batch`` items, choosing each batch by
   posterior);
 - ``random``: uniformly among the candidates;
 
-and after each batch the channels are refitted (EM and bootstrap, gold counts included)
-and the interval width recorded: the delta-method width ``2 z sqrt(V)`` of the NC-ECE
-linearised at the bin gaps, with the gold items in the NC-ECE at their known class (so
-every strategy measures the same items). This is the quantity the ranking targets; the
+(a baseline's curve stops, NaN, if a score group runs out of unknown items, counted in
+``curves_stopped``), and after each batch the channels are refitted (EM and bootstrap,
+gold counts included) and the interval width recorded: the delta-method width
+``2 z sqrt(V)`` of the NC-ECE linearised at the bin gaps, with the gold items in the
+NC-ECE at their known class (so every strategy measures the same items). This is the
+quantity the ranking targets; the
 audit's bootstrap interval of the corrected-label NC-ECE is not re-measured here.
 
 Reported per population and strategy: the mean width after each batch with its Monte Carlo
@@ -36,12 +38,13 @@ import warnings
 import numpy as np
 
 from bayescal.bench._io import environment, write_json
+from bayescal.errors import FitError
 
 STRATEGIES = ("ranked", "uncertain", "random")
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--n", type=int, default=1000, help="pilot items (default 1000)")
+    parser.add_argument("--n", type=int, default=2000, help="pilot items (default 2000)")
     parser.add_argument("--batch", type=int, default=50, help="gold items per batch (default 50)")
     parser.add_argument("--batches", type=int, default=6, help="batches (default 6)")
     parser.add_argument("--reps", type=int, default=8, help="data sets per population (default 8)")
@@ -114,7 +117,10 @@ def _curve(strategy, truth_data, args, seed, n_batches) -> list[float]:
         pick = _choose(strategy, data, fit, s, args.batch, rng)
         gold = np.concatenate([gold, np.asarray(pick, dtype=np.int64)])
         data = _with_gold(truth_data, gold)
-        s, fit = _fit(data, args.draws, seed + 1 + b)
+        try:
+            s, fit = _fit(data, args.draws, seed + 1 + b)
+        except FitError:  # a score group left without unknown items: its prevalence is gone
+            return widths + [np.nan] * (n_batches - b)
         widths.append(_width(data, fit, s))
     return widths
 
@@ -156,6 +162,7 @@ def run(args) -> int:
         unc = [_items_ratio(r, q, args.batch) for r, q in zip(arr["ranked"], arr["uncertain"])]
         uvals = np.array([r for r, _ in unc])
         k = args.batches
+        failed = {name: int(np.isnan(a).any(axis=1).sum()) for name, a in arr.items()}
         diff = arr["ranked"][:, -1] - arr["random"][:, k]
         # share of the width removed by random vs by the ranking, at the same gold items
         removed = (arr["random"][:, 0] - arr["random"][:, k]) / (
@@ -164,9 +171,10 @@ def run(args) -> int:
         se = lambda x: float(x.std(ddof=1) / np.sqrt(x.shape[0]))  # noqa: E731
         out[population] = {
             "gold_items": [args.batch * i for i in range(args.batches * args.horizon + 1)],
-            "width_mean": {k: a.mean(axis=0).tolist() for k, a in arr.items()},
+            "curves_stopped": failed,
+            "width_mean": {k: np.nanmean(a, axis=0).tolist() for k, a in arr.items()},
             "width_mc_se": {
-                k: (a.std(axis=0, ddof=1) / np.sqrt(len(a))).tolist() for k, a in arr.items()
+                k: (np.nanstd(a, axis=0, ddof=1) / np.sqrt(len(a))).tolist() for k, a in arr.items()
             },
             "items_ratio_random_vs_ranked": {
                 "mean": float(vals.mean()),
