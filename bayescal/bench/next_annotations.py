@@ -147,7 +147,7 @@ def run(args) -> int:
     started = time.perf_counter()
     out: dict = {}
     for population in ("binary", "multiclass"):
-        curves = {name: [] for name in STRATEGIES}
+        curves: dict[str, list[list[float]]] = {name: [] for name in STRATEGIES}
         for rep in range(args.reps):
             seed = args.seed + 100 * rep
             truth_data = _population(population, args.n, seed)
