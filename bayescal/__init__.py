@@ -38,6 +38,8 @@ _LAZY = {
     "ItemPosteriors": "bayescal.channels.items",
     "subgroup_nc_ece": "bayescal.metrics.subgroups",
     "SubgroupCalibration": "bayescal.metrics.subgroups",
+    "rank_annotation_targets": "bayescal.channels.acquisition",
+    "AnnotationTargets": "bayescal.channels.acquisition",
     "fit_channels_bayes": "bayescal.bayes",
     "prior_predictive": "bayescal.bayes",
     "ChannelPriors": "bayescal.bayes",
@@ -69,6 +71,8 @@ __all__ = [
     "fit_channels",
     "item_posteriors",
     "ItemPosteriors",
+    "rank_annotation_targets",
+    "AnnotationTargets",
     "fit_channels_bayes",
     "prior_predictive",
     "ChannelPriors",
@@ -89,6 +93,7 @@ __all__ = [
 if TYPE_CHECKING:  # static analysers and IDEs see the real imports
     from bayescal.bayes import ChannelPriors, fit_channels_bayes, prior_predictive
     from bayescal.channels import ChannelFit, fit_channels
+    from bayescal.channels.acquisition import AnnotationTargets, rank_annotation_targets
     from bayescal.channels.items import ItemPosteriors, item_posteriors
     from bayescal.data import (
         Annotations,

@@ -171,6 +171,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "Out-of-core summaries + score-bin EM + NC-ECE "
         "on chunked Parquet with dask (1 vs 2 workers).",
     ),
+    "next-annotations": (
+        "bayescal.bench.next_annotations",
+        "Where to annotate next: interval width against gold items added by the ranking, by "
+        "uncertainty and at random (binary and multiclass).",
+    ),
 }
 
 

@@ -41,6 +41,7 @@ SKIP_SECTIONS = {
     "recalibration": "the recalibration maps, fitted and judged on held-out items",
     "items": "the item posteriors (items.csv and summary.json['items'])",
     "subgroups": "the calibration per subgroup (with --subgroup COL)",
+    "next": "where to annotate next (next.csv and summary.json['next_annotations'])",
 }
 
 #: ``--skip SECTION`` of the multiclass audit (it has no crowd-kit comparison).
@@ -49,6 +50,7 @@ MULTICLASS_SKIP_SECTIONS = {
     "items",
     "items": "the item posteriors (items.csv and summary.json['items'])",
     "subgroups": "the calibration per subgroup (with --subgroup COL)",
+    "next": "where to annotate next (next.csv and summary.json['next_annotations'])",
 }
 
 #: ``--subgroup-channels``: how each subgroup's channels are fitted

@@ -239,16 +239,7 @@ def item_posteriors(
     c = data.n_classes
     _check_fit(data, fit, summary)
     t, pi, n_draws = _draws(fit, int(max_draws))
-    # a marginal fit has one prevalence for every item, whatever the summary's groups
-    groups = item_groups(data, summary) if pi.shape[1] > 1 else np.zeros(data.n_items, np.int64)
-
-    states = item_states(data.labels, c)  # (n, K), C = missing
-    uniq, inverse = unique_patterns(states, c)
-    n_pat = uniq.shape[0]
-    key = groups * n_pat + inverse
-    cells, cell_of_item = np.unique(key, return_inverse=True)
-    cell_group, cell_pat = cells // n_pat, cells % n_pat
-
+    states, uniq, cell_pat, cell_group, cell_of_item = item_cells(data, summary, pi.shape[1])
     prob_cells = _cell_posteriors(uniq[cell_pat], cell_group, t, pi)
 
     probability = prob_cells[cell_of_item]
@@ -296,12 +287,56 @@ def item_posteriors(
 BLOCK_ELEMENTS = 2**22
 
 
+def item_cells(
+    data: Annotations, summary: Summary, n_prevalence_groups: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (group, answer pattern) cells of the items.
+
+    Returns ``(states, patterns, cell_pattern, cell_group, cell_of_item)``: the items'
+    answer states (n, K; C = missing), the observed patterns, each cell's pattern and
+    group index, and each item's cell. A fit with one prevalence group (a marginal
+    fit) puts every item in group 0, whatever the summary's groups.
+    """
+    c = data.n_classes
+    if n_prevalence_groups > 1:
+        groups = item_groups(data, summary)
+    else:
+        groups = np.zeros(data.n_items, np.int64)
+    states = item_states(data.labels, c)  # (n, K), C = missing
+    uniq, inverse = unique_patterns(states, c)
+    n_pat = uniq.shape[0]
+    cells, cell_of_item = np.unique(groups * n_pat + inverse, return_inverse=True)
+    return states, uniq, cells % n_pat, cells // n_pat, cell_of_item.reshape(-1)
+
+
 def _cell_posteriors(states, cell_group, t, pi) -> np.ndarray:
     """Draw-averaged posterior of the class for each (group, pattern) cell, in blocks of draws."""
+    n_draws = t.shape[0]
+    total = np.zeros((states.shape[0], t.shape[2]))
+    for _, post in _posterior_blocks(states, cell_group, t, pi):
+        total += post.sum(axis=0)
+    return total / n_draws
+
+
+def cell_posterior_draws(
+    states: np.ndarray, cell_group: np.ndarray, t: np.ndarray, pi: np.ndarray
+) -> np.ndarray:
+    """Per-draw posterior of the class of each (group, pattern) cell, shape (draws, cells, C).
+
+    ``states`` (cells, K) answer states (C = missing), ``cell_group`` (cells,) group
+    index, ``t`` (draws, K, C, C) confusions, ``pi`` (draws, groups, C) prevalences.
+    """
+    out = np.empty((t.shape[0], states.shape[0], t.shape[2]))
+    for d, post in _posterior_blocks(states, cell_group, t, pi):
+        out[d] = post
+    return out
+
+
+def _posterior_blocks(states, cell_group, t, pi):
+    """Yield ``(draw slice, posterior (draws, cells, C))`` in blocks of draws (the E-step)."""
     n_draws, k, c, _ = t.shape
     n_cells = states.shape[0]
     step = max(1, BLOCK_ELEMENTS // max(1, n_cells * c))
-    total = np.zeros((n_cells, c))
     log_t = np.log(np.clip(t, 1e-300, None))  # exact zeros become -690: never chosen
     log_pi = np.log(np.clip(pi, 1e-300, None))
     for lo in range(0, n_draws, step):
@@ -315,8 +350,7 @@ def _cell_posteriors(states, cell_group, t, pi) -> np.ndarray:
         logpost -= logpost.max(axis=2, keepdims=True)
         post = np.exp(logpost)
         post /= post.sum(axis=2, keepdims=True)
-        total += post.sum(axis=0)
-    return total / n_draws
+        yield d, post
 
 
 def _check_fit(data: Annotations, fit: ChannelFit, summary: Summary) -> None:

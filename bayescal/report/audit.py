@@ -35,6 +35,8 @@ from bayescal.report.crowdkit_section import (
 from bayescal.report.items_section import TITLE as ITEMS_TITLE
 from bayescal.report.items_section import items_artifacts, items_section
 from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
+from bayescal.report.next_section import TITLE as NEXT_TITLE
+from bayescal.report.next_section import next_artifacts, next_section, next_summary
 from bayescal.report.recal_section import recalibration_section
 from bayescal.report.subgroups_section import TITLE as SUBGROUPS_TITLE
 from bayescal.report.subgroups_section import subgroups_section, subgroups_summary
@@ -247,6 +249,7 @@ def audit(
         ("naive errors against crowd-kit labels", "crowdkit", crowdkit_section),
         ("recalibration maps", "recalibration", recalibration_section),
         ("item posteriors", "items", items_section),
+        ("where to annotate next", "next", next_section),
     ) + subgroup_stages(subgroup)
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
@@ -282,6 +285,7 @@ def audit(
     summary.update(crowdkit_summary(ctx))
     if ctx.items is not None:
         summary["items"] = ctx.items.to_dict()
+    summary.update(next_summary(ctx))
     facts = noise_facts(
         summary,
         ctx.errors["nc_point"],
@@ -300,6 +304,7 @@ def audit(
         artifacts={
             **({} if idata is None else {"posterior.nc": idata.to_netcdf}),
             **items_artifacts(ctx),
+            **next_artifacts(ctx),
         },
         channels=ctx.channels,
         point_channels=ctx.point,
@@ -342,7 +347,8 @@ def subgroup_settings(subgroup, subgroup_channels: str) -> dict[str, Any]:
 
 def left_out_title(key: str) -> str:
     """The title of an optional section left out with ``--skip KEY`` (both audits)."""
-    return {"items": ITEMS_TITLE, "subgroups": SUBGROUPS_TITLE}.get(key, "Recalibration")
+    titles = {"items": ITEMS_TITLE, "next": NEXT_TITLE, "subgroups": SUBGROUPS_TITLE}
+    return titles.get(key, "Recalibration")
 
 
 def run_stages(

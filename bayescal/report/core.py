@@ -75,7 +75,7 @@ REPORT_KINDS = ("binary", "ambiguity", "multiclass")
 #: Files a report folder may hold; ``check_out_dir`` refuses a folder with anything else
 #: (and any of these that is not a regular file), because ``save`` replaces the folder as
 #: a whole.
-REPORT_FILES = ("report.html", "summary.json", "posterior.nc", "items.csv")
+REPORT_FILES = ("report.html", "summary.json", "posterior.nc", "items.csv", "next.csv")
 
 #: Modules whose versions a provenance record lists when they are loaded.
 _VERSIONED = ("scipy", "xarray", "pandas", "pymc", "arviz", "matplotlib", "jinja2")

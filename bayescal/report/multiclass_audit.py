@@ -39,6 +39,7 @@ from bayescal.report.audit import (
 from bayescal.report.core import Provenance, Report, Section, fmt
 from bayescal.report.items_section import items_artifacts, items_section
 from bayescal.report.multiclass_knowledge import multiclass_knowledge_section
+from bayescal.report.next_section import next_artifacts, next_section, next_summary
 from bayescal.report.subgroups_section import subgroups_summary
 from bayescal.report.verdict import decide, noise_facts, summary_entries
 
@@ -239,6 +240,7 @@ def audit_multiclass(
         ("ambiguity view", None, steps.ambiguity_view_section),
         ("recalibration maps", "recalibration", steps.recalibration_section),
         ("item posteriors", "items", items_section),
+        ("where to annotate next", "next", next_section),
     ) + subgroup_stages(subgroup)
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
@@ -281,6 +283,7 @@ def audit_multiclass(
     summary = {**steps.build_summary(ctx), "skipped": skipped(sections), **subgroups_summary(ctx)}
     if ctx.items is not None:
         summary["items"] = ctx.items.to_dict()
+    summary.update(next_summary(ctx))
     facts = noise_facts(
         summary,
         ctx.errors["nc_point"].top_label,
@@ -299,6 +302,7 @@ def audit_multiclass(
         artifacts={
             **({} if idata is None else {"posterior.nc": idata.to_netcdf}),
             **items_artifacts(ctx),
+            **next_artifacts(ctx),
         },
         channels=ctx.channels,
         point_channels=ctx.point,

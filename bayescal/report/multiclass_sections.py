@@ -17,6 +17,7 @@ import numpy as np
 
 from bayescal.ambiguity.metrics import ece_plugin, ece_true
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.identification import check_multiclass_design, gold_identifies_multiclass
 from bayescal.channels.items import ItemPosteriors
@@ -101,6 +102,8 @@ class MulticlassContext(FlagsMixin):
     subgroup: str | np.ndarray | None = None
     subgroup_channels: str = "pooled"
     subgroups: SubgroupCalibration | None = None
+    next_gold: AnnotationTargets | None = None
+    next_reread: AnnotationTargets | None = None
     summary: object = None
     eval_summary: object = None
     point: object = None

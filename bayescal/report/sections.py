@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bayescal.bayes.fit import fit_channels_bayes
+from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.fit import fit_channels
 from bayescal.channels.identification import check_design, gold_identifies
 from bayescal.channels.items import ItemPosteriors
@@ -103,6 +104,8 @@ class Context(FlagsMixin):
     subgroup: str | np.ndarray | None = None
     subgroup_channels: str = "pooled"
     subgroups: SubgroupCalibration | None = None
+    next_gold: AnnotationTargets | None = None
+    next_reread: AnnotationTargets | None = None
 
 
 def _interval(x: np.ndarray, prob: float) -> tuple[float, float]:

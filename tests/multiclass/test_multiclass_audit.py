@@ -65,7 +65,7 @@ def test_views_choose_the_sections(mc_data, em_report):
 
 def test_saved_report(em_report, tmp_path):
     written = em_report.save(tmp_path / "out")
-    assert sorted(written) == ["items.csv", "report.html", "summary.json"]
+    assert sorted(written) == ["items.csv", "next.csv", "report.html", "summary.json"]
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Noise or ambiguity?" in html and "Annotator confusion matrices" in html
 
