@@ -20,6 +20,7 @@ on the same answers; reported per cell:
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 import warnings
@@ -35,7 +36,7 @@ from bayescal.errors import ConfigError
 from bayescal.summaries import summarize_multiclass
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--classes", type=int, nargs="+", default=[3, 10], help="class counts")
     parser.add_argument("--per-class", type=int, nargs="+", default=[90], help="items per class")
     parser.add_argument("--k", type=int, default=3, help="annotators (default 3)")
@@ -60,7 +61,9 @@ def true_confusions(n_classes: int, accuracies: np.ndarray, rng: np.random.Gener
     return out
 
 
-def simulate_answers(confusion: np.ndarray, per_class: int, rng: np.random.Generator):
+def simulate_answers(
+    confusion: np.ndarray, per_class: int, rng: np.random.Generator
+) -> MulticlassAnnotations:
     """Exactly ``per_class`` items of every class; answers ``A_j ~ T_j[Y, .]``."""
     k, c, _ = confusion.shape
     y = np.repeat(np.arange(c), per_class)
@@ -76,7 +79,9 @@ def _diagonal(x: np.ndarray) -> np.ndarray:
     return np.diagonal(x, axis1=-2, axis2=-1)
 
 
-def one_fit(n_classes: int, per_class: int, accuracies: np.ndarray, args, seed: int) -> dict:
+def one_fit(
+    n_classes: int, per_class: int, accuracies: np.ndarray, args: argparse.Namespace, seed: int
+) -> dict:
     rng = np.random.default_rng(seed)
     truth = true_confusions(n_classes, accuracies, rng)
     summary = summarize_multiclass(simulate_answers(truth, per_class, rng), groups="all")
@@ -93,7 +98,10 @@ def one_fit(n_classes: int, per_class: int, accuracies: np.ndarray, args, seed: 
             random_state=seed,
         )
     seconds = time.perf_counter() - t0
-    post = fit.idata.posterior["confusion"].values  # (chain, draw, K, C, C)
+    idata = fit.idata
+    if not isinstance(idata, az.InferenceData):  # a sampled fit always carries its idata
+        raise TypeError("the multiclass posterior fit returned no InferenceData")
+    post = idata["posterior"]["confusion"].values  # (chain, draw, K, C, C)
     diag = _diagonal(post)  # (chain, draw, K, C)
     flat = diag.reshape(-1, *diag.shape[2:])
     lo, hi = np.quantile(flat, [0.05, 0.95], axis=0)
@@ -119,7 +127,7 @@ def _share(flags: list[bool]) -> dict:
     return {"value": p, "mc_se": float(np.sqrt(p * (1 - p) / len(flags))), "n": len(flags)}
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.k < 2 or args.reps < 1 or min(args.classes) < 3:
         raise ConfigError("--k must be >= 2, --reps >= 1 and every --classes >= 3.")
     if not 0 < args.acc_low <= args.acc_high < 1:
