@@ -598,7 +598,7 @@ class ChannelPriors:
     ChannelPriors(a=Beta(1, 9), b=Beta(2, 2), prevalence=Beta(2, 2))
     >>> ChannelPriors(diagonal=5)
     ChannelPriors(diagonal=5, off_diagonal=1/(C-1), prevalence=1)
-    >>> ChannelPriors(family="dirichlet").confusion_alpha(1, 4)[0].sum(axis=1).tolist()
+    >>> ChannelPriors(family="dirichlet").confusion_alpha(1, 4)[0].sum(axis=1).round(12).tolist()
     [3.0, 3.0, 3.0, 3.0]
     >>> ChannelPriors(sensitivity=(2, 2), a=(0, 1))
     Traceback (most recent call last):
