@@ -72,6 +72,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bayescal.bench.multiclass_channels",
         "Multiclass Dawid-Skene EM: bayescal vs crowd-kit on simulated confusion matrices.",
     ),
+    "multiclass-priors": (
+        "bayescal.bench.multiclass_priors",
+        "Coverage of the multiclass posterior's confusion diagonal on data not drawn from the "
+        "prior (C, items per class), posterior mean vs EM, bias, R-hat.",
+    ),
     "multiclass-bayes-speed": (
         "bayescal.bench.multiclass_bayes_speed",
         "Multiclass Dawid-Skene posterior (10,000 items, C = 10, K = 3): time, R-hat and ESS "

@@ -6,11 +6,22 @@ priors in one of two *families*:
 
 ``"dirichlet"`` (any C; the default for C > 2)
     ``T_j[y, :] ~ Dirichlet(alpha_j[y, :])`` with ``diagonal`` (default 2) on
-    ``T_j[y, y]`` and ``off_diagonal`` (default 1) elsewhere, and a symmetric
-    ``Dirichlet(prevalence)`` (default 1) per prevalence row. ``off_diagonal = 1``
-    puts no mass spike at 0 (rare confusions stay samplable) and ``diagonal = 2``
+    ``T_j[y, y]`` and ``off_diagonal`` (default ``1 / (C - 1)``) on each of the
+    ``C - 1`` other answers, and a symmetric ``Dirichlet(prevalence)`` (default 1)
+    per prevalence row. The default row holds a *fixed* total of 3 pseudo-answers
+    (2 on the own class, 1 spread over the wrong answers) whatever C: its prior mean
+    diagonal is 2/3 and its pull on a row fitted from ``n`` items of that class is
+    ``3 / (n + 3)`` of the gap between 2/3 and the data, for every C. (The earlier
+    default, ``off_diagonal = 1`` per entry, held ``C + 1`` pseudo-answers with a
+    prior mean diagonal of ``2 / (C + 1)``: at C = 10 and 90 items per class it
+    pulled diagonals of 0.9 down to 0.82, issue 22.) At C = 2 both are the row
+    ``(2, 1)``, so two-class Dirichlet fits are unchanged (and the two-class default
+    family stays the Beta family below). ``diagonal = 2 > off_diagonal``
     makes each row's own class the most likely answer a priori, which selects one
-    labelling of the latent classes (``models/multiclass.md``). Full arrays
+    labelling of the latent classes (``models/multiclass.md``); ``off_diagonal < 1``
+    for C > 2 puts its density's peak at 0 for rare confusions, which the
+    sampler's log-ratio coordinates handle (density ``x^alpha`` there, integrable;
+    ``models/priors.md`` reports R-hat and coverage). Full arrays
     ``confusion`` (K, C, C) and ``prevalence_rows`` (L', C) replace them
     (:meth:`ChannelPriors.from_fit` builds these).
 ``"beta"`` (C = 2 only; the binary default)
@@ -520,13 +531,17 @@ def dirichlet_from_moments(mean, var, *, inflate: float = 1.0, where=None):
 DEFAULT_PRIORS = {"a": (2.0, 2.0), "b": (2.0, 2.0), "prevalence": (1.0, 1.0)}
 #: Default Dirichlet concentrations: confusion rows (diagonal, off-diagonal) and prevalence.
 DEFAULT_DIAGONAL = 2.0
-DEFAULT_OFF_DIAGONAL = 1.0
+#: Total default concentration of a row's C - 1 off-diagonal entries (each gets
+#: ``DEFAULT_OFF_DIAGONAL_MASS / (C - 1)``), so a row's pseudo-answers do not grow with C.
+DEFAULT_OFF_DIAGONAL_MASS = 1.0
 DEFAULT_PREVALENCE = 1.0
+#: How ``to_dict`` / ``repr`` show the default off-diagonal concentration.
+OFF_DIAGONAL_RULE = f"{DEFAULT_OFF_DIAGONAL_MASS:g}/(C-1)"
 _BETA_PRIORS = tuple(DEFAULT_PRIORS)
 _BETA_FIELDS = {"alpha", "beta", "dist"}
 _DIRICHLET_SCALARS = {
     "diagonal": DEFAULT_DIAGONAL,
-    "off_diagonal": DEFAULT_OFF_DIAGONAL,
+    "off_diagonal": None,  # None: DEFAULT_OFF_DIAGONAL_MASS / (C - 1) per entry
     "prevalence": DEFAULT_PREVALENCE,
 }
 #: Full concentration arrays and their number of dimensions (priors from an earlier audit).
@@ -582,7 +597,9 @@ class ChannelPriors:
     >>> ChannelPriors(a=(1, 9), prevalence={"alpha": 2, "beta": 2})
     ChannelPriors(a=Beta(1, 9), b=Beta(2, 2), prevalence=Beta(2, 2))
     >>> ChannelPriors(diagonal=5)
-    ChannelPriors(diagonal=5, off_diagonal=1, prevalence=1)
+    ChannelPriors(diagonal=5, off_diagonal=1/(C-1), prevalence=1)
+    >>> ChannelPriors(family="dirichlet").confusion_alpha(1, 4)[0].sum(axis=1).round(12).tolist()
+    [3.0, 3.0, 3.0, 3.0]
     >>> ChannelPriors(sensitivity=(2, 2), a=(0, 1))
     Traceback (most recent call last):
     ...
@@ -727,9 +744,17 @@ class ChannelPriors:
                 )
             return self.confusion.copy()
         diag = self._expand(self.diagonal, n_annotators, "diagonal")
-        off = self._expand(self.off_diagonal, n_annotators, "off_diagonal")
+        off = self.off_diagonal_alpha(n_annotators, n_classes)
         eye = np.eye(n_classes)[None]
         return diag[:, None, None] * eye + off[:, None, None] * (1.0 - eye)
+
+    def off_diagonal_alpha(self, n_annotators: int, n_classes: int) -> np.ndarray:
+        """Concentration of each off-diagonal entry per annotator, shape (K,) (Dirichlet
+        family): ``off_diagonal`` when given, else ``DEFAULT_OFF_DIAGONAL_MASS / (C - 1)``,
+        so the default row's total stays ``diagonal + 1`` pseudo-answers for every C."""
+        if self.off_diagonal is None:
+            return np.full(n_annotators, DEFAULT_OFF_DIAGONAL_MASS / (n_classes - 1))
+        return self._expand(self.off_diagonal, n_annotators, "off_diagonal")
 
     def prevalence_alpha(self, n_rows: int, n_classes: int) -> np.ndarray:
         """Dirichlet concentrations of the prevalence rows, shape (L', C), in either family."""
@@ -777,10 +802,13 @@ class ChannelPriors:
             flat = self.confusion.reshape(self.confusion.shape[0], -1)
             same = bool(np.all(flat == flat[:, :1]))
         else:
-            diag, off = np.broadcast_arrays(
-                np.asarray(self.diagonal), np.asarray(self.off_diagonal)
-            )
-            same = bool(np.array_equal(diag, off))
+            if self.off_diagonal is None:  # 1 / (C - 1): invariant only for C = 2, diagonal 1
+                same = False
+            else:
+                diag, off = np.broadcast_arrays(
+                    np.asarray(self.diagonal), np.asarray(self.off_diagonal)
+                )
+                same = bool(np.array_equal(diag, off))
         if self.prevalence_rows is not None:
             same &= bool(np.all(self.prevalence_rows == self.prevalence_rows[:, :1]))
         return same
@@ -899,7 +927,12 @@ class ChannelPriors:
                 }
         else:
             out["diagonal"] = np.asarray(self.diagonal).tolist()
-            out["off_diagonal"] = np.asarray(self.off_diagonal).tolist()
+            # the default is a rule, not a number: 1 / (C - 1) per entry (fixed row total)
+            out["off_diagonal"] = (
+                OFF_DIAGONAL_RULE
+                if self.off_diagonal is None
+                else np.asarray(self.off_diagonal).tolist()
+            )
             out["prevalence"] = np.asarray(self.prevalence_concentration).tolist()
             for key in _DIRICHLET_ARRAYS:
                 if getattr(self, key) is not None:
@@ -928,7 +961,8 @@ class ChannelPriors:
         if self.confusion is not None:
             rows = f"confusion=<{self.confusion.shape[0]} x {self.confusion.shape[1]} rows>"
         else:
-            rows = f"diagonal={show(self.diagonal)}, off_diagonal={show(self.off_diagonal)}"
+            off = OFF_DIAGONAL_RULE if self.off_diagonal is None else show(self.off_diagonal)
+            rows = f"diagonal={show(self.diagonal)}, off_diagonal={off}"
         if self.prevalence_rows is not None:
             prev = f"prevalence_rows=<{self.prevalence_rows.shape[0]} rows>"
         else:
