@@ -37,48 +37,89 @@ def _ints(text: str) -> list[int]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
-    src = parser.add_argument_group("channels (one of)")
-    src.add_argument("--pilot", metavar="POSTERIOR_NC", help="an earlier audit's posterior.nc")
+    src = parser.add_argument_group("channels (one of --pilot, --accuracy is required)")
+    src.add_argument(
+        "--pilot",
+        metavar="POSTERIOR_NC",
+        help="an earlier audit's posterior.nc: its posterior-mean channels and prevalence "
+        "(default: none; this or --accuracy required)",
+    )
     src.add_argument(
         "--accuracy",
         type=_floats,
         metavar="A1,A2,...",
-        help="stated accuracy of each annotator of the panel (errors spread evenly)",
+        help="stated accuracy of each annotator of the panel, errors spread evenly over the "
+        "other classes (default: none; this or --pilot required)",
     )
-    parser.add_argument("--classes", type=int, help="number of classes C (with --accuracy)")
     parser.add_argument(
-        "--prevalence", type=_floats, metavar="P1,...", help="class prevalence (default uniform)"
+        "--classes", type=int, help="number of classes C (required with --accuracy; default: none)"
+    )
+    parser.add_argument(
+        "--prevalence",
+        type=_floats,
+        metavar="P1,...",
+        help="class prevalence, one number per class (default: uniform)",
     )
     parser.add_argument(
         "--temperature",
         type=float,
         default=1.0,
         help="miscalibration to detect: model probabilities softmax(T z), truth softmax(z); "
-        "1 = calibrated, > 1 over-confident (default 1)",
+        "1 = calibrated, > 1 over-confident (default: %(default)s)",
     )
     parser.add_argument(
         "--separation",
         type=float,
         default=2.0,
-        help="stated score distribution: logit boost of the base class (default 2)",
+        help="stated score distribution: logit boost of each item's base class "
+        "(default: %(default)s)",
     )
-    parser.add_argument("--width", type=float, help="target NC-ECE interval width")
-    parser.add_argument("--power", type=float, default=None, help="target test power (e.g. 0.8)")
+    parser.add_argument("--width", type=float, help="target NC-ECE interval width (default: none)")
+    parser.add_argument(
+        "--power",
+        type=float,
+        default=None,
+        help="target power of the calibration test (default: 0.8 when --width is not given)",
+    )
     parser.add_argument(
         "--sizes",
         type=_ints,
-        default=[250, 500, 1000, 2000, 4000, 8000],
-        help="grid of item counts (default 250,...,8000)",
+        metavar="N1,N2,...",
+        help="increasing grid of item counts (default: 250,500,1000,2000,4000,8000)",
     )
-    parser.add_argument("--per-item", type=_floats, help="answers per item to try (default K)")
-    parser.add_argument("--gold", type=_ints, help="gold item counts to try (default 0)")
-    parser.add_argument("--metric", choices=("classwise", "top_label"), default="classwise")
-    parser.add_argument("--reps", type=int, default=40, help="simulations per design")
-    parser.add_argument("--prob", type=float, default=0.9, help="interval probability")
-    parser.add_argument("--level", type=float, default=0.05, help="test level")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", metavar="FILE", help="write the plan as JSON")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--per-item",
+        type=_floats,
+        metavar="R1,...",
+        help="answers per item to try, at most K (default: every annotator answers)",
+    )
+    parser.add_argument(
+        "--gold", type=_ints, metavar="G1,...", help="gold item counts to try (default: 0)"
+    )
+    parser.add_argument(
+        "--metric",
+        choices=("classwise", "top_label"),
+        default="classwise",
+        help="the NC-ECE planned for (default: %(default)s; for C = 2 the binary NC-ECE)",
+    )
+    parser.add_argument(
+        "--reps", type=int, default=40, help="simulations per design (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--prob", type=float, default=0.9, help="interval probability (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--level", type=float, default=0.05, help="calibration test level (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the simulations (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--json", metavar="FILE", help="write the plan as JSON to FILE (default: none)"
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress lines on stderr (default: off)"
+    )
 
 
 def check_arguments(args: argparse.Namespace) -> None:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from bayescal._json import strict_json
-from bayescal.metrics.plan import PlanScenario, plan_audit
+from bayescal.metrics.plan import DEFAULT_SIZES, PlanScenario, plan_audit
 
 
 def scenario_of(args: argparse.Namespace) -> PlanScenario:
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
         scenario_of(args),
         width=args.width,
         power=args.power,
-        sizes=args.sizes,
+        sizes=DEFAULT_SIZES if args.sizes is None else args.sizes,
         answers_per_item=args.per_item,
         gold_items=args.gold,
         reps=args.reps,
