@@ -44,6 +44,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "bayescal.report.cli_run",
         "Audit a binary score's calibration from noisy annotations; writes HTML + JSON.",
     ),
+    "plan": (
+        "bayescal.report.plan_cli",
+        "bayescal.report.plan_cli_run",
+        "Plan an audit: NC-ECE interval width and test power vs items, answers and gold items.",
+    ),
     "audit-ambiguity": (
         "bayescal.report.ambiguity_cli",
         "bayescal.report.ambiguity_cli",
@@ -123,6 +128,11 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bayescal.bench.dependence",
         "NC-ECE interval coverage under conditionally dependent annotators: independence vs "
         "dependence model.",
+    ),
+    "plan": (
+        "bayescal.bench.plan",
+        "Audit planning: the plan's predicted width and power vs an independent simulation "
+        "at the recommended sizes (C = 2 and C = 3).",
     ),
     "coverage": (
         "bayescal.bench.coverage",

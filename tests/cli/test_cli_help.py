@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import importlib
 import io
+import re
 import subprocess
 import sys
 
@@ -59,7 +60,7 @@ def test_every_command_shows_at_least_two_examples(name):
     text = _help([name, "--help"])
     examples = _examples(text, f"bayescal {name} ")
     assert len(examples) >= 2, text
-    assert "(default: 1000)" in text or "(default: 15)" in text  # defaults are rendered
+    assert re.search(r"\(default: [^)%]+\)", text)  # defaults are rendered
     # every example parses (only the files it names are missing)
     parser = _command_parser(name)
     for line in examples:
