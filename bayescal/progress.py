@@ -247,8 +247,8 @@ class _DisplayHandler(logging.Handler):
             return
         if record.levelno >= logging.WARNING:
             self.display.warning(f"bayescal: warning: {text}")
-        elif getattr(record, "step", None) is not None:
-            self.display.status(text, tuple(record.step))
+        elif (step := getattr(record, "step", None)) is not None:
+            self.display.status(text, tuple(step))
         elif record.levelno >= logging.INFO:
             self.display.line(f"bayescal: {text}")
 

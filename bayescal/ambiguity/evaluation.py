@@ -329,10 +329,11 @@ def entropy_strata_errors(
     order = pos[np.argsort(h[pos], kind="stable")]
     strata[order] = 1 + (np.arange(order.size) * (n_strata - 1)) // max(order.size, 1)
     used = [s for s in range(n_strata) if np.any(strata == s)]
-    out = {"strata": []}
+    rows: list[dict[str, int | float]] = []
+    out: dict[str, list[dict[str, int | float]] | dict[str, list[float] | bool]] = {"strata": rows}
     for s in used:
         mask = strata == s
-        out["strata"].append(
+        rows.append(
             {
                 "n": int(mask.sum()),
                 "entropy_min": float(h[mask].min()),

@@ -155,7 +155,10 @@ class AmbiguityData:
     def to_dataset(self) -> xr.Dataset:
         """Labelled view: ``logits[item, class]``, ``counts[item, class]``, optional
         ``reference[item]``."""
-        data = {"logits": ((ITEM, CLASS), self.logits), "counts": ((ITEM, CLASS), self.counts)}
+        data: dict[str, tuple[tuple[str, ...], np.ndarray]] = {
+            "logits": ((ITEM, CLASS), self.logits),
+            "counts": ((ITEM, CLASS), self.counts),
+        }
         if self.reference is not None:
             data["reference"] = ((ITEM,), self.reference)
         return xr.Dataset(
@@ -215,7 +218,15 @@ def load_cifar10h(path) -> AmbiguityData:
     )
 
 
-_CHAOS_CODES = {"e": 0, "n": 1, "c": 2, "entailment": 0, "neutral": 1, "contradiction": 2}
+# keyed by str; looked up with None too when a row has no "old_label" (no reference: -1)
+_CHAOS_CODES: dict[str | None, int] = {
+    "e": 0,
+    "n": 1,
+    "c": 2,
+    "entailment": 0,
+    "neutral": 1,
+    "contradiction": 2,
+}
 #: ``missing_predictions`` choices of :func:`load_chaosnli`.
 MISSING_PREDICTIONS = ("error", "drop")
 
@@ -276,6 +287,7 @@ def _read_predictions(files, k: int) -> dict:
         for lineno, row in read_jsonl(f, what="prediction file"):
             where = f"prediction file {str(f)!r}, line {lineno}"
             uid = _uid(row, where)
+            assert isinstance(row, dict)  # _uid refused any other row
             if "logits" not in row:
                 raise DataError(f"{where}: uid {uid!r} has no 'logits'.")
             logits = _numbers(row["logits"], what="'logits'", k=k, where=where)
@@ -367,6 +379,7 @@ def load_chaosnli(
     for lineno, row in read_jsonl(jp, what="ChaosNLI file"):
         where = f"ChaosNLI file {str(jp)!r}, line {lineno}"
         uid = _uid(row, where)
+        assert isinstance(row, dict)  # _uid refused any other row
         if uid in first_line:
             raise DataError(
                 f"{where}: uid {uid!r} already appears on line {first_line[uid]}; every "
@@ -388,7 +401,7 @@ def load_chaosnli(
         ref.append(_CHAOS_CODES.get(row.get("old_label"), -1))
     if n_rows == 0:
         raise DataError(f"ChaosNLI file {str(jp)!r} has no examples.")
-    attrs = {"source": str(jp), "prediction_order": ",".join(order)}
+    attrs: dict[str, str | int] = {"source": str(jp), "prediction_order": ",".join(order)}
     if missing:
         shown = ", ".join(repr(u) for u in missing[:3]) + (", ..." if len(missing) > 3 else "")
         what = (

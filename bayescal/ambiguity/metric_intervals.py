@@ -380,6 +380,6 @@ def _check_n_boot(n_boot) -> int:
 
 
 def _check_prob(prob) -> float:
-    if isinstance(prob, bool) or not isinstance(prob, numbers.Real) or not 0 < prob < 1:
+    if isinstance(prob, bool) or not isinstance(prob, numbers.Real) or not 0 < float(prob) < 1:
         raise ConfigError(f"prob must be a number in (0, 1), got {prob!r}.")
     return float(prob)

@@ -149,6 +149,11 @@ class MLP(BaseEstimator):
         self.random_state = random_state
 
     _fitted_attr = "params_"
+    # set by fit (annotations only: an unfitted network has none of them)
+    params_: list[np.ndarray]
+    n_iter_: int
+    loss_: float
+    converged_: bool
 
     def _shapes(self, d, k):
         h = int(self.hidden)

@@ -56,6 +56,7 @@ free, for data that may contain adversarial annotators.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import gammaln
@@ -64,6 +65,10 @@ from bayescal.bayes.priors import ChannelPriors
 from bayescal.dims import ANNOTATOR, GROUP
 from bayescal.errors import ConfigError
 from bayescal.summaries.patterns import pattern_labels, unique_patterns
+
+if TYPE_CHECKING:  # PyMC is imported lazily at run time (it is heavy)
+    import pymc as pm
+    from pytensor.compile.sharedvalue import SharedVariable
 
 __all__ = [
     "MODELS",
@@ -435,8 +440,8 @@ def group_loglik(spec: ChannelModelSpec, a, b, prevalence) -> np.ndarray:
 class BuiltModel:
     """A PyMC model and the shared variable holding its counts (swap with ``set_counts``)."""
 
-    model: object
-    counts: object
+    model: pm.Model
+    counts: SharedVariable
     spec: ChannelModelSpec
 
     def set_counts(self, counts) -> None:

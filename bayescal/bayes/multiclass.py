@@ -40,6 +40,7 @@ nutpie on the hand-written density of
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -53,6 +54,10 @@ from bayescal.channels.orientation import (
 from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS
 from bayescal.dims import ANNOTATOR, CLASS, GROUP
 from bayescal.errors import ConfigError
+
+if TYPE_CHECKING:  # PyMC is imported lazily at run time (it is heavy)
+    import pymc as pm
+    from pytensor.compile.sharedvalue import SharedVariable
 
 __all__ = [
     "MulticlassModelSpec",
@@ -352,8 +357,8 @@ def reference_ratio_transform(reference, n_classes: int):
 class BuiltMulticlassModel:
     """A PyMC model and the shared variable holding its counts."""
 
-    model: object
-    counts: object
+    model: pm.Model
+    counts: SharedVariable
     spec: MulticlassModelSpec
 
 

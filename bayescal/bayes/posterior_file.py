@@ -160,7 +160,7 @@ def _check_declared(path, refuse: Refuse) -> None:
     Only HDF5 metadata are read (shapes, types, the bytes stored per dataset), so a
     12 KB file declaring billions of values costs milliseconds.
     """
-    import h5py  # type: ignore[import-untyped]
+    import h5py
 
     try:
         with h5py.File(path, "r") as f:

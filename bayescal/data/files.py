@@ -349,7 +349,8 @@ def check_header(names: list, path, what: str) -> None:
 def read_bounded(fh, path, what: str, chunk: int = 8 << 20) -> bytes:
     """All bytes of an open regular file, refusing a line longer than :data:`MAX_LINE_BYTES`
     as soon as it is seen (a file without line ends is not read to its end)."""
-    parts, run, lines = [], 0, 0  # run: bytes since the last line end
+    parts: list[bytes] = []
+    run, lines = 0, 0  # run: bytes since the last line end
     while True:
         block = fh.read(chunk)
         if not block:

@@ -61,11 +61,17 @@ def load_example(name: str):
     """
     from bayescal.data.container import load_csv
 
+    annotators = ["r1", "r2", "r3"]
     if name in MULTICLASS_EXAMPLES:
         classes, reference = MULTICLASS_EXAMPLES[name]
-        values = {"probs": [f"p_{c}" for c in classes], "classes": list(classes)}
-    else:
-        values, reference = {"score": "score"}, "reference"
+        return load_csv(
+            example_path(name),
+            annotators=annotators,
+            truth=reference,
+            item="item",
+            probs=[f"p_{c}" for c in classes],
+            classes=list(classes),
+        )
     return load_csv(
-        example_path(name), annotators=["r1", "r2", "r3"], truth=reference, item="item", **values
+        example_path(name), annotators=annotators, truth="reference", item="item", score="score"
     )

@@ -592,7 +592,7 @@ class NCECEPosterior:
 
 # ---------------------------------------------------------------- entry point
 def _check_prob(prob) -> float:
-    if isinstance(prob, bool) or not isinstance(prob, numbers.Real) or not 0 < prob < 1:
+    if isinstance(prob, bool) or not isinstance(prob, numbers.Real) or not 0 < float(prob) < 1:
         raise ConfigError(f"prob must be a number in (0, 1); got {prob!r}.")
     return float(prob)
 
@@ -916,6 +916,11 @@ class MulticlassNCECEInterval:
         """Corrected top-label accuracy per bin: mean and equal-tailed band (full source)."""
         p = self.top_label.prob if prob is None else prob
         acc = self.top_label.accuracy
+        if acc is None:  # set by the top-label estimator, absent on a hand-built part
+            raise ConfigError(
+                "this interval's top-label part has no accuracy replicates; build it with the "
+                "multiclass NC-ECE interval estimator, which stores them."
+            )
         filled = self.bin_count > 0  # empty bins have no accuracy (NaN in every replicate)
         lo, hi, mean = (np.full(acc.shape[1], np.nan) for _ in range(3))
         lo[filled], hi[filled] = np.quantile(acc[:, filled], [(1 - p) / 2, 1 - (1 - p) / 2], 0)

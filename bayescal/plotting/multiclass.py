@@ -82,15 +82,15 @@ def top_label_reliability(
     >>> axes[0].get_ylabel()
     'accuracy in bin'
     """
-    axes = noise_corrected_reliability(
+    drawn = noise_corrected_reliability(
         soft_vote, majority_vote, corrected, band=band, reference=reference, prob=prob, axes=axes
     )
     with literal_text():
-        for ax in axes:
+        for ax in drawn:
             ax.set_xlabel("mean confidence (max p) in bin")
-        axes[0].set_ylabel("accuracy in bin")
-        axes[1].set_title("Noise-corrected accuracy (clean-class estimate)", fontsize=10)
-    return axes
+        drawn[0].set_ylabel("accuracy in bin")
+        drawn[1].set_title("Noise-corrected accuracy (clean-class estimate)", fontsize=10)
+    return drawn
 
 
 def confusion_heatmaps(

@@ -175,6 +175,12 @@ class RecalibrationMap(BaseEstimator):
     def _validate_params(self) -> None:  # pragma: no cover - overridden
         pass
 
+    def _fit(self, z: np.ndarray, t: np.ndarray) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError(f"{type(self).__name__} must implement _fit(z, t).")
+
+    def _predict(self, z: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError(f"{type(self).__name__} must implement _predict(z).")
+
 
 def check_box(
     bounds: tuple[float, float], name: str, *, positive: bool = False

@@ -195,6 +195,11 @@ class PosteriorMap(BaseEstimator):
             self.bin_edges_ = edges
             self.converged_ = True
         else:
+            if data is None:
+                raise ConfigError(
+                    f"the {self.family!r} map needs recalibration items: pass data= (an "
+                    "Annotations); only the 'score_bin' family is fitted from channels alone."
+                )
             targets = make_targets(self.target, data, channels, weights=self.weights, lam=self.lam)
             if self.family == "histogram":
                 draws = np.arange(targets.n_draws)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from bayescal._typing import Bins, Weights
+from bayescal._typing import ArrayLike, Bins, Weights
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.binned import corrected_pattern_targets
@@ -224,7 +224,7 @@ class ScoreBinMap(RecalibrationMap):
         self.channels = channels
         self.draw = draw
 
-    def fit(self, score: None = None, target: None = None) -> ScoreBinMap:
+    def fit(self, score: ArrayLike | None = None, target: ArrayLike | None = None) -> ScoreBinMap:
         """Read the prevalences of draw ``draw`` of ``channels``.
 
         Parameters

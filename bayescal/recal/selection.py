@@ -458,7 +458,9 @@ def choose_recalibration(
     )
     rng = check_random_state(random_state)
     annotated = data.subset(np.flatnonzero(data.annotated))
-    pilot_i, channel_i, test_i = _partition(annotated.n_items, tuple(fractions), rng)
+    pilot_i, channel_i, test_i = _partition(
+        annotated.n_items, (float(fractions[0]), float(fractions[1])), rng
+    )
     sizes = {
         "pilot": int(pilot_i.size),
         "evaluation_channel": int(channel_i.size),
@@ -541,7 +543,7 @@ def choose_recalibration(
     test_summary = {}
     for c in candidates:
         runs = test_runs[c]
-        out = {}
+        out: dict[str, float | None] = {}
         for key in runs[0]:
             vals = np.array([r[key] for r in runs])
             out[key] = float(vals.mean())

@@ -45,6 +45,7 @@ from bayescal.scale.dask_summaries import (
 from bayescal.scale.sources import (
     DEFAULT_BATCH_ROWS,
     DEFAULT_BLOCKSIZE,
+    Chunk,
     CsvWhere,
     ParquetWhere,
     PartitionWhere,
@@ -87,6 +88,8 @@ class _SourceReader:
 
     def __init__(self, source, what: str, columns: list[str], fmt, blocksize, batch_rows):
         self.what, self.columns, self.batch_rows = what, columns, batch_rows
+        # per chunk id: ("partition", what, number) for a dask frame, ("file", Chunk) for files
+        self.entries: list[tuple[str, str, int] | tuple[str, Chunk]]
         if is_dask_collection(source):
             missing = [c for c in columns if c not in source.columns]
             if missing:

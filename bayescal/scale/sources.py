@@ -26,6 +26,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from bayescal.data.files import (
 from bayescal.data.validation import parse_numbers
 from bayescal.errors import ConfigError, DataError
 
+if TYPE_CHECKING:  # fsspec is imported lazily at run time (a dask dependency)
+    from fsspec import AbstractFileSystem
+
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zst")
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 #: Rows converted to numpy at once inside a task (bounds the temporary arrays).
@@ -51,14 +55,14 @@ class Chunk:
     """One independent read task over a file."""
 
     fmt: str  # "csv" or "parquet"
-    fs: object
+    fs: AbstractFileSystem
     path: str
     index: int  # block index within the file (CSV) or first row group (Parquet)
     offset: int = 0  # CSV byte offset
     length: int | None = None  # CSV block length; None = the whole file
     blocksize: int | None = None
     compression: str | None = None
-    row_groups: tuple = ()
+    row_groups: tuple[int, ...] = ()
     row_offset: int = 0  # Parquet rows before the first row group of the chunk
 
 
@@ -215,7 +219,8 @@ def make_chunks(fs, paths, fmt: str, blocksize: int | None, batch_rows: int) -> 
 
             with fs.open(path, "rb") as fh:
                 meta = pq.ParquetFile(fh).metadata
-            start, groups, rows_in, offset = 0, [], 0, 0
+            groups: list[int] = []
+            start, rows_in, offset = 0, 0, 0
             for g in range(meta.num_row_groups):
                 n = meta.row_group(g).num_rows
                 if groups and rows_in + n > batch_rows:
@@ -248,10 +253,12 @@ def _csv_lines_before(chunk: Chunk) -> int:
         return 1
     from fsspec.utils import read_block
 
+    step = chunk.blocksize
+    assert step is not None, "a CSV chunk past offset 0 is cut by a block size (make_chunks)"
     lines = 0
     with chunk.fs.open(chunk.path, "rb") as fh:
-        for off in range(0, chunk.offset, chunk.blocksize):
-            lines += read_block(fh, off, chunk.blocksize, b"\n").count(b"\n")
+        for off in range(0, chunk.offset, step):
+            lines += read_block(fh, off, step, b"\n").count(b"\n")
     return lines
 
 

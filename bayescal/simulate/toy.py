@@ -167,7 +167,7 @@ def _sign_changes(diff: Callable[[np.ndarray], np.ndarray]) -> list[float]:
     t = np.linspace(-30.0, 30.0, 6001)
     d = diff(special.expit(t))
     nonzero = np.flatnonzero(d != 0)
-    roots = []
+    roots: list[float] = []
     for left, right in zip(nonzero[:-1], nonzero[1:]):
         if right > left + 1:
             roots.extend({float(t[left + 1]), float(t[right - 1])})

@@ -88,7 +88,7 @@ class MethodSpec:
 
     name: str
     group: str
-    factory: Callable[[int], Calibrator]
+    factory: Callable[[RandomState], Calibrator]
 
 
 _SPECS = [

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 from scipy.optimize import minimize
@@ -84,7 +84,7 @@ class Calibrator(BaseEstimator):
     oracle = False
     _fitted_attr = "n_classes_"
 
-    def fit(self, logits: ArrayLike, targets: ArrayLike) -> Calibrator:
+    def fit(self, logits: ArrayLike, targets: ArrayLike) -> Self:
         """Fit the map.
 
         Parameters
@@ -100,10 +100,21 @@ class Calibrator(BaseEstimator):
         -------
         self
         """
+        return self._fit_logits(logits, targets)
+
+    def _fit_logits(self, logits: ArrayLike, targets: ArrayLike | None) -> Self:
+        # the body of fit; targets is None only for a subclass that takes its labels
+        # another way (MonteCarloTemperatureScaling's recorded annotations)
         z = check_logits(logits)
         self.n_classes_ = z.shape[1]
         self._fit(z, targets)
         return self
+
+    def _fit(self, z: np.ndarray, targets: ArrayLike | None) -> None:  # pragma: no cover
+        raise NotImplementedError(f"{type(self).__name__} must implement _fit(z, targets).")
+
+    def _predict_proba(self, z: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError(f"{type(self).__name__} must implement _predict_proba(z).")
 
     def predict_proba(self, logits: ArrayLike) -> np.ndarray:
         """Calibrated probabilities of shape (n_items, n_classes); rows sum to one."""

@@ -222,7 +222,7 @@ class MonteCarloTemperatureScaling(_GlobalTemperature):
             )
         self._annotations = annotations
         try:
-            return super().fit(logits, targets)
+            return self._fit_logits(logits, targets)
         finally:
             del self._annotations
 
