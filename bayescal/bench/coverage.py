@@ -95,6 +95,13 @@ def add_arguments(parser) -> None:
         help="run these designs (Bayesian channels, sample_use='joint') instead of the toy "
         f"grid; choose from {', '.join(DESIGNS)}. Resumes from --json.",
     )
+    parser.add_argument(
+        "--multiclass",
+        nargs="+",
+        default=None,
+        help="run these multiclass populations (Bayesian channels, sample_use='joint') instead; "
+        f"choose from {', '.join(MULTICLASS)}. Resumes from --json.",
+    )
     parser.add_argument("--json", dest="json_path", default=None)
 
 
@@ -437,6 +444,8 @@ def run(args) -> int:
     from bayescal.errors import IdentificationWarning
     from bayescal.simulate import toy_population_binned_ece
 
+    if args.multiclass:
+        return run_multiclass(args)
     if args.designs:
         return run_designs(args)
     _check_args(args)
@@ -730,4 +739,137 @@ def run_designs(args) -> int:
                 t_start = time.perf_counter()
                 state["environment"] = environment()
                 write_json(state, path)
+    return 0
+
+
+# ------------------------------------------------------------------ multiclass (issue 22 item 4)
+#: The multiclass cells: ``multiclass_population`` arguments (their seed fixes the
+#: profiles and confusions) and the number of items per repetition.
+MULTICLASS = {
+    "c4-overconfident": {"classes": 4, "temperature": 1.5, "n": 2000},
+    "c4-calibrated": {"classes": 4, "temperature": 1.0, "n": 2000},
+    "c10-overconfident": {"classes": 10, "temperature": 1.5, "n": 2000},
+}
+_PARTS = ("top_label", "classwise")
+
+
+def _multiclass_population(name):
+    from bayescal.simulate import multiclass_population
+
+    spec = MULTICLASS[name]
+    return multiclass_population(spec["classes"], temperature=spec["temperature"])
+
+
+def _multiclass_rep(args, name, seed) -> dict:
+    """One repetition: the audit's fit (grouped by predicted class) and its joint interval."""
+    from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+    from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
+    from bayescal.simulate import simulate_multiclass
+    from bayescal.summaries import summarize_multiclass
+
+    pop = _multiclass_population(name)
+    data = simulate_multiclass(MULTICLASS[name]["n"], population=pop, random_state=seed)
+    summary = summarize_multiclass(data, groups="predicted", bins=N_BINS)
+    fit = fit_multiclass_channels_bayes(
+        summary, draws=args.draws, tune=args.tune, chains=2, cores=1, random_state=seed, check=False
+    )
+    iv = multiclass_nc_ece_interval(
+        summary,
+        fit,
+        prob=args.prob,
+        n_bootstrap=args.n_bootstrap,
+        sample_use="joint",
+        random_state=seed,
+    )
+    out: dict = {"divergences": int(fit.diagnostics.get("divergences") or 0)}
+    for part_name in _PARTS:
+        part = getattr(iv, part_name)
+        out[part_name] = {"estimate": part.estimate}
+        for source in ("posterior", "evaluation", "full"):
+            lo, hi = part.interval(source)
+            out[part_name][source] = [lo, hi, part.p_value(source)]
+    return out
+
+
+def _multiclass_rows(args, name, reps) -> tuple[list[dict], dict]:
+    pop_ece = _multiclass_population(name).binned_ece(N_BINS)
+    rows, cell = [], {"population": name, **MULTICLASS[name], "reps": len(reps)}
+    for part_name in _PARTS:
+        pop = pop_ece[part_name]
+        for source, label in _DESIGN_INTERVALS.items():
+            v = np.array([x[part_name][source] for x in reps])
+            lo, hi, p = v[:, 0], v[:, 1], v[:, 2]
+            cov, rej = float(np.mean((lo <= pop) & (pop <= hi))), float(np.mean(p <= 1 - args.prob))
+            rows.append(
+                {
+                    "population": name,
+                    "error": part_name,
+                    "interval": label,
+                    "n": MULTICLASS[name]["n"],
+                    "coverage": cov,
+                    "coverage_se": float(np.sqrt(cov * (1 - cov) / len(reps))),
+                    "miss_above": float(np.mean(pop > hi)),
+                    "miss_below": float(np.mean(pop < lo)),
+                    "mean_width": float(np.mean(hi - lo)),
+                    "reps": len(reps),
+                    "test_rejection_rate": rej,
+                    "test_rejection_se": float(np.sqrt(rej * (1 - rej) / len(reps))),
+                    "population_binned_ece": pop,
+                }
+            )
+        est = np.array([x[part_name]["estimate"] for x in reps])
+        cell[part_name] = {
+            "population_binned_ece": pop,
+            "estimate_bias": float(est.mean() - pop),
+            "estimate_sd": float(est.std()),
+        }
+    cell["divergences"] = int(sum(x["divergences"] for x in reps))
+    return rows, cell
+
+
+def run_multiclass(args) -> int:
+    """The multiclass cells; the JSON is rewritten every 10 repetitions (rerun to resume)."""
+    import json
+
+    from bayescal.errors import ConfigError
+
+    unknown = sorted(set(args.multiclass) - set(MULTICLASS))
+    if unknown:
+        raise ConfigError(f"unknown --multiclass {unknown}; choose from {sorted(MULTICLASS)}.")
+    path = args.json_path
+    state: dict = {"results": [], "cells": [], "replicates": {}, "seconds": {}}
+    if path and os.path.exists(path):
+        with open(path) as fh:
+            state.update(json.load(fh))
+    load_start = os.getloadavg()
+    for name in args.multiclass:
+        reps = state["replicates"].get(name, [])
+        t0 = time.perf_counter()
+        while len(reps) < args.reps:
+            seq = np.random.SeedSequence([args.seed, 7, list(MULTICLASS).index(name), len(reps)])
+            reps.append(_multiclass_rep(args, name, int(seq.generate_state(1)[0])))
+            if len(reps) % 10 and len(reps) < args.reps:
+                continue
+            rows, cell = _multiclass_rows(args, name, reps)
+            state["results"] = [r for r in state["results"] if r["population"] != name] + rows
+            state["cells"] = [c for c in state["cells"] if c["population"] != name] + [cell]
+            state["replicates"][name] = reps
+            state["seconds"][name] = state["seconds"].get(name, 0.0) + time.perf_counter() - t0
+            t0 = time.perf_counter()
+            state["protocol"] = {
+                "reps": args.reps,
+                "populations": {p: MULTICLASS[p] for p in state["replicates"]},
+                "prob": args.prob,
+                "evaluation_bins": N_BINS,
+                "n_bootstrap": args.n_bootstrap,
+                "seed": args.seed,
+                "chains": 2,
+                "draws": args.draws,
+                "tune": args.tune,
+                "channel_groups": "predicted",
+                "sample_use": "joint",
+            }
+            state["load_average"] = {"start": list(load_start), "end": list(os.getloadavg())}
+            state["environment"] = environment()
+            write_json(state, path)
     return 0

@@ -71,6 +71,7 @@ the labelled result :class:`NCECEPosterior`, and the entry point
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -108,19 +109,19 @@ __all__ = [
     "calibration_p_value",
     "posterior_mean_channels",
     "posterior_bin_rates",
+    "posterior_group_rates",
     "SOURCES",
     "SAMPLE_USES",
     "MulticlassNCECEInterval",
     "IntervalPart",
     "multiclass_nc_ece_interval",
+    "multiclass_cell_rates",
     "INTERVAL_METHOD",
     "DEFAULT_REPLICATES",
     "MIN_REPLICATES",
 ]
 
 SOURCES = ("full", "channel", "evaluation", "posterior")
-#: The sources of the multiclass intervals (the joint route is binary for now).
-_RESAMPLED = SOURCES[:3]
 
 #: Bootstrap replicates when none are asked for (at least one per channel draw).
 DEFAULT_REPLICATES = 2000
@@ -143,6 +144,12 @@ _REPORTED_SOURCE = {"split": "full", "reuse": "evaluation", "joint": "posterior"
 
 #: Points of each grid on which a bin's positive rate is drawn (coarse, then refined).
 RATE_GRID = 128
+
+#: Channel draws the multiclass joint route uses (evenly spaced). Its grids cost
+#: draws x cells x 2 RATE_GRID, and the multiclass cells are many (C = 10, 2,000 items:
+#: about 13,000 class-wise cells); 200 draws put the spread of the channel part within
+#: about 5% (relative SE of a variance from 200 draws, sqrt(2 / 200) / 2).
+JOINT_DRAWS = 200
 
 _SOURCE_NOTES = {
     ("split", True): "channel draws paired with a Bayesian bootstrap of the evaluation items",
@@ -272,33 +279,53 @@ def _cell_class_loglik(states: np.ndarray, a: np.ndarray, b: np.ndarray):
     return l0, l1
 
 
-def _rate_loglik(table: CellTable, l0: np.ndarray, l1: np.ndarray, rate: np.ndarray):
-    """Log-likelihood of each bin's rate on a grid: rate (r, M, G) -> (r, M, G).
+def _rate_loglik(group: np.ndarray, count: np.ndarray, n_groups: int, l0, l1, rate):
+    """Log-likelihood of each group's rate on a grid: rate (r, G, g) -> (r, G, g).
 
-    ``sum_{cells c in m} n_c log(rate e^{l1_c} + (1 - rate) e^{l0_c})``; l0, l1 are (r, C).
+    ``sum_{cells c in group} n_c log(rate e^{l1_c} + (1 - rate) e^{l0_c})``; l0, l1 are
+    (r, cells); ``group`` is non-decreasing. Written as
+    ``max(l0, l1) + log(r_hi + r_lo e^{-|l1 - l0|})`` (``r_hi`` the rate of the likelier
+    class): one exponential per cell instead of per grid point, and no overflow.
     """
-    r = rate[:, table.bin, :]  # (r, C, G)
-    cell = np.logaddexp(np.log(r) + l1[:, :, None], np.log1p(-r) + l0[:, :, None])
-    cell *= table.count[None, :, None]
+    hi1 = (l1 >= l0)[:, :, None]
+    base = np.maximum(l0, l1)
+    ratio = np.exp(-np.abs(l1 - l0))[:, :, None]
+    r = rate[:, group, :]  # (r, cells, g)
+    cell = np.where(hi1, r + (1.0 - r) * ratio, (1.0 - r) + r * ratio)
+    np.log(cell, out=cell)
+    cell += base[:, :, None]
+    cell *= count[None, :, None]
     out = np.zeros(rate.shape)
-    starts = np.flatnonzero(np.r_[True, table.bin[1:] != table.bin[:-1]])
-    out[:, table.bin[starts], :] = np.add.reduceat(cell, starts, axis=1)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    out[:, group[starts], :] = np.add.reduceat(cell, starts, axis=1)
     return out
 
 
-def posterior_bin_rates(
-    table: CellTable, a: np.ndarray, b: np.ndarray, n_rep: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Draws of each bin's positive rate ``P(Y = 1 | Z in B_m)`` jointly with the channels.
+CellLoglik = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
-    Replicate r takes channel draw ``r mod S`` and draws every bin's rate from its
-    conditional posterior given those channels and the bin's answer patterns (the
-    latent-class likelihood with the bins as groups, uniform prior on the rate):
-    ``p(rate_m | a, b, data) ~ prod_{cells c in m} (rate e^{l1_c} + (1 - rate) e^{l0_c})^{n_c}``.
+
+def posterior_group_rates(
+    group: np.ndarray,
+    count: np.ndarray,
+    n_groups: int,
+    cell_loglik: CellLoglik,
+    n_draws: int,
+    n_rep: int,
+    rng: np.random.Generator,
+    max_draws: int | None = None,
+) -> np.ndarray:
+    """Draws of each group's rate ``P(Y = target | group)`` given each channel draw.
+
+    The one kernel of the joint route, for every number of classes. Each cell c
+    (items sharing a group and an answer pattern) has, per channel draw, the
+    log-probability of its pattern when the item's class is the cell's target
+    (``l1_c``) and when it is not (``l0_c``). Replicate r takes channel draw
+    ``r mod S`` and draws every group's rate from its conditional posterior given
+    those channels and the group's cells, with a uniform prior on the rate:
+    ``p(rate_g | channels, data) ~ prod_{c in g} (rate e^{l1_c} + (1 - rate) e^{l0_c})^{n_c}``.
     Channel draws from the posterior of the same items make ``(channels, rate)`` a
     draw from their joint posterior, so the channels' estimation error and the
-    items' sampling noise enter correlated as they are (what adding them as
-    independent sources gets wrong when the channels were fitted on these items).
+    items' sampling noise enter correlated as they are.
 
     The density is one-dimensional: it is evaluated on a grid of :data:`RATE_GRID`
     midpoints of (0, 1), refined to the range holding all but ``e^-30`` of the
@@ -306,23 +333,44 @@ def posterior_bin_rates(
     width at most 1 / RATE_GRID**2 of the range), so the grid error is far below
     the posterior's spread.
 
+    Parameters
+    ----------
+    group : ndarray of int of shape (cells,)
+        Group of each cell, in ``range(n_groups)``.
+    count : ndarray of shape (cells,)
+        Items per cell.
+    n_groups : int
+    cell_loglik : callable
+        ``cell_loglik(draws)`` for an index array of channel draws returns ``(l0, l1)``,
+        each of shape (draws, cells).
+    n_draws : int
+        Channel draws S.
+    n_rep : int
+    rng : numpy.random.Generator
+    max_draws : int, optional
+        Use at most this many channel draws, evenly spaced (cost: the grids are
+        computed once per draw used); replicate r takes used draw ``r mod S'``.
+        Default: all (``min(S, R)``).
+
     Returns
     -------
-    ndarray of shape (R, M)
-        NaN for empty bins.
+    ndarray of shape (R, n_groups)
+        NaN for groups without items.
     """
-    s = a.shape[0]
-    n_unique = min(s, n_rep)
-    m, g = table.n_bins, RATE_GRID
+    order = np.argsort(group, kind="stable")
+    grp, cnt = np.asarray(group)[order], np.asarray(count, dtype=np.float64)[order]
+    n_unique = min(n_draws, n_rep, n_draws if max_draws is None else max_draws)
+    used = np.arange(n_unique) * n_draws // n_unique
+    m, g = n_groups, RATE_GRID
     coarse = (np.arange(g) + 0.5) / g
     cdf = np.empty((n_unique, m, g))
     lo = np.empty((n_unique, m))
     step = np.empty((n_unique, m))
-    for rows in row_chunks(n_unique, max(1, table.n_cells) * g):
-        l0, l1 = _cell_class_loglik(table.states, a[rows], b[rows])
-        l0, l1 = l0[:, table.pattern], l1[:, table.pattern]
+    for rows in row_chunks(n_unique, max(1, grp.size) * g):
+        l0, l1 = cell_loglik(used[rows])
+        l0, l1 = l0[:, order], l1[:, order]
         r = rows.stop - rows.start
-        ll = _rate_loglik(table, l0, l1, np.broadcast_to(coarse, (r, m, g)))
+        ll = _rate_loglik(grp, cnt, m, l0, l1, np.broadcast_to(coarse, (r, m, g)))
         keep = ll >= ll.max(axis=2, keepdims=True) - 30.0
         first = np.argmax(keep, axis=2)
         last = g - 1 - np.argmax(keep[:, :, ::-1], axis=2)
@@ -330,7 +378,7 @@ def posterior_bin_rates(
         a_hi = np.minimum(last + 2, g) / g
         width = (a_hi - a_lo) / g
         fine = a_lo[:, :, None] + (np.arange(g) + 0.5) * width[:, :, None]
-        ll = _rate_loglik(table, l0, l1, fine)
+        ll = _rate_loglik(grp, cnt, m, l0, l1, fine)
         w = np.exp(ll - ll.max(axis=2, keepdims=True))
         cdf[rows] = np.cumsum(w, axis=2) / w.sum(axis=2, keepdims=True)
         lo[rows], step[rows] = a_lo, width
@@ -341,9 +389,33 @@ def posterior_bin_rates(
         c = cdf[d, j, :]  # (R, G)
         k[:, j] = np.minimum((c < u[:, j : j + 1]).sum(axis=1), g - 1)
     rate = lo[d] + (k + rng.random((n_rep, m))) * step[d]
-    empty = table.bin_sums(table.count[None])[0] == 0
+    empty = np.bincount(grp, weights=cnt, minlength=m) == 0
     rate[:, empty] = np.nan
     return rate
+
+
+def posterior_bin_rates(
+    table: CellTable, a: np.ndarray, b: np.ndarray, n_rep: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Draws of each bin's positive rate ``P(Y = 1 | Z in B_m)`` jointly with the channels.
+
+    The two-class view of :func:`posterior_group_rates`: the groups are the bins,
+    the target class is 1 and the latent-class likelihood with the bins as groups
+    gives ``l1_c = log P(pattern_c | Y = 1)``, ``l0_c = log P(pattern_c | Y = 0)``.
+
+    Returns
+    -------
+    ndarray of shape (R, M)
+        NaN for empty bins.
+    """
+
+    def cell_loglik(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        l0, l1 = _cell_class_loglik(table.states, a[rows], b[rows])
+        return l0[:, table.pattern], l1[:, table.pattern]
+
+    return posterior_group_rates(
+        table.bin, table.count, table.n_bins, cell_loglik, a.shape[0], n_rep, rng
+    )
 
 
 def bootstrap_bin_moments(
@@ -823,49 +895,73 @@ class IntervalPart:
     plugin_moments : ndarray of shape (M',)
         Signed moments at the point channels (class-wise: ``C x M`` divided by C).
     replicates : dict of str -> ndarray of shape (R, M')
-        Per source (``full``, ``channel``, ``evaluation``).
+        Per source (``full``, ``channel``, ``evaluation``, and ``posterior`` with
+        ``sample_use="joint"``).
     accuracy : ndarray of shape (R, M)
-        Top-label only: corrected accuracy per bin (full source), for bands.
+        Top-label only: corrected accuracy (for ``posterior``, latent-class accuracy)
+        per bin under the reported source, for bands.
     prob : float
+    sample_use : {"split", "reuse", "joint"}
+        Picks the reported source, as in :class:`NCECEPosterior`.
     """
 
     plugin_moments: np.ndarray
-    replicates: dict
+    replicates: dict[str, np.ndarray]
     prob: float = 0.9
     accuracy: np.ndarray | None = None
     info: dict = field(default_factory=dict)
+    sample_use: str = "split"
+
+    @property
+    def source(self) -> str:
+        """The reported source: ``full`` (split), ``evaluation`` (reuse), ``posterior`` (joint)."""
+        return _REPORTED_SOURCE[self.sample_use]
 
     @property
     def plugin(self) -> float:
         """Raw plug-in ``sum |D|`` at the point channels (biased upward)."""
         return float(np.abs(self.plugin_moments).sum())
 
-    def _replicates(self, source):
+    def _replicates(self, source: str | None) -> np.ndarray:
+        source = self.source if source is None else source
         if source not in self.replicates:
             raise ConfigError(f"source must be one of {tuple(self.replicates)}; got {source!r}.")
         return self.replicates[source]
 
+    def center(self, source: str | None = None) -> np.ndarray:
+        """Signed moments the source's construction starts from (as
+        :meth:`NCECEPosterior.center`): the posterior mean for ``posterior``, the
+        plug-in moments otherwise."""
+        reps = self._replicates(source)
+        if (self.source if source is None else source) == "posterior":
+            return reps.mean(axis=0)
+        return self.plugin_moments
+
+    def plugin_of(self, source: str | None = None) -> float:
+        """The raw plug-in ``sum |D|`` of :meth:`center`."""
+        return float(np.abs(self.center(source)).sum())
+
     @property
     def estimate(self) -> float:
-        """Bias-corrected NC-ECE (full source); see
+        """Bias-corrected NC-ECE of the reported source; see
         :func:`~bayescal.metrics.uncertainty.debiased_ece`."""
-        return debiased_ece(self.plugin_moments, self._replicates("full"))
+        return debiased_ece(self.center(), self._replicates(None))
 
-    def p_value(self, source: str = "full") -> float:
+    def p_value(self, source: str | None = None) -> float:
         """Test of perfect calibration (H0: every signed moment is 0); see
         :func:`~bayescal.metrics.uncertainty.calibration_p_value`."""
-        return calibration_p_value(self.plugin_moments, self._replicates(source))
+        return calibration_p_value(self.center(source), self._replicates(source))
 
-    def interval(self, source: str = "full", prob: float | None = None) -> tuple[float, float]:
+    def interval(self, source: str | None = None, prob: float | None = None) -> tuple[float, float]:
         """Bias-aware interval; ``[0, hi]`` when the calibration test does not reject (see
         :func:`~bayescal.metrics.uncertainty.bias_aware_interval`)."""
         p = _check_prob(self.prob if prob is None else prob)
-        lo, hi, _ = bias_aware_interval(self.plugin_moments, self._replicates(source), p)
+        lo, hi, _ = bias_aware_interval(self.center(source), self._replicates(source), p)
         return lo, hi
 
-    def replicated_ece(self, source: str = "full") -> np.ndarray:
+    def replicated_ece(self, source: str | None = None) -> np.ndarray:
         """The raw resampled plug-in ``sum |D_r|`` per replicate (biased upward)."""
-        return np.abs(self.replicates[source]).sum(axis=1)
+        return np.abs(self._replicates(source)).sum(axis=1)
 
     def decomposition(self) -> dict:
         """Per source: sd of the resampled NC-ECE and the bias-aware interval."""
@@ -876,17 +972,22 @@ class IntervalPart:
         return out
 
     def to_dict(self) -> dict:
-        """``point`` (bias-aware estimate), ``plugin``, ``lo``, ``hi``, ``prob``,
-        ``p_value``, ``decomposition`` (the binary NC-ECE layout)."""
+        """``point`` (bias-aware estimate), ``plugin`` (the raw plug-in it corrects),
+        ``lo``, ``hi``, ``prob``, ``p_value``, ``sample_use``, ``source``,
+        ``decomposition`` (the binary NC-ECE layout), all from the reported source."""
         lo, hi = self.interval()
         return {
             "point": self.estimate,
-            "plugin": self.plugin,
+            "plugin": self.plugin_of(),
             "lo": lo,
             "hi": hi,
             "prob": self.prob,
             "p_value": self.p_value(),
-            "interval_method": INTERVAL_METHOD,
+            "interval_method": f"{INTERVAL_METHOD}; "
+            + _SOURCE_NOTES[(self.sample_use, bool(self.info.get("channel_uncertainty", True)))],
+            "sample_use": self.sample_use,
+            "source": self.source,
+            "channel_uncertainty": bool(self.info.get("channel_uncertainty", True)),
             "decomposition": self.decomposition(),
         }
 
@@ -913,7 +1014,7 @@ class MulticlassNCECEInterval:
     info: dict = field(default_factory=dict)
 
     def accuracy_band(self, prob: float | None = None) -> xr.Dataset:
-        """Corrected top-label accuracy per bin: mean and equal-tailed band (full source)."""
+        """Corrected top-label accuracy per bin: mean and equal-tailed band (reported source)."""
         p = self.top_label.prob if prob is None else prob
         acc = self.top_label.accuracy
         if acc is None:  # set by the top-label estimator, absent on a hand-built part
@@ -949,22 +1050,26 @@ def _bin_sums(index, n_out, values):
     return out
 
 
-def _multiclass_replicates(index, n_out, count, zsum, targets, point, n_rep, rng, draws):
+def _multiclass_replicates(
+    index, n_out, count, zsum, targets, point, n_rep, rng, draws, rates=None
+) -> dict[str, np.ndarray]:
     """Signed moments ``sum_cells g (U - zbar)`` per replicate under each source.
 
     ``targets(d)`` gives corrected targets of the cells for channel draws ``d``;
-    ``point`` those at the point channels (n_cells,). Returns dict of (R, n_out)
-    and ``rate`` (R, n_out): weighted target mean per output (full source).
+    ``point`` those at the point channels (n_cells,). ``rates`` (R, n_cells), when
+    given, are the joint route's draws of each cell's group rate
+    (:func:`posterior_group_rates`): the ``posterior`` source is then
+    ``sum_cells g (rate - zbar)`` with the same bootstrap weights ``g``. Returns dict of
+    (R, n_out) and ``rate_<source>`` (R, n_out): weighted target (or rate) mean per
+    output.
     """
     n = count.sum()
     zbar = zsum / count
-    out = {
-        "point": _bin_sums(index, n_out, point * count - zsum) / n,
-        "channel": None,
-        "full": np.empty((n_rep, n_out)),
-        "evaluation": np.empty((n_rep, n_out)),
-        "rate": np.empty((n_rep, n_out)),
-    }
+    sources = ("full", "evaluation") + (() if rates is None else ("posterior",))
+    out = {"point": _bin_sums(index, n_out, point * count - zsum) / n}
+    for key in sources:
+        out[key] = np.empty((n_rep, n_out))
+        out[f"rate_{key}"] = np.empty((n_rep, n_out))
     d_all = np.arange(n_rep) % draws
     chan = np.empty((n_rep, n_out))
     for rows in row_chunks(n_rep, count.size):
@@ -972,12 +1077,129 @@ def _multiclass_replicates(index, n_out, count, zsum, targets, point, n_rep, rng
         chan[rows] = _bin_sums(index, n_out, u * count - zsum) / n
         g = rng.standard_gamma(count, size=(u.shape[0], count.size))
         g /= g.sum(axis=1, keepdims=True)
-        out["evaluation"][rows] = _bin_sums(index, n_out, g * (point - zbar))
-        out["full"][rows] = _bin_sums(index, n_out, g * (u - zbar))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out["rate"][rows] = _bin_sums(index, n_out, g * u) / _bin_sums(index, n_out, g)
+        weight = _bin_sums(index, n_out, g)
+        values = {"full": u, "evaluation": np.broadcast_to(point, u.shape)}
+        if rates is not None:
+            values["posterior"] = rates[rows]
+        for key in sources:
+            out[key][rows] = _bin_sums(index, n_out, g * (values[key] - zbar))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[f"rate_{key}"][rows] = _bin_sums(index, n_out, g * values[key]) / weight
     out["channel"] = chan
     return out
+
+
+def _pattern_class_loglik(states: np.ndarray, confusion: np.ndarray) -> np.ndarray:
+    """``log P(pattern | Y = y)`` per draw, pattern and class, shape (S, P, C).
+
+    ``states`` (P, K) hold answered classes, or C for a missing answer (which the
+    likelihood skips: missingness is independent of the class, SPEC §3).
+    """
+    s, k, c, _ = confusion.shape
+    out = np.zeros((s, states.shape[0], c))
+    for j in range(k):
+        ans = states[:, j] < c
+        logt = np.log(confusion[:, j][:, :, states[ans, j]])  # (S, C, P_answered)
+        out[:, ans, :] += logt.transpose(0, 2, 1)
+    return out
+
+
+#: Tolerance and iteration limit of the EM for the other classes' shares.
+_MIX_TOL, _MIX_ITER = 1e-10, 1000
+
+
+def _group_class_shares(loglik, group, count, n_groups) -> np.ndarray:
+    """Class shares ``P(Y = y | group)`` at one channel value, shape (n_groups, C).
+
+    EM of the latent-class model with the groups as groups, the posterior mean of the
+    shares under a ``Dirichlet(2/C, ..., 2/C)`` prior at each M-step (total
+    concentration 2 for every C, the uniform prior of two classes), so every share is
+    positive. ``loglik`` (cells, C) is ``log P(pattern_c | Y = y)``.
+    """
+    c = loglik.shape[1]
+    lik = np.exp(loglik - loglik.max(axis=1, keepdims=True))
+    alpha = 2.0 / c
+    n_g = np.bincount(group, weights=count, minlength=n_groups)
+    pi = np.full((n_groups, c), 1.0 / c)
+    for _ in range(_MIX_ITER):
+        post = pi[group] * lik
+        post /= post.sum(axis=1, keepdims=True)
+        num = np.zeros((n_groups, c))
+        np.add.at(num, group, count[:, None] * post)
+        new = (num + alpha) / (n_g[:, None] + 2.0)
+        if np.abs(new - pi).max() < _MIX_TOL:
+            return new
+        pi = new
+    return pi
+
+
+def multiclass_cell_rates(
+    states: np.ndarray,
+    confusion: np.ndarray,
+    cell_pattern: np.ndarray,
+    cell_target: np.ndarray,
+    cell_group: np.ndarray,
+    count: np.ndarray,
+    n_rep: int,
+    rng: np.random.Generator,
+    max_draws: int | None = None,
+) -> np.ndarray:
+    """The joint route's draws of each cell's group rate ``P(Y = target | group)``.
+
+    The C-class likelihood of :func:`posterior_group_rates`: a cell of group g with
+    target class k has ``l1_c = log P(pattern_c | Y = k)`` and
+    ``l0_c = log sum_{y != k} phi_g[y] P(pattern_c | Y = y)``, the other classes
+    mixed in their shares ``phi_g`` within the group. Those shares are a nuisance of
+    the one-dimensional rate, estimated once at the posterior-mean channels
+    (:func:`_group_class_shares`) rather than drawn with each channel draw; they
+    enter only through which wrong class explains a pattern, not through the rate's
+    own spread. With two classes there is one other class (``phi = 1``), so this is
+    exactly the binary route (:func:`posterior_bin_rates`).
+
+    Parameters
+    ----------
+    states : ndarray of shape (P, K)
+        Answered classes, C for missing.
+    confusion : ndarray of shape (S, K, C, C)
+        Channel draws ``T[s, j, y, a]``.
+    cell_pattern, cell_target, cell_group : ndarray of int of shape (cells,)
+        Pattern, target class and group (consecutive integers) of each cell.
+    count : ndarray of shape (cells,)
+    n_rep : int
+    rng : numpy.random.Generator
+    max_draws : int, optional
+        See :func:`posterior_group_rates`.
+
+    Returns
+    -------
+    ndarray of shape (R, cells)
+        The rate of each cell's group in each replicate.
+    """
+    group_of, gi = np.unique(cell_group, return_inverse=True)
+    gi = gi.reshape(-1)
+    n_groups = group_of.size
+    cells = np.arange(cell_pattern.size)
+    mean_ll = _pattern_class_loglik(states, confusion.mean(axis=0, keepdims=True))[0]
+    shares = _group_class_shares(mean_ll[cell_pattern], gi, count, n_groups)
+    other = shares[gi].copy()  # (cells, C)
+    other[cells, cell_target] = 0.0
+    with np.errstate(divide="ignore"):
+        log_other = np.log(other / other.sum(axis=1, keepdims=True))
+
+    def cell_loglik(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ll = _pattern_class_loglik(states, confusion[rows])[:, cell_pattern, :]
+        l1 = ll[:, cells, cell_target]
+        return _logsumexp(ll + log_other[None], axis=2), l1
+
+    rate = posterior_group_rates(
+        gi, count, n_groups, cell_loglik, confusion.shape[0], n_rep, rng, max_draws
+    )
+    return rate[:, gi]
+
+
+def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
+    top = x.max(axis=axis, keepdims=True)
+    return np.log(np.exp(x - top).sum(axis=axis)) + np.squeeze(top, axis=axis)
 
 
 def multiclass_nc_ece_interval(
@@ -990,6 +1212,7 @@ def multiclass_nc_ece_interval(
     bins=None,
     prob: float = 0.9,
     n_bootstrap: int | None = None,
+    sample_use: str = "split",
     random_state=0,
 ) -> MulticlassNCECEInterval:
     """Top-label and class-wise NC-ECE with bias-aware intervals (SPEC §3, §4).
@@ -1010,6 +1233,13 @@ def multiclass_nc_ece_interval(
     prob : float, default 0.9
     n_bootstrap : int, optional
         Replicates (default ``max(2000, draws)``; at least 100).
+    sample_use : {"split", "reuse", "joint"}, default "split"
+        As in :func:`nc_ece_interval`. ``"joint"`` (a posterior fitted on these items,
+        as the audit's ``--channels bayes``): every bin's rate of the target class is
+        drawn from its latent-class posterior given each channel draw, the groups
+        being (bin, predicted class) for the top-label error and (class, bin) for the
+        class-wise one (:func:`multiclass_cell_rates`, the C-class form of the binary
+        route).
     random_state : None, int or Generator, default 0
 
     Returns
@@ -1032,6 +1262,14 @@ def multiclass_nc_ece_interval(
     if not isinstance(channels, ChannelFit):
         raise ConfigError(f"channels must be a ChannelFit; got {type(channels).__name__}.")
     prob = _check_prob(prob)
+    if sample_use not in SAMPLE_USES:
+        raise ConfigError(f"sample_use must be one of {SAMPLE_USES}; got {sample_use!r}.")
+    if sample_use == "joint" and channels.n_draws < 2:
+        raise ConfigError(
+            "sample_use='joint' draws the bin rates with a channel posterior; these channels "
+            "are a point fit (one draw). Pass posterior draws, or sample_use='reuse' for an "
+            "evaluation-only interval conditional on the point channels."
+        )
     summary = _as_multiclass_summary(data, bins)
     _check_match(summary, channels)
     if summary.n_cell_items == 0:
@@ -1046,31 +1284,40 @@ def multiclass_nc_ece_interval(
     p_inv = inverse_confusions(point_channels)
     p_w = class_weights(point_channels, weights, lam=lam).values
     states = summary.states
+    confusion = channels.confusion.values
     ds = summary.dataset
     m, c = summary.n_bins, summary.n_classes
+    joint = sample_use == "joint"
 
     def part(pattern, cls, index, n_out, count, zsum):
         def targets(d):
             return _cell_targets(states, inv[d], w[d], pattern, cls)
 
         point = _cell_targets(states, p_inv, p_w, pattern, cls)[0]
+        rates = None
+        if joint:
+            group = index.astype(np.int64) * c + cls
+            rates = multiclass_cell_rates(
+                states, confusion, pattern, cls, group, count, n_rep, rng, JOINT_DRAWS
+            )
         return _multiclass_replicates(
-            index, n_out, count, zsum, targets, point, n_rep, rng, channels.n_draws
+            index, n_out, count, zsum, targets, point, n_rep, rng, channels.n_draws, rates
         )
 
     top = part(
         ds["top_cell_pattern"].values,
-        ds["top_cell_class"].values,
+        ds["top_cell_class"].values.astype(np.int64),
         ds["top_cell_bin"].values,
         m,
         ds["top_cell_count"].values.astype(np.float64),
         ds["top_cell_conf_sum"].values,
     )
+    kept = ("full", "evaluation", "channel") + (("posterior",) if joint else ())
     cw_class = ds["classwise_cell_class"].values.astype(np.int64)
     cw_index = cw_class * m + ds["classwise_cell_bin"].values
     cw_count = ds["classwise_cell_count"].values.astype(np.float64)
     cw_zsum = ds["classwise_cell_prob_sum"].values
-    cw = {key: np.empty((n_rep, c * m)) for key in ("full", "evaluation", "channel")}
+    cw = {key: np.empty((n_rep, c * m)) for key in kept}
     cw_point = np.empty(c * m)
     for k in range(c):
         # each class's cells partition the items: one bootstrap per class (module docstring)
@@ -1095,19 +1342,22 @@ def multiclass_nc_ece_interval(
     bin_count = summary.top_bin_count.values
     with np.errstate(invalid="ignore", divide="ignore"):
         conf_mean = np.where(bin_count > 0, summary.top_bin_conf_sum.values / bin_count, np.nan)
+    source = _REPORTED_SOURCE[sample_use]
     return MulticlassNCECEInterval(
         top_label=IntervalPart(
             plugin_moments=top["point"],
-            replicates={s: top[s] for s in _RESAMPLED},
+            replicates={s: top[s] for s in kept},
             prob=prob,
-            accuracy=top["rate"],
+            accuracy=top[f"rate_{source}"],
             info=dict(info),
+            sample_use=sample_use,
         ),
         classwise=IntervalPart(
             plugin_moments=cw_point / c,
-            replicates={s: cw[s] / c for s in _RESAMPLED},
+            replicates={s: cw[s] / c for s in kept},
             prob=prob,
             info={**info, "classes": list(summary.classes)},
+            sample_use=sample_use,
         ),
         bin_edges=summary.bin_edges,
         bin_count=bin_count,

@@ -519,12 +519,15 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
         e["oracle"] = class_oracle_ece(s)
     point = ctx.point if ctx.point is not None else ctx.channels
     e["nc_point"] = class_nc_ece(s, point, weights=ctx.weights)
+    # channels fitted on these items: joint route for a posterior, evaluation-only for a
+    # point fit (adding channel draws as an independent source over-covers, issue 22)
     ctx.interval = multiclass_nc_ece_interval(
         s,
         ctx.channels,
         point_channels=point,
         weights=ctx.weights,
         prob=ctx.prob,
+        sample_use="joint" if ctx.channels.n_draws > 1 else "reuse",
         random_state=ctx.seed,
     )
     acc = ctx.interval.top_label.accuracy
@@ -637,7 +640,9 @@ def noise_view_section(ctx: MulticlassContext) -> Section:
         "The estimate subtracts the upward bias of the absolute values (bootstrap bias "
         "correction); the interval "
         + (
-            "combines the channel posterior's draws with a Bayesian bootstrap of the items"
+            "draws each bin's rate of the target class from its latent-class posterior given "
+            "each channel draw (channel and sampling uncertainty correlated as they are), bin "
+            "shares from a Bayesian bootstrap of the items"
             if bayesian
             else "is evaluation-only: a Bayesian bootstrap of the items with the channels held "
             "at their EM estimate (use --channels bayes to add channel uncertainty)"
