@@ -70,7 +70,12 @@ def test_an_earlier_posterior_is_gone_after_a_point_channel_run(wide_csv, tmp_pa
     (out / "report.html").write_text("EARLIER-RUN")
     code, err = run(["audit", wide_csv, "--channels", "score-bin-em", "--out", out, "--quiet"])
     assert code == 0, err
-    assert sorted(p.name for p in out.iterdir()) == ["items.csv", "next.csv", "report.html", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "items.csv",
+        "next.csv",
+        "report.html",
+        "summary.json",
+    ]
     assert "EARLIER-RUN" not in (out / "report.html").read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]  # nothing left beside it
 

@@ -188,9 +188,7 @@ def test_two_classes_three_annotators_one_group_is_saturated():
     # 7 free cells of the full answer table, 6 confusion entries and 1 prevalence
     assert check.degrees_of_freedom == 0 and check.view == "inconclusive"
     assert "fits any answers" in check.reasons[0]
-    predicted = dawid_skene_em(
-        summarize_multiclass(data, groups="predicted"), prevalence="grouped"
-    )
+    predicted = dawid_skene_em(summarize_multiclass(data, groups="predicted"), prevalence="grouped")
     grouped = noise_or_ambiguity(data, predicted, n_replicates=99)
     assert grouped.degrees_of_freedom == 2 * 7 - 6 - 2 and grouped.view == "noise"
     # the two-class default: five score groups on p_1

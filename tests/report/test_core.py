@@ -99,7 +99,12 @@ def test_old_posterior_does_not_survive_a_point_channel_run(point_report, tmp_pa
     (out / "summary.json").write_text("{}")
     written = point_report.save(out)
     assert sorted(written) == ["items.csv", "next.csv", "report.html", "summary.json"]
-    assert sorted(p.name for p in out.iterdir()) == ["items.csv", "next.csv", "report.html", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "items.csv",
+        "next.csv",
+        "report.html",
+        "summary.json",
+    ]
     assert json.loads((out / "summary.json").read_text())["n_items"] == 900
 
 
