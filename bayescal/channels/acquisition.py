@@ -276,15 +276,18 @@ def rank_annotation_targets(
     variance, reduction = expected_reductions(p_cells, cell_of_item, coef, channel)
     index = np.flatnonzero(candidates)
     order = index[np.argsort(-reduction[index], kind="stable")]
-    notes = [
-        "Reductions are of the posterior variance of the NC-ECE linearised at the "
-        "posterior-mean bin gaps (delta method); widths are 2 z sqrt(V).",
-    ]
-    if fit.n_draws == 1:
-        notes.append(
+    if fit.n_draws == 1:  # point channels: no posterior wording (the items' own spread only)
+        notes = [
+            "Reductions are of the variance of the NC-ECE linearised at the bin gaps of the "
+            "point channels (delta method); widths are 2 z sqrt(V).",
             "The channels are a point fit: only the items' own class uncertainty is counted, "
-            "not the tightening of the channels (fit a posterior for that)."
-        )
+            "not the tightening of the channels (--channels bayes counts that too).",
+        ]
+    else:
+        notes = [
+            "Reductions are of the posterior variance of the NC-ECE linearised at the "
+            "posterior-mean bin gaps (delta method); widths are 2 z sqrt(V).",
+        ]
     if n_draws < fit.n_draws:
         notes.append(f"{n_draws} of {fit.n_draws} channel draws used (evenly thinned).")
     return AnnotationTargets(

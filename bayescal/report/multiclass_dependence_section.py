@@ -69,6 +69,7 @@ def multiclass_dependence_part(ctx, refit, confusion_entries, out: dict) -> tupl
             point_channels=point,
             weights=ctx.weights,
             prob=ctx.prob,
+            sample_use="joint",  # the headline's route for posterior channels (both are)
             random_state=ctx.seed,
         )
         intervals[name] = {

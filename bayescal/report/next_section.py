@@ -76,13 +76,22 @@ def _shrink(r: AnnotationTargets, k: int) -> str:
     return f"{100 * (1 - r.width_after(k) / r.width):.1f}%"
 
 
+def _variance(r: AnnotationTargets) -> str:
+    """Which variance the ranking removes: posterior with channel draws, plain for a point fit."""
+    return "posterior variance" if r.n_draws > 1 else "variance"
+
+
+def _given(r: AnnotationTargets) -> str:
+    return "the channel draws" if r.n_draws > 1 else "the point channels"
+
+
 def _notes(gold: AnnotationTargets, reread: AnnotationTargets) -> list[str]:
     pct = round(100 * gold.prob)
     out = [
         f"Each of {gold.n_candidates} candidate items (answered, not gold) is ranked by how "
-        "much revealing its true class is expected to shrink the posterior variance of the "
+        f"much revealing its true class is expected to shrink the {_variance(gold)} of the "
         "NC-ECE, linearised at the bin gaps (delta method; exact in expectation over the "
-        "item's class posterior, given the channel draws). next.csv holds the full ranking.",
+        f"item's class probabilities, given {_given(gold)}). next.csv holds the full ranking.",
         f"Delta-method {pct}% width now {gold.width:.4f}; expected after gold labels for the "
         f"top 10 {gold.width_after(10):.4f} ({_shrink(gold, 10)} narrower), top 50 "
         f"{gold.width_after(50):.4f} ({_shrink(gold, 50)}). These shares apply to the "
@@ -110,7 +119,7 @@ def _table(data: Annotations, r: AnnotationTargets) -> Table:
         )
     return Table(
         caption=f"Items to gold-label first (at most {MAX_SHOWN}; share of the NC-ECE's "
-        "posterior variance each is expected to remove, and the width after the top ones)",
+        f"{_variance(r)} each is expected to remove, and the width after the top ones)",
         header=("item", "answers", "variance removed", "width after"),
         rows=rows,
     )
