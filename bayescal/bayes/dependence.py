@@ -587,6 +587,44 @@ def check_multiclass_identified(dspec: DependenceSpec[MulticlassModelSpec]) -> d
 
 
 # --------------------------------------------------------------------------- PyMC reference
+def _pytensor_class_loglik(dspec: DependenceSpec, t, s):
+    """``log P(s | Y = y)`` of every kept pattern and class, (P, C), in PyTensor (the
+    module docstring's C-class formula): confusions ``t`` (K, C, C), loadings ``s`` (K, C)
+    with zeros for ungrouped annotators. Both PyMC models use it (C = 2: ``t`` from ``a``,
+    ``b``)."""
+    import pytensor.tensor as pt
+
+    spec = dspec.base
+    k, c = spec.n_annotators, dspec.n_classes
+    states = spec.states
+    u, w = dspec.nodes, dspec.weights
+    grouped = np.zeros(k, dtype=bool)
+    grouped[dspec.loaded] = True
+    diag = pt.stack([t[:, y, y] for y in range(c)], axis=1)  # (K, C)
+    cc = -np.sqrt(2.0) * pt.erfcinv(2.0 * diag) * pt.sqrt(1.0 + s**2)
+    logt = pt.log(t)
+    eye = np.eye(c, dtype=bool)
+    cols = []
+    for j in range(k):
+        if grouped[j]:
+            tab = pt.switch(eye, 0.0, logt[j] - pt.log1p(-diag[j])[:, None])
+        else:
+            tab = logt[j]
+        cols.append(pt.concatenate([tab, pt.zeros((c, 1))], axis=1))  # (C, C+1)
+    ll = sum(cols[j][:, states[:, j]].T for j in range(k))  # (P, C)
+    for group in dspec.groups:
+        status = _status(states, list(group), c)  # (P, C, r)
+        prod = pt.ones((states.shape[0], c, u.size))
+        for i, j in enumerate(group):
+            z = cc[j][:, None] + s[j][:, None] * u  # (C, Q)
+            f1 = 0.5 * pt.erfc(-z / np.sqrt(2.0))
+            f0 = 0.5 * pt.erfc(z / np.sqrt(2.0))
+            st = status[:, :, i][:, :, None]
+            prod = prod * pt.switch(pt.eq(st, 1), f1[None], pt.switch(pt.eq(st, 0), f0[None], 1.0))
+        ll = ll + pt.log(pt.dot(prod, w))
+    return ll
+
+
 def build_pymc_dependence_model(dspec: DependenceSpec):
     """The PyMC model of the dependence model (the reference backend).
 
@@ -606,35 +644,13 @@ def build_pymc_dependence_model(dspec: DependenceSpec):
     counts = pytensor.shared(spec.counts.astype(np.float64), name="pattern_counts")
     model.add_coord(LOADED, [spec.annotators[j] for j in dspec.loaded])
     model.add_coord(CLASS, ["0", "1"])
-    states = spec.states
-    u = dspec.nodes
-    w = dspec.weights
     with model:
         loading = pm.HalfNormal("loading", sigma=dspec.sigma, dims=(LOADED, CLASS))
-        p = pt.stack([model["a"], model["b"]], axis=1)  # (K, 2)
+        a, b = model["a"], model["b"]
+        t = pt.stack([pt.stack([1.0 - a, a], axis=-1), pt.stack([1.0 - b, b], axis=-1)], axis=1)
         s = pt.set_subtensor(pt.zeros((spec.n_annotators, 2))[dspec.loaded], loading)
-        c = -np.sqrt(2.0) * pt.erfcinv(2.0 * p) * pt.sqrt(1.0 + s**2)
-        lr = []
-        grouped = set(dspec.loaded.tolist())
-        for y in (0, 1):
-            total = pt.zeros(states.shape[0])
-            for j in range(spec.n_annotators):
-                if j in grouped:
-                    continue
-                py = p[j, y]
-                table = pt.stack([pt.log1p(-py), pt.log(py), pt.zeros(())])
-                total = total + table[states[:, j]]
-            for group in dspec.groups:
-                prod = pt.ones((states.shape[0], u.size))
-                for j in group:
-                    z = c[j, y] + s[j, y] * u
-                    f = pt.stack(
-                        [0.5 * pt.erfc(z / np.sqrt(2.0)), 0.5 * pt.erfc(-z / np.sqrt(2.0))]
-                    )
-                    f = pt.concatenate([f, pt.ones((1, u.size))], axis=0)
-                    prod = prod * f[states[:, j]]
-                total = total + pt.log(pt.dot(prod, w))
-            lr.append(total)
+        ll = _pytensor_class_loglik(dspec, t, s)  # (P, 2)
+        lr = [ll[:, 0], ll[:, 1]]
         mu = model["prevalence"][spec.prevalence_index]
         lp = pt.logaddexp(
             pt.log1p(-mu)[:, None] + lr[0][None, :], pt.log(mu)[:, None] + lr[1][None, :]
@@ -687,39 +703,12 @@ def build_pymc_multiclass_dependence_model(dspec: DependenceSpec[MulticlassModel
     built = build_multiclass_pymc_model(_multiclass_prior_only(spec))
     model = built.model
     k, c = spec.n_annotators, spec.n_classes
-    states = spec.states
-    u, w = dspec.nodes, dspec.weights
-    grouped = np.zeros(k, dtype=bool)
-    grouped[dspec.loaded] = True
     model.add_coord(LOADED, [spec.annotators[j] for j in dspec.loaded])
     with model:
         loading = pm.HalfNormal("loading", sigma=dspec.sigma, dims=(LOADED, "class"))
         t = model["confusion"]
         s = pt.set_subtensor(pt.zeros((k, c))[dspec.loaded], loading)
-        diag = pt.stack([t[:, y, y] for y in range(c)], axis=1)  # (K, C)
-        cc = -np.sqrt(2.0) * pt.erfcinv(2.0 * diag) * pt.sqrt(1.0 + s**2)
-        logt = pt.log(t)
-        eye = np.eye(c, dtype=bool)
-        cols = []
-        for j in range(k):
-            if grouped[j]:
-                tab = pt.switch(eye, 0.0, logt[j] - pt.log1p(-diag[j])[:, None])
-            else:
-                tab = logt[j]
-            cols.append(pt.concatenate([tab, pt.zeros((c, 1))], axis=1))  # (C, C+1)
-        ll = sum(cols[j][:, states[:, j]].T for j in range(k))  # (P, C)
-        for group in dspec.groups:
-            status = _status(states, list(group), c)  # (P, C, r)
-            prod = pt.ones((states.shape[0], c, u.size))
-            for i, j in enumerate(group):
-                z = cc[j][:, None] + s[j][:, None] * u  # (C, Q)
-                f1 = 0.5 * pt.erfc(-z / np.sqrt(2.0))
-                f0 = 0.5 * pt.erfc(z / np.sqrt(2.0))
-                st = status[:, :, i][:, :, None]
-                prod = prod * pt.switch(
-                    pt.eq(st, 1), f1[None], pt.switch(pt.eq(st, 0), f0[None], 1.0)
-                )
-            ll = ll + pt.log(pt.dot(prod, w))
+        ll = _pytensor_class_loglik(dspec, t, s)  # (P, C)
         g_idx, s_idx = np.nonzero(spec.counts)
         n = spec.counts[g_idx, s_idx].astype(np.float64)
         logrho = pt.log(model["prevalence"])[spec.prevalence_index[g_idx]]
