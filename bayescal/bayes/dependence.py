@@ -725,8 +725,9 @@ def build_pymc_multiclass_dependence_model(dspec: DependenceSpec[MulticlassModel
 
 # --------------------------------------------------------------------------- forward sampling
 def sample_loadings_prior(dspec: DependenceSpec, draws: int, rng) -> np.ndarray:
-    """Loadings (draws, n_loaded, 2) from their HalfNormal(sigma) prior."""
-    return np.abs(rng.normal(0.0, dspec.sigma, size=(draws, dspec.loaded.size, 2)))
+    """Loadings (draws, n_loaded, C) from their HalfNormal(sigma) prior (any C)."""
+    size = (draws, dspec.loaded.size, dspec.n_classes)
+    return np.abs(rng.normal(0.0, dspec.sigma, size=size))
 
 
 def sample_counts_dependent(dspec: DependenceSpec, a, b, prevalence, loading, rng) -> np.ndarray:

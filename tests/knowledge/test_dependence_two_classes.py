@@ -24,6 +24,7 @@ from bayescal.bayes.dependence import (
     multiclass_pattern_logp_dependent,
     pair_labels,
     pattern_logp_dependent,
+    sample_loadings_prior,
 )
 from bayescal.bayes.models import make_spec
 from bayescal.bayes.multiclass import make_multiclass_spec
@@ -70,3 +71,11 @@ def test_two_class_correlations_and_pair_labels_equal_the_binary_model():
     rho_c, labels_c = multiclass_implied_correlation(multi, s)
     np.testing.assert_allclose(rho_c, rho, rtol=0, atol=1e-15)
     assert labels == labels_c == pair_labels(multi) == ["a1~a2", "a3~a4"]
+
+
+def test_loadings_prior_draws_one_loading_per_class_of_the_spec():
+    binary, multi, _ = _both("a1:a2,a3:a4")
+    ours = sample_loadings_prior(multi, 50, np.random.default_rng(9))
+    theirs = sample_loadings_prior(binary, 50, np.random.default_rng(9))
+    assert ours.shape == (50, 4, multi.n_classes) and (ours >= 0).all()
+    np.testing.assert_array_equal(ours, theirs)
