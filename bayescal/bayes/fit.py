@@ -291,7 +291,7 @@ def fit_channels_bayes(
     dependence : None, "all", "r1:r2,..." or list of pairs, default None
         Binary only: fit the conditional-dependence model instead (latent item
         difficulty shared within each group, Qu, Tan & Kutner 1996), see
-        :func:`fit_channels_dependence`; method
+        :func:`bayescal.bayes.fit.fit_channels_dependence`; method
         ``"bayes_dependence"``.
 
     Returns
