@@ -227,12 +227,7 @@ def test_the_checker_catches_an_upward_import():
 
 #: Import cycles kept for now: the modules of one cycle -> owner and the fix. Listed cycles must
 #: still exist (test below), so the list only shrinks.
-CYCLE_EXCEPTIONS = {
-    frozenset({"bayescal.bayes.dependence_fit", "bayescal.bayes.fit"}): (
-        "core-dependence: fit_channels_bayes(dependence=...) calls into dependence_fit, which "
-        "calls back into fit; the one dependence model removes the round trip"
-    ),
-}
+CYCLE_EXCEPTIONS: dict[frozenset[str], str] = {}
 
 
 def import_graph() -> dict[str, set[str]]:

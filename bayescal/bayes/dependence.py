@@ -1,6 +1,18 @@
 """Conditional dependence between annotators: a latent "hard item" random effect per group.
 
-Model (Qu, Tan & Kutner 1996, Biometrics 52, Eq. 2; the probit random-effects form)
+One module for every number of classes C: the C-class model (``models/dependence.md``,
+"Multiclass"; section "C classes" below) is the one model, and the binary functions
+(:func:`class_pattern_logp`, :func:`pattern_logp_dependent`, ...) are its two-class view
+on channels ``a``, ``b`` (the confusion ``[[1 - a, a], [1 - b, b]]``): at C = 2 coupling
+the correctness of the answers is coupling ``A = 1`` with the shared difficulty's sign
+flipped for class 0, and ``u ~ N(0, 1)`` (and the rule's nodes) are symmetric, so the
+pattern probabilities agree to rounding (``tests/knowledge/test_dependence_two_classes.py``).
+What stays binary-only is the binary parametrisation kept for its model card: the PyMC
+model on ``ab`` (Beta channels, ordered logit, designated annotator,
+:func:`build_pymc_dependence_model`) and the subset-moment identification count
+(:func:`check_identified`).
+
+Model, two classes (Qu, Tan & Kutner 1996, Biometrics 52, Eq. 2; probit random effects)
 -----------------------------------------------------------------------------------
 Annotators are partitioned into *dependence groups*. Within a group, each item
 carries one latent difficulty ``u ~ N(0, 1)`` shared by the group's annotators,
@@ -46,16 +58,57 @@ Prior of the loadings
 dependence) keeps the independence model inside the prior; half the mass is on
 latent correlations below 0.31 for two equal loadings, and the 99.9% quantile
 (s = 3.29, correlation 0.92) is still inside the range where the quadrature is exact.
+
+C classes (Qu, Tan & Kutner 1996, probit random effects, on the correctness of each
+answer; Dawid & Skene 1979 for the rest)
+-----------------------------------------------------------------------------------
+Annotators are partitioned into dependence groups (:func:`parse_dependence`). Per
+item, each group draws one difficulty ``u ~ N(0, 1)``, independent of ``Y`` and of
+the other groups. Annotator ``j`` of a group, true class ``y``, answers
+
+    P(A_j = y | y, u)      = Phi(c_jy + s_jy u),  c_jy = Phi^{-1}(T_j[y, y]) sqrt(1 + s_jy^2),
+    P(A_j = a | y, u)      = (1 - Phi(c_jy + s_jy u)) T_j[y, a] / (1 - T_j[y, y]),  a != y,
+
+independently given ``(Y, u)``. By the probit-normal identity
+``E_u Phi(c + s u) = Phi(c / sqrt(1 + s^2))``, ``P(A_j = a | Y = y) = T_j[y, a]``
+for every ``a``: **the confusion matrices stay the marginal channels** the
+multiclass NC-ECE consumes (corrected one-hot targets, SPEC §3), and ``s = 0`` is
+the independence model (:mod:`bayescal.bayes.multiclass`) exactly. ``s_jy >= 0``
+couples the *correctness* of the group's answers (a hard item is hard for all of
+them); which wrong class a wrong answer names is drawn independently from the
+annotator's off-diagonal row. So the model does not describe copying of a
+particular wrong answer (two annotators agreeing on the same wrong class more
+often than their rows imply); the pair-agreement check
+(:func:`bayescal.bayes.diagnostics.pattern_ppc`) is where that would show.
+
+Given ``y`` the pattern likelihood factorises over groups; within a group the
+integral over ``u`` depends only on which members answered correctly, wrongly or
+not at all, so
+
+    P(s | y) = prod_G [ I_G(y, sub_G(s, y)) prod_{j in G, s_j != y answered} T_j[y, s_j] /
+               (1 - T_j[y, y]) ] prod_{ungrouped j answered} T_j[y, s_j],
+    I_G(y, v) = int phi(u) prod_{j in G, v_j != missing} Phi(+-(c_jy + s_jy u)) du,
+
+with the same trapezoid rule (:func:`quadrature`, ``N_NODES`` nodes; its error is
+measured above). The class is summed out with the
+prevalence of the item's channel group, on the multiclass summary's observed
+pattern counts; gold items enter at their known class, as in the independence model.
+
+Priors: those of :func:`~bayescal.bayes.multiclass.build_multiclass_pymc_model`
+(Dirichlet rows, reference-log-ratio transform, joint prior from an earlier audit)
+on a spec with no cells, plus ``loading[dependent_annotator, class] ~
+HalfNormal(LOADING_SIGMA)``, the two-class prior (reasons above).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 from scipy import stats
-from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.special import ndtr, ndtri
 
 from bayescal.bayes.models import (
     BuiltModel,
@@ -63,6 +116,10 @@ from bayescal.bayes.models import (
     build_pymc_model,
     multinomial_constant,
     sample_counts_from_logp,
+)
+from bayescal.bayes.multiclass import (
+    MulticlassModelSpec,
+    build_multiclass_pymc_model,
 )
 from bayescal.errors import ConfigError, IdentificationError
 
@@ -75,14 +132,23 @@ __all__ = [
     "make_dependence_spec",
     "quadrature",
     "quadrature_error",
+    "multiclass_class_pattern_logp",
+    "multiclass_pattern_logp_dependent",
     "class_pattern_logp",
     "pattern_logp_dependent",
     "group_loglik_dependent",
     "implied_correlation",
+    "pair_labels",
     "check_identified",
+    "check_multiclass_identified",
     "build_pymc_dependence_model",
+    "build_pymc_multiclass_dependence_model",
     "sample_counts_dependent",
+    "sample_multiclass_counts_dependent",
     "sample_loadings_prior",
+    "MulticlassDependenceSpec",
+    "make_multiclass_dependence_spec",
+    "multiclass_implied_correlation",
 ]
 
 #: scale of the HalfNormal prior of every loading s_jy (see the module docstring)
@@ -92,6 +158,10 @@ N_NODES = 120
 HALF_WIDTH = 9.0
 CLASS = "class"
 LOADED = "dependent_annotator"
+
+#: the independence model's spec the dependence model sits on: two classes (``a``, ``b``)
+#: or C classes (confusion matrices)
+SpecT = TypeVar("SpecT", ChannelModelSpec, MulticlassModelSpec)
 
 
 def quadrature(n_nodes: int = N_NODES, half_width: float = HALF_WIDTH):
@@ -116,21 +186,23 @@ def quadrature(n_nodes: int = N_NODES, half_width: float = HALF_WIDTH):
     return u, w / w.sum()
 
 
-@dataclass
-class DependenceSpec:
-    """A channel model spec plus the dependence groups, the loadings' prior and the rule.
+@dataclasses.dataclass
+class DependenceSpec(Generic[SpecT]):
+    """An independence model's spec plus the dependence groups, the loadings' prior and rule.
 
-    ``groups`` lists the dependence groups as tuples of annotator indices (at least
-    two each); ``loaded`` the indices of annotators in some group, in annotator
-    order (the loadings' ``dependent_annotator`` dimension).
+    ``base`` is the two-class :class:`~bayescal.bayes.models.ChannelModelSpec` or the
+    C-class :class:`~bayescal.bayes.multiclass.MulticlassModelSpec`; ``groups`` lists
+    the dependence groups as tuples of annotator indices (at least two each);
+    ``loaded`` the indices of annotators in some group, in annotator order (the
+    loadings' ``dependent_annotator`` dimension), with one loading per true class each.
     """
 
-    base: ChannelModelSpec
-    groups: list
+    base: SpecT
+    groups: list[tuple[int, ...]]
     sigma: float = LOADING_SIGMA
     n_nodes: int = N_NODES
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.nodes, self.weights = quadrature(self.n_nodes)
         self.loaded = np.array(sorted(j for g in self.groups for j in g), dtype=np.int64)
 
@@ -140,8 +212,8 @@ class DependenceSpec:
 
     @property
     def n_classes(self) -> int:
-        """Classes carrying one loading each (2 here; the multiclass twin has C)."""
-        return 2
+        """Classes carrying one loading each (C; 2 on the binary spec)."""
+        return self.base.n_classes
 
     @property
     def n_loadings(self) -> int:
@@ -151,8 +223,8 @@ class DependenceSpec:
     def group_names(self) -> list[list[str]]:
         return [[self.base.annotators[j] for j in g] for g in self.groups]
 
-    def with_counts(self, counts) -> DependenceSpec:
-        """The same design with other pattern counts on the same cells."""
+    def with_counts(self, counts) -> DependenceSpec[SpecT]:
+        """The same model on other pattern counts over the same patterns (SBC, bench)."""
         return DependenceSpec(self.base.with_counts(counts), self.groups, self.sigma, self.n_nodes)
 
     def loadings_full(self, loading) -> np.ndarray:
@@ -161,6 +233,10 @@ class DependenceSpec:
         out = np.zeros((*loading.shape[:-2], self.base.n_annotators, self.n_classes))
         out[..., self.loaded, :] = loading
         return out
+
+
+#: the v0.2 name of the C-class dependence spec: the one spec
+MulticlassDependenceSpec = DependenceSpec
 
 
 def parse_dependence(dependence, annotators) -> list[tuple[int, ...]]:
@@ -230,9 +306,13 @@ def parse_dependence(dependence, annotators) -> list[tuple[int, ...]]:
 
 
 def make_dependence_spec(
-    base: ChannelModelSpec, dependence, *, sigma: float = LOADING_SIGMA, n_nodes: int = N_NODES
-) -> DependenceSpec:
-    """The dependence model on the cells, orientation and priors of ``base``."""
+    base: SpecT, dependence, *, sigma: float = LOADING_SIGMA, n_nodes: int = N_NODES
+) -> DependenceSpec[SpecT]:
+    """The dependence model on the cells, orientation and priors of ``base`` (any C).
+
+    ``dependence``: ``"all"``, ``"r1:r2,r3:r4"`` or a list of pairs
+    (:func:`parse_dependence`: overlapping pairs merged by connected components).
+    """
     if not (np.isfinite(sigma) and sigma > 0):
         raise ConfigError(f"sigma (the loadings' HalfNormal scale) must be > 0; got {sigma!r}.")
     return DependenceSpec(
@@ -240,16 +320,107 @@ def make_dependence_spec(
     )
 
 
+#: the v0.2 name: :func:`make_dependence_spec` on a C-class spec
+make_multiclass_dependence_spec = make_dependence_spec
+
+
 # --------------------------------------------------------------------------- numpy reference
-def _probit_parts(a, b, loading_full):
-    """``c`` (..., K, 2) and ``s`` (..., K, 2) from the marginal channels and loadings."""
-    p = np.stack([np.asarray(a, np.float64), np.asarray(b, np.float64)], axis=-1)
-    s = np.asarray(loading_full, dtype=np.float64)
-    return ndtri(p) * np.sqrt(1.0 + s**2), s
+def _status(states, members, n_classes):
+    """Per pattern, class and member: 1 correct, 0 wrong, 2 missing; shape (P, C, r)."""
+    st = states[:, members][:, None, :]  # (P, 1, r)
+    y = np.arange(n_classes)[None, :, None]
+    return np.where(st == n_classes, 2, np.where(st == y, 1, 0))
+
+
+def _wrong_table(t, s_full, grouped):
+    """Emission log-factors ``E[..., j, y, a]`` (a = C: missing, 0): ``log T_j[y, a]`` for
+    ungrouped ``j``; for grouped ``j`` ``log T_j[y, a] - log(1 - T_j[y, y])`` off the
+    diagonal and 0 on it (the integral carries the correct answers)."""
+    c = t.shape[-1]
+    logt = np.log(t)
+    diag = np.diagonal(t, axis1=-2, axis2=-1)  # (..., K, C)
+    wrong = logt - np.log1p(-diag)[..., :, None]
+    eye = np.eye(c, dtype=bool)
+    table = np.where(grouped[:, None, None], np.where(eye, 0.0, wrong), logt)
+    return np.concatenate([table, np.zeros((*t.shape[:-1], 1))], axis=-1)
+
+
+def multiclass_class_pattern_logp(
+    dspec: DependenceSpec, confusion, loading, *, chunk: int = 50
+) -> np.ndarray:
+    """``log P(s | Y = y)`` of the C-class model for every kept pattern and class: (..., P, C).
+
+    Parameters
+    ----------
+    confusion : array-like of shape (..., K, C, C)
+        Marginal confusion matrices.
+    loading : array-like of shape (..., n_loaded, C)
+    chunk : int, default 50
+        Draws evaluated at once (memory ``chunk x P x C x N_NODES`` floats).
+    """
+    t = np.asarray(confusion, dtype=np.float64)
+    s = np.asarray(loading, dtype=np.float64)
+    lead = t.shape[:-3]
+    if lead:
+        k, c = t.shape[-3], t.shape[-1]
+        ft = t.reshape(-1, k, c, c)
+        fs = s.reshape(ft.shape[0], dspec.loaded.size, c)
+        parts = [
+            _class_pattern_logp(dspec, ft[i : i + chunk], fs[i : i + chunk])
+            for i in range(0, ft.shape[0], chunk)
+        ]
+        return np.concatenate(parts, axis=0).reshape(*lead, *parts[0].shape[1:])
+    return _class_pattern_logp(dspec, t, s)
+
+
+def _class_pattern_logp(dspec, t, s):
+    spec = dspec.base
+    states = spec.states
+    c = spec.n_classes
+    k = spec.n_annotators
+    s_full = dspec.loadings_full(s)
+    grouped = np.zeros(k, dtype=bool)
+    grouped[dspec.loaded] = True
+    table = _wrong_table(t, s_full, grouped)  # (..., K, C, C+1)
+    out = np.zeros((*t.shape[:-3], states.shape[0], c))
+    for j in range(k):
+        out += np.moveaxis(np.take(table[..., j, :, :], states[:, j], axis=-1), -1, -2)
+    diag = np.diagonal(t, axis1=-2, axis2=-1)
+    cc = ndtri(diag) * np.sqrt(1.0 + s_full**2)  # (..., K, C)
+    u, w = dspec.nodes, dspec.weights
+    for group in dspec.groups:
+        status = _status(states, list(group), c)  # (P, C, r)
+        prod = np.ones((*t.shape[:-3], states.shape[0], c, u.size))
+        for i, j in enumerate(group):
+            z = cc[..., j, :, None] + s_full[..., j, :, None] * u  # (..., C, Q)
+            f1, f0 = ndtr(z)[..., None, :, :], ndtr(-z)[..., None, :, :]
+            st = status[:, :, i][..., None]  # (P, C, 1)
+            prod = prod * np.where(st == 1, f1, np.where(st == 0, f0, 1.0))
+        out += np.log(prod @ w)
+    return out
+
+
+def multiclass_pattern_logp_dependent(
+    dspec: DependenceSpec, confusion, prevalence, loading
+) -> np.ndarray:
+    """``log P(s | g)`` with the class summed out: shape (..., L, P)."""
+    lpc = multiclass_class_pattern_logp(dspec, confusion, loading)  # (..., P, C)
+    logrho = np.log(np.asarray(prevalence, dtype=np.float64))[..., dspec.base.prevalence_index, :]
+    joint = logrho[..., :, None, :] + lpc[..., None, :, :]
+    top = joint.max(axis=-1, keepdims=True)
+    return (top + np.log(np.exp(joint - top).sum(axis=-1, keepdims=True)))[..., 0]
+
+
+def _two_class(a, b) -> np.ndarray:
+    """Confusion matrices (..., K, 2, 2) ``[[1 - a, a], [1 - b, b]]`` of channels ``a``, ``b``."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    return np.stack([np.stack([1.0 - a, a], axis=-1), np.stack([1.0 - b, b], axis=-1)], axis=-2)
 
 
 def class_pattern_logp(dspec: DependenceSpec, a, b, loading, *, chunk: int = 100) -> np.ndarray:
-    """``log P(s | Y = y)`` for both classes and every kept pattern: shape (..., 2, P).
+    """``log P(s | Y = y)`` of the two-class model for both classes and every kept pattern:
+    shape (..., 2, P); :func:`multiclass_class_pattern_logp` at C = 2 (module docstring).
 
     Parameters
     ----------
@@ -260,56 +431,15 @@ def class_pattern_logp(dspec: DependenceSpec, a, b, loading, *, chunk: int = 100
     chunk : int, default 100
         Parameter draws evaluated at once (memory: ``chunk x 2 x P x N_NODES`` floats).
     """
-    a = np.asarray(a, dtype=np.float64)
-    lead = a.shape[:-1]
-    if len(lead) > 0:
-        k = a.shape[-1]
-        flat_a = a.reshape(-1, k)
-        flat_b = np.asarray(b, dtype=np.float64).reshape(-1, k)
-        flat_s = np.asarray(loading, dtype=np.float64).reshape(-1, dspec.loaded.size, 2)
-        parts = [
-            _class_pattern_logp(
-                dspec, flat_a[i : i + chunk], flat_b[i : i + chunk], flat_s[i : i + chunk]
-            )
-            for i in range(0, flat_a.shape[0], chunk)
-        ]
-        return np.concatenate(parts, axis=0).reshape(*lead, 2, -1)
-    return _class_pattern_logp(dspec, a, b, loading)
-
-
-def _class_pattern_logp(dspec, a, b, loading):
-    c, s = _probit_parts(a, b, dspec.loadings_full(loading))
-    states = dspec.base.states
-    u, w = dspec.nodes, dspec.weights
-    out = np.zeros((*c.shape[:-2], 2, states.shape[0]))
-    grouped = set(dspec.loaded.tolist())
-    for j in range(states.shape[1]):
-        if j in grouped:
-            continue
-        st = states[:, j]
-        lp1 = log_ndtr(c[..., j, :])[..., :, None]  # (..., 2, 1)
-        lp0 = log_ndtr(-c[..., j, :])[..., :, None]
-        out += np.where(st == 1, lp1, np.where(st == 0, lp0, 0.0))
-    for group in dspec.groups:
-        # (..., 2, P, Q): product over the group's answered members at each node
-        prod = np.ones((*c.shape[:-2], 2, states.shape[0], u.size))
-        for j in group:
-            z = c[..., j, :, None] + s[..., j, :, None] * u  # (..., 2, Q)
-            st = states[:, j][:, None]
-            f1, f0 = ndtr(z)[..., None, :], ndtr(-z)[..., None, :]
-            prod = prod * np.where(st == 1, f1, np.where(st == 0, f0, 1.0))
-        out += np.log(prod @ w)
-    return out
+    lpc = multiclass_class_pattern_logp(dspec, _two_class(a, b), loading, chunk=chunk)
+    return np.swapaxes(lpc, -1, -2)
 
 
 def pattern_logp_dependent(dspec: DependenceSpec, a, b, prevalence, loading) -> np.ndarray:
-    """``log p_g(s)`` with the class summed out: shape (..., L, P)."""
-    lr = class_pattern_logp(dspec, a, b, loading)
-    mu = np.asarray(prevalence, dtype=np.float64)[..., dspec.base.prevalence_index]
-    return np.logaddexp(
-        np.log1p(-mu)[..., :, None] + lr[..., 0, None, :],
-        np.log(mu)[..., :, None] + lr[..., 1, None, :],
-    )
+    """``log p_g(s)`` of the two-class model with the class summed out: shape (..., L, P)."""
+    mu = np.asarray(prevalence, dtype=np.float64)
+    prev = np.stack([1.0 - mu, mu], axis=-1)
+    return multiclass_pattern_logp_dependent(dspec, _two_class(a, b), prev, loading)
 
 
 def group_loglik_dependent(dspec: DependenceSpec, a, b, prevalence, loading) -> np.ndarray:
@@ -319,17 +449,24 @@ def group_loglik_dependent(dspec: DependenceSpec, a, b, prevalence, loading) -> 
     return (spec.counts * lp).sum(axis=-1) + multinomial_constant(spec.counts, spec.mask_id)
 
 
-def implied_correlation(dspec: DependenceSpec, loading) -> tuple[np.ndarray, list[str]]:
-    """Latent within-class correlations of every pair inside a group: (..., n_pairs, 2).
+def pair_labels(dspec: DependenceSpec) -> list[str]:
+    """``"j~k"`` labels of every pair inside a group (the ``pair`` coordinate)."""
+    return [
+        f"{dspec.annotators[j]}~{dspec.annotators[k]}"
+        for group in dspec.groups
+        for j, k in itertools.combinations(group, 2)
+    ]
 
-    ``rho_jk,y = s_jy s_ky / sqrt((1 + s_jy^2)(1 + s_ky^2))`` (Qu, Tan & Kutner 1996).
+
+def implied_correlation(dspec: DependenceSpec, loading) -> tuple[np.ndarray, list[str]]:
+    """Latent within-class correlations of every pair inside a group: ``(rho, labels)`` with
+    ``rho`` of shape (..., n_pairs, C) and ``labels`` the pairs ``"j~k"``.
+
+    ``rho_jk,y = s_jy s_ky / sqrt((1 + s_jy^2)(1 + s_ky^2))`` (Qu, Tan & Kutner 1996): the
+    correlation of the two latent probit variables whose signs decide the answers.
     """
     s = dspec.loadings_full(loading)
-    pairs, labels = [], []
-    for group in dspec.groups:
-        for j, k in itertools.combinations(group, 2):
-            pairs.append((j, k))
-            labels.append(f"{dspec.annotators[j]}~{dspec.annotators[k]}")
+    pairs = [(j, k) for group in dspec.groups for j, k in itertools.combinations(group, 2)]
     rho = np.stack(
         [
             s[..., j, :] * s[..., k, :] / np.sqrt((1 + s[..., j, :] ** 2) * (1 + s[..., k, :] ** 2))
@@ -337,7 +474,11 @@ def implied_correlation(dspec: DependenceSpec, loading) -> tuple[np.ndarray, lis
         ],
         axis=-2,
     )
-    return rho, labels
+    return rho, pair_labels(dspec)
+
+
+#: the v0.2 name of :func:`implied_correlation`
+multiclass_implied_correlation = implied_correlation
 
 
 def quadrature_error(loading: float, n_nodes: int = N_NODES, *, reference_nodes: int = 40_000):
@@ -408,7 +549,82 @@ def check_identified(dspec: DependenceSpec) -> dict:
     return {"moments": moments, "parameters": params, "degrees_of_freedom": moments - params}
 
 
+def check_multiclass_identified(dspec: DependenceSpec[MulticlassModelSpec]) -> dict:
+    """Refuse designs with fewer observed-pattern degrees of freedom than parameters.
+
+    Per channel group and missingness mask the pattern counts carry
+    ``(number of possible patterns of the mask) - 1`` free probabilities, at most
+    the number of items in that cell; gold items add the same per known class. The
+    model has ``K C (C - 1)`` confusion entries, ``C - 1`` per used prevalence row and
+    ``C`` loadings per grouped annotator. Fewer degrees of freedom than parameters
+    raise :class:`IdentificationError` (necessary, not sufficient).
+    """
+    spec = dspec.base
+    c, k = spec.n_classes, spec.n_annotators
+    answered = spec.states < c
+    code = answered.astype(np.int64) @ (1 << np.arange(k, dtype=np.int64))
+
+    def dof(counts):
+        total = 0
+        for row in np.atleast_2d(counts):
+            for m in np.unique(code[row > 0]):
+                n_items = int(row[code == m].sum())
+                total += min(c ** int(bin(int(m)).count("1")) - 1, n_items)
+        return total
+
+    moments = dof(spec.counts) + dof(spec.gold)
+    used_prev = np.unique(spec.prevalence_index[spec.group_counts > 0]).size
+    params = k * c * (c - 1) + used_prev * (c - 1) + dspec.n_loadings
+    if params > moments:
+        raise IdentificationError(
+            f"the multiclass dependence model with groups {dspec.group_names} has {params} "
+            f"parameters ({k} x {c} x {c - 1} confusion entries, {used_prev} prevalence rows, "
+            f"{dspec.n_loadings} loadings) but the pattern counts have only {moments} degrees "
+            "of freedom. Use more channel groups, fewer dependent pairs instead of 'all', more "
+            "annotators, or gold items."
+        )
+    return {"moments": moments, "parameters": params, "degrees_of_freedom": moments - params}
+
+
 # --------------------------------------------------------------------------- PyMC reference
+def _pytensor_class_loglik(dspec: DependenceSpec, t, s):
+    """``log P(s | Y = y)`` of every kept pattern and class, (P, C), in PyTensor (the
+    module docstring's C-class formula): confusions ``t`` (K, C, C), loadings ``s`` (K, C)
+    with zeros for ungrouped annotators. Both PyMC models use it (C = 2: ``t`` from ``a``,
+    ``b``)."""
+    import pytensor.tensor as pt
+
+    spec = dspec.base
+    k, c = spec.n_annotators, dspec.n_classes
+    states = spec.states
+    u, w = dspec.nodes, dspec.weights
+    grouped = np.zeros(k, dtype=bool)
+    grouped[dspec.loaded] = True
+    diag = pt.stack([t[:, y, y] for y in range(c)], axis=1)  # (K, C)
+    cc = -np.sqrt(2.0) * pt.erfcinv(2.0 * diag) * pt.sqrt(1.0 + s**2)
+    logt = pt.log(t)
+    eye = np.eye(c, dtype=bool)
+    cols = []
+    for j in range(k):
+        if grouped[j]:
+            tab = pt.switch(eye, 0.0, logt[j] - pt.log1p(-diag[j])[:, None])
+        else:
+            tab = logt[j]
+        cols.append(pt.concatenate([tab, pt.zeros((c, 1))], axis=1))  # (C, C+1)
+    ll = sum(cols[j][:, states[:, j]].T for j in range(k))  # (P, C)
+    for group in dspec.groups:
+        status = _status(states, list(group), c)  # (P, C, r)
+        prod = pt.ones((states.shape[0], c, u.size))
+        for i, j in enumerate(group):
+            z = cc[j][:, None] + s[j][:, None] * u  # (C, Q)
+            f1 = 0.5 * pt.erfc(-z / np.sqrt(2.0))
+            f0 = 0.5 * pt.erfc(z / np.sqrt(2.0))
+            st = status[:, :, i][:, :, None]
+            prod = prod * pt.switch(pt.eq(st, 1), f1[None], pt.switch(pt.eq(st, 0), f0[None], 1.0))
+        ll = ll + pt.log(pt.dot(prod, w))
+    return ll
+
+
 def build_pymc_dependence_model(dspec: DependenceSpec):
     """The PyMC model of the dependence model (the reference backend).
 
@@ -428,35 +644,13 @@ def build_pymc_dependence_model(dspec: DependenceSpec):
     counts = pytensor.shared(spec.counts.astype(np.float64), name="pattern_counts")
     model.add_coord(LOADED, [spec.annotators[j] for j in dspec.loaded])
     model.add_coord(CLASS, ["0", "1"])
-    states = spec.states
-    u = dspec.nodes
-    w = dspec.weights
     with model:
         loading = pm.HalfNormal("loading", sigma=dspec.sigma, dims=(LOADED, CLASS))
-        p = pt.stack([model["a"], model["b"]], axis=1)  # (K, 2)
+        a, b = model["a"], model["b"]
+        t = pt.stack([pt.stack([1.0 - a, a], axis=-1), pt.stack([1.0 - b, b], axis=-1)], axis=1)
         s = pt.set_subtensor(pt.zeros((spec.n_annotators, 2))[dspec.loaded], loading)
-        c = -np.sqrt(2.0) * pt.erfcinv(2.0 * p) * pt.sqrt(1.0 + s**2)
-        lr = []
-        grouped = set(dspec.loaded.tolist())
-        for y in (0, 1):
-            total = pt.zeros(states.shape[0])
-            for j in range(spec.n_annotators):
-                if j in grouped:
-                    continue
-                py = p[j, y]
-                table = pt.stack([pt.log1p(-py), pt.log(py), pt.zeros(())])
-                total = total + table[states[:, j]]
-            for group in dspec.groups:
-                prod = pt.ones((states.shape[0], u.size))
-                for j in group:
-                    z = c[j, y] + s[j, y] * u
-                    f = pt.stack(
-                        [0.5 * pt.erfc(z / np.sqrt(2.0)), 0.5 * pt.erfc(-z / np.sqrt(2.0))]
-                    )
-                    f = pt.concatenate([f, pt.ones((1, u.size))], axis=0)
-                    prod = prod * f[states[:, j]]
-                total = total + pt.log(pt.dot(prod, w))
-            lr.append(total)
+        ll = _pytensor_class_loglik(dspec, t, s)  # (P, 2)
+        lr = [ll[:, 0], ll[:, 1]]
         mu = model["prevalence"][spec.prevalence_index]
         lp = pt.logaddexp(
             pt.log1p(-mu)[:, None] + lr[0][None, :], pt.log(mu)[:, None] + lr[1][None, :]
@@ -486,13 +680,78 @@ def _prior_only(spec: ChannelModelSpec) -> ChannelModelSpec:
     )
 
 
+def _multiclass_prior_only(spec: MulticlassModelSpec) -> MulticlassModelSpec:
+    """``spec`` with no items: its PyMC model is the prior of the confusions and prevalences."""
+    return dataclasses.replace(
+        spec, counts=np.zeros_like(spec.counts), gold=np.zeros_like(spec.gold)
+    )
+
+
+def build_pymc_multiclass_dependence_model(dspec: DependenceSpec[MulticlassModelSpec]):
+    """The PyMC model of the multiclass dependence model (the reference backend).
+
+    The independence model's PyMC model built on a spec without items supplies the
+    priors (:func:`~bayescal.bayes.multiclass.build_multiclass_pymc_model`: not
+    forked); ``loading`` (``dependent_annotator`` x ``class``, HalfNormal(sigma),
+    log transform) and the likelihood of the module docstring are added as
+    Potentials (multinomial constants dropped, as there).
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    spec = dspec.base
+    built = build_multiclass_pymc_model(_multiclass_prior_only(spec))
+    model = built.model
+    k, c = spec.n_annotators, spec.n_classes
+    model.add_coord(LOADED, [spec.annotators[j] for j in dspec.loaded])
+    with model:
+        loading = pm.HalfNormal("loading", sigma=dspec.sigma, dims=(LOADED, "class"))
+        t = model["confusion"]
+        s = pt.set_subtensor(pt.zeros((k, c))[dspec.loaded], loading)
+        ll = _pytensor_class_loglik(dspec, t, s)  # (P, C)
+        g_idx, s_idx = np.nonzero(spec.counts)
+        n = spec.counts[g_idx, s_idx].astype(np.float64)
+        logrho = pt.log(model["prevalence"])[spec.prevalence_index[g_idx]]
+        joint = logrho + ll[s_idx]
+        pm.Potential("dependence_loglik", (n * pm.math.logsumexp(joint, axis=1)).sum())
+        if spec.has_gold:
+            gold = np.asarray(spec.gold)  # (C, P), set by the spec
+            gy, gs = np.nonzero(gold)
+            pm.Potential(
+                "dependence_gold_loglik", (gold[gy, gs].astype(np.float64) * ll[gs, gy]).sum()
+            )
+    return dataclasses.replace(built, spec=spec)
+
+
 # --------------------------------------------------------------------------- forward sampling
 def sample_loadings_prior(dspec: DependenceSpec, draws: int, rng) -> np.ndarray:
-    """Loadings (draws, n_loaded, 2) from their HalfNormal(sigma) prior."""
-    return np.abs(rng.normal(0.0, dspec.sigma, size=(draws, dspec.loaded.size, 2)))
+    """Loadings (draws, n_loaded, C) from their HalfNormal(sigma) prior (any C)."""
+    size = (draws, dspec.loaded.size, dspec.n_classes)
+    return np.abs(rng.normal(0.0, dspec.sigma, size=size))
 
 
 def sample_counts_dependent(dspec: DependenceSpec, a, b, prevalence, loading, rng) -> np.ndarray:
     """Replicated pattern counts (S, L, P) under the dependence model, observed mask totals."""
     lp = pattern_logp_dependent(dspec, a, b, prevalence, loading)
     return sample_counts_from_logp(dspec.base, lp, rng)
+
+
+def sample_multiclass_counts_dependent(
+    dspec: DependenceSpec[MulticlassModelSpec], confusion, prevalence, loading, rng
+) -> np.ndarray:
+    """Replicated pattern counts (S, L, P) under the model, with the observed per-mask totals
+    of every channel group (the posterior predictive of the pattern-count check)."""
+    spec = dspec.base
+    lp = multiclass_pattern_logp_dependent(dspec, confusion, prevalence, loading)
+    lp = lp.reshape(-1, *lp.shape[-2:])
+    c, k = spec.n_classes, spec.n_annotators
+    code = (spec.states < c).astype(np.int64) @ (1 << np.arange(k, dtype=np.int64))
+    out = np.zeros((lp.shape[0], *spec.counts.shape), dtype=np.int64)
+    for m in np.unique(code):
+        cols = np.flatnonzero(code == m)
+        totals = spec.counts[:, cols].sum(axis=1)
+        for g in np.flatnonzero(totals):
+            p = np.exp(lp[:, g, cols])
+            p = p / p.sum(axis=1, keepdims=True)  # patterns kept: the observed ones
+            out[:, g, cols] = rng.multinomial(totals[g], p)
+    return out

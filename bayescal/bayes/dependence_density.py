@@ -1,5 +1,13 @@
-"""The dependence model's log posterior density and gradient for nutpie (numba kernel).
+"""The dependence model's log posterior densities and gradients for nutpie (numba kernels).
 
+Two parametrisations of the one model (:mod:`bayescal.bayes.dependence`): the two-class
+one on ``ab`` (:class:`DependenceLogDensity`, the binary model card's Beta / ordered-logit
+priors) and the C-class one on the confusion rows' reference log-ratios
+(:class:`MulticlassDependenceLogDensity`, Dirichlet rows); their coordinates differ, so
+each has its kernel.
+
+Two classes
+-----------
 Same density as :func:`bayescal.bayes.dependence.build_pymc_dependence_model`
 (tests hold it equal to PyMC's ``compile_logp`` / ``compile_dlogp`` to 1e-9), on
 PyMC's unconstrained coordinates in PyMC's order:
@@ -27,19 +35,49 @@ Pieces
 One evaluation is two numba calls (the prior part, then this kernel): 31 us of CPU time for a
 pair among four annotators in five score groups, no missing answers (process time over 20 000
 calls; wall time 95 us at load average 6 on 2 shared cores).
+
+C classes
+---------
+:class:`MulticlassDependenceLogDensity`'s kernel computes (docstring of the class:
+responsibilities, ``d log I / d c`` and ``d log I / d s`` per distinct correct / wrong /
+missing sub-pattern of each group, the chain rule to
+``T_j[y, y]`` and ``log s``, and ``d f / d v_a = G_a - x_a sum_k G_k`` to the
+reference log-ratios), in one compiled loop nest: tests hold it equal to PyMC's
+``logp`` / ``dlogp`` to 1e-9. ``Phi^{-1}`` is the binary kernel's (Acklam plus one
+Halley step) evaluated on the smaller tail, ``1 - T_jyy`` as the sum of the row's
+off-diagonal entries. Compiled once and cached on disk (``cache=True``); divisions follow
+numpy's rules (``error_model="numpy"``): an underflowed integral gives ``-inf`` / ``nan``,
+which nutpie treats as a divergence, instead of raising.
 """
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Generic, TypeVar
 
+import numba
 import numpy as np
 
-from bayescal.bayes.dependence import DependenceSpec, _prior_only
-from bayescal.bayes.logdensity import ChannelLogDensity
+from bayescal.bayes.dependence import (
+    DependenceSpec,
+    _multiclass_prior_only,
+    _prior_only,
+    _status,
+)
+from bayescal.bayes.logdensity import (
+    ChannelLogDensity,
+    MulticlassLogDensity,
+    _simplex_grad,
+    _simplex_logs,
+    cell_logsumexp,
+)
+from bayescal.bayes.models import ChannelModelSpec
+from bayescal.bayes.multiclass import MulticlassModelSpec
 from bayescal.errors import ConfigError
 
-__all__ = ["DependenceLogDensity"]
+__all__ = ["DependenceLogDensity", "MulticlassDependenceLogDensity"]
 
 _SQRT2 = math.sqrt(2.0)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -433,7 +471,40 @@ def _sub_patterns(states, sets):
     return sub_index, np.ascontiguousarray(sub_states), np.array(starts, dtype=np.int64)
 
 
-class DependenceLogDensity:
+#: the independence model's density a dependence density starts from
+PriorT = TypeVar("PriorT", ChannelLogDensity, MulticlassLogDensity)
+
+
+class _LoadingDensity(ABC, Generic[PriorT]):
+    """What both parametrisations' densities share: the independence model's density
+    ``prior`` on the first ``n_base`` coordinates, then ``log loading``."""
+
+    dspec: DependenceSpec
+    prior: PriorT
+    n_dim: int
+
+    @abstractmethod
+    def sampler_function(self) -> Callable[[np.ndarray], tuple[float, np.ndarray]]:
+        """``x -> (log density, gradient)`` without argument checks (for the sampler)."""
+
+    def __call__(self, x) -> tuple[float, np.ndarray]:
+        """``(log density, gradient)`` at the unconstrained point ``x`` of shape (n_dim,)."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        if x.shape != (self.n_dim,):
+            raise ConfigError(f"x must have shape ({self.n_dim},); got {x.shape}.")
+        return self.sampler_function()(x)
+
+    def initial_point(self) -> np.ndarray:
+        """The independence model's initial point, every loading at ``sigma / 2``."""
+        return np.concatenate(
+            [
+                self.prior.initial_point(),
+                np.full(self.dspec.n_loadings, math.log(self.dspec.sigma / 2)),
+            ]
+        )
+
+
+class DependenceLogDensity(_LoadingDensity[ChannelLogDensity]):
     """Log posterior density and gradient of the dependence model, unconstrained scale.
 
     Parameters
@@ -456,7 +527,7 @@ class DependenceLogDensity:
     (13,)
     """
 
-    def __init__(self, dspec: DependenceSpec):
+    def __init__(self, dspec: DependenceSpec[ChannelModelSpec]):
         spec = dspec.base
         self.dspec = dspec
         self.spec = spec
@@ -498,13 +569,6 @@ class DependenceLogDensity:
             )
         return DependenceLogDensity(self.dspec.with_counts(counts))
 
-    def __call__(self, x) -> tuple[float, np.ndarray]:
-        """``(log density, gradient)`` at the unconstrained point ``x`` of shape (n_dim,)."""
-        x = np.ascontiguousarray(x, dtype=np.float64)
-        if x.shape != (self.n_dim,):
-            raise ConfigError(f"x must have shape ({self.n_dim},); got {x.shape}.")
-        return self.sampler_function()(x)
-
     def sampler_function(self):
         """``x -> (log density, gradient)`` without argument checks (for the sampler)."""
         prior_fn = self.prior.sampler_function()
@@ -529,15 +593,6 @@ class DependenceLogDensity:
 
         return logp_grad
 
-    def initial_point(self) -> np.ndarray:
-        """The independence model's initial point, every loading at ``sigma / 2``."""
-        return np.concatenate(
-            [
-                self.prior.initial_point(),
-                np.full(self.dspec.n_loadings, math.log(self.dspec.sigma / 2)),
-            ]
-        )
-
     def constrain(self, x) -> dict[str, np.ndarray]:
         """Model variables from unconstrained draws (..., n_dim): the independence model's
         ``ab``, ``a``, ``b``, ``prevalence`` (and ``ab_free``) plus ``loading``
@@ -546,3 +601,336 @@ class DependenceLogDensity:
         out = self.prior.constrain(x[..., : self.n_base])
         out["loading"] = np.exp(x[..., self.n_base :]).reshape(*x.shape[:-1], -1, 2)
         return out
+
+
+# --------------------------------------------------------------------------- C classes
+class MulticlassDependenceLogDensity(_LoadingDensity[MulticlassLogDensity]):
+    """Log posterior density and closed-form gradient for nutpie (numba kernel).
+
+    Unconstrained coordinates in PyMC's order: the independence model's
+    (:class:`~bayescal.bayes.logdensity.MulticlassLogDensity`, reference
+    log-ratios of every confusion row, then of every prevalence row), then
+    ``log loading`` (dependent annotator, class). The prior part is that density on
+    a spec without items; the likelihood, the loadings' prior and the gradient come
+    from the numba kernel below
+    (gradient in ``log T``, ``log rho`` and ``s`` from the responsibilities, as in
+    the E step, mapped to the log-ratios by ``d f / d v_a = G_a - x_a sum_k G_k``).
+
+    Per group and class the integral ``I_G(y, v)`` is computed once per distinct
+    correct / wrong / missing sub-pattern ``v`` of its members (at most ``3^r``),
+    so one evaluation costs ``O(C 3^r Q r^2)`` for the integrals plus ``O(P K C)``.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> from bayescal.summaries import summarize_multiclass
+    >>> from bayescal.bayes.multiclass import make_multiclass_spec
+    >>> data = simulate_multiclass(400, 3, n_annotators=4, random_state=0)
+    >>> spec = make_multiclass_spec(summarize_multiclass(data))
+    >>> from bayescal.bayes.dependence import make_dependence_spec
+    >>> density = MulticlassDependenceLogDensity(make_dependence_spec(spec, "a1:a2"))
+    >>> density.n_dim  # 4 x 3 x 2 confusion + 3 x 2 prevalence + 2 x 3 loadings
+    36
+    >>> logp, grad = density(density.initial_point())
+    >>> grad.shape
+    (36,)
+    """
+
+    def __init__(self, dspec: DependenceSpec[MulticlassModelSpec]):
+        spec = dspec.base
+        self.dspec = dspec
+        self.spec = spec
+        self.prior = MulticlassLogDensity(_multiclass_prior_only(spec))
+        self.n_base = self.prior.n_dim
+        self.n_dim = self.n_base + dspec.n_loadings
+        k, c = spec.n_annotators, spec.n_classes
+        states = np.ascontiguousarray(spec.states, dtype=np.int64)
+        grouped = np.zeros(k, dtype=np.bool_)
+        grouped[dspec.loaded] = True
+        g, s = np.nonzero(spec.counts)
+        # every group's distinct sub-patterns, numbered globally
+        n_groups = max(len(dspec.groups), 1)
+        rmax = max([len(gr) for gr in dspec.groups], default=1)
+        inv = np.zeros((states.shape[0], c, n_groups), dtype=np.int64)
+        sub_status: list[list[int]] = []
+        sub_members: list[list[int]] = []
+        sub_size: list[int] = []
+        for gi, group in enumerate(dspec.groups):
+            status = _status(states, list(group), c)  # (P, C, r)
+            code = (status * 3 ** np.arange(len(group))).sum(axis=-1)
+            subs, where = np.unique(code, return_inverse=True)
+            inv[:, :, gi] = len(sub_size) + where.reshape(code.shape)
+            for v in subs:
+                row = [(v // 3**i) % 3 for i in range(len(group))]
+                sub_status.append(row + [2] * (rmax - len(group)))
+                sub_members.append(list(group) + [0] * (rmax - len(group)))
+                sub_size.append(len(group))
+        if not dspec.groups:  # no groups: one empty sub-pattern with I = 1
+            sub_status, sub_members, sub_size = [[2]], [[0]], [0]
+        self._args = (
+            self.n_base,
+            states,
+            s.astype(np.int64),
+            spec.prevalence_index[g].astype(np.int64),
+            spec.counts[g, s].astype(np.float64),
+            np.ascontiguousarray(np.asarray(spec.gold).T, dtype=np.float64),
+            np.ascontiguousarray(spec.confusion_reference, dtype=np.int64),
+            np.ascontiguousarray(spec.prevalence_reference, dtype=np.int64),
+            len(spec.prevalence_groups),
+            grouped,
+            dspec.loaded.astype(np.int64),
+            inv,
+            np.array(sub_status, dtype=np.int64),
+            np.array(sub_members, dtype=np.int64),
+            np.array(sub_size, dtype=np.int64),
+            np.ascontiguousarray(dspec.nodes),
+            np.ascontiguousarray(dspec.weights),
+            1.0 / dspec.sigma**2,
+            dspec.n_loadings * (math.log(2.0) - _LOG_SQRT_2PI - math.log(dspec.sigma)),
+        )
+
+    def sampler_function(self):
+        """``x -> (log density, gradient)`` for the sampler's loop."""
+        prior_fn = self.prior.sampler_function()
+        args, n_base, n_dim = self._args, self.n_base, self.n_dim
+
+        def logp_grad(x):
+            lp, gbase = prior_fn(x[:n_base])
+            grad = np.empty(n_dim)
+            grad[:n_base] = gbase
+            return lp + _multiclass_likelihood_kernel(x, grad, *args), grad
+
+        return logp_grad
+
+    def constrain(self, x):
+        """Confusions (..., K, C, C), prevalences (..., L', C), loadings (..., n_loaded, C)."""
+        x = np.asarray(x, dtype=np.float64)
+        conf, prev = self.prior.constrain(x[..., : self.n_base])
+        loading = np.exp(x[..., self.n_base :]).reshape(
+            *x.shape[:-1], self.dspec.loaded.size, self.dspec.n_classes
+        )
+        return conf, prev, loading
+
+
+_ndtri_c = numba.njit(cache=True, nogil=True)(_ndtri_lower)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _multiclass_likelihood_kernel(
+    x,
+    grad,
+    n_base,
+    states,
+    cell_s,
+    cell_q,
+    cell_n,
+    gold,
+    ref_t,
+    ref_r,
+    n_prev,
+    grouped,
+    loaded,
+    inv,
+    sub_status,
+    sub_members,
+    sub_size,
+    nodes,
+    weights,
+    inv_var,
+    hn_const,
+):
+    """Likelihood plus loading prior at ``x`` (returned); its gradient is *added* to
+    ``grad`` (which holds the prior's gradient in the first ``n_base`` entries).
+
+    ``inv[s, y, g]``: the global sub-pattern index of group ``g`` for pattern ``s`` given
+    class ``y``; ``sub_status[v, m]`` (1 correct, 0 wrong, 2 missing) and
+    ``sub_members[v, m]`` the annotator of member ``m`` of sub-pattern ``v``'s group.
+    """
+    n_pat, k = states.shape
+    c = ref_t.shape[1]
+    n_groups = inv.shape[2]
+    n_sub = sub_status.shape[0]
+    nq = nodes.shape[0]
+    # constrained confusions and prevalences
+    log_t = np.empty((k, c, c))
+    p_t = np.empty((k, c, c))
+    row_log = np.empty(c)
+    row_p = np.empty(c)
+    for j in range(k):
+        for y in range(c):
+            _simplex_logs(x, (j * c + y) * (c - 1), ref_t[j, y], c, row_log, row_p)
+            for a in range(c):
+                log_t[j, y, a] = row_log[a]
+                p_t[j, y, a] = row_p[a]
+    off_prev = k * c * (c - 1)
+    log_r = np.empty((n_prev, c))
+    p_r = np.empty((n_prev, c))
+    for q in range(n_prev):
+        _simplex_logs(x, off_prev + q * (c - 1), ref_r[q], c, row_log, row_p)
+        for y in range(c):
+            log_r[q, y] = row_log[y]
+            p_r[q, y] = row_p[y]
+    # loadings, their HalfNormal prior and log-Jacobian
+    s = np.zeros((k, c))
+    lp = hn_const
+    for i in range(loaded.shape[0]):
+        for y in range(c):
+            t = x[n_base + i * c + y]
+            sv = math.exp(t)
+            s[loaded[i], y] = sv
+            lp += -0.5 * inv_var * sv * sv + t
+    # probit parts of the diagonal: q = Phi^{-1}(T_yy) on the smaller tail
+    qd = np.zeros((k, c))
+    offsum = np.zeros((k, c))
+    cc = np.zeros((k, c))
+    for j in range(k):
+        for y in range(c):
+            o = 0.0
+            for a in range(c):
+                if a != y:
+                    o += p_t[j, y, a]
+            offsum[j, y] = o
+            d = p_t[j, y, y]
+            qd[j, y] = _ndtri_c(d) if d <= 0.5 else -_ndtri_c(o)
+            cc[j, y] = qd[j, y] * math.sqrt(1.0 + s[j, y] * s[j, y])
+    # log P(s | y) without the integrals: emission factors
+    ll = np.zeros((n_pat, c))
+    for sp in range(n_pat):
+        for j in range(k):
+            a = states[sp, j]
+            if a >= c:
+                continue
+            for y in range(c):
+                if not grouped[j]:
+                    ll[sp, y] += log_t[j, y, a]
+                elif a != y:
+                    ll[sp, y] += log_t[j, y, a] - math.log(offsum[j, y])
+    # integrals per sub-pattern and class, with d log I / d c and d log I / d s per member
+    rmax = sub_status.shape[1]
+    log_i = np.empty((n_sub, c))
+    dlc = np.zeros((n_sub, c, rmax))
+    dls = np.zeros((n_sub, c, rmax))
+    f = np.empty(rmax)
+    df = np.empty(rmax)
+    # Phi(z), Phi(-z) and phi(z) at every node, once per grouped annotator and class
+    ph1 = np.empty((k, c, nq))
+    ph0 = np.empty((k, c, nq))
+    phd = np.empty((k, c, nq))
+    for j in range(k):
+        if not grouped[j]:
+            continue
+        for y in range(c):
+            for qn in range(nq):
+                z = cc[j, y] + s[j, y] * nodes[qn]
+                # one erfc, on the side where it is the small (accurate) tail
+                if z < 0.0:
+                    ph1[j, y, qn] = 0.5 * math.erfc(-z / _SQRT2)
+                    ph0[j, y, qn] = 1.0 - ph1[j, y, qn]
+                else:
+                    ph0[j, y, qn] = 0.5 * math.erfc(z / _SQRT2)
+                    ph1[j, y, qn] = 1.0 - ph0[j, y, qn]
+                phd[j, y, qn] = math.exp(-0.5 * z * z - _LOG_SQRT_2PI)
+    for v in range(n_sub):
+        r = sub_size[v]
+        for y in range(c):
+            tot = 0.0
+            for m in range(r):
+                dlc[v, y, m] = 0.0
+                dls[v, y, m] = 0.0
+            for qn in range(nq):
+                u = nodes[qn]
+                for m in range(r):
+                    j = sub_members[v, m]
+                    st = sub_status[v, m]
+                    if st == 2:
+                        f[m] = 1.0
+                        df[m] = 0.0
+                        continue
+                    if st == 1:
+                        f[m] = ph1[j, y, qn]
+                        df[m] = phd[j, y, qn]
+                    else:
+                        f[m] = ph0[j, y, qn]
+                        df[m] = -phd[j, y, qn]
+                prod = weights[qn]
+                for m in range(r):
+                    prod *= f[m]
+                tot += prod
+                for m in range(r):
+                    other = weights[qn] * df[m]
+                    for m2 in range(r):
+                        if m2 != m:
+                            other *= f[m2]
+                    dlc[v, y, m] += other
+                    dls[v, y, m] += other * u
+            # an integral that underflows makes the density -inf there (a divergence to
+            # nutpie), as in the numpy reference, instead of raising
+            log_i[v, y] = math.log(tot) if tot > 0.0 else -np.inf
+            for m in range(r):
+                dlc[v, y, m] /= tot
+                dls[v, y, m] /= tot
+    for sp in range(n_pat):
+        for g in range(n_groups):
+            for y in range(c):
+                ll[sp, y] += log_i[inv[sp, y, g], y]
+    # cells: log-sum-exp over classes and responsibilities
+    wsum = np.zeros((n_pat, c))
+    g_r = np.zeros((n_prev, c))
+    joint = np.empty(c)
+    for i in range(cell_n.shape[0]):
+        sp = cell_s[i]
+        q = cell_q[i]
+        lse, tot = cell_logsumexp(log_r[q], ll[sp], joint)
+        lp += cell_n[i] * lse
+        for y in range(c):
+            rr = cell_n[i] * joint[y] / tot
+            wsum[sp, y] += rr
+            g_r[q, y] += rr
+    for sp in range(n_pat):
+        for y in range(c):
+            if gold[sp, y] != 0.0:
+                lp += gold[sp, y] * ll[sp, y]
+                wsum[sp, y] += gold[sp, y]
+    # gradients: d f / d log T (off-diagonal and ungrouped), d f / d T_yy, d f / d s
+    g_t = np.zeros((k, c, c))
+    d_diag = np.zeros((k, c))
+    d_s = np.zeros((k, c))
+    for sp in range(n_pat):
+        for j in range(k):
+            a = states[sp, j]
+            if a >= c:
+                continue
+            for y in range(c):
+                w = wsum[sp, y]
+                if not grouped[j]:
+                    g_t[j, y, a] += w
+                elif a != y:
+                    g_t[j, y, a] += w
+                    d_diag[j, y] += w / offsum[j, y]
+        for g in range(n_groups):
+            for y in range(c):
+                v = inv[sp, y, g]
+                w = wsum[sp, y]
+                for m in range(sub_size[v]):
+                    j = sub_members[v, m]
+                    root = math.sqrt(1.0 + s[j, y] * s[j, y])
+                    dc_dp = root / math.exp(-0.5 * qd[j, y] * qd[j, y] - _LOG_SQRT_2PI)
+                    d_diag[j, y] += w * dlc[v, y, m] * dc_dp
+                    d_s[j, y] += w * (dls[v, y, m] + dlc[v, y, m] * qd[j, y] * s[j, y] / root)
+    for j in range(k):
+        if grouped[j]:
+            for y in range(c):
+                g_t[j, y, y] += d_diag[j, y] * p_t[j, y, y]
+    tmp = np.empty(n_base)
+    for j in range(k):
+        for y in range(c):
+            _simplex_grad(g_t[j, y], p_t[j, y], tmp, (j * c + y) * (c - 1), ref_t[j, y], c)
+    for q in range(n_prev):
+        _simplex_grad(g_r[q], p_r[q], tmp, off_prev + q * (c - 1), ref_r[q], c)
+    for i in range(n_base):
+        grad[i] += tmp[i]
+    for i in range(loaded.shape[0]):
+        for y in range(c):
+            sv = s[loaded[i], y]
+            grad[n_base + i * c + y] = d_s[loaded[i], y] * sv - inv_var * sv * sv + 1.0
+    return lp

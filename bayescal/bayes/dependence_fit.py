@@ -1,6 +1,10 @@
-"""Fit the conditional-dependence channel model; LOO on pattern counts for ``az.compare``.
+"""The dependence model's fits: posterior variables, LOO on pattern cells, ``az.compare``,
+and the pattern / pair-agreement predictive check, for every number of classes.
 
-``fit_channels_dependence`` returns a :class:`~bayescal.channels.result.ChannelFit`
+The fits themselves are :func:`bayescal.bayes.fit.fit_channels_dependence` (two classes;
+also ``fit_channels_bayes(..., dependence=...)``) and
+:func:`bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` (``dependence=``).
+The two-class fit returns a :class:`~bayescal.channels.result.ChannelFit`
 (method ``"bayes_dependence"``) whose ``a``, ``b``, ``prevalence`` are the
 *marginal* channels (Qu, Tan & Kutner 1996 random-effects model, see
 :mod:`bayescal.bayes.dependence`), so NC-ECE and its interval (Hanada & Futami,
@@ -17,6 +21,23 @@ identical items). :func:`pattern_loo` computes PSIS once per cell and expands th
 pointwise values to items, so :func:`arviz.compare` sees the same ``ELPDData`` as
 :func:`arviz.loo` on the item-expanded log-likelihood (tested) at the cost of the
 cells.
+
+C classes
+---------
+For :func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` fits with
+and without ``dependence=`` (``models/dependence.md``, "Multiclass"): the same
+pattern-cell PSIS-LOO (:func:`cell_loo`), :func:`arviz.compare`
+(:func:`compare_channel_models`) and the pattern-count check
+(:func:`~bayescal.bayes.diagnostics.pattern_ppc`: chi-square per channel group and
+agreement of every annotator pair), reused, on the multiclass pattern states
+(missing = ``C``).
+
+The multiclass summary keeps the *observed* patterns only. The predictive check
+therefore replicates each channel group's counts per missingness mask over the
+observed patterns, with the model's probabilities renormalised to them (the same
+for both models, so before/after is compared on one footing); with many items
+the unobserved patterns carry little probability, with few items the check is
+conditional on which patterns occurred.
 """
 
 from __future__ import annotations
@@ -27,42 +48,36 @@ import numpy as np
 import xarray as xr
 
 from bayescal._random import check_random_state
-from bayescal.bayes import fit as base_fit
 from bayescal.bayes.dependence import (
     CLASS,
     LOADED,
     LOADING_SIGMA,
+    N_NODES,
     DependenceSpec,
-    build_pymc_dependence_model,
-    check_identified,
-    group_loglik_dependent,
     implied_correlation,
-    make_dependence_spec,
+    multiclass_pattern_logp_dependent,
     pattern_logp_dependent,
-    sample_counts_dependent,
+    sample_multiclass_counts_dependent,
 )
-from bayescal.bayes.dependence_density import DependenceLogDensity
 from bayescal.bayes.diagnostics import _expected_counts, pattern_ppc
-from bayescal.bayes.models import ChannelModelSpec, make_spec
+from bayescal.bayes.logdensity import cell_loglik
+from bayescal.bayes.models import ChannelModelSpec
+from bayescal.bayes.multiclass import MulticlassModelSpec
 from bayescal.bayes.priors import ChannelPriors
-from bayescal.bayes.sampling import (
-    NUTSSettings,
-    _posterior_from_unconstrained,
-    check_settings,
-    sample_nutpie,
-    sample_pymc,
-)
-from bayescal.channels.result import ChannelFit
+from bayescal.bayes.sampling import _posterior_from_unconstrained
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError
 
 __all__ = [
-    "fit_channels_dependence",
     "dependence_posterior",
     "dependence_ppc",
     "pattern_loo",
     "compare_channel_models",
     "cell_loo",
+    "multiclass_dspec_from_idata",
+    "multiclass_pattern_loo",
+    "compare_multiclass_channel_models",
+    "multiclass_dependence_ppc",
 ]
 
 METHOD = "bayes_dependence"
@@ -94,157 +109,6 @@ def _draw_arrays(post):
     prev = post["prevalence"].transpose(CHAIN, DRAW, GROUP).values
     loading = post["loading"].transpose(CHAIN, DRAW, LOADED, CLASS).values
     return a, b, prev, loading
-
-
-def fit_channels_dependence(
-    data,
-    dependence="all",
-    model: str = "grouped",
-    *,
-    groups=None,
-    priors=None,
-    sigma: float = LOADING_SIGMA,
-    orient=0,
-    orientation: str = "all",
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 4,
-    cores: int | None = None,
-    target_accept: float = 0.9,
-    sampler: str = "nutpie",
-    random_state=0,
-    progress: bool = False,
-    posterior_predictive: bool = True,
-    check: bool = True,
-) -> ChannelFit:
-    """Posterior of the marginal channels under within-class dependence between annotators.
-
-    The latent "hard item" random-effect model of Qu, Tan & Kutner (1996) on the
-    pattern counts (:mod:`bayescal.bayes.dependence`); the independence model's
-    spec, priors, gold items and orientation are reused.
-
-    Parameters
-    ----------
-    data : Annotations or Summary (binary)
-    dependence : "all", "r1:r2,r3:r4" or list of pairs, default "all"
-        Which annotators share a latent difficulty. Overlapping pairs merge into one
-        group (connected components); the groups used are in
-        ``fit.diagnostics["dependence_groups"]``.
-    model, groups, priors, orient, orientation, draws, tune, chains, cores, sampler,
-    random_state, progress, posterior_predictive, check
-        As :func:`bayescal.bayes.fit_channels_bayes`.
-    sigma : float, default 1.0
-        Scale of the HalfNormal prior of every loading.
-    target_accept : float, default 0.9
-
-    Returns
-    -------
-    ChannelFit
-        Method ``"bayes_dependence"``; ``idata`` with ``posterior`` (``a``, ``b``,
-        ``prevalence``, ``loading``, ``correlation``), ``sample_stats``,
-        ``log_likelihood`` (``counts[chain, draw, group]``), ``observed_data``,
-        ``constant_data`` and ``posterior_predictive`` (replicated under this model).
-
-    Raises
-    ------
-    IdentificationError
-        When the design leaves no degree of freedom (see
-        :func:`~bayescal.bayes.dependence.check_identified`), or when the
-        independence model's own design check refuses it.
-    ConfigError
-        For an unknown, duplicate or self-paired annotator in ``dependence``.
-
-    Examples
-    --------
-    >>> from bayescal.simulate.dependent import simulate_dependent
-    >>> data, truth = simulate_dependent(1000, loading=0.8, random_state=0)
-    >>> fit = fit_channels_dependence(data, "all", groups=5, draws=30, tune=30, chains=1,
-    ...                               check=False)  # a real fit uses the defaults
-    >>> fit.method, fit.diagnostics["dependence_groups"]
-    ('bayes_dependence', [['a1', 'a2', 'a3']])
-    """
-    check_settings(draws, tune, chains, cores, target_accept, sampler, check)
-    summary = base_fit.resolve_summary(data, groups)
-    if summary.n_classes != 2:
-        raise ConfigError("the dependence model is binary; multiclass data are not supported.")
-    warnings = list(base_fit._check(summary, model))
-    spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)
-    dspec = make_dependence_spec(spec, dependence, sigma=sigma)
-    ident = check_identified(dspec)
-    warnings.extend(base_fit._empty_groups(spec, model))
-    rng = check_random_state(random_state)
-    settings = NUTSSettings(
-        draws=int(draws),
-        tune=int(tune),
-        chains=int(chains),
-        cores=cores,
-        seed=base_fit._seed(rng),
-        target_accept=float(target_accept),
-        progress=bool(progress),
-    )
-    if sampler == "nutpie":
-        density = DependenceLogDensity(dspec)
-        posterior, stats, timings = sample_nutpie(
-            density, settings, to_posterior=lambda d, x, at: dependence_posterior(dspec, d, x, at)
-        )
-    else:
-        posterior, stats, timings = sample_pymc(build_pymc_dependence_model(dspec), settings)
-        loading = posterior["loading"].transpose(CHAIN, DRAW, LOADED, CLASS).values
-        posterior = _add_loading(dspec, posterior.drop_vars("loading"), loading)
-    idata = base_fit._inference_data(posterior, stats)
-    a, b, prev, loading = _draw_arrays(idata.posterior)
-    cd = {CHAIN: idata.posterior[CHAIN].values, DRAW: idata.posterior[DRAW].values}
-    observed, constant = base_fit._design_groups(spec)
-    extra = {
-        "log_likelihood": xr.Dataset(
-            {
-                "counts": (
-                    (CHAIN, DRAW, GROUP),
-                    group_loglik_dependent(dspec, a, b, prev, loading),
-                )
-            },
-            coords={**cd, GROUP: spec.groups},
-        ),
-        "observed_data": observed,
-        "constant_data": constant,
-    }
-    if posterior_predictive:
-        rep = sample_counts_dependent(dspec, a, b, prev, loading, rng).astype(np.int32)
-        extra["posterior_predictive"] = xr.Dataset(
-            {"counts": ((CHAIN, DRAW, GROUP, PATTERN), rep)},
-            coords={**cd, GROUP: spec.groups, PATTERN: list(spec.patterns)},
-        )
-    idata.add_groups(extra)
-    names = dspec.group_names
-    base_fit._set_attrs(
-        idata,
-        base_fit._attrs(
-            spec,
-            {
-                "sampler": sampler,
-                "dependence_groups": str(names),
-                "dependence_groups_index": json.dumps([list(map(int, g)) for g in dspec.groups]),
-                "loading_sigma": dspec.sigma,
-                "quadrature_nodes": dspec.n_nodes,
-            },
-        ),
-    )
-    return base_fit._finish(
-        idata,
-        spec,
-        method=METHOD,
-        sampler=sampler,
-        timings=timings,
-        warnings=warnings,
-        check=check,
-        posterior_predictive=posterior_predictive,
-        ppc=lambda idata: dependence_ppc(idata, dspec),
-        extra_diagnostics={
-            "dependence_groups": names,
-            "identification": ident,
-            "loading_sigma": dspec.sigma,
-        },
-    )
 
 
 def dependence_ppc(idata, dspec, *, emit: bool = True):
@@ -303,18 +167,20 @@ def _dspec_from_idata(idata):
 
 
 def pattern_loo(fit):
-    """PSIS-LOO of a Bayesian binary channel fit on its pattern counts, as ``ELPDData``.
+    """PSIS-LOO of a Bayesian channel fit (any C, either model) on its pattern counts.
 
     ``elpd_loo = sum_cells n_c loo_c`` (see the module docstring); ``loo_i`` and
     ``pareto_k`` are expanded to one entry per item (cells in (group, pattern)
     order) so :func:`arviz.compare` computes the paired standard errors of two
-    models fitted to the same data on items.
+    models fitted to the same data on items. A C-class fit (``confusion`` in its
+    posterior) goes to :func:`multiclass_pattern_loo`.
 
     Parameters
     ----------
     fit : ChannelFit
-        From :func:`bayescal.bayes.fit_channels_bayes` (grouped/marginal/hui_walter)
-        or :func:`fit_channels_dependence`.
+        From :func:`bayescal.bayes.fit_channels_bayes` (grouped/marginal/hui_walter),
+        :func:`bayescal.bayes.fit.fit_channels_dependence` or
+        :func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes`.
 
     Returns
     -------
@@ -322,6 +188,8 @@ def pattern_loo(fit):
     """
     if fit.idata is None or "posterior" not in fit.idata.groups():
         raise ConfigError("pattern_loo needs a Bayesian fit (fit.idata with a posterior).")
+    if "confusion" in fit.idata.posterior:
+        return multiclass_pattern_loo(fit)
     ll, n, _ = _cell_loglik(fit)
     return cell_loo(ll, n)
 
@@ -338,8 +206,7 @@ def cell_loo(ll, n):
 
     ``elpd_loo = sum_c n_c loo_c``; ``loo_i`` and ``pareto_k`` are expanded to items
     (cells in the given order), so :func:`arviz.compare` computes item-level paired
-    standard errors (module docstring). Shared by both tracks
-    (:mod:`bayescal.bayes.multiclass_dependence_fit`).
+    standard errors (module docstring). Shared by every C.
     """
     import arviz as az
 
@@ -375,11 +242,10 @@ def _logmeanexp(x):
 
 
 def compare_channel_models(fits: dict, *, loo=None):
-    """:func:`arviz.compare` of Bayesian channel fits on the same pattern counts.
+    """:func:`arviz.compare` of Bayesian channel fits (any C) on the same pattern counts.
 
-    ``loo`` computes each fit's ``ELPDData`` (default :func:`pattern_loo`, binary;
-    the multiclass track passes
-    :func:`~bayescal.bayes.multiclass_dependence_fit.multiclass_pattern_loo`).
+    ``loo`` computes each fit's ``ELPDData`` (default :func:`pattern_loo`, which takes
+    two-class and C-class fits alike).
 
     Examples
     --------
@@ -396,3 +262,146 @@ def compare_channel_models(fits: dict, *, loo=None):
         raise ConfigError(f"the fits were made on different data (data hashes {hashes}).")
     loo = pattern_loo if loo is None else loo
     return az.compare({name: loo(f) for name, f in fits.items()}, ic="loo")
+
+
+#: the v0.2 name of :func:`compare_channel_models` for C-class fits
+compare_multiclass_channel_models = compare_channel_models
+
+
+def multiclass_dspec_from_idata(idata) -> DependenceSpec[MulticlassModelSpec]:
+    """The likelihood part of the model a multiclass Bayesian fit was made with.
+
+    A fit without ``dependence`` gives the dependence spec with no groups (its
+    likelihood is the independence model's).
+    """
+    const, obs, post = idata.constant_data, idata.observed_data, idata.posterior
+    if "prevalence_index" not in const or "confusion" not in post:
+        raise ConfigError("this InferenceData is not from fit_multiclass_channels_bayes; refit.")
+    classes = [str(c) for c in post[CLASS].values]
+    annotators = [str(a) for a in const[ANNOTATOR].values]
+    k, c = len(annotators), len(classes)
+    n_prev = post.sizes[GROUP]
+    ones = np.ones((k, c, c))
+    base = MulticlassModelSpec(
+        annotators=annotators,
+        classes=classes,
+        groups=[str(g) for g in obs[GROUP].values],
+        prevalence_groups=[str(g) for g in post[GROUP].values],
+        prevalence_index=const["prevalence_index"].values,
+        states=const["pattern_states"].transpose(PATTERN, ANNOTATOR).values,
+        patterns=obs[PATTERN].values,
+        counts=obs["counts"].transpose(GROUP, PATTERN).values,
+        orient=0,
+        priors=ChannelPriors(family="dirichlet"),
+        confusion_alpha=ones,
+        prevalence_alpha=np.ones((n_prev, c)),
+        init_confusion=ones / c,
+        init_prevalence=np.full((n_prev, c), 1.0 / c),
+        confusion_reference=np.zeros((k, c), dtype=np.int64),
+        prevalence_reference=np.zeros(n_prev, dtype=np.int64),
+        gold=obs["gold_counts"].values if "gold_counts" in obs else None,
+    )
+    attrs = post.attrs  # fit_multiclass_channels_bayes keeps its attributes there
+    groups = [tuple(g) for g in json.loads(attrs.get("dependence_groups_index", "[]"))]
+    return DependenceSpec(
+        base,
+        groups,
+        float(attrs.get("loading_sigma", LOADING_SIGMA)),
+        int(attrs.get("quadrature_nodes", N_NODES)),
+    )
+
+
+def _draws(idata, dspec):
+    post = idata.posterior
+    conf = post["confusion"].transpose(CHAIN, DRAW, ...).values
+    prev = post["prevalence"].transpose(CHAIN, DRAW, ...).values
+    if "loading" in post:
+        loading = post["loading"].transpose(CHAIN, DRAW, LOADED, CLASS).values
+    else:
+        loading = np.zeros((*conf.shape[:2], 0, dspec.n_classes))
+    return conf, prev, loading
+
+
+def multiclass_pattern_loo(fit):
+    """PSIS-LOO of a multiclass Bayesian fit (either model) on its pattern cells.
+
+    Every item of a (channel group, pattern) cell has the log-likelihood
+    ``log P(s | g)``; PSIS runs once per cell and the pointwise values are expanded
+    to items (:func:`cell_loo`). Gold items are not
+    part of it (they inform the confusions only).
+
+    Returns
+    -------
+    arviz.ELPDData
+    """
+    if fit.idata is None or "posterior" not in fit.idata.groups():
+        raise ConfigError("multiclass_pattern_loo needs a Bayesian fit (fit.idata).")
+    dspec = multiclass_dspec_from_idata(fit.idata)
+    conf, prev, loading = _draws(fit.idata, dspec)
+    spec = dspec.base
+    if dspec.groups:
+        lp = multiclass_pattern_logp_dependent(dspec, conf, prev, loading)
+        g, s = np.nonzero(spec.counts)
+        ll = lp[..., g, s]
+    else:
+        flat, g, s = cell_loglik(
+            spec, conf.reshape(-1, *conf.shape[2:]), prev.reshape(-1, *prev.shape[2:])
+        )
+        ll = flat.reshape(*conf.shape[:2], -1)
+    return cell_loo(ll, spec.counts[g, s])
+
+
+def multiclass_dependence_ppc(fit, *, random_state=0, emit: bool = False):
+    """Pattern-count and pair-agreement predictive check of a multiclass Bayesian fit.
+
+    Replicated counts are drawn under the fit's own model (independence, or the
+    dependence model's loadings) per channel group and missingness mask over the
+    observed patterns (module docstring), and passed with the expected counts to
+    :func:`~bayescal.bayes.diagnostics.pattern_ppc`.
+
+    Returns
+    -------
+    (xarray.Dataset, warnings)
+        As :func:`~bayescal.bayes.diagnostics.pattern_ppc`: ``tail_prob[group]``,
+        ``pair_agreement_tail[pair]`` (two-sided), observed and replicated agreement.
+    """
+    import arviz as az
+
+    idata = fit.idata
+    dspec = multiclass_dspec_from_idata(idata)
+    spec = dspec.base
+    conf, prev, loading = _draws(idata, dspec)
+    lp = multiclass_pattern_logp_dependent(dspec, conf, prev, loading)  # (chain, draw, L, P)
+    c, k = spec.n_classes, spec.n_annotators
+    code = (spec.states < c).astype(np.int64) @ (1 << np.arange(k, dtype=np.int64))
+    expected = np.zeros_like(lp)
+    for m in np.unique(code):
+        cols = code == m
+        p = np.exp(lp[..., cols])
+        expected[..., cols] = p / p.sum(-1, keepdims=True) * spec.counts[:, cols].sum(1)[:, None]
+    rep = sample_multiclass_counts_dependent(
+        dspec, conf, prev, loading, check_random_state(random_state)
+    ).reshape(expected.shape)
+    sizes = np.array([bin(int(m)).count("1") for m in np.unique(code)])
+    check = az.InferenceData(
+        posterior=xr.Dataset(
+            {"prevalence": ((CHAIN, DRAW, GROUP, CLASS), prev)},
+            coords={GROUP: spec.prevalence_groups},
+        ),
+        posterior_predictive=xr.Dataset({"counts": ((CHAIN, DRAW, GROUP, PATTERN), rep)}),
+        observed_data=xr.Dataset(
+            {"counts": ((GROUP, PATTERN), spec.counts)}, coords={GROUP: spec.groups}
+        ),
+        constant_data=xr.Dataset(
+            {
+                "pattern_states": ((PATTERN, ANNOTATOR), spec.states),
+                "mask_size": (("mask",), sizes),
+            },
+            coords={ANNOTATOR: spec.annotators},
+        ),
+    )
+    check.attrs.update(
+        {key: idata.attrs[key] for key in ("dependence_groups",) if key in idata.attrs}
+    )
+    n_params = k * c * (c - 1) + len(spec.prevalence_groups) * (c - 1) + dspec.n_loadings
+    return pattern_ppc(check, expected=expected, n_params=n_params, emit=emit, n_classes=c)

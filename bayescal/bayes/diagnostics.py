@@ -271,7 +271,7 @@ def pattern_ppc(
         ``2 K + L'``.
     n_classes : int, default 2
         Answer classes; state ``n_classes`` is a missing answer (2 on the binary
-        track, C on the multiclass track: :mod:`bayescal.bayes.multiclass_dependence_fit`).
+        track, C on the multiclass track: :mod:`bayescal.bayes.dependence_fit`).
 
     Returns
     -------

@@ -16,7 +16,24 @@ import xarray as xr
 
 from bayescal import __version__
 from bayescal._random import check_random_state
-from bayescal.bayes import dependence_fit
+from bayescal.bayes.dependence import (
+    CLASS,
+    LOADED,
+    LOADING_SIGMA,
+    build_pymc_dependence_model,
+    check_identified,
+    group_loglik_dependent,
+    make_dependence_spec,
+    sample_counts_dependent,
+)
+from bayescal.bayes.dependence_density import DependenceLogDensity
+from bayescal.bayes.dependence_fit import METHOD as DEPENDENCE_METHOD
+from bayescal.bayes.dependence_fit import (
+    _add_loading,
+    _draw_arrays,
+    dependence_posterior,
+    dependence_ppc,
+)
 from bayescal.bayes.diagnostics import pattern_ppc, sampling_checks
 from bayescal.bayes.logdensity import ChannelLogDensity
 from bayescal.bayes.models import (
@@ -42,7 +59,13 @@ from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError
 from bayescal.summaries.summary import Summary, summarize
 
-__all__ = ["fit_channels_bayes", "prior_predictive", "resolve_summary", "MIN_CHECK_DRAWS"]
+__all__ = [
+    "fit_channels_bayes",
+    "fit_channels_dependence",
+    "prior_predictive",
+    "resolve_summary",
+    "MIN_CHECK_DRAWS",
+]
 
 
 def resolve_summary(data, groups):
@@ -268,7 +291,7 @@ def fit_channels_bayes(
     dependence : None, "all", "r1:r2,..." or list of pairs, default None
         Binary only: fit the conditional-dependence model instead (latent item
         difficulty shared within each group, Qu, Tan & Kutner 1996), see
-        :func:`bayescal.bayes.dependence_fit.fit_channels_dependence`; method
+        :func:`bayescal.bayes.fit.fit_channels_dependence`; method
         ``"bayes_dependence"``.
 
     Returns
@@ -328,7 +351,7 @@ def fit_channels_bayes(
     if target_accept is None:
         target_accept = 0.9
     if dependence is not None:
-        return dependence_fit.fit_channels_dependence(
+        return fit_channels_dependence(
             data,
             dependence,
             model,
@@ -509,3 +532,154 @@ def prior_predictive(
     )
     _set_attrs(idata, _attrs(spec))
     return idata
+
+
+def fit_channels_dependence(
+    data,
+    dependence="all",
+    model: str = "grouped",
+    *,
+    groups=None,
+    priors=None,
+    sigma: float = LOADING_SIGMA,
+    orient=0,
+    orientation: str = "all",
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    cores: int | None = None,
+    target_accept: float = 0.9,
+    sampler: str = "nutpie",
+    random_state=0,
+    progress: bool = False,
+    posterior_predictive: bool = True,
+    check: bool = True,
+) -> ChannelFit:
+    """Posterior of the marginal channels under within-class dependence between annotators.
+
+    The latent "hard item" random-effect model of Qu, Tan & Kutner (1996) on the
+    pattern counts (:mod:`bayescal.bayes.dependence`); the independence model's
+    spec, priors, gold items and orientation are reused.
+
+    Parameters
+    ----------
+    data : Annotations or Summary (binary)
+    dependence : "all", "r1:r2,r3:r4" or list of pairs, default "all"
+        Which annotators share a latent difficulty. Overlapping pairs merge into one
+        group (connected components); the groups used are in
+        ``fit.diagnostics["dependence_groups"]``.
+    model, groups, priors, orient, orientation, draws, tune, chains, cores, sampler,
+    random_state, progress, posterior_predictive, check
+        As :func:`bayescal.bayes.fit_channels_bayes`.
+    sigma : float, default 1.0
+        Scale of the HalfNormal prior of every loading.
+    target_accept : float, default 0.9
+
+    Returns
+    -------
+    ChannelFit
+        Method ``"bayes_dependence"``; ``idata`` with ``posterior`` (``a``, ``b``,
+        ``prevalence``, ``loading``, ``correlation``), ``sample_stats``,
+        ``log_likelihood`` (``counts[chain, draw, group]``), ``observed_data``,
+        ``constant_data`` and ``posterior_predictive`` (replicated under this model).
+
+    Raises
+    ------
+    IdentificationError
+        When the design leaves no degree of freedom (see
+        :func:`~bayescal.bayes.dependence.check_identified`), or when the
+        independence model's own design check refuses it.
+    ConfigError
+        For an unknown, duplicate or self-paired annotator in ``dependence``.
+
+    Examples
+    --------
+    >>> from bayescal.simulate.dependent import simulate_dependent
+    >>> data, truth = simulate_dependent(1000, loading=0.8, random_state=0)
+    >>> fit = fit_channels_dependence(data, "all", groups=5, draws=30, tune=30, chains=1,
+    ...                               check=False)  # a real fit uses the defaults
+    >>> fit.method, fit.diagnostics["dependence_groups"]
+    ('bayes_dependence', [['a1', 'a2', 'a3']])
+    """
+    check_settings(draws, tune, chains, cores, target_accept, sampler, check)
+    summary = resolve_summary(data, groups)
+    if summary.n_classes != 2:
+        raise ConfigError("the dependence model is binary; multiclass data are not supported.")
+    warnings = list(_check(summary, model))
+    spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)
+    dspec = make_dependence_spec(spec, dependence, sigma=sigma)
+    ident = check_identified(dspec)
+    warnings.extend(_empty_groups(spec, model))
+    rng = check_random_state(random_state)
+    settings = NUTSSettings(
+        draws=int(draws),
+        tune=int(tune),
+        chains=int(chains),
+        cores=cores,
+        seed=_seed(rng),
+        target_accept=float(target_accept),
+        progress=bool(progress),
+    )
+    if sampler == "nutpie":
+        density = DependenceLogDensity(dspec)
+        posterior, stats, timings = sample_nutpie(
+            density, settings, to_posterior=lambda d, x, at: dependence_posterior(dspec, d, x, at)
+        )
+    else:
+        posterior, stats, timings = sample_pymc(build_pymc_dependence_model(dspec), settings)
+        loading = posterior["loading"].transpose(CHAIN, DRAW, LOADED, CLASS).values
+        posterior = _add_loading(dspec, posterior.drop_vars("loading"), loading)
+    idata = _inference_data(posterior, stats)
+    a, b, prev, loading = _draw_arrays(idata.posterior)
+    cd = {CHAIN: idata.posterior[CHAIN].values, DRAW: idata.posterior[DRAW].values}
+    observed, constant = _design_groups(spec)
+    extra = {
+        "log_likelihood": xr.Dataset(
+            {
+                "counts": (
+                    (CHAIN, DRAW, GROUP),
+                    group_loglik_dependent(dspec, a, b, prev, loading),
+                )
+            },
+            coords={**cd, GROUP: spec.groups},
+        ),
+        "observed_data": observed,
+        "constant_data": constant,
+    }
+    if posterior_predictive:
+        rep = sample_counts_dependent(dspec, a, b, prev, loading, rng).astype(np.int32)
+        extra["posterior_predictive"] = xr.Dataset(
+            {"counts": ((CHAIN, DRAW, GROUP, PATTERN), rep)},
+            coords={**cd, GROUP: spec.groups, PATTERN: list(spec.patterns)},
+        )
+    idata.add_groups(extra)
+    names = dspec.group_names
+    _set_attrs(
+        idata,
+        _attrs(
+            spec,
+            {
+                "sampler": sampler,
+                "dependence_groups": str(names),
+                "dependence_groups_index": json.dumps([list(map(int, g)) for g in dspec.groups]),
+                "loading_sigma": dspec.sigma,
+                "quadrature_nodes": dspec.n_nodes,
+            },
+        ),
+    )
+    return _finish(
+        idata,
+        spec,
+        method=DEPENDENCE_METHOD,
+        sampler=sampler,
+        timings=timings,
+        warnings=warnings,
+        check=check,
+        posterior_predictive=posterior_predictive,
+        ppc=lambda idata: dependence_ppc(idata, dspec),
+        extra_diagnostics={
+            "dependence_groups": names,
+            "identification": ident,
+            "loading_sigma": dspec.sigma,
+        },
+    )

@@ -156,6 +156,11 @@ class ChannelModelSpec:
         return len(self.annotators)
 
     @property
+    def n_classes(self) -> int:
+        """Two: the binary spec is the two-class case (channels ``a``, ``b``)."""
+        return 2
+
+    @property
     def n_groups(self) -> int:
         return len(self.groups)
 

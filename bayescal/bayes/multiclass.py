@@ -39,7 +39,7 @@ nutpie on the hand-written density of
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -129,6 +129,13 @@ class MulticlassModelSpec:
         return np.bincount(
             self.prevalence_index, weights=self.group_counts, minlength=len(self.prevalence_groups)
         ).astype(np.int64)
+
+    def with_counts(self, counts) -> MulticlassModelSpec:
+        """The same model on other pattern counts over the same patterns (SBC, bench)."""
+        counts = np.asarray(counts, dtype=np.int64)
+        if counts.shape != self.counts.shape:
+            raise ConfigError(f"counts must have shape {self.counts.shape}; got {counts.shape}.")
+        return replace(self, counts=counts)
 
 
 #: Which class each simplex's log-ratio coordinates are taken against: the largest entry of

@@ -21,18 +21,9 @@ from scipy.special import gammaln
 
 from bayescal import __version__
 from bayescal._random import check_random_state
-from bayescal.bayes.diagnostics import sampling_checks
-from bayescal.bayes.logdensity import MulticlassLogDensity, cell_loglik
-from bayescal.bayes.multiclass import (
-    _log_pattern_class,
-    build_multiclass_pymc_model,
-    make_multiclass_spec,
-    orient_draws,
-)
-from bayescal.bayes.multiclass_dependence import (
+from bayescal.bayes.dependence import (
     LOADED,
     LOADING_SIGMA,
-    MulticlassDependenceLogDensity,
     build_pymc_multiclass_dependence_model,
     check_multiclass_identified,
     make_multiclass_dependence_spec,
@@ -41,6 +32,15 @@ from bayescal.bayes.multiclass_dependence import (
     multiclass_pattern_logp_dependent,
     pair_labels,
     sample_multiclass_counts_dependent,
+)
+from bayescal.bayes.dependence_density import MulticlassDependenceLogDensity
+from bayescal.bayes.diagnostics import sampling_checks
+from bayescal.bayes.logdensity import MulticlassLogDensity, cell_loglik
+from bayescal.bayes.multiclass import (
+    _log_pattern_class,
+    build_multiclass_pymc_model,
+    make_multiclass_spec,
+    orient_draws,
 )
 from bayescal.bayes.sampling import (
     MIN_CHECK_DRAWS,

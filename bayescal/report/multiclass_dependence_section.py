@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayescal.bayes.multiclass_dependence_fit import (
+from bayescal.bayes.dependence_fit import (
     compare_multiclass_channel_models,
     multiclass_dependence_ppc,
 )

@@ -7,7 +7,7 @@ each dependence group every item draws one difficulty ``u ~ N(0, 1)``; annotator
 ``j`` of the group, true class ``y``, is correct with probability
 ``Phi(c_jy + s_jy u)``, ``c_jy = Phi^{-1}(T_j[y, y]) sqrt(1 + s_jy^2)``, and
 otherwise names a wrong class ``a`` with probability ``T_j[y, a] / (1 - T_j[y, y])``
-(:mod:`bayescal.bayes.multiclass_dependence`). The *marginal* confusions stay
+(:mod:`bayescal.bayes.dependence`). The *marginal* confusions stay
 ``T_j``; the correctness of a group's answers is positively dependent given ``Y``.
 The population's exact calibration errors (:meth:`MulticlassPopulation.binned_ece`)
 do not involve the annotators, so they are the truth an interval must cover.

@@ -15,9 +15,9 @@ from bayescal.bayes import fit_channels_bayes
 from bayescal.bayes.dependence_fit import (
     _cell_loglik,
     compare_channel_models,
-    fit_channels_dependence,
     pattern_loo,
 )
+from bayescal.bayes.fit import fit_channels_dependence
 from bayescal.errors import ConfigError, IdentificationError
 from bayescal.simulate.dependent import simulate_dependent
 

@@ -15,12 +15,12 @@ import pytest
 import xarray as xr
 from sbc_helpers import DRAWS, FAMILY_ALPHA, N_REPS, THIN, TUNE, smooth_test
 
-from bayescal.bayes.multiclass import make_multiclass_spec
-from bayescal.bayes.multiclass_dependence import (
-    MulticlassDependenceLogDensity,
+from bayescal.bayes.dependence import (
     make_multiclass_dependence_spec,
     multiclass_pattern_logp_dependent,
 )
+from bayescal.bayes.dependence_density import MulticlassDependenceLogDensity
+from bayescal.bayes.multiclass import make_multiclass_spec
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.bayes.sampling import NUTSSettings, sample_nutpie
 from bayescal.channels.orientation import dominant_diagonal_permutation

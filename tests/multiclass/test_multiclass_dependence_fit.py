@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from bayescal.bayes.multiclass_dependence_fit import (
+from bayescal.bayes.dependence_fit import (
     compare_multiclass_channel_models,
     multiclass_dependence_ppc,
     multiclass_pattern_loo,

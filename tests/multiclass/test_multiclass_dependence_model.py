@@ -11,16 +11,16 @@ import pytest
 from scipy import integrate, stats
 from scipy.special import ndtr, ndtri
 
-from bayescal.bayes.logdensity import ratio_forward
-from bayescal.bayes.multiclass import make_multiclass_spec, multiclass_pattern_loglik
-from bayescal.bayes.multiclass_dependence import (
-    MulticlassDependenceLogDensity,
+from bayescal.bayes.dependence import (
     build_pymc_multiclass_dependence_model,
     check_multiclass_identified,
     make_multiclass_dependence_spec,
     multiclass_class_pattern_logp,
     multiclass_pattern_logp_dependent,
 )
+from bayescal.bayes.dependence_density import MulticlassDependenceLogDensity
+from bayescal.bayes.logdensity import ratio_forward
+from bayescal.bayes.multiclass import make_multiclass_spec, multiclass_pattern_loglik
 from bayescal.errors import ConfigError, IdentificationError
 from bayescal.simulate import simulate_multiclass
 from bayescal.simulate.multiclass_dependent import simulate_multiclass_dependent
