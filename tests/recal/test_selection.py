@@ -188,6 +188,23 @@ def test_a_calibrated_4_class_model_mostly_keeps_its_probabilities():
             assert c.recommended["improvement_over_original"] > c.recommended["improvement_se"]
 
 
+def test_with_a_posterior_a_calibrated_4_class_model_keeps_its_probabilities():
+    """Fast check of issue 22 item 5 (the 8-trial rate is the test above): with a channel
+    posterior the original probabilities are the first candidate and, on this calibrated
+    data set, kept; the band shown is then the best corrected candidate's, and the JSON
+    carries it."""
+    from bayescal.simulate import multiclass_population, simulate_multiclass
+
+    pop = multiclass_population(4, temperature=1.0, random_state=0)
+    d = simulate_multiclass(900, population=pop, random_state=0)
+    c = choose_recalibration(d, random_state=0, posterior=_posterior_around(pop, 900, 0))
+    assert c.candidates[0] == BASE and c.keeps_original
+    assert c.recommended["posterior_band_holds_identity"] is None  # no map was recommended
+    band = c.to_dict()["posterior_band"]
+    assert band["role"] == "best corrected candidate" and band["draws"] == 20
+    assert band["items"] == c.sizes["pilot"] and band["family"] in ("temperature", "vector")
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_an_overconfident_4_class_model_is_recalibrated(seed):
     # softmax(2 z): population top-label ECE about 0.15, the validation estimate's spread at
