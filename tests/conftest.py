@@ -182,3 +182,65 @@ def pytest_collection_modifyitems(config, items):
     while the other sat idle; starting the long ones first lets the short ones fill in."""
     slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow_modules)
+
+
+#: The number an interval-shaped object of ``summary.json`` estimates, by key, in order:
+#: ``point`` is the headline NC-ECE (its ``lo``, ``hi``), ``mean`` the posterior mean of a
+#: channel entry (whose ``point`` is the point estimator's value, a different number that
+#: need not lie in the posterior interval), ``estimate`` the verdict's headline, ``score``
+#: the mean score of the verdict's largest-gap bin (``lo``, ``hi`` its edges).
+_INTERVAL_CENTRES = {"channel": ("mean",), "other": ("point", "estimate", "mean", "score")}
+
+
+def _walk_intervals(node, path, found):
+    if isinstance(node, dict):
+        if "lo" in node and "hi" in node and node["lo"] is not None:
+            keys = _INTERVAL_CENTRES["channel" if ".channels." in path else "other"]
+            centre = next((k for k in keys if k in node), None)
+            found.append((path, node, centre))
+        for k, v in node.items():
+            _walk_intervals(v, f"{path}.{k}", found)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _walk_intervals(v, f"{path}[{i}]", found)
+
+
+def check_summary_intervals(summary: dict) -> list[str]:
+    """Walk a summary.json: every object with ``lo`` and ``hi`` has its estimate inside
+    (element-wise for matrices), no ``estimate`` field holds text, and the headline and
+    the verdict quote the same numbers. Returns the paths checked."""
+    import json
+
+    import numpy as np
+
+    s = json.loads(json.dumps(summary, default=str))
+    found: list = []
+    _walk_intervals(s, "", found)
+    assert found, "no interval-shaped object in the summary"
+    for path, node, centre in found:
+        lo, hi = np.asarray(node["lo"], dtype=float), np.asarray(node["hi"], dtype=float)
+        assert np.all(lo <= hi), f"{path}: lo > hi"
+        if centre is None:  # an interval without its own estimate (a decomposition row)
+            assert set(node) - {"lo", "hi"} <= {"sd", "width"}, f"{path}: unnamed centre"
+            continue
+        value = np.asarray(node[centre], dtype=float)
+        assert np.all((lo <= value) & (value <= hi)), f"{path}.{centre} outside [lo, hi]"
+        assert not isinstance(node.get("estimate", 0.0), str), f"{path}.estimate is text"
+    nc, headline = s["ece"]["nc"], s["verdict"]["numbers"]
+    assert "mean" not in nc  # the headline has one estimate: "point"
+    assert nc["point"] <= nc["plugin"]  # the bias correction only lowers the plug-in
+    assert (headline["estimate"], headline["lo"], headline["hi"]) == (
+        nc["point"],
+        nc["lo"],
+        nc["hi"],
+    )
+    if "source" in nc and nc["source"] in nc.get("decomposition", {}):
+        row = nc["decomposition"][nc["source"]]  # the reported source is the headline
+        assert (row["lo"], row["hi"]) == (nc["lo"], nc["hi"])
+    return [p for p, _, _ in found]
+
+
+@pytest.fixture(scope="session")
+def summary_intervals_check():
+    """:func:`check_summary_intervals` for any test folder (the folders are not packages)."""
+    return check_summary_intervals

@@ -47,7 +47,7 @@ Bayesian model (``fit_channels_bayes``, 2 chains) on all its items and scores, f
 ``nc_ece_interval(..., sample_use="joint")`` call, the reported joint interval, the
 evaluation-only one (channels at their posterior mean) and the independent combination
 (``full``) against the exact population binned ECE, with the test's rejection rate.
-The JSON keeps every repetition's numbers and is rewritten after each cell; a rerun
+The JSON keeps every repetition's numbers and is rewritten every 10 repetitions; a rerun
 with the same ``--json`` resumes.
 
 JSON: ``protocol``, ``results`` (one row per cell and interval source, with
@@ -640,12 +640,16 @@ def calibration_p_value_of(iv, source) -> float:
 _DESIGN_INTERVALS = {"posterior": "reported", "evaluation": "evaluation_only", "full": "full"}
 
 
-def _design_cell(args, design, cond, n, done_reps):
-    """Coverage, width and test level per interval of one design cell, with Monte Carlo SEs."""
+def _design_cell(args, design, cond, n, done_reps, until):
+    """Coverage, width and test level per interval of one design cell, with Monte Carlo SEs.
+
+    Runs repetitions ``len(done_reps) .. until - 1`` (their seeds depend only on the index,
+    so a cell grown in chunks equals one run in one go); ``seconds`` is this call's time.
+    """
     pop = _population_ece(design, cond)
     reps = list(done_reps)
     t0 = time.perf_counter()
-    for r in range(len(reps), args.reps):
+    for r in range(len(reps), until):
         reps.append(_design_rep(args, design, cond, n, _design_seed(args.seed, design, cond, n, r)))
     seconds = time.perf_counter() - t0
     rows = []
@@ -691,7 +695,7 @@ def _cell_key(row: dict) -> tuple:
 
 
 def run_designs(args) -> int:
-    """The design cells, one JSON rewritten after every cell (rerun to resume)."""
+    """The design cells; the JSON is rewritten every 10 repetitions (rerun to resume)."""
     import json
     import warnings
 
@@ -699,7 +703,7 @@ def run_designs(args) -> int:
 
     _check_args(args)
     path = args.json_path
-    state = {"results": [], "cells": [], "replicates": {}}
+    state: dict = {"results": [], "cells": [], "replicates": {}}
     if path and os.path.exists(path):
         with open(path) as fh:
             state.update(json.load(fh))
@@ -709,37 +713,58 @@ def run_designs(args) -> int:
         for cond in args.conditions:
             for n in args.sizes:
                 key = f"{design}/{cond}/{n}"
-                done = state["replicates"].get(key, [])
-                if len(done) >= args.reps:
-                    continue
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", IdentificationWarning)
-                    rows, cell, reps = _design_cell(args, design, cond, n, done)
                 here = (design, cond, n)
-                state["results"] = [r for r in state["results"] if _cell_key(r) != here] + rows
-                state["cells"] = [c for c in state["cells"] if _cell_key(c) != here] + [cell]
-                state["replicates"][key] = [
-                    {k: list(v) if isinstance(v, tuple) else v for k, v in x.items()} for x in reps
-                ]
-                state["protocol"] = {
-                    "reps": args.reps,
-                    "designs": {d: DESIGNS[d] for d in args.designs},
-                    "prob": args.prob,
-                    "test_level": round(1 - args.prob, 10),
-                    "evaluation_bins": N_BINS,
-                    "n_bootstrap": args.n_bootstrap,
-                    "seed": args.seed,
-                    "chains": 2,
-                    "draws": args.draws,
-                    "tune": args.tune,
-                    "sample_use": "joint",
-                }
-                state["load_average"] = {"start": list(load_start), "end": list(os.getloadavg())}
-                state["seconds"] = state.get("seconds", 0.0) + time.perf_counter() - t_start
-                t_start = time.perf_counter()
-                state["environment"] = environment()
-                write_json(state, path)
+                while len(done := state["replicates"].get(key, [])) < args.reps:
+                    # rewrite the JSON every _SAVE_EVERY repetitions, so a stopped run keeps them
+                    until = min(len(done) + _SAVE_EVERY, args.reps)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", IdentificationWarning)
+                        rows, cell, reps = _design_cell(args, design, cond, n, done, until)
+                    if done:
+                        cell["seconds"] += sum(
+                            c["seconds"] for c in state["cells"] if _cell_key(c) == here
+                        )
+                    _save_design_cell(state, args, here, rows, cell, reps, load_start, t_start)
+                    t_start = time.perf_counter()
     return 0
+
+
+_SAVE_EVERY = 10
+
+
+def _joint_protocol(args, **cells) -> dict:
+    """The protocol of the joint-route cells (designs and multiclass populations)."""
+    return {
+        "reps": args.reps,
+        **cells,
+        "prob": args.prob,
+        "evaluation_bins": N_BINS,
+        "n_bootstrap": args.n_bootstrap,
+        "seed": args.seed,
+        "chains": 2,
+        "draws": args.draws,
+        "tune": args.tune,
+        "sample_use": "joint",
+    }
+
+
+def _save_design_cell(state, args, here, rows, cell, reps, load_start, t_start) -> None:
+    """Merge one (possibly partial) design cell into ``state`` and rewrite the JSON."""
+    key = "/".join(str(x) for x in here)
+    state["results"] = [r for r in state["results"] if _cell_key(r) != here] + rows
+    state["cells"] = [c for c in state["cells"] if _cell_key(c) != here] + [cell]
+    state["replicates"][key] = [
+        {k: list(v) if isinstance(v, tuple) else v for k, v in x.items()} for x in reps
+    ]
+    state["protocol"] = _joint_protocol(
+        args,
+        designs={d: DESIGNS[d] for d in sorted({k.split("/")[0] for k in state["replicates"]})},
+        test_level=round(1 - args.prob, 10),
+    )
+    state["load_average"] = {"start": list(load_start), "end": list(os.getloadavg())}
+    state["seconds"] = state.get("seconds", 0.0) + time.perf_counter() - t_start
+    state["environment"] = environment()
+    write_json(state, args.json_path)
 
 
 # ------------------------------------------------------------------ multiclass (issue 22 item 4)
@@ -856,19 +881,11 @@ def run_multiclass(args) -> int:
             state["replicates"][name] = reps
             state["seconds"][name] = state["seconds"].get(name, 0.0) + time.perf_counter() - t0
             t0 = time.perf_counter()
-            state["protocol"] = {
-                "reps": args.reps,
-                "populations": {p: MULTICLASS[p] for p in state["replicates"]},
-                "prob": args.prob,
-                "evaluation_bins": N_BINS,
-                "n_bootstrap": args.n_bootstrap,
-                "seed": args.seed,
-                "chains": 2,
-                "draws": args.draws,
-                "tune": args.tune,
-                "channel_groups": "predicted",
-                "sample_use": "joint",
-            }
+            state["protocol"] = _joint_protocol(
+                args,
+                populations={p: MULTICLASS[p] for p in state["replicates"]},
+                channel_groups="predicted",
+            )
             state["load_average"] = {"start": list(load_start), "end": list(os.getloadavg())}
             state["environment"] = environment()
             write_json(state, path)

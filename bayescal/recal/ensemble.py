@@ -21,9 +21,17 @@ so per draw the fits need only sums over the items of each pattern:
 The band describes channel uncertainty only (the map is refitted to the same
 recalibration items under each draw); it is not a sampling interval for the
 recalibration sample.
+
+:func:`fit_map_band` is the one band of a *chosen* corrected map, for both tracks: the
+recalibration choice (:func:`bayescal.recal.selection.choose_recalibration`) fits it on
+its pilot items with a channel posterior, keeps the original score when the band holds
+the identity at every pilot item, and both audits show that same band
+(:class:`MapBand`: its per-draw parameters and their ``prob`` band).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
@@ -39,6 +47,8 @@ from bayescal.metrics.weights import DEFAULT_SHRINKAGE
 from bayescal.recal.base import RecalibrationMap
 from bayescal.recal.histogram import HistogramMap, ScoreBinMap, histogram_values, score_bin_values
 from bayescal.recal.parametric import (
+    CorrectedTemperatureScaling,
+    CorrectedVectorScaling,
     MulticlassRecalibrator,
     PlattMap,
     TemperatureMap,
@@ -50,6 +60,7 @@ from bayescal.recal.targets import (
     DEFAULT_WEIGHTS,
     corrected_target_stats,
     make_targets,
+    probs_to_logits,
 )
 from bayescal.summaries.partition import assign, cell_labels
 
@@ -61,6 +72,9 @@ __all__ = [
     "thin_draws",
     "MulticlassMapEnsemble",
     "fit_multiclass_posterior_map",
+    "CLASS_MAP_MAKERS",
+    "MapBand",
+    "fit_map_band",
 ]
 
 FAMILIES = ("temperature", "platt", "histogram", "score_bin")
@@ -480,3 +494,143 @@ def fit_multiclass_posterior_map(
         for d in range(idx.size)
     ]
     return MulticlassMapEnsemble(maps, idx, eps)
+
+
+# ---------------------------------------------------------------- the band of a chosen map
+#: Corrected maps of C-class logits by family name (the recalibration choice's families).
+CLASS_MAP_MAKERS: dict[str, type[MulticlassRecalibrator]] = {
+    "temperature": CorrectedTemperatureScaling,
+    "vector": CorrectedVectorScaling,
+}
+
+
+def _param_band(values: np.ndarray, prob: float) -> dict:
+    """Posterior mean and equal-tailed ``prob`` band over the first axis (draws)."""
+    q = [(1 - prob) / 2, 1 - (1 - prob) / 2]
+    v = np.asarray(values, dtype=np.float64)
+    mean, (lo, hi) = v.mean(axis=0), np.quantile(v, q, axis=0)
+    if v.ndim == 1:
+        return {"mean": float(mean), "lo": float(lo), "hi": float(hi)}
+    return {"mean": mean.tolist(), "lo": lo.tolist(), "hi": hi.tolist()}
+
+
+@dataclass(eq=False)
+class MapBand:
+    """A corrected map of one family refitted under every channel draw, with its band.
+
+    Attributes
+    ----------
+    family : str
+        ``temperature``, ``platt`` or ``histogram`` (two classes); ``temperature`` or
+        ``vector`` (C > 2).
+    maps : PosteriorMap or MulticlassMapEnsemble
+        The per-draw maps.
+    n_items : int
+        Items the maps were fitted on.
+    prob : float
+        Mass of the band.
+    role : str, optional
+        Why it was fitted (the recalibration choice: ``"recommended"`` or ``"best
+        corrected candidate"``).
+    """
+
+    family: str
+    maps: PosteriorMap | MulticlassMapEnsemble
+    n_items: int
+    prob: float = 0.9
+    role: str | None = None
+
+    @property
+    def n_draws(self) -> int:
+        if isinstance(self.maps, PosteriorMap):
+            return int(self.maps.n_draws_)
+        return len(self.maps.maps_)
+
+    def parameters(self) -> dict[str, dict]:
+        """Per map parameter: posterior mean, ``lo`` and ``hi`` of the ``prob`` band over
+        the draws (lists per bin or class for the histogram and vector maps)."""
+        if isinstance(self.maps, PosteriorMap):
+            names = {
+                "temperature": ("temperature",),
+                "platt": ("slope", "intercept"),
+                "histogram": ("bin_value",),
+            }[self.family]
+            return {n: _param_band(self.maps.params_[n].values, self.prob) for n in names}
+        if self.family == "temperature":
+            return {
+                "temperature": _param_band(
+                    np.array([m.temperature_ for m in self.maps.maps_]), self.prob
+                )
+            }
+        return {
+            "scale": _param_band(np.stack([m.scales_ for m in self.maps.maps_]), self.prob),
+            "bias": _param_band(np.stack([m.biases_ for m in self.maps.maps_]), self.prob),
+        }
+
+    def holds_identity(self, data: Annotations) -> bool:
+        """Whether the original score (probabilities for C > 2) lies inside the band at
+        every item of ``data`` (and every class)."""
+        q = [(1 - self.prob) / 2, 1 - (1 - self.prob) / 2]
+        if isinstance(self.maps, PosteriorMap):
+            lo, hi = self.maps.predict_interval(data.score, self.prob)
+            return bool(np.all((lo <= data.score) & (data.score <= hi)))
+        draws = self.maps.predict_proba_draws(probs_to_logits(data.probs))
+        lo, hi = np.quantile(draws, q, axis=0)
+        return bool(np.all((lo <= data.probs) & (data.probs <= hi)))
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``role``, ``family``, ``draws``, ``items``, ``prob``, ``parameters``."""
+        return {
+            "role": self.role,
+            "family": self.family,
+            "draws": self.n_draws,
+            "items": self.n_items,
+            "prob": self.prob,
+            "parameters": self.parameters(),
+        }
+
+
+def fit_map_band(
+    family: str,
+    data: Annotations,
+    posterior: ChannelFit,
+    *,
+    histogram: dict | None = None,
+    prob: float = 0.9,
+    max_draws: int | None = DEFAULT_MAX_DRAWS,
+) -> MapBand:
+    """The corrected ``family`` map fitted on ``data`` under every channel draw.
+
+    Two classes: :func:`fit_posterior_map` (histogram maps with ``histogram`` parameters,
+    default Hanada & Futami's ``J = round(n^(1/3))`` bins; temperature and Platt maps on
+    ``max_draws`` evenly spaced draws). More classes: :func:`fit_multiclass_posterior_map`
+    of :data:`CLASS_MAP_MAKERS` on ``max_draws`` evenly spaced draws.
+
+    Examples
+    --------
+    >>> from bayescal.channels.result import ChannelFit
+    >>> from bayescal.simulate import simulate_toy
+    >>> d = simulate_toy(1000, "calibrated", random_state=0)
+    >>> band = fit_map_band("platt", d, ChannelFit.known([0.1, 0.1, 0.1], [0.9, 0.9, 0.9]))
+    >>> band.n_draws, sorted(band.parameters())
+    (1, ['intercept', 'slope'])
+    """
+    if not 0 < prob < 1:
+        raise ConfigError(f"prob must be in (0, 1); got {prob}.")
+    if data.n_classes > 2:
+        if family not in CLASS_MAP_MAKERS:
+            raise ConfigError(
+                f"family for {data.n_classes} classes must be one of {tuple(CLASS_MAP_MAKERS)}; "
+                f"got {family!r}."
+            )
+        draws = thin_draws(posterior.n_draws, max_draws)
+        ens = fit_multiclass_posterior_map(CLASS_MAP_MAKERS[family](), data, posterior, draws=draws)
+        return MapBand(family, ens, int(data.n_items), prob)
+    if family not in ("temperature", "platt", "histogram"):
+        raise ConfigError(
+            f"family for two classes must be temperature, platt or histogram; got {family!r}."
+        )
+    j = max(2, int(round(data.n_items ** (1 / 3))))
+    params = (histogram or {"bins": j}) if family == "histogram" else None
+    pm = fit_posterior_map(family, data, posterior, max_draws=max_draws, map_params=params)
+    return MapBand(family, pm, int(data.n_items), prob)

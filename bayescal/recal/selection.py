@@ -76,17 +76,10 @@ from bayescal.flags import Flag
 from bayescal.metrics.binned import class_oracle_ece, class_vote_ece
 from bayescal.metrics.ncece import EVALUATION_WEIGHTS, class_nc_ece, recalibrated_values
 from bayescal.metrics.uncertainty import multiclass_nc_ece_interval, nc_ece_interval
-from bayescal.recal.ensemble import (
-    DEFAULT_MAX_DRAWS,
-    fit_multiclass_posterior_map,
-    fit_posterior_map,
-    thin_draws,
-)
+from bayescal.recal.ensemble import CLASS_MAP_MAKERS, MapBand, fit_map_band
 from bayescal.recal.evaluate import evaluate_map
 from bayescal.recal.histogram import HistogramMap
 from bayescal.recal.parametric import (
-    CorrectedTemperatureScaling,
-    CorrectedVectorScaling,
     PlattMap,
     TemperatureMap,
 )
@@ -122,7 +115,7 @@ VALIDATION_REPLICATES = 500
 
 _TARGETS = ("naive", "corrected")
 _MAKERS = {"temperature": TemperatureMap, "platt": PlattMap}
-_CLASS_MAKERS = {"temperature": CorrectedTemperatureScaling, "vector": CorrectedVectorScaling}
+_CLASS_MAKERS = CLASS_MAP_MAKERS
 
 
 def _candidate(family: str, target: str) -> str:
@@ -155,6 +148,12 @@ class RecalibrationChoice:
         Items per partition and per pilot subset.
     flags : list of Flag
     settings : dict
+    posterior_band : MapBand or None
+        With a channel posterior: the corrected map refitted under every draw on the
+        pilot items (:func:`~bayescal.recal.ensemble.fit_map_band`), of the recommended
+        map (``role`` "recommended") or, when the original score or a naive map is
+        kept, of the best corrected candidate by validation (``role`` "best corrected
+        candidate").
     """
 
     candidates: list
@@ -166,6 +165,7 @@ class RecalibrationChoice:
     sizes: dict
     flags: list = field(default_factory=list)
     settings: dict = field(default_factory=dict)
+    posterior_band: MapBand | None = None
 
     @property
     def keeps_original(self) -> bool:
@@ -204,6 +204,9 @@ class RecalibrationChoice:
             },
             "sizes": dict(self.sizes),
             "settings": dict(self.settings),
+            "posterior_band": None
+            if self.posterior_band is None
+            else self.posterior_band.to_dict(),
         }
 
 
@@ -319,21 +322,14 @@ def _select(candidates, table, means) -> tuple[str, dict]:
 def _band_holds_identity(family, data, posterior, histogram, prob) -> bool:
     """Whether the identity map lies inside the posterior band of corrected ``family``
     maps (one per draw, fitted on ``data``) at every item (and class, for C > 2)."""
-    q = [(1 - prob) / 2, 1 - (1 - prob) / 2]
+    return _band(family, data, posterior, histogram, prob).holds_identity(data)
+
+
+def _band(family, data, posterior, histogram, prob) -> MapBand:
+    """:func:`~bayescal.recal.ensemble.fit_map_band` without its per-draw fit warnings."""
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore")
-        if data.n_classes > 2:
-            draws = thin_draws(posterior.n_draws, DEFAULT_MAX_DRAWS)
-            ens = fit_multiclass_posterior_map(
-                _CLASS_MAKERS[family](), data, posterior, draws=draws
-            )
-            lo, hi = np.quantile(ens.predict_proba_draws(probs_to_logits(data.probs)), q, axis=0)
-            return bool(np.all((lo <= data.probs) & (data.probs <= hi)))
-        j = max(2, int(round(data.n_items ** (1 / 3))))
-        params = (histogram or {"bins": j}) if family == "histogram" else None
-        band = fit_posterior_map(family, data, posterior, map_params=params)
-        lo, hi = band.predict_interval(data.score, prob)
-        return bool(np.all((lo <= data.score) & (data.score <= hi)))
+        return fit_map_band(family, data, posterior, histogram=histogram, prob=prob)
 
 
 def _check(data, families, pilot_splits, fractions, weights_ok) -> None:
@@ -562,11 +558,23 @@ def choose_recalibration(
                 )
             )
     family, _, target = best.partition("_")
-    band_identity = None
-    if posterior is not None and posterior.n_draws > 1 and target == "corrected":
-        band_identity = _band_holds_identity(family, pilot, posterior, histogram, prob)
-        if band_identity:
-            best, (family, _, target) = BASE, (BASE, "", "")
+    band_identity, band, band_role = None, None, None
+    if posterior is not None and posterior.n_draws > 1:
+        # the band of the recommended corrected map, else of the best corrected candidate
+        # by validation (shown beside the choice; only the former can change it)
+        corrected = [c for c in candidates if c.endswith("_corrected")]
+        pick = (
+            best
+            if target == "corrected"
+            else min(corrected, key=lambda c: means[candidates.index(c)])
+        )
+        band_role = "recommended" if target == "corrected" else "best corrected candidate"
+        band = _band(pick.partition("_")[0], pilot, posterior, histogram, prob)
+        if target == "corrected":
+            band_identity = band.holds_identity(pilot)
+            if band_identity:
+                best, (family, _, target) = BASE, (BASE, "", "")
+                band_role = "best corrected candidate"
     recommended = {
         "map": family,
         "target": target or None,
@@ -577,6 +585,8 @@ def choose_recalibration(
         "improvement_se": margin["improvement_se"],
         "posterior_band_holds_identity": band_identity,
     }
+    if band is not None:
+        band.role = band_role
     return RecalibrationChoice(
         candidates=candidates,
         validation=validation,
@@ -586,6 +596,7 @@ def choose_recalibration(
         maps=maps,
         sizes=sizes,
         flags=list(dict.fromkeys(flags)),
+        posterior_band=band,
         settings={
             "channels": channels,
             "pilot_splits": int(pilot_splits),

@@ -42,7 +42,7 @@ from bayescal.recal.selection import choose_recalibration
 from bayescal.report.context import FlagsMixin
 from bayescal.report.core import Section, Table, fmt, fmt_p
 from bayescal.report.figures import responsive_figure
-from bayescal.report.recal_section import MIN_ITEMS, _rows, _verdict
+from bayescal.report.recal_section import MIN_ITEMS, _rows, _verdict, band_note, band_table
 from bayescal.summaries import summarize_multiclass
 from bayescal.summaries.summary import Summary
 
@@ -797,6 +797,10 @@ def recalibration_section(ctx: MulticlassContext) -> Section:
         f"probabilities by more than one standard error. Test: {choice.sizes['test']} other "
         "items, bins on the recalibrated confidence.",
     ]
+    if band_note(choice):
+        notes.insert(1, cast(str, band_note(choice)))
+    classes = [str(c) for c in data.classes]
+    band = band_table(choice, {"scale": classes, "bias": classes})
     return Section(
         key="recalibration",
         title="Recalibration (noise view)",
@@ -814,7 +818,8 @@ def recalibration_section(ctx: MulticlassContext) -> Section:
                     "test reference-class ECE",
                 ),
                 _rows(choice),
-            )
+            ),
+            *([band] if band is not None else []),
         ],
         notes=notes,
     )
@@ -836,9 +841,12 @@ def build_summary(ctx: MulticlassContext) -> dict:
     """The audit's keys of ``summary.json`` (the report adds warnings and reproducibility).
 
     Top level ``ece`` keeps the binary layout for the top-label error
-    (``soft_vote``, ``majority_vote``, ``nc.{point, mean, lo, hi, prob}``, ``oracle``);
-    ``ece.classwise`` holds the same for the class-wise error and per class;
-    ``ece.ambiguity`` the ambiguity view's ECE_true.
+    (``soft_vote``, ``majority_vote``, ``nc.{point, plugin, lo, hi, prob, p_value}``:
+    ``point`` the bias-aware estimate, always inside ``[lo, hi]``, ``plugin`` the raw
+    plug-in it corrects; ``oracle``); ``ece.classwise`` holds the same for the class-wise
+    error and, per class, ``nc_plugin`` (that class's raw plug-in at the point channels,
+    not bias-corrected) beside the vote and reference-label ECEs; ``ece.ambiguity`` the
+    ambiguity view's ECE_true.
     """
     e = ctx.errors
     post = ctx.channels
@@ -862,7 +870,7 @@ def build_summary(ctx: MulticlassContext) -> dict:
         entry["nc"]["unreliable_because"] = unreliable
     cw["per_class"] = {
         str(cls): {
-            "nc": float(e["nc_point"].classwise.class_ece.values[0, i]),
+            "nc_plugin": float(e["nc_point"].classwise.class_ece.values[0, i]),
             "soft_vote": float(e["soft_vote"].classwise.class_ece.values[0, i]),
             "majority_vote": float(e["majority_vote"].classwise.class_ece.values[0, i]),
             **(

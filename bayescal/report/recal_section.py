@@ -7,28 +7,28 @@ histogram) are compared on validation subsets of a pilot partition, each with it
 own channel fit, and the choice's error is measured on a test partition corrected by
 channels from a separate evaluation-channel partition. The audit's own channels
 (fitted on every item) are not used for the choice: they saw every item. With a channel
-posterior the histogram map is also fitted under every draw, giving a credible band for
-``g`` in the figure.
+posterior the choice refits the recommended corrected map (or, when it keeps the
+original score or a naive map, the best corrected candidate) under every draw on its
+pilot items (:class:`~bayescal.recal.ensemble.MapBand`); both audits show that band, the
+one the choice checked, as a table of the map's parameters (:func:`band_table`) and, for
+two classes, shaded in the figure.
 """
 
 from __future__ import annotations
 
-import warnings as _warnings
 from typing import cast
-
-import numpy as np
 
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import DataError, FitError
 from bayescal.plotting.binary import recalibration_curves
-from bayescal.recal import fit_posterior_map
+from bayescal.recal.ensemble import PosteriorMap
 from bayescal.recal.selection import BASE, MIN_PART_ITEMS, SELECTION_FAMILIES, choose_recalibration
 from bayescal.report.core import Section, Table, fmt
 from bayescal.report.figures import responsive_figure
 from bayescal.report.sections import Context
 from bayescal.summaries.summary import Summary
 
-__all__ = ["FAMILIES", "MIN_ITEMS", "recalibration_section"]
+__all__ = ["FAMILIES", "MIN_ITEMS", "band_table", "recalibration_section"]
 
 FAMILIES = SELECTION_FAMILIES
 
@@ -62,6 +62,58 @@ def _rows(choice) -> list[tuple]:
             )
         )
     return rows
+
+
+def _band_values(entry: dict, key: str) -> list:
+    v = entry[key]
+    return v if isinstance(v, list) else [v]
+
+
+def band_table(choice, labels: dict[str, list[str]] | None = None) -> Table | None:
+    """The posterior band of the choice's corrected map (its parameters over the channel
+    draws), or None without a channel posterior. ``labels`` names the entries of a
+    vector parameter (histogram bins, classes)."""
+    band = choice.posterior_band
+    if band is None:
+        return None
+    pct = int(round(band.prob * 100))
+    labels = dict(labels or {})
+    if band.family == "histogram":  # bins of the score
+        labels.setdefault("bin_value", [str(b) for b in band.maps.params_["bin"].values])
+    rows = []
+    for name, entry in band.parameters().items():
+        means, los, his = (_band_values(entry, k) for k in ("mean", "lo", "hi"))
+        names = labels.get(name) or [str(i + 1) for i in range(len(means))]
+        for i, (m, lo, hi) in enumerate(zip(means, los, his)):
+            label = name if len(means) == 1 else f"{name} {names[i]}"
+            rows.append((label, fmt(m), f"[{fmt(lo)}, {fmt(hi)}]"))
+    role = "recommended map" if band.role == "recommended" else "best corrected candidate"
+    return Table(
+        f"Posterior band of the {role} (corrected {band.family.replace('_', ' ')}), refitted "
+        f"under {band.n_draws} channel draws on the {band.n_items} pilot items",
+        ("parameter", "posterior mean", f"{pct}% band"),
+        rows,
+    )
+
+
+def band_note(choice) -> str | None:
+    """One sentence on what the band is and how the choice used it."""
+    band = choice.posterior_band
+    if band is None:
+        return None
+    held = choice.recommended.get("posterior_band_holds_identity")
+    use = (
+        "it holds the original score at every pilot item, so the original score is kept"
+        if held
+        else "it excludes the original score at some pilot item, so the posterior does not "
+        "overrule the choice"
+        if held is False
+        else "no corrected map was recommended, so the band did not enter the choice"
+    )
+    return (
+        f"Band: the {band.family.replace('_', ' ')} corrected map refitted under every "
+        f"channel posterior draw on the pilot items (channel uncertainty only); {use}."
+    )
 
 
 def _verdict(choice) -> str:
@@ -132,21 +184,17 @@ def recalibration_section(ctx: Context) -> Section:
         fam: (choice.maps[f"{fam}_corrected"][split], choice.maps[f"{fam}_naive"][split])
         for fam in FAMILIES
     }
-    band = None
-    if channels.n_draws > 1:
-        j = pair["histogram"][0].bins
-        with _warnings.catch_warnings(record=True):
-            band = fit_posterior_map(
-                "histogram",
-                ctx.data.subset(np.flatnonzero(ctx.data.annotated)),
-                channels,
-                map_params={"bins": j},
-            )
+    band = choice.posterior_band
     prob = ctx.prob  # bound now: figures are drawn when first shown
+    shaded = cast(PosteriorMap, band.maps) if band is not None else None
     maps = responsive_figure(
         f"Recalibration maps of pilot split {split + 1}: corrected (solid) vs naive (dotted)"
-        + ("; band: the histogram map under every posterior draw, all items" if band else ""),
-        lambda fig, narrow: recalibration_curves(pair, band=band, prob=prob, ax=fig.subplots()),
+        + (
+            f"; band: the {band.family} corrected map under every posterior draw, pilot items"
+            if band is not None
+            else ""
+        ),
+        lambda fig, narrow: recalibration_curves(pair, band=shaded, prob=prob, ax=fig.subplots()),
         size=(5.5, 4.2),
         narrow_height=3.6,
     )
@@ -166,6 +214,9 @@ def recalibration_section(ctx: Context) -> Section:
         f"Channels of the selection: {ctx.point_method} point fits on the channel subsets, not "
         "the audit's channels (those saw every item).",
     ]
+    if band_note(choice):
+        notes.insert(1, cast(str, band_note(choice)))
+    table = band_table(choice)
     return Section(
         key="recalibration",
         title="Recalibration",
@@ -183,7 +234,8 @@ def recalibration_section(ctx: Context) -> Section:
                     "test reference-label ECE",
                 ),
                 _rows(choice),
-            )
+            ),
+            *([table] if table is not None else []),
         ],
         figures=[maps],
         notes=notes,

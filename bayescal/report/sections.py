@@ -633,7 +633,7 @@ def build_summary(ctx: Context) -> dict:
             "majority_vote": ctx.errors["majority_vote"].value,
             "nc": {
                 "point": iv["point"],
-                "estimate": _estimate_label(ctx, iv),
+                "estimate_label": _estimate_label(ctx, iv),
                 "position": _position(iv["point"], iv["lo"], iv["hi"]),
                 "interval_label": _interval_label(ctx),
                 "reliable": not unreliable_codes(ctx),

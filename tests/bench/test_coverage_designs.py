@@ -82,3 +82,22 @@ def test_design_arguments_are_checked(capsys):
     assert "unknown --designs ['nope']" in capsys.readouterr().err
     assert main(["bench", "coverage", "--designs", "beta-k3", "--reps", "2"]) == 2
     assert "'calibrated' and 'nonlinear' only" in capsys.readouterr().err
+
+
+def test_a_design_cell_is_saved_in_chunks_and_equals_one_run(tmp_path, monkeypatch):
+    """The JSON is rewritten every _SAVE_EVERY repetitions (a stopped run keeps them), and a
+    cell grown in chunks holds the same repetitions as one run in one go (seeds by index)."""
+    argv = ["bench", "coverage", "--designs", "toy-k3", "--conditions", "calibrated",
+            "--sizes", "300", "--draws", "40", "--tune", "40", "--n-bootstrap", "100",
+            "--reps", "2"]  # fmt: skip
+    assert main([*argv, "--json", str(tmp_path / "one.json")]) == 0
+    saved = []
+    real = cov.write_json
+    monkeypatch.setattr(cov, "_SAVE_EVERY", 1)
+    monkeypatch.setattr(cov, "write_json", lambda s, p: (saved.append(p), real(s, p)))
+    assert main([*argv, "--json", str(tmp_path / "chunks.json")]) == 0
+    assert len(saved) == 2  # after repetitions 1 and 2
+    one, chunks = (json.loads((tmp_path / f).read_text()) for f in ("one.json", "chunks.json"))
+    key = "toy-k3/calibrated/300"
+    assert chunks["replicates"][key] == one["replicates"][key]
+    assert chunks["results"] == one["results"] and list(chunks["protocol"]["designs"]) == ["toy-k3"]

@@ -70,9 +70,22 @@ def test_saved_report(em_report, tmp_path):
     assert "Noise or ambiguity?" in html and "Annotator confusion matrices" in html
 
 
-def test_bayesian_audit_stores_the_posterior(mc_data, tmp_path):
+def test_bayesian_audit_stores_the_posterior(mc_data, tmp_path, summary_intervals_check):
     r = audit_multiclass(mc_data, draws=100, tune=200, random_state=2)
     assert r.channels.n_draws == 200 and r.summary["channels"]["method"] == "bayes_multiclass"
+    # issue 22 item 6: every interval of summary.json holds its estimate, both errors
+    paths = summary_intervals_check(r.summary)
+    assert {".ece.nc", ".ece.classwise.nc", ".verdict.numbers"} <= set(paths)
+    cw = r.summary["ece"]["classwise"]["nc"]
+    assert cw["lo"] <= cw["point"] <= cw["hi"] and cw["point"] <= cw["plugin"]
+    # item 5: the recalibration shows the posterior band of its corrected map
+    rec = r.summary["recalibration"]
+    band = rec["posterior_band"]
+    assert band["role"] in ("recommended", "best corrected candidate")
+    assert band["family"] in ("temperature", "vector") and band["draws"] == 200
+    assert (band["role"] == "recommended") == (rec["recommended"]["target"] == "corrected")
+    section = next(s for s in r.sections if s.key == "recalibration")
+    assert section.tables[-1].caption.startswith("Posterior band of the")
     conf = r.summary["channels"]["annotators"]["a2"]
     assert np.all(np.array(conf["lo"]) <= np.array(conf["hi"]))
     assert r.summary["diagnostics"]["relabelled_draws"] == 0
@@ -202,7 +215,7 @@ def test_two_classes_reproduce_the_binary_audit():
             b.summary["channels"]["annotators"][name]["b"]["point"], abs=2e-4
         )
     per_class = m.summary["ece"]["classwise"]["per_class"]["1"]
-    assert per_class["nc"] == pytest.approx(b.errors["nc_point"].value, abs=2e-4)
+    assert per_class["nc_plugin"] == pytest.approx(b.errors["nc_point"].value, abs=2e-4)
     assert per_class["soft_vote"] == pytest.approx(b.summary["ece"]["soft_vote"], abs=1e-12)
     assert per_class["majority_vote"] == pytest.approx(b.summary["ece"]["majority_vote"], abs=1e-12)
     assert per_class["oracle"] == pytest.approx(b.summary["ece"]["oracle"], abs=1e-12)

@@ -121,18 +121,57 @@ CALIBRATED_TRIALS = 8
 MIN_KEEPS = 3
 
 
-def _mc_choice(n_classes, temperature, seed, n=2000):
+def _posterior_around(pop, n_items, seed, draws=20, concentration=300.0):
+    """A channel posterior centred on the true confusions: each row a Dirichlet draw of
+    total ``concentration`` (about the answers per class of a 2,000-item audit)."""
+    from bayescal.channels.result import ChannelFit
+
+    rng = np.random.default_rng(seed)
+    t = pop.confusion  # (K, C, C)
+    stack = rng.dirichlet(np.ones(t.shape[-1]), size=(draws,) + t.shape[:2])  # shape only
+    for idx in np.ndindex(t.shape[:2]):
+        stack[(slice(None), *idx)] = rng.dirichlet(concentration * t[idx], size=draws)
+    one = ChannelFit.known_confusion(t)
+    return ChannelFit.from_confusion(
+        stack,
+        np.tile(one.class_prevalence.values, (draws, 1, 1)),
+        annotators=one.annotators,
+        classes=list(one.classes),
+        groups=["all"],
+        group_counts=[n_items],
+        method="test",
+    )
+
+
+def _mc_choice(n_classes, temperature, seed, n=2000, posterior=False):
     from bayescal.simulate import multiclass_population, simulate_multiclass
 
     pop = multiclass_population(n_classes, temperature=temperature, random_state=0)
     d = simulate_multiclass(n, population=pop, random_state=seed)
-    return choose_recalibration(d, random_state=seed)
+    post = _posterior_around(pop, n, seed) if posterior else None
+    return choose_recalibration(d, random_state=seed, posterior=post)
 
 
 def test_a_calibrated_4_class_model_mostly_keeps_its_probabilities():
-    choices = [_mc_choice(4, 1.0, seed) for seed in range(CALIBRATED_TRIALS)]
+    """With a channel posterior (issue 22 item 5): the original probabilities stay a
+    candidate and the band can only turn a recommendation into keeping them (the bound
+    below holds as without one)."""
+    choices = [_mc_choice(4, 1.0, seed, posterior=True) for seed in range(CALIBRATED_TRIALS)]
     keeps = sum(c.keeps_original for c in choices)
     assert keeps >= MIN_KEEPS
+    for c in choices:
+        band = c.posterior_band
+        assert band is not None and band.n_draws == 20 and band.family in ("temperature", "vector")
+        if c.keeps_original:
+            assert band.role == "best corrected candidate"
+        else:
+            assert band.role == "recommended" and f"{band.family}_corrected" == (
+                f"{c.recommended['map']}_{c.recommended['target']}"
+            )
+            assert c.recommended["posterior_band_holds_identity"] is False
+        t = band.parameters().get("temperature") or band.parameters()["scale"]
+        assert np.all(np.asarray(t["lo"]) <= np.asarray(t["mean"]))
+        assert np.all(np.asarray(t["mean"]) <= np.asarray(t["hi"]))
     c = choices[0]
     assert c.candidates == [
         "none",
@@ -147,6 +186,23 @@ def test_a_calibrated_4_class_model_mostly_keeps_its_probabilities():
         if not c.keeps_original:
             assert c.recommended["target"] == "corrected"
             assert c.recommended["improvement_over_original"] > c.recommended["improvement_se"]
+
+
+def test_with_a_posterior_a_calibrated_4_class_model_keeps_its_probabilities():
+    """Fast check of issue 22 item 5 (the 8-trial rate is the test above): with a channel
+    posterior the original probabilities are the first candidate and, on this calibrated
+    data set, kept; the band shown is then the best corrected candidate's, and the JSON
+    carries it."""
+    from bayescal.simulate import multiclass_population, simulate_multiclass
+
+    pop = multiclass_population(4, temperature=1.0, random_state=0)
+    d = simulate_multiclass(900, population=pop, random_state=0)
+    c = choose_recalibration(d, random_state=0, posterior=_posterior_around(pop, 900, 0))
+    assert c.candidates[0] == BASE and c.keeps_original
+    assert c.recommended["posterior_band_holds_identity"] is None  # no map was recommended
+    band = c.to_dict()["posterior_band"]
+    assert band["role"] == "best corrected candidate" and band["draws"] == 20
+    assert band["items"] == c.sizes["pilot"] and band["family"] in ("temperature", "vector")
 
 
 @pytest.mark.parametrize("seed", [0, 1])

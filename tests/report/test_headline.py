@@ -79,3 +79,39 @@ def test_a_tight_prior_moves_the_headline_as_it_moves_the_posterior(k2, bayes_re
     mc = float(again.ece["posterior"].std()) / np.sqrt(again.ece.sizes["draw"])
     assert abs(new["point"] - old["point"]) > 10 * mc
     assert abs(new["hi"] - old["hi"]) > 10 * mc
+
+
+def test_every_interval_of_summary_json_holds_its_estimate(
+    bayes_report, em_report, summary_intervals_check
+):
+    """Item 6: one meaning per field; every interval-shaped object holds its estimate."""
+    for report in (bayes_report, em_report):
+        paths = summary_intervals_check(report.summary)
+        assert ".ece.nc" in paths and ".verdict.numbers" in paths
+        # point channels have no interval (lo, hi null); the posterior's entries have one
+        posterior = any(p.startswith(".channels.annotators.") for p in paths)
+        assert posterior == (report is bayes_report)
+
+
+def test_the_recalibration_shows_the_posterior_band_of_the_choice(bayes_report, em_report):
+    """Item 5: with a channel posterior the choice's corrected map is refitted under every
+    draw; summary.json and the section show that band (point channels have none)."""
+    rec = bayes_report.summary["recalibration"]
+    band = rec["posterior_band"]
+    chosen = rec["recommended"]
+    if chosen["target"] == "corrected":
+        assert band["role"] == "recommended" and band["family"] == chosen["map"]
+        assert chosen["posterior_band_holds_identity"] is False
+    else:
+        assert band["role"] == "best corrected candidate"
+    # histogram maps use every draw, temperature and Platt maps 200 evenly spaced ones
+    n_draws = bayes_report.channels.n_draws
+    assert band["draws"] == (n_draws if band["family"] == "histogram" else min(200, n_draws))
+    assert band["items"] == rec["sizes"]["pilot"]
+    section = next(s for s in bayes_report.sections if s.key == "recalibration")
+    titles = [t.caption for t in section.tables]
+    assert any(t.startswith("Posterior band of the") for t in titles)
+    assert any(n.startswith("Band: the") for n in section.notes)
+    assert em_report.summary["recalibration"]["posterior_band"] is None
+    em_section = next(s for s in em_report.sections if s.key == "recalibration")
+    assert len(em_section.tables) == 1
