@@ -33,6 +33,12 @@ process** started by this command, so a cold start is really cold:
   unimportable (``imports_without_dask``), as in an install without the ``dask``
   extra: xarray imports dask on the first array it wraps, to test for dask arrays.
 
+Every fresh process also records ``process_cpu_seconds``: its user + system CPU from
+start to exit (``getrusage`` of the finished child; interpreter start, imports, the work
+and exit, the figure ``/usr/bin/time`` shows), beside its wall ``process_wall_seconds``.
+``--skip bayes`` leaves out the in-process sampler timings (e.g. to time only the
+command's stages).
+
 Timings on a shared machine are noisy: each mode runs ``--repeats`` times and the
 JSON keeps every run, the best (minimum: the least disturbed run) and the median,
 with the load average before each run and ``uptime`` at the start and end.
@@ -75,7 +81,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--skip",
         nargs="*",
-        choices=["first_run", "audit", "cli", "imports"],
+        choices=["bayes", "first_run", "audit", "cli", "imports"],
         default=[],
         help="measurements to leave out",
     )
@@ -134,8 +140,17 @@ _CHILD = (
 )
 
 
+def _children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _spawn(args, env) -> tuple[dict, float, list[float]]:
     load = list(os.getloadavg())
+    cpu0 = _children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.run(
         [
@@ -151,12 +166,16 @@ def _spawn(args, env) -> tuple[dict, float, list[float]]:
         env=env,
     )
     wall = time.perf_counter() - t0
+    cpu = _children_cpu() - cpu0
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(
             f"measurement {args} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}"
         )
-    return json.loads(lines[-1][len("RESULT ") :]), wall, load
+    out = json.loads(lines[-1][len("RESULT ") :])
+    # the whole process: interpreter start, imports, the work and exit (what `time` shows)
+    out["process_cpu_seconds"] = cpu
+    return out, wall, load
 
 
 def _flatten(d: dict, prefix: str = "") -> dict:
@@ -254,10 +273,11 @@ def run(args) -> int:
         "uptime_start": _uptime(),
         "environment": environment(),
     }
-    jobs = {f"current/{s}": (["bayes", s], envs["current"]) for s in args.samplers}
-    if "before" in envs:
-        jobs["before/pymc"] = (["bayes", "pymc"], envs["before"])
-    result["bayes"] = _measure(jobs, args.repeats)
+    if "bayes" not in args.skip:
+        jobs = {f"current/{s}": (["bayes", s], envs["current"]) for s in args.samplers}
+        if "before" in envs:
+            jobs["before/pymc"] = (["bayes", "pymc"], envs["before"])
+        result["bayes"] = _measure(jobs, args.repeats)
     if "nutpie" in args.samplers and "first_run" not in args.skip:
         with tempfile.TemporaryDirectory() as cache:
             env = _env(None, NUMBA_CACHE_DIR=cache)

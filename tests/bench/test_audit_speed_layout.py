@@ -33,6 +33,7 @@ def test_audit_speed_layout(tmp_path):
         assert key in best, key
     run = r["bayes"]["current/nutpie"]["runs"][0]
     assert run["cold_fit"]["diagnostics_pass"] is True  # R-hat <= 1.01, bulk ESS >= 400
+    assert run["process_cpu_seconds"] > 0  # the whole child's CPU (getrusage), recorded
     assert 0 < run["interval"]["lo"] < run["interval"]["hi"]
     for job in ("current/with_dask", "current/without_dask"):
         assert r["imports"][job]["runs"][0]["heavy_modules_after_import"] == []

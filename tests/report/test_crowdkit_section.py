@@ -52,8 +52,10 @@ def toy():
 
 @pytest.fixture(scope="module")
 def ran(toy):
-    ctx = _context(toy)
-    return ctx, cks.crowdkit_section(ctx)
+    with pytest.MonkeyPatch.context() as mp:  # every row, whatever its cost
+        mp.setattr(cks, "SECTION_BUDGET_SECONDS", float("inf"))
+        ctx = _context(toy)
+        return ctx, cks.crowdkit_section(ctx)
 
 
 def test_hard_label_ece_equals_the_summary_based_majority_vote_ece(toy):
@@ -123,6 +125,7 @@ def test_a_failing_aggregator_is_shown_not_hidden(toy, monkeypatch):
 
 def test_glad_is_skipped_above_its_item_limit_with_the_reason(toy, monkeypatch):
     monkeypatch.setitem(cks.MAX_ITEMS, "GLAD", 10)
+    monkeypatch.setattr(cks, "SECTION_BUDGET_SECONDS", float("inf"))
     ctx = _context(toy)
     section = cks.crowdkit_section(ctx)
     runs = ctx.diagnostics["naive_crowdkit"]["aggregators"]
@@ -131,6 +134,31 @@ def test_glad_is_skipped_above_its_item_limit_with_the_reason(toy, monkeypatch):
     )
     assert all(runs[n]["status"] == "ok" for n in ("DawidSkene", "MMSR", "KOS"))
     assert ("crowd-kit GLAD", "skipped", "", "") in section.tables[0].rows
+
+
+def test_rows_past_the_section_budget_are_skipped_cheapest_first_with_the_reason(toy, monkeypatch):
+    n = int(toy.annotated.sum())
+    cost = {name: cks.predicted_seconds(name, n) for name in cks.AGGREGATORS}
+    cheap, dear = sorted(cost, key=cost.get)[:2], sorted(cost, key=cost.get)[2:]
+    # a budget that holds exactly the two cheapest rows
+    monkeypatch.setattr(cks, "SECTION_BUDGET_SECONDS", cost[cheap[0]] + cost[cheap[1]])
+    ran_ = []
+    original = cks._aggregator
+    monkeypatch.setattr(
+        cks, "_aggregator", lambda name, seed: ran_.append(name) or original(name, seed)
+    )
+    ctx = _context(toy)
+    section = cks.crowdkit_section(ctx)
+    runs = ctx.diagnostics["naive_crowdkit"]["aggregators"]
+    assert ran_ == cheap and list(runs) == list(cks.AGGREGATORS)
+    assert all(runs[name]["status"] == "ok" for name in cheap)
+    for name in dear:
+        assert runs[name]["status"] == "skipped"
+        assert (
+            f"{name} costs about {cost[name]:.1f} s on {n} annotated items" in runs[name]["reason"]
+        )
+        assert (f"crowd-kit {name}", "skipped", "", "") in section.tables[0].rows
+        assert any(note.startswith(f"crowd-kit {name} skipped: ") for note in section.notes)
 
 
 def test_without_crowdkit_the_section_says_so_in_one_line(toy, monkeypatch):
@@ -163,7 +191,7 @@ def test_the_audit_carries_the_section_and_summary_json_numbers(toy):
     cks.crowdkit_section(ctx)
     assert res == ctx.diagnostics["naive_crowdkit"] | {
         "aggregators": {
-            name: {**r, "seconds": res["aggregators"][name]["seconds"]}
+            name: {**r, "seconds": res["aggregators"][name]["seconds"]} if "seconds" in r else r
             for name, r in ctx.diagnostics["naive_crowdkit"]["aggregators"].items()
         }
     }
