@@ -1,7 +1,7 @@
 """``bayescal bench dependence --multiclass``: multiclass NC-ECE interval coverage under
 conditionally dependent annotators (independence vs dependence model).
 
-Data: :func:`bayescal.simulate.multiclass_dependent.simulate_multiclass_dependent`
+Data: :func:`bayescal.simulate.dependent.simulate_multiclass_dependent`
 on a fixed population (:func:`~bayescal.simulate.multiclass.multiclass_population`:
 C = 3 classes, four annotators with the default confusions, temperature 1.5, an
 over-confident model) of which ``a1`` and ``a2`` share a latent item difficulty
@@ -53,7 +53,7 @@ def _population():
 def _one_rep(args, level_s, seed, pop, truth_ece):
     from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
     from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
-    from bayescal.simulate.multiclass_dependent import simulate_multiclass_dependent
+    from bayescal.simulate.dependent import simulate_multiclass_dependent
 
     data, truth = simulate_multiclass_dependent(
         args.n, loading=level_s, groups=[(0, 1)], population=pop, random_state=seed

@@ -23,7 +23,7 @@ from bayescal.bayes.multiclass_dependence import (
 )
 from bayescal.errors import ConfigError, IdentificationError
 from bayescal.simulate import simulate_multiclass
-from bayescal.simulate.multiclass_dependent import simulate_multiclass_dependent
+from bayescal.simulate.dependent import simulate_multiclass_dependent
 from bayescal.summaries import summarize_multiclass
 
 
