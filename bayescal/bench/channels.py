@@ -301,6 +301,14 @@ def _simulate(args, mode: str):
     return data.probs, data.labels, pop.confusion, pop
 
 
+def _all_seconds(multiclass: bool, side: str, cold: dict, warm: list[float]) -> dict:
+    """The per-run seconds under each mode's JSON key: the multiclass layout lists the cold run
+    too (``{side}_all_seconds``), the binary one the warm runs (``{side}_warm_all_seconds``)."""
+    if multiclass:
+        return {f"{side}_all_seconds": [cold["seconds"], *warm]}
+    return {f"{side}_warm_all_seconds": warm}
+
+
 def _run_em(args, mode: str) -> int:
     multiclass = mode == "multiclass"
     load_at_start = list(os.getloadavg())
@@ -310,15 +318,17 @@ def _run_em(args, mode: str) -> int:
     cold, best, warm = _timed(lambda: _ours(scores, labels, args.seed, multiclass), args.repeats)
     fit = best["fit"]  # EM from a fixed seed: every run gives the same fit
     t_hat = fit.confusion.values[0]
-    result = _binary_result(args, fit, truth) if mode == "binary" else {}
+    prev_hat = fit.class_prevalence.values[0, 0]
     if multiclass:
-        prev_hat = fit.class_prevalence.values[0, 0]
         result = _multiclass_result(args, best, t_hat, truth, pop, prev_hat)
+    else:
+        result = _binary_result(args, fit, truth)
     result.update(
         generate_seconds=generate_seconds,
         bayescal_seconds=best["seconds"],
         bayescal_cold_seconds=cold["seconds"],
         bayescal_breakdown=best["breakdown"],
+        **_all_seconds(multiclass, "bayescal", cold, warm),
         crowdkit_seconds=None,
         crowdkit_cold_seconds=None,
         speedup=None,
@@ -328,13 +338,7 @@ def _run_em(args, mode: str) -> int:
         crowdkit_default_settings=None,
     )
     if multiclass:
-        result.update(
-            bayescal_all_seconds=[cold["seconds"], *warm],
-            speedup_vs_crowdkit_default=None,
-            load_average_at_start=load_at_start,
-        )
-    else:
-        result["bayescal_warm_all_seconds"] = warm
+        result.update(speedup_vs_crowdkit_default=None, load_average_at_start=load_at_start)
     result["environment"] = environment()
     if args.peer == "crowdkit":
         c = truth.shape[-1]
@@ -346,7 +350,7 @@ def _run_em(args, mode: str) -> int:
 
         def report(r):
             out = _peer_report(r, t_hat, truth)
-            if multiclass:
+            if multiclass:  # the binary layout has no prevalence entries
                 out["prevalence_max_abs_diff_vs_bayescal"] = float(
                     np.abs(r["prevalence"] - prev_hat).max()
                 )
@@ -356,8 +360,7 @@ def _run_em(args, mode: str) -> int:
         result.update(
             crowdkit_seconds=ck["seconds"],
             crowdkit_cold_seconds=ck_cold["seconds"],
-            crowdkit_all_seconds=[ck_cold["seconds"], *ck_warm] if multiclass else None,
-            crowdkit_warm_all_seconds=None if multiclass else ck_warm,
+            **_all_seconds(multiclass, "crowdkit", ck_cold, ck_warm),
             speedup=ck["seconds"] / best["seconds"],
             speedup_cold=ck_cold["seconds"] / cold["seconds"],
             max_abs_diff_vs_crowdkit=report(ck)["max_abs_diff_vs_bayescal"],
@@ -367,10 +370,8 @@ def _run_em(args, mode: str) -> int:
             crowdkit_default_settings={"tol": 1e-5, "n_iter": 100} | report(default),
         )
         if multiclass:
-            del result["crowdkit_warm_all_seconds"]
             result["speedup_vs_crowdkit_default"] = default["seconds"] / best["seconds"]
         else:
-            del result["crowdkit_all_seconds"]
             tight = _crowdkit(frame, args.k, c, tol=1e-8, n_iter=10_000)
             result["crowdkit_tol_1e8_settings"] = {"tol": 1e-8, "n_iter": 10_000} | report(tight)
     if multiclass:
