@@ -71,29 +71,16 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     ),
     "channels": (
         "bayescal.bench.channels",
-        "Marginal Dawid-Skene EM: bayescal vs crowd-kit on simulated flip annotators.",
-    ),
-    "multiclass-channels": (
-        "bayescal.bench.multiclass_channels",
-        "Multiclass Dawid-Skene EM: bayescal vs crowd-kit on simulated confusion matrices.",
-    ),
-    "multiclass-priors": (
-        "bayescal.bench.multiclass_priors",
-        "Coverage of the multiclass posterior's confusion diagonal on data not drawn from the "
-        "prior (C, items per class), posterior mean vs EM, bias, R-hat.",
-    ),
-    "multiclass-bayes-speed": (
-        "bayescal.bench.multiclass_bayes_speed",
-        "Multiclass Dawid-Skene posterior (10,000 items, C = 10, K = 3): time, R-hat and ESS "
-        "per sampler and parametrisation.",
+        "Dawid-Skene EM: bayescal vs crowd-kit on simulated flip annotators (--multiclass: "
+        "confusion matrices, C classes; --priors: coverage of the Bayesian confusion diagonal).",
     ),
     "multiclass-evidence": (
         "bayescal.bench.multiclass_evidence",
         "False alarms and power of the noise-or-ambiguity check on simulated noise and "
         "ambiguity, with few and many answers per item.",
     ),
-    "multiclass-real": (
-        "bayescal.bench.multiclass_real",
+    "real-data": (
+        "bayescal.bench.real_data",
         "CIFAR-10H (ResNet-110) and ChaosNLI-SNLI with K = 3..5 slot-sampled answers: "
         "NC-ECE vs true-label ECE vs votes vs ECE_true, and the noise-or-ambiguity evidence.",
     ),
@@ -111,8 +98,8 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     ),
     "bayes-speed": (
         "bayescal.bench.bayes_speed",
-        "Pattern-count grouped PyMC model vs per-item "
-        "latent-class model: sampling time and speedup.",
+        "Pattern-count grouped PyMC model vs per-item latent-class model: sampling time and "
+        "speedup (--multiclass: the multiclass posterior, time, R-hat, ESS per sampler).",
     ),
     "audit-speed": (
         "bayescal.bench.audit_speed",
@@ -191,6 +178,15 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "Where to annotate next: interval width against gold items added by the ranking, by "
         "uncertainty and at random (binary and multiclass).",
     ),
+}
+
+# Old benchmark names (before issue 21 merged each multiclass twin into its benchmark) keep
+# working: ``bayescal bench OLD ARGS`` runs ``bayescal bench NEW MODE ARGS``; same JSON.
+BENCH_ALIASES: dict[str, tuple[str, ...]] = {
+    "multiclass-channels": ("channels", "--multiclass"),
+    "multiclass-priors": ("channels", "--priors"),
+    "multiclass-bayes-speed": ("bayes-speed", "--multiclass"),
+    "multiclass-real": ("real-data",),
 }
 
 
@@ -280,7 +276,16 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.set_defaults(_module=module)
         _lazy_arguments(p, module)
+    for name, target in BENCH_ALIASES.items():  # listed in --help; run as their target
+        bench_sub.add_parser(name, help=f"= bayescal bench {' '.join(target)}")
     return parser
+
+
+def _expand_alias(argv: list[str]) -> list[str]:
+    """``bench OLD ...`` -> ``bench NEW MODE ...`` for the names in :data:`BENCH_ALIASES`."""
+    if len(argv) >= 2 and argv[0] == "bench" and argv[1] in BENCH_ALIASES:
+        return [argv[0], *BENCH_ALIASES[argv[1]], *argv[2:]]
+    return argv
 
 
 def _lazy_arguments(parser: argparse.ArgumentParser, module: str) -> None:
@@ -345,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
 def _parse(argv: list[str]) -> argparse.Namespace | int:
     """Parsed arguments, or the exit status when there is nothing to run (help, version)."""
     parser = build_parser()
+    asked, argv = list(argv), _expand_alias(argv)
     # First pass: find which sub-command is meant, then attach its arguments.
     target = _find_subparser(parser, argv)
     options = None
@@ -357,7 +363,7 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
         return exc.code if isinstance(exc.code, int) else 0
     if extra:  # named after the command they were given to, not the top level
         target.error(f"unrecognized arguments: {' '.join(extra)}")
-    args._argv = list(argv)  # what was asked for, for reproducibility records
+    args._argv = asked  # what was asked for, for reproducibility records
     if getattr(args, "_module", None) is None:
         target.print_help()
         return 0 if not argv else 2

@@ -44,3 +44,23 @@ def write_run(protocol: dict, cells: list, *, started: float, load_start, path) 
         "environment": environment(),
     }
     write_json(out, path)
+
+
+def mode_defaults(args, mode: str, table: dict[str, dict[str, object]]) -> None:
+    """Fill the options of a benchmark with several modes (``--multiclass``, ``--priors``):
+    ``table`` maps an option's ``dest`` to ``{mode: default}``; options are declared with
+    ``default=None``. An option given on the command line for a mode it does not belong to
+    is an error (never silently ignored)."""
+    from bayescal.errors import ConfigError
+
+    for dest, defaults in table.items():
+        value = getattr(args, dest, None)
+        if mode in defaults:
+            if value is None:
+                setattr(args, dest, defaults[mode])
+        elif value is not None:
+            flag = "--" + dest.replace("_", "-")
+            raise ConfigError(
+                f"{flag} applies to the {' / '.join(defaults)} mode only, not to {mode}; "
+                f"drop it or choose that mode."
+            )

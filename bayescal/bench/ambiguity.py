@@ -356,6 +356,8 @@ def run(args) -> int:
                 probas_first[name] = p
         per_seed[seed] = res
 
+    if split_first is None:  # args.seeds is never empty (nargs='+')
+        raise ValueError("no seed was run")
     cal, test = split_first
     first = args.seeds[0]
     intervals = None

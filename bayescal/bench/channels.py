@@ -1,6 +1,22 @@
-"""``bayescal bench channels``: marginal Dawid–Skene, bayescal vs crowd-kit.
+"""``bayescal bench channels``: Dawid–Skene EM for any number of classes, bayescal vs
+crowd-kit, and the coverage of the Bayesian confusion posterior.
 
-Simulates K flip annotators on n items (generation excluded from timing),
+Three modes of one benchmark (the old names ``bench multiclass-channels`` and ``bench
+multiclass-priors`` run the second and third):
+
+- default: binary flip annotators, the marginal channels ``a_j``, ``b_j``;
+- ``--multiclass``: C classes (``--classes``, default 4), confusion matrices;
+- ``--priors``: frequentist coverage of the multiclass posterior's confusion diagonal.
+
+An option of one mode only is refused in another (:func:`bayescal.bench._io.mode_defaults`).
+Both EM modes time the same steps with the same code: container from numpy arrays +
+one-pass summary + EM with 10 starts (``_ours``), crowd-kit's ``DawidSkene`` on the same
+answers in its native long format (``_crowdkit``, our orientation rule applied to its
+result: the relabelling that maximises annotator 0's diagonal, which for C = 2 is
+``a_1 < b_1``), a cold run and the best of ``--repeats`` warm runs per side (``_timed``) and
+one report of each crowd-kit run against ours and the truth (``_peer_report``).
+
+**Binary** (default). Simulates K flip annotators on n items (generation excluded from timing),
 then times bayescal (container from numpy arrays + one-pass summary + EM with
 the paper's 10-start protocol) and crowd-kit's ``DawidSkene`` on the same
 answers in its native long format.
@@ -19,45 +35,201 @@ separately (``*_cold_seconds``: it includes one-off costs such as xarray's and
 pandas' lazy imports), and the headline ``bayescal_seconds``, ``crowdkit_seconds``
 and ``speedup`` are warm, the best of ``--repeats`` further calls on the same
 answers (best, because on a shared machine the fastest run is the least disturbed).
+
+**Multiclass** (``--multiclass``). Simulates n items, K annotators and C classes
+(:func:`bayescal.simulate.simulate_multiclass`,
+default diagonally dominant confusions; generation excluded from timing), then
+times bayescal (container from numpy arrays + one-pass summary, including the
+calibration bin cells, + pooled multiclass EM with 10 starts) and crowd-kit's
+``DawidSkene`` on the same answers in its native long format.
+
+Timings: the first run of each side is reported as ``cold`` (first calls,
+caches); ``warm`` is the best of ``--repeats`` further runs. ``speedup`` is
+crowd-kit's warm time over bayescal's warm time (``speedup_cold`` compares the
+cold runs).
+
+Convergence: crowd-kit stops when its per-answer ELBO rises by less than
+``tol``; that ELBO is not monotone over its iterations, so its stopping rule can
+end far from the maximum (see ``bayescal bench channels``). As in the binary
+benchmark, the timed crowd-kit runs disable the rule (``tol=-inf``) and take
+``--crowdkit-iter`` iterations, and the JSON records the last ELBO change to
+show where it stopped; crowd-kit's default settings (``tol=1e-5``, at most 100
+iterations) are run once and reported too, with ``speedup_vs_crowdkit_default``.
+Its latent classes are anchored to the labels by its majority-vote start; our
+orientation rule (the assignment that maximises annotator 0's diagonal) is
+applied to its result before comparing. ``max_abs_diff_vs_crowdkit`` is the
+largest difference between the two sides' confusion entries.
+
+**Priors** (``--priors``). Issue 22 item 3. The truth is *not* drawn from the prior: each of K
+annotators has
+one accuracy (spread evenly over ``--acc-low`` .. ``--acc-high``, default 0.6 .. 0.95)
+on every diagonal entry, and each row's error mass ``1 - acc`` is split over the
+other C - 1 answers by a Dirichlet(1) draw (fixed per repetition). Every class has
+exactly ``--per-class`` items. Per cell (C, items per class) and repetition, the
+pooled multiclass posterior (default priors) and pooled Dawid–Skene EM are fitted
+on the same answers; reported per cell:
+
+- ``coverage``: share of the K * C diagonal entries whose central 90% posterior
+  interval holds the true entry, with its Monte Carlo SE ``sqrt(p (1 - p) / N)``
+  over the N entries (entries of one fit share data, so this SE is a lower bound);
+- ``within_1p5_sd_of_em``: share of entries whose posterior mean lies within 1.5
+  posterior sd of EM's estimate;
+- ``bias``: mean of posterior mean minus truth over the diagonal entries;
+- ``rhat_diag_max`` / ``ess_bulk_diag_min``: the worst convergence figures of the
+  diagonal entries (the check's quantities), and the fit's worst over all entries.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import time
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mode_defaults, write_json
+from bayescal.errors import ConfigError
+
+if TYPE_CHECKING:
+    from bayescal.data.container import Annotations
 
 DEFAULT_A = (0.08, 0.13, 0.18, 0.10, 0.22, 0.05)
 DEFAULT_B = (0.84, 0.89, 0.94, 0.80, 0.91, 0.75)
+#: option -> {mode: default}; see :func:`bayescal.bench._io.mode_defaults`
+MODE_DEFAULTS: dict[str, dict[str, object]] = {
+    "n": {"binary": 100_000, "multiclass": 100_000},
+    "missing": {"binary": 0.0, "multiclass": 0.0},
+    "peer": {"binary": "crowdkit", "multiclass": "crowdkit"},
+    "crowdkit_iter": {"binary": 50, "multiclass": 100},
+    "repeats": {"binary": 5, "multiclass": 3},
+    "classes": {"multiclass": [4], "priors": [3, 10]},
+    "per_class": {"priors": [90]},
+    "acc_low": {"priors": 0.6},
+    "acc_high": {"priors": 0.95},
+    "reps": {"priors": 2},
+    "draws": {"priors": 300},
+    "tune": {"priors": 600},
+    "chains": {"priors": 2},
+}
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--n", type=int, default=100_000, help="number of items (default 100000)")
-    parser.add_argument("--k", type=int, default=3, help="number of annotators, 3..6 (default 3)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--multiclass",
+        action="store_true",
+        help="C classes with confusion matrices (formerly bench multiclass-channels)",
+    )
+    mode.add_argument(
+        "--priors",
+        action="store_true",
+        help="coverage of the multiclass posterior's confusion diagonal (formerly bench "
+        "multiclass-priors)",
+    )
+    parser.add_argument("--k", type=int, default=3, help="annotators (default 3; binary 3..6)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--missing", type=float, default=0.0, help="probability an answer is missing"
-    )
-    parser.add_argument("--peer", choices=["crowdkit", "none"], default="crowdkit")
-    parser.add_argument(
-        "--crowdkit-iter", type=int, default=50, help="iterations of the timed crowd-kit run"
-    )
-    parser.add_argument(
-        "--repeats", type=int, default=5, help="warm timed calls per side, best kept (default 5)"
-    )
     parser.add_argument("--json", dest="json_path", default=None, help="write JSON here")
+    parser.add_argument("--n", type=int, help="EM modes: items (default 100000)")
+    parser.add_argument(
+        "--missing", type=float, help="EM modes: probability an answer is missing (default 0)"
+    )
+    parser.add_argument("--peer", choices=["crowdkit", "none"], help="EM modes (default crowdkit)")
+    parser.add_argument(
+        "--crowdkit-iter",
+        type=int,
+        help="EM modes: iterations of the timed crowd-kit runs (default 50 binary, 100 multiclass)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        help="EM modes: warm runs per side after the cold one, best kept (default 5 binary, "
+        "3 multiclass)",
+    )
+    parser.add_argument(
+        "--classes",
+        type=int,
+        nargs="+",
+        help="--multiclass: the number of classes (one value, default 4); --priors: class "
+        "counts (default 3 10)",
+    )
+    parser.add_argument("--per-class", type=int, nargs="+", help="--priors: items per class (90)")
+    parser.add_argument("--acc-low", type=float, help="--priors: lowest accuracy (0.6)")
+    parser.add_argument("--acc-high", type=float, help="--priors: highest accuracy (0.95)")
+    parser.add_argument("--reps", type=int, help="--priors: repetitions per cell (2)")
+    parser.add_argument("--draws", type=int, help="--priors: draws per chain (300)")
+    parser.add_argument("--tune", type=int, help="--priors: tuning steps (600)")
+    parser.add_argument("--chains", type=int, help="--priors: chains (2)")
 
 
-def _crowdkit(labels, tol, n_iter):
+def _mode(args) -> str:
+    return "priors" if args.priors else "multiclass" if args.multiclass else "binary"
+
+
+def run(args) -> int:
+    mode = _mode(args)
+    mode_defaults(args, mode, MODE_DEFAULTS)
+    if mode == "priors":
+        return _run_priors(args)
+    _check_em_args(args, mode)
+    return _run_em(args, mode)
+
+
+def _check_em_args(args, mode: str) -> None:
+    if mode == "binary" and not 3 <= args.k <= len(DEFAULT_A):
+        raise ConfigError(f"--k must be between 3 and {len(DEFAULT_A)}; got {args.k}.")
+    if args.k < 3:
+        raise ConfigError(f"--k must be at least 3 (identification, SPEC §3); got {args.k}.")
+    if mode == "multiclass" and (len(args.classes) != 1 or args.classes[0] < 2):
+        raise ConfigError(f"--classes takes one number >= 2 with --multiclass; got {args.classes}.")
+    if args.n < 10:
+        raise ConfigError(f"--n must be at least 10; got {args.n}.")
+    if args.repeats < (1 if mode == "binary" else 0) or args.crowdkit_iter < 1:
+        least = 1 if mode == "binary" else 0
+        raise ConfigError(f"--repeats must be >= {least} and --crowdkit-iter >= 1.")
+
+
+def _ours(scores, labels, seed: int, multiclass: bool) -> dict:
+    """bayescal's side, timed step by step: container, summary, EM (10 starts)."""
+    from bayescal import Annotations, summarize
+    from bayescal.channels.em import dawid_skene_em
+    from bayescal.summaries import summarize_multiclass
+
+    t0 = time.perf_counter()
+    data = Annotations.from_arrays(scores, labels)
+    t1 = time.perf_counter()
+    if multiclass:
+        summary = summarize_multiclass(data, groups="all")
+        t2 = time.perf_counter()
+        fit = dawid_skene_em(summary, prevalence="grouped", random_state=seed)
+    else:
+        summary = summarize(data, groups=1)
+        t2 = time.perf_counter()
+        fit = dawid_skene_em(summary, random_state=seed)
+    t3 = time.perf_counter()
+    return {
+        "seconds": t3 - t0,
+        "breakdown": {"container": t1 - t0, "summarize": t2 - t1, "em": t3 - t2},
+        "fit": fit,
+        "n_patterns": summary.n_patterns,
+    }
+
+
+def _long_frame(labels):
     import pandas as pd
+
+    rows, cols = np.nonzero(~np.isnan(labels))
+    return pd.DataFrame({"task": rows, "worker": cols, "label": labels[rows, cols].astype(int)})
+
+
+def _crowdkit(frame, k: int, c: int, *, tol: float, n_iter: int) -> dict:
+    """crowd-kit's ``DawidSkene`` on the long frame: confusions (K, C, C), in our orientation."""
     from crowdkit.aggregation import DawidSkene
 
-    n, k = labels.shape
-    rows, cols = np.nonzero(~np.isnan(labels))
-    frame = pd.DataFrame({"task": rows, "worker": cols, "label": labels[rows, cols].astype(int)})
+    from bayescal.channels.orientation import dominant_diagonal_permutation, relabel_classes
+
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         # crowd-kit calls pandas APIs that pandas 3 deprecates; those warnings are about the
@@ -65,67 +237,158 @@ def _crowdkit(labels, tol, n_iter):
         warnings.filterwarnings("ignore", module="crowdkit")
         model = DawidSkene(n_iter=n_iter, tol=tol).fit(frame)
     seconds = time.perf_counter() - t0
-    err = model.errors_
-    a = np.array([err.loc[(j, 1), 0] for j in range(k)])
-    b = np.array([err.loc[(j, 1), 1] for j in range(k)])
-    if a[0] > b[0]:  # crowd-kit has no orientation rule; apply ours
-        a, b = b, a
+    err, priors = model.errors_, model.priors_  # errors_: rows (worker, observed), columns
+    if err is None or priors is None:  # true label: P(observed | true); set by every fit
+        raise TypeError("crowd-kit's DawidSkene.fit left no errors_ / priors_")
+    t = np.zeros((k, c, c))
+    for (worker, answered), row in err.iterrows():
+        for true, value in row.items():
+            t[int(worker), int(true), int(answered)] = value
+    prior = np.array([[float(priors.get(y, 0.0)) for y in range(c)]])
+    t, prior = relabel_classes(t, prior, dominant_diagonal_permutation(t[0]))
     hist = model.loss_history_
-    last_change = abs(hist[-1] - hist[-2]) if len(hist) > 1 else None
     return {
         "seconds": seconds,
-        "a": a,
-        "b": b,
+        "confusion": t,
+        "prevalence": prior[0],
         "iterations": len(hist),
-        "last_elbo_change": last_change,
+        "last_elbo_change": abs(hist[-1] - hist[-2]) if len(hist) > 1 else None,
     }
 
 
-def run(args) -> int:
-    from bayescal import Annotations, summarize
-    from bayescal.channels import dawid_skene_em
-    from bayescal.errors import ConfigError
-    from bayescal.simulate import simulate_annotations
+def _timed(run: Callable[[], dict], repeats: int) -> tuple[dict, dict, list[float]]:
+    """Cold run, then the best of ``repeats`` warm runs: (cold, best, warm seconds)."""
+    cold = run()
+    warm = [run() for _ in range(repeats)]
+    best = min(warm, key=lambda r: r["seconds"]) if warm else cold
+    return cold, best, [r["seconds"] for r in warm]
 
-    if not 3 <= args.k <= len(DEFAULT_A):
-        raise ConfigError(f"--k must be between 3 and {len(DEFAULT_A)}; got {args.k}.")
-    if args.n < 10:
-        raise ConfigError(f"--n must be at least 10; got {args.n}.")
-    if args.repeats < 1:
-        raise ConfigError(f"--repeats must be at least 1; got {args.repeats}.")
-    a_true, b_true = np.array(DEFAULT_A[: args.k]), np.array(DEFAULT_B[: args.k])
-    rng = np.random.default_rng(args.seed)
+
+def _peer_report(r: dict, ours: np.ndarray, truth: np.ndarray) -> dict:
+    """One crowd-kit run against our confusions and the truth (largest entry differences)."""
+    return {
+        "seconds": r["seconds"],
+        "iterations_used": r["iterations"],
+        "last_elbo_change": r["last_elbo_change"],
+        "max_abs_diff_vs_bayescal": float(np.abs(r["confusion"] - ours).max()),
+        "max_abs_error_vs_truth": float(np.abs(r["confusion"] - truth).max()),
+    }
+
+
+def _binary_confusion(a, b) -> np.ndarray:
+    """(K, 2, 2) confusions of flip channels ``a_j = P(1 | 0)``, ``b_j = P(1 | 1)``."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return np.stack([np.stack([1 - a, a], -1), np.stack([1 - b, b], -1)], 1)
+
+
+def _simulate(args, mode: str):
+    """(scores, labels, true confusions (K, C, C), population or None), generation timed apart."""
+    if mode == "binary":
+        from bayescal.simulate import simulate_annotations
+
+        a_true, b_true = np.array(DEFAULT_A[: args.k]), np.array(DEFAULT_B[: args.k])
+        rng = np.random.default_rng(args.seed)
+        z = rng.random(args.n)
+        y = (rng.random(args.n) < z).astype(np.int8)
+        labels = simulate_annotations(y, a_true, b_true, random_state=rng, missing=args.missing)
+        return z, labels, _binary_confusion(a_true, b_true), None
+    from bayescal.simulate import multiclass_population, simulate_multiclass
+
+    pop = multiclass_population(
+        args.classes[0], n_annotators=args.k, missing=args.missing, random_state=args.seed
+    )
+    data = simulate_multiclass(args.n, population=pop, random_state=args.seed + 1)
+    return data.probs, data.labels, pop.confusion, pop
+
+
+def _all_seconds(multiclass: bool, side: str, cold: dict, warm: list[float]) -> dict:
+    """The per-run seconds under each mode's JSON key: the multiclass layout lists the cold run
+    too (``{side}_all_seconds``), the binary one the warm runs (``{side}_warm_all_seconds``)."""
+    if multiclass:
+        return {f"{side}_all_seconds": [cold["seconds"], *warm]}
+    return {f"{side}_warm_all_seconds": warm}
+
+
+def _run_em(args, mode: str) -> int:
+    multiclass = mode == "multiclass"
+    load_at_start = list(os.getloadavg())
     t0 = time.perf_counter()
-    z = rng.random(args.n)
-    y = (rng.random(args.n) < z).astype(np.int8)
-    labels = simulate_annotations(y, a_true, b_true, random_state=rng, missing=args.missing)
+    scores, labels, truth, pop = _simulate(args, mode)
     generate_seconds = time.perf_counter() - t0
+    cold, best, warm = _timed(lambda: _ours(scores, labels, args.seed, multiclass), args.repeats)
+    fit = best["fit"]  # EM from a fixed seed: every run gives the same fit
+    t_hat = fit.confusion.values[0]
+    prev_hat = fit.class_prevalence.values[0, 0]
+    if multiclass:
+        result = _multiclass_result(args, best, t_hat, truth, pop, prev_hat)
+    else:
+        result = _binary_result(args, fit, truth)
+    result.update(
+        generate_seconds=generate_seconds,
+        bayescal_seconds=best["seconds"],
+        bayescal_cold_seconds=cold["seconds"],
+        bayescal_breakdown=best["breakdown"],
+        **_all_seconds(multiclass, "bayescal", cold, warm),
+        crowdkit_seconds=None,
+        crowdkit_cold_seconds=None,
+        speedup=None,
+        speedup_cold=None,
+        max_abs_diff_vs_crowdkit=None,
+        crowdkit_settings=None,
+        crowdkit_default_settings=None,
+    )
+    if multiclass:
+        result.update(speedup_vs_crowdkit_default=None, load_average_at_start=load_at_start)
+    result["environment"] = environment()
+    if args.peer == "crowdkit":
+        c = truth.shape[-1]
+        frame = _long_frame(labels)
+        ck_cold, ck, ck_warm = _timed(
+            lambda: _crowdkit(frame, args.k, c, tol=-np.inf, n_iter=args.crowdkit_iter),
+            args.repeats,
+        )
 
-    def ours():
-        t0 = time.perf_counter()
-        data = Annotations.from_arrays(z, labels)
-        t1 = time.perf_counter()
-        summary = summarize(data, groups=1)
-        t2 = time.perf_counter()
-        fit = dawid_skene_em(summary, random_state=args.seed)
-        t3 = time.perf_counter()
-        return fit, t3 - t0, {"container": t1 - t0, "summarize": t2 - t1, "em": t3 - t2}
+        def report(r):
+            out = _peer_report(r, t_hat, truth)
+            if multiclass:  # the binary layout has no prevalence entries
+                out["prevalence_max_abs_diff_vs_bayescal"] = float(
+                    np.abs(r["prevalence"] - prev_hat).max()
+                )
+            return out
 
-    fit, cold_seconds, _ = ours()
-    warm = [ours() for _ in range(args.repeats)]
-    _, warm_seconds, breakdown = min(warm, key=lambda r: r[1])
+        default = _crowdkit(frame, args.k, c, tol=1e-5, n_iter=100)
+        result.update(
+            crowdkit_seconds=ck["seconds"],
+            crowdkit_cold_seconds=ck_cold["seconds"],
+            **_all_seconds(multiclass, "crowdkit", ck_cold, ck_warm),
+            speedup=ck["seconds"] / best["seconds"],
+            speedup_cold=ck_cold["seconds"] / cold["seconds"],
+            max_abs_diff_vs_crowdkit=report(ck)["max_abs_diff_vs_bayescal"],
+            crowdkit_max_abs_error_vs_truth=report(ck)["max_abs_error_vs_truth"],
+            crowdkit_settings={"tol": "-inf (rule disabled)", "n_iter": args.crowdkit_iter}
+            | report(ck),
+            crowdkit_default_settings={"tol": 1e-5, "n_iter": 100} | report(default),
+        )
+        if multiclass:
+            result["speedup_vs_crowdkit_default"] = default["seconds"] / best["seconds"]
+        else:
+            tight = _crowdkit(frame, args.k, c, tol=1e-8, n_iter=10_000)
+            result["crowdkit_tol_1e8_settings"] = {"tol": 1e-8, "n_iter": 10_000} | report(tight)
+    if multiclass:
+        result["load_average_at_end"] = list(os.getloadavg())
+    write_json(result, args.json_path)
+    return 0
+
+
+def _binary_result(args, fit, truth: np.ndarray) -> dict:
     a_hat, b_hat = fit.a.values[0], fit.b.values[0]
-    result = {
+    a_true, b_true = truth[:, 0, 1], truth[:, 1, 1]
+    return {
         "n": args.n,
         "K": args.k,
         "seed": args.seed,
         "missing": args.missing,
-        "generate_seconds": generate_seconds,
         "repeats": args.repeats,
-        "bayescal_seconds": warm_seconds,
-        "bayescal_cold_seconds": cold_seconds,
-        "bayescal_warm_all_seconds": [r[1] for r in warm],
-        "bayescal_breakdown": breakdown,
         "bayescal_a": a_hat,
         "bayescal_b": b_hat,
         "true_a": a_true,
@@ -133,58 +396,157 @@ def run(args) -> int:
         "max_abs_error_vs_truth": float(
             max(np.abs(a_hat - a_true).max(), np.abs(b_hat - b_true).max())
         ),
-        "crowdkit_seconds": None,
-        "crowdkit_cold_seconds": None,
-        "speedup": None,
-        "speedup_cold": None,
-        "max_abs_diff_vs_crowdkit": None,
-        "crowdkit_settings": None,
-        "crowdkit_default_settings": None,
+    }
+
+
+def _multiclass_result(args, best, t_hat, truth, pop, prev_hat) -> dict:
+    return {
+        "n": args.n,
+        "K": args.k,
+        "C": args.classes[0],
+        "seed": args.seed,
+        "missing": args.missing,
+        "n_patterns": best["n_patterns"],
+        "bayescal_em_iterations": best["fit"].diagnostics["iterations"],
+        "bayescal_loglik": best["fit"].loglik,
+        "true_confusion": truth,
+        "bayescal_confusion": t_hat,
+        "max_abs_error_vs_truth": float(np.abs(t_hat - truth).max()),
+        "prevalence_max_abs_error_vs_truth": float(np.abs(prev_hat - pop.prevalence).max()),
+    }
+
+
+def true_confusions(n_classes: int, accuracies: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(K, C, C) rows with diagonal ``accuracies[j]`` and Dirichlet(1)-split errors."""
+    k = accuracies.size
+    out = np.empty((k, n_classes, n_classes))
+    for j in range(k):
+        for y in range(n_classes):
+            errors = rng.dirichlet(np.ones(n_classes - 1)) * (1.0 - accuracies[j])
+            out[j, y] = np.insert(errors, y, accuracies[j])
+    return out
+
+
+def simulate_answers(
+    confusion: np.ndarray, per_class: int, rng: np.random.Generator
+) -> Annotations:
+    """Exactly ``per_class`` items of every class; answers ``A_j ~ T_j[Y, .]``."""
+    from bayescal.data.container import Annotations
+
+    k, c, _ = confusion.shape
+    y = np.repeat(np.arange(c), per_class)
+    cum = np.cumsum(confusion[:, y, :], axis=-1)  # (K, n, C)
+    u = rng.random((k, y.size, 1))
+    answers = np.minimum((u > cum).sum(-1), c - 1).T.astype(np.float64)  # (n, K)
+    probs = np.full((y.size, c), 1.0 / c)  # scores do not enter the pooled channel fit
+    return Annotations.from_arrays(probs, answers)
+
+
+def _diagonal(x: np.ndarray) -> np.ndarray:
+    """(..., K, C, C) -> (..., K, C)."""
+    return np.diagonal(x, axis1=-2, axis2=-1)
+
+
+def one_fit(
+    n_classes: int, per_class: int, accuracies: np.ndarray, args: argparse.Namespace, seed: int
+) -> dict:
+    import arviz as az
+
+    from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+    from bayescal.channels.em import dawid_skene_em
+    from bayescal.summaries import summarize_multiclass
+
+    rng = np.random.default_rng(seed)
+    truth = true_confusions(n_classes, accuracies, rng)
+    summary = summarize_multiclass(simulate_answers(truth, per_class, rng), groups="all")
+    em = dawid_skene_em(summary, prevalence="grouped", random_state=seed)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence problems are reported below
+        fit = fit_multiclass_channels_bayes(
+            summary,
+            pooled=True,
+            draws=args.draws,
+            tune=args.tune,
+            chains=args.chains,
+            random_state=seed,
+        )
+    seconds = time.perf_counter() - t0
+    idata = fit.idata
+    if not isinstance(idata, az.InferenceData):  # a sampled fit always carries its idata
+        raise TypeError("the multiclass posterior fit returned no InferenceData")
+    post = idata["posterior"]["confusion"].values  # (chain, draw, K, C, C)
+    diag = _diagonal(post)  # (chain, draw, K, C)
+    flat = diag.reshape(-1, *diag.shape[2:])
+    lo, hi = np.quantile(flat, [0.05, 0.95], axis=0)
+    mean, sd = flat.mean(0), flat.std(0, ddof=1)
+    true_d, em_d = _diagonal(truth), _diagonal(em.confusion.values[0])
+    ds = az.convert_to_dataset({"d": diag})
+    return {
+        "seed": seed,
+        "covered": ((lo <= true_d) & (true_d <= hi)).ravel().tolist(),
+        "within": (np.abs(mean - em_d) <= 1.5 * sd).ravel().tolist(),
+        "bias": (mean - true_d).ravel().tolist(),
+        "em_bias": (em_d - true_d).ravel().tolist(),
+        "rhat_diag_max": float(az.rhat(ds)["d"].max()),
+        "ess_bulk_diag_min": float(az.ess(ds)["d"].min()),
+        "rhat_all_max": fit.diagnostics.get("rhat_max"),
+        "ess_bulk_all_min": fit.diagnostics.get("ess_bulk_min"),
+        "seconds": seconds,
+    }
+
+
+def _share(flags: list[bool]) -> dict:
+    p = float(np.mean(flags))
+    return {"value": p, "mc_se": float(np.sqrt(p * (1 - p) / len(flags))), "n": len(flags)}
+
+
+def _run_priors(args: argparse.Namespace) -> int:
+    if args.k < 2 or args.reps < 1 or min(args.classes) < 3:
+        raise ConfigError("--k must be >= 2, --reps >= 1 and every --classes >= 3.")
+    if not 0 < args.acc_low <= args.acc_high < 1:
+        raise ConfigError("accuracies need 0 < --acc-low <= --acc-high < 1.")
+    accuracies = np.linspace(args.acc_high, args.acc_low, args.k)
+    cells = []
+    for c in args.classes:
+        for per_class in args.per_class:
+            fits = [
+                one_fit(c, per_class, accuracies, args, args.seed + 1000 * c + r)
+                for r in range(args.reps)
+            ]
+            cells.append(
+                {
+                    "classes": c,
+                    "per_class": per_class,
+                    "reps": args.reps,
+                    "coverage": _share(sum((f["covered"] for f in fits), [])),
+                    "within_1p5_sd_of_em": _share(sum((f["within"] for f in fits), [])),
+                    "bias": float(np.mean(sum((f["bias"] for f in fits), []))),
+                    "em_bias": float(np.mean(sum((f["em_bias"] for f in fits), []))),
+                    "rhat_diag_max": max(f["rhat_diag_max"] for f in fits),
+                    "ess_bulk_diag_min": min(f["ess_bulk_diag_min"] for f in fits),
+                    "rhat_all_max": max(f["rhat_all_max"] or np.nan for f in fits),
+                    "ess_bulk_all_min": min(f["ess_bulk_all_min"] or np.nan for f in fits),
+                    "seconds": sum(f["seconds"] for f in fits),
+                }
+            )
+            print(cells[-1], flush=True)
+    result = {
+        "benchmark": "multiclass-priors",
+        "settings": {
+            "classes": args.classes,
+            "per_class": args.per_class,
+            "k": args.k,
+            "reps": args.reps,
+            "draws": args.draws,
+            "tune": args.tune,
+            "chains": args.chains,
+            "seed": args.seed,
+        },
+        "accuracies": accuracies.tolist(),
+        "cells": cells,
+        "load_average_at_end": list(os.getloadavg()),
         "environment": environment(),
     }
-    if args.peer == "crowdkit":
-        ck_cold = _crowdkit(labels, tol=-np.inf, n_iter=args.crowdkit_iter)
-        ck_warm = [
-            _crowdkit(labels, tol=-np.inf, n_iter=args.crowdkit_iter) for _ in range(args.repeats)
-        ]
-        ck = min(ck_warm, key=lambda r: r["seconds"])
-
-        def report(run):
-            return {
-                "iterations_used": run["iterations"],
-                "last_elbo_change": run["last_elbo_change"],
-                "seconds": run["seconds"],
-                "max_abs_diff_vs_bayescal": float(
-                    max(np.abs(a_hat - run["a"]).max(), np.abs(b_hat - run["b"]).max())
-                ),
-                "max_abs_error_vs_truth": float(
-                    max(np.abs(run["a"] - a_true).max(), np.abs(run["b"] - b_true).max())
-                ),
-            }
-
-        result.update(
-            crowdkit_seconds=ck["seconds"],
-            crowdkit_cold_seconds=ck_cold["seconds"],
-            crowdkit_warm_all_seconds=[r["seconds"] for r in ck_warm],
-            speedup=ck["seconds"] / result["bayescal_seconds"],
-            speedup_cold=ck_cold["seconds"] / result["bayescal_cold_seconds"],
-            max_abs_diff_vs_crowdkit=report(ck)["max_abs_diff_vs_bayescal"],
-            crowdkit_max_abs_error_vs_truth=report(ck)["max_abs_error_vs_truth"],
-            crowdkit_settings={
-                "tol": "-inf (rule disabled)",
-                "n_iter": args.crowdkit_iter,
-                **report(ck),
-            },
-            crowdkit_default_settings={
-                "tol": 1e-5,
-                "n_iter": 100,
-                **report(_crowdkit(labels, tol=1e-5, n_iter=100)),
-            },
-            crowdkit_tol_1e8_settings={
-                "tol": 1e-8,
-                "n_iter": 10_000,
-                **report(_crowdkit(labels, tol=1e-8, n_iter=10_000)),
-            },
-        )
     write_json(result, args.json_path)
     return 0

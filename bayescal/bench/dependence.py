@@ -19,6 +19,31 @@ JSON: ``protocol``; ``cells`` with, per model, the interval's coverage, its Mont
 Carlo SE, miss rates above/below, mean width, the estimate's bias, the largest
 absolute bias of the channels' posterior means, divergences and seconds; the
 dependence model's posterior mean loadings; load average and environment.
+
+``--multiclass``: multiclass NC-ECE interval coverage under conditionally dependent
+annotators (independence vs dependence model), same options and levels.
+
+Data: :func:`bayescal.simulate.dependent.simulate_multiclass_dependent`
+on a fixed population (:func:`~bayescal.simulate.multiclass.multiclass_population`:
+C = 3 classes, four annotators with the default confusions, temperature 1.5, an
+over-confident model) of which ``a1`` and ``a2`` share a latent item difficulty
+with loading ``s`` for every class: ``none`` (s = 0), ``moderate`` (s = 1, latent
+within-class correlation 0.5) and ``strong`` (s = 2, 0.8).
+
+Per repetition (seeds fixed): channels on the first half of the items (channel
+groups by predicted class), the multiclass NC-ECE interval
+(:func:`~bayescal.metrics.uncertainty.multiclass_nc_ece_interval`, ten
+bins) on the second half, once with the independence model's posterior and once
+with the dependence model's (pair ``a1:a2``), both from
+:func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` (nutpie). The
+truth is the population's exact binned top-label and class-wise ECE
+(:meth:`~bayescal.simulate.multiclass.MulticlassPopulation.binned_ece`): it does not
+involve the annotators.
+
+JSON (``docs/results/dependence_multiclass.json``): ``protocol``; ``cells`` with, per
+model and metric (top-label, class-wise), coverage, its binomial SE, miss rates
+above/below, mean width, the estimate's bias; the largest absolute bias of the
+posterior-mean confusions; the dependence model's posterior mean loadings.
 """
 
 from __future__ import annotations
@@ -29,7 +54,6 @@ import warnings
 
 import numpy as np
 
-from bayescal.bench import multiclass_dependence
 from bayescal.bench._io import write_run
 from bayescal.bench.coverage import _summaries
 
@@ -55,7 +79,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--multiclass",
         action="store_true",
-        help="the multiclass scenario (bayescal/bench/multiclass_dependence.py; "
+        help="the multiclass scenario (C = 3, top-label and class-wise coverage; "
         "docs/results/dependence_multiclass.json)",
     )
 
@@ -117,6 +141,25 @@ def _fits(summary, settings):
     return out
 
 
+def _coverage(hit, above, width, estimate, truth: float) -> dict[str, float]:
+    """Coverage of one model's intervals over repetitions (per-rep hit, miss above, width and
+    estimate), with its binomial SE, the miss rates and the estimate's bias against ``truth``."""
+    reps = len(hit)
+    cov = float(np.mean(hit))
+    above_rate = float(np.mean(above))
+    est = np.asarray(estimate, dtype=float)
+    return {
+        "coverage": cov,
+        "coverage_se": float(np.sqrt(cov * (1 - cov) / reps)),
+        "miss_rate": 1 - cov,
+        "miss_above": above_rate,
+        "miss_below": float(1 - cov - above_rate),
+        "mean_width": float(np.mean(width)),
+        "estimate_bias": float(est.mean() - truth),
+        "estimate_bias_se": float(est.std(ddof=1) / np.sqrt(reps)),
+    }
+
+
 def _run_cell(args, level, pop, settings_for):
     from bayescal.metrics.uncertainty import nc_ece_interval
     from bayescal.simulate.dependent import simulate_dependent
@@ -168,18 +211,9 @@ def _run_cell(args, level, pop, settings_for):
     seconds = time.perf_counter() - t0
     models = {}
     for name, rr in rec.items():
-        cov = float(np.mean(rr["hit"]))
-        above = float(np.mean(rr["above"]))
         bias = np.mean(rr["bias"], axis=0)
         models[name] = {
-            "coverage": cov,
-            "coverage_se": float(np.sqrt(cov * (1 - cov) / args.reps)),
-            "miss_rate": 1 - cov,
-            "miss_above": above,
-            "miss_below": float(1 - cov - above),
-            "mean_width": float(np.mean(rr["width"])),
-            "estimate_bias": float(np.mean(rr["est"]) - pop),
-            "estimate_bias_se": float(np.std(rr["est"], ddof=1) / np.sqrt(args.reps)),
+            **_coverage(rr["hit"], rr["above"], rr["width"], rr["est"], pop),
             "channel_bias_max_abs": float(np.abs(bias).max()),
             "channel_bias": {"a": bias[: len(FP)].tolist(), "b": bias[len(FP) :].tolist()},
             "divergences": rr["div"],
@@ -199,6 +233,145 @@ def _run_cell(args, level, pop, settings_for):
     }
 
 
+CLASSES = 3
+N_ANNOTATORS = 4
+POPULATION_SEED = 2024
+METRICS = ("top_label", "classwise")
+
+
+def _population():
+    from bayescal.simulate.multiclass import multiclass_population
+
+    return multiclass_population(
+        CLASSES, n_annotators=N_ANNOTATORS, temperature=1.5, random_state=POPULATION_SEED
+    )
+
+
+def _one_rep(args, level_s, seed, pop, truth_ece):
+    from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+    from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
+    from bayescal.simulate.dependent import simulate_multiclass_dependent
+
+    data, truth = simulate_multiclass_dependent(
+        args.n, loading=level_s, groups=[(0, 1)], population=pop, random_state=seed
+    )
+    half = args.n // 2
+    channels, evaluation = data.subset(np.arange(half)), data.subset(np.arange(half, args.n))
+    out = {}
+    for name in MODELS:
+        fit = fit_multiclass_channels_bayes(
+            channels,
+            dependence=None if name == "independent" else PAIR,
+            draws=args.draws,
+            tune=args.tune,
+            chains=args.chains,
+            cores=1,
+            random_state=seed,
+            check=False,
+            posterior_predictive=False,
+        )
+        iv = multiclass_nc_ece_interval(
+            evaluation, fit, prob=args.prob, n_bootstrap=args.n_bootstrap, random_state=seed
+        )
+        row = {}
+        for metric in METRICS:
+            part = getattr(iv, metric)
+            lo, hi = part.interval()
+            t = truth_ece[metric]
+            row[metric] = (lo <= t <= hi, t > hi, hi - lo, part.estimate)
+        err = float(np.abs(fit.confusion.values.mean(0) - truth.confusion).max())
+        loading = None
+        if name == "dependent":
+            loading = fit.idata.posterior["loading"].mean(("chain", "draw")).values
+        div = int(fit.idata.sample_stats["diverging"].sum())
+        out[name] = (row, err, loading, div, fit.diagnostics["sampling_seconds"])
+    return out
+
+
+def _summarise(records, truth_ece):
+    models = {}
+    for name in MODELS:
+        rows = [r[name] for r in records]
+        entry = {}
+        for metric in METRICS:
+            hit, above, width, est = zip(*(r[0][metric] for r in rows), strict=True)
+            entry[metric] = _coverage(hit, above, width, est, truth_ece[metric])
+        entry["confusion_bias_max_abs_mean"] = float(np.mean([r[1] for r in rows]))
+        entry["divergences"] = int(sum(r[3] for r in rows))
+        entry["sampling_seconds"] = float(sum(r[4] for r in rows))
+        models[name] = entry
+    loads = [r["dependent"][2] for r in records]
+    return models, np.mean(loads, axis=0).tolist()
+
+
+def _sampling_protocol(args, sampler: str) -> dict:
+    """The protocol entries both scenarios share: sampler settings, bootstrap and seed."""
+    return {
+        "chains": args.chains,
+        "draws": args.draws,
+        "tune": args.tune,
+        "sampler": sampler,
+        "n_bootstrap": args.n_bootstrap,
+        "seed": args.seed,
+    }
+
+
+def _run_multiclass(args) -> int:
+    """The multiclass scenario (``--multiclass``) at the binary scenario's levels and seeds."""
+    load_start = os.getloadavg()
+    t_start = time.perf_counter()
+    pop = _population()
+    truth_ece = pop.binned_ece(10)
+    cells = []
+    for level in args.levels:
+        t0 = time.perf_counter()
+        records = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # per-fit convergence notes; divergences are counted
+            for r in range(args.reps):
+                seed = _rep_seed(args.seed, level, r)
+                records.append(_one_rep(args, LEVELS[level], seed, pop, truth_ece))
+        models, loading = _summarise(records, truth_ece)
+        s = LEVELS[level]
+        cells.append(
+            {
+                "level": level,
+                "loading": s,
+                "latent_correlation": s**2 / (1 + s**2),
+                "n": args.n,
+                "reps": args.reps,
+                "population_binned_ece": truth_ece,
+                "models": models,
+                "dependent_loading_posterior_mean": loading,
+                "seconds": time.perf_counter() - t0,
+            }
+        )
+    protocol = {
+        "track": "multiclass",
+        "reps": args.reps,
+        "n": args.n,
+        "split": "channels on the first half, NC-ECE on the second",
+        "levels": {k: LEVELS[k] for k in args.levels},
+        "population": {
+            "classes": CLASSES,
+            "annotators": N_ANNOTATORS,
+            "confusions": "default_confusions (accuracy U[0.6, 0.9])",
+            "temperature": 1.5,
+            "seed": POPULATION_SEED,
+            "confusion": _population().confusion.tolist(),
+        },
+        "dependent_pair": PAIR,
+        "channel_groups": "predicted class",
+        "evaluation_bins": 10,
+        "prob": args.prob,
+        **_sampling_protocol(
+            args, "nutpie (independence: numba density; dependence: numpy density)"
+        ),
+    }
+    write_run(protocol, cells, started=t_start, load_start=load_start, path=args.json_path)
+    return 0
+
+
 def run(args) -> int:
     from bayescal.bayes.sampling import NUTSSettings
     from bayescal.errors import IdentificationWarning
@@ -206,7 +379,7 @@ def run(args) -> int:
 
     _check_args(args)
     if args.multiclass:
-        return multiclass_dependence.run(args, LEVELS, _rep_seed)
+        return _run_multiclass(args)
     load_start = os.getloadavg()
     t_start = time.perf_counter()
     pop = toy_population_binned_ece(args.condition, np.linspace(0, 1, 11))
@@ -238,12 +411,7 @@ def run(args) -> int:
         "evaluation_bins": 10,
         "prob": args.prob,
         "interval": "reported (split: full = channel draws x item bootstrap)",
-        "chains": args.chains,
-        "draws": args.draws,
-        "tune": args.tune,
-        "sampler": "nutpie on the hand-written densities",
-        "n_bootstrap": args.n_bootstrap,
-        "seed": args.seed,
+        **_sampling_protocol(args, "nutpie on the hand-written densities"),
     }
     write_run(protocol, cells, started=t_start, load_start=load_start, path=args.json_path)
     return 0

@@ -20,6 +20,7 @@ ordering of methods and the Brier scale, not the values.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from bayescal.bench._io import environment, write_json
 
@@ -59,7 +60,7 @@ _ROWS = {
     },
 }
 #: Tao et al., Table 3 (ISIC 2019, m = 9, K = 8): ECE-type metrics in percent.
-PAPER_TABLE3 = {
+PAPER_TABLE3: dict[str, dict[str, dict[str, Any]]] = {
     model: {name: dict(zip(_COLUMNS, values)) for name, values in rows.items()}
     for model, rows in _ROWS.items()
 }
@@ -147,11 +148,11 @@ def run(args) -> int:
                 random_state=seed,
             )
             intervals = intervals_to_dict(ds)
-    summary = {}
+    summary: dict[str, dict[str, dict[str, float]]] = {}
     for name in names:
         summary[name] = {}
         for key in ("T", "ece_true", "aece", "cwece", "brier", "brier_sampled", "nll"):
-            vals = [per_seed[s][name][key] for s in per_seed if per_seed[s][name][key] is not None]
+            vals: list[float] = [v for s in per_seed if (v := per_seed[s][name][key]) is not None]
             if vals:
                 summary[name][key] = {
                     "mean": float(np.mean(vals)),

@@ -14,7 +14,7 @@ should be "noise" in at least 90% of them (the check's own bound is
 Power cells draw genuinely ambiguous items: Dirichlet item distributions around the
 class rows (:mod:`bayescal.simulate.ambiguous`), boundary items between two classes
 (:mod:`bayescal.simulate.boundary`) and a latent item difficulty shared by all
-annotators (:func:`bayescal.simulate.multiclass_dependent.simulate_multiclass_dependent`).
+annotators (:func:`bayescal.simulate.dependent.simulate_multiclass_dependent`).
 
 Each data set gets multiclass EM channels (10 starts, empty channel groups dropped)
 and the check (parametric bootstrap refitted on every replicate, ``--replicates``,
@@ -44,7 +44,7 @@ from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
 from bayescal.simulate import multiclass_population, simulate_multiclass
 from bayescal.simulate.ambiguous import simulate_ambiguous_multiclass
 from bayescal.simulate.boundary import simulate_boundary_items
-from bayescal.simulate.multiclass_dependent import simulate_multiclass_dependent
+from bayescal.simulate.dependent import simulate_multiclass_dependent
 from bayescal.simulate.noise_designs import simulate_noise_design
 from bayescal.summaries import summarize
 

@@ -84,10 +84,11 @@ def _write_file(path, n, k, missing, seed):
         lab = (rng.random(n, dtype=np.float32) < p1).astype(np.int8)
         miss = rng.random(n, dtype=np.float32) < missing
         cols[f"a{j + 1}"] = pa.array(lab, type=pa.int8(), mask=miss)
-    pq.write_table(pa.table(cols), path, row_group_size=_write_file.row_group, compression="snappy")
+    pq.write_table(pa.table(cols), path, row_group_size=_ROW_GROUP[0], compression="snappy")
 
 
-_write_file.row_group = 1 << 20
+#: rows per Parquet row group of the written files (set by ``generate`` in its workers)
+_ROW_GROUP = [1 << 20]
 
 
 def generate(folder, items, k, *, file_rows, row_group, missing, seed, jobs=2):
@@ -105,7 +106,7 @@ def generate(folder, items, k, *, file_rows, row_group, missing, seed, jobs=2):
     for i, s in enumerate(starts):
         n = min(file_rows, items - s)
         tasks.append((str(folder / f"part-{i:05d}.parquet"), n, k, missing, seeds[i]))
-    _write_file.row_group = row_group
+    _ROW_GROUP[0] = row_group
     if jobs > 1 and len(tasks) > 1:
         with ProcessPoolExecutor(
             max_workers=jobs, initializer=_set_row_group, initargs=(row_group,)
@@ -118,7 +119,7 @@ def generate(folder, items, k, *, file_rows, row_group, missing, seed, jobs=2):
 
 
 def _set_row_group(rg):
-    _write_file.row_group = rg
+    _ROW_GROUP[0] = rg
 
 
 def _write_star(t):
@@ -168,7 +169,7 @@ def measure(folder, workers: int, scheduler: str) -> dict:
     ece = nc_ece(summary, fit)
     t3 = time.perf_counter()
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
-    if client is not None:
+    if client is not None and cluster is not None:
         client.close()
         cluster.close()
     self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

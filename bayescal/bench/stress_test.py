@@ -139,10 +139,11 @@ def _draw(pools, reference, rule, rng, k: int = 3):
 def _claims(test: dict) -> dict:
     """The paper's three claims on mean test errors (per candidate: oracle, soft_vote, nc)."""
     base = test["none"]
-    out = {"per_family": {}}
+    per_family: dict[str, dict[str, bool]] = {}
+    out: dict[str, object] = {"per_family": per_family}
     for fam in FAMILIES:
         naive, corr = test[f"{fam}_naive"], test[f"{fam}_corrected"]
-        out["per_family"][fam] = {
+        per_family[fam] = {
             "naive_lowers_soft_vote": naive["soft_vote"] < base["soft_vote"],
             "naive_raises_oracle": naive["oracle"] > base["oracle"],
             "corrected_raises_soft_vote_vs_naive": corr["soft_vote"] > naive["soft_vote"],

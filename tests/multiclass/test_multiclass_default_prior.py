@@ -7,7 +7,7 @@ import pytest
 
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.bayes.priors import ChannelPriors
-from bayescal.bench.multiclass_priors import simulate_answers, true_confusions
+from bayescal.bench.channels import simulate_answers, true_confusions
 from bayescal.channels.em import dawid_skene_em
 from bayescal.summaries import summarize_multiclass
 

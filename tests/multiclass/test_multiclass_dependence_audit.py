@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bayescal.cli import main
-from bayescal.simulate.multiclass_dependent import simulate_multiclass_dependent
+from bayescal.simulate.dependent import simulate_multiclass_dependent
 
 
 def _cli(argv):

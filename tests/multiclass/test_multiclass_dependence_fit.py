@@ -12,7 +12,7 @@ from bayescal.bayes.dependence_fit import (
     multiclass_pattern_loo,
 )
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
-from bayescal.simulate.multiclass_dependent import simulate_multiclass_dependent
+from bayescal.simulate.dependent import simulate_multiclass_dependent
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from bayescal.bayes.logdensity import ratio_forward
 from bayescal.bayes.multiclass import make_multiclass_spec, multiclass_pattern_loglik
 from bayescal.errors import ConfigError, IdentificationError
 from bayescal.simulate import simulate_multiclass
-from bayescal.simulate.multiclass_dependent import simulate_multiclass_dependent
+from bayescal.simulate.dependent import simulate_multiclass_dependent
 from bayescal.summaries import summarize_multiclass
 
 

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from bayescal.bench.gold_multiclass import gold_information, predicted_sd
+from bayescal.bench.gold import gold_information, predicted_sd
 from bayescal.cli import main
 
 

@@ -6,7 +6,7 @@ import inspect
 import pytest
 
 import bayescal.simulate as simulate
-from bayescal.simulate import flips, gaussian, toy
+from bayescal.simulate import dependent, flips, gaussian, toy
 
 
 def test_all_names_exist_and_callables_have_examples():
@@ -17,7 +17,7 @@ def test_all_names_exist_and_callables_have_examples():
             assert "Parameters" in doc and "Returns" in doc and "Examples" in doc, name
 
 
-@pytest.mark.parametrize("module", [flips, toy, gaussian])
+@pytest.mark.parametrize("module", [flips, toy, gaussian, dependent])
 def test_doctests(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -1,4 +1,5 @@
-"""``bayescal bench multiclass-real``: the multiclass noise track on real annotations.
+"""``bayescal bench real-data`` (also ``bench multiclass-real``, its first name): the noise
+track on real annotations, any number of classes.
 
 CIFAR-10H with ResNet-110 (10 classes; the CIFAR-10 test label as truth) and
 ChaosNLI-SNLI with RoBERTa-base (3 classes; no truth beyond the annotations).
@@ -160,6 +161,7 @@ def run(args) -> int:
         "cifar10h": load_cifar10h(args.cifar10h),
         "chaosnli_snli": load_chaosnli(args.chaosnli[0], args.chaosnli[1:]),
     }
+    datasets: dict[str, dict] = {}
     result = {
         "benchmark": "multiclass-real",
         "settings": {
@@ -170,13 +172,18 @@ def run(args) -> int:
         },
         "load_average_at_start": load_at_start,
         "environment": environment(),
-        "datasets": {},
+        "datasets": datasets,
     }
     for name, ds in sets.items():
         probs = softmax(ds.logits, axis=1)
         truth = ds.reference if name == "cifar10h" else None
         classes = list(ds.classes)
-        entry = {"n_items": int(probs.shape[0]), "classes": list(ds.classes), "by_k": {}}
+        by_k: dict[str, dict] = {}
+        entry: dict[str, object] = {
+            "n_items": int(probs.shape[0]),
+            "classes": list(ds.classes),
+            "by_k": by_k,
+        }
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for k in args.k:
@@ -184,12 +191,12 @@ def run(args) -> int:
                     _replicate(probs, ds.counts, truth, classes, k, args.bins, rng, args.seed + r)
                     for r in range(args.replicates)
                 ]
-                entry["by_k"][str(k)] = {"replicates": rows, "summary": _summaries(rows)}
+                by_k[str(k)] = {"replicates": rows, "summary": _summaries(rows)}
                 print(name, k, {key: round(v["mean"], 4) for key, v in _summaries(rows).items()})
             entry["all_answers"] = _all_answers(
                 probs, ds.counts, truth, classes, args.bins, rng, args.seed
             )
-        result["datasets"][name] = entry
+        datasets[name] = entry
     result["load_average_at_end"] = list(os.getloadavg())
     write_json(result, args.json_path)
     return 0
