@@ -14,11 +14,9 @@ posterior the histogram map is also fitted under every draw, giving a credible b
 from __future__ import annotations
 
 import warnings as _warnings
-from typing import cast
 
 import numpy as np
 
-from bayescal.channels.result import ChannelFit
 from bayescal.errors import DataError, FitError
 from bayescal.plotting.binary import recalibration_curves
 from bayescal.recal import fit_posterior_map
@@ -107,7 +105,7 @@ def recalibration_section(ctx: Context) -> Section:
             f"only {n_annotated} annotated items; choosing a map on held-out data (pilot, "
             f"evaluation-channel and test partitions) needs at least {MIN_ITEMS}."
         )
-    channels = cast(ChannelFit, ctx.channels)
+    channels = ctx.channels
     try:
         choice = choose_recalibration(
             ctx.data,
