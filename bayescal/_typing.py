@@ -10,11 +10,12 @@ int | numpy.random._generator.Generator | None
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ArrayLike", "NDArray", "RandomState", "Bins", "PathLike", "Weights"]
+__all__ = ["ArrayLike", "NDArray", "RandomState", "Bins", "PathLike", "Weights", "Dependence"]
 
 #: ``random_state``: None (fresh entropy), a non-negative int, or a Generator to share.
 RandomState = int | np.random.Generator | None
@@ -27,3 +28,6 @@ PathLike = str | os.PathLike
 
 #: An annotator weight rule by name, or explicit weights (n_annotators,).
 Weights = str | ArrayLike
+
+#: Conditional-dependence groups: ``"all"``, ``"r1:r2,r3:r4"`` or a list of annotator pairs.
+Dependence = str | Sequence[Sequence[str | int]]

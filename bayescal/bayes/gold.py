@@ -43,6 +43,7 @@ def sample_gold_counts(spec: ChannelModelSpec, a, b, rng) -> np.ndarray:
     require_complete(spec, "replicated gold counts")
     a = np.atleast_2d(np.asarray(a, dtype=np.float64))
     b = np.atleast_2d(np.asarray(b, dtype=np.float64))
+    assert spec.gold is not None  # __post_init__ fills it
     one = (spec.states == 1).astype(np.float64)
     zero = (spec.states == 0).astype(np.float64)
     out = np.zeros((a.shape[0], 2, spec.states.shape[0]), dtype=np.int64)

@@ -149,6 +149,7 @@ class ChannelModelSpec:
     @property
     def n_gold(self) -> tuple[int, int]:
         """Gold items of class 0 and of class 1."""
+        assert self.gold is not None  # __post_init__ fills it
         return int(self.gold[0].sum()), int(self.gold[1].sum())
 
     @property
@@ -406,6 +407,7 @@ def gold_loglik(spec: ChannelModelSpec, a, b) -> np.ndarray:
     i0 = (spec.states == 0).astype(np.float64)
     l0 = np.log(a) @ i1.T + np.log1p(-a) @ i0.T  # (..., P)
     l1 = np.log(b) @ i1.T + np.log1p(-b) @ i0.T
+    assert spec.gold is not None  # __post_init__ fills it
     return l0 @ spec.gold[0] + l1 @ spec.gold[1]
 
 
@@ -582,6 +584,7 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
                 - 0.5 * (d * pt.dot(joint.precision, d)).sum()
                 - (pt.log(rates) + pt.log1p(-rates)).sum(),
             )
+        assert spec.gold is not None  # __post_init__ fills it
         if spec.gold.sum() > 0:
             gold = spec.gold.astype(np.float64)
             pm.Potential("gold_loglik", (gold.T * ll).sum())

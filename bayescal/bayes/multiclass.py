@@ -111,6 +111,7 @@ class MulticlassModelSpec:
     @property
     def has_gold(self) -> bool:
         """True when some gold item enters the likelihood."""
+        assert self.gold is not None  # __post_init__ fills it
         return bool(self.gold.sum() > 0)
 
     @property
@@ -427,6 +428,7 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
             pm.Potential("joint_prior", _joint_prior_term(joint, spec, confusion, prevalence))
         if spec.has_gold:
             # gold items: log P(s | Y = y) at their known class, no prevalence factor
+            assert spec.gold is not None  # __post_init__ fills it
             gy, gs = np.nonzero(spec.gold)
             gold_n = spec.gold[gy, gs].astype(np.float64)
             pm.Potential("gold_loglik", (gold_n * ll[gs, gy]).sum())

@@ -483,6 +483,7 @@ def fit_multiclass_channels_bayes(
     idata = _inference_data(spec, conf, prev, stats, attrs)
     if dspec is not None:
         _add_dependence(idata, dspec, loading, rng if posterior_predictive else None)
+    assert spec.gold is not None  # __post_init__ fills it
     diagnostics: dict = {
         "sampler": sampler,
         "sampling_seconds": sampling_seconds,

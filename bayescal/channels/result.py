@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
@@ -10,6 +11,9 @@ import xarray as xr
 from bayescal.channels.plausibility import NEAR_CHANCE_GAP
 from bayescal.dims import ANNOTATOR, CLASS, DRAW, GROUP
 from bayescal.errors import DataError
+
+if TYPE_CHECKING:
+    from arviz import InferenceData
 
 __all__ = ["ChannelFit", "TRUE_CLASS", "ANSWERED_CLASS", "ROW_SUM_TOL", "LAYOUTS", "MIN_KNOWN_GAP"]
 
@@ -95,7 +99,7 @@ class ChannelFit:
     n_starts_accepted: int | None = None
     diagnostics: dict = field(default_factory=dict)
     group_edges: np.ndarray | None = None
-    idata: object = None
+    idata: InferenceData | None = None
 
     # ----------------------------------------------------------------- build
     @classmethod

@@ -229,7 +229,7 @@ def entropy_histogram(entropy: ArrayLike, *, ax: Axes | None = None) -> Axes:
             _, ax = pyplot().subplots(figsize=(6, 2.8))
         ax.hist(
             np.asarray(entropy, dtype=float),
-            bins=np.linspace(0, 1, 21),
+            bins=np.linspace(0, 1, 21).tolist(),
             color="#4c72b0",
             edgecolor="white",
         )

@@ -53,7 +53,7 @@ def noise_corrected_reliability(
     reference: BinnedECE | None = None,
     prob: float = 0.9,
     clip: bool = True,
-    axes: Sequence[Axes] | None = None,
+    axes: Sequence[Axes] | np.ndarray | None = None,
 ) -> np.ndarray:
     """Naive (vote-based) and noise-corrected reliability diagrams side by side.
 
@@ -166,7 +166,7 @@ def channel_forest(
     *,
     point: ChannelFit | None = None,
     prob: float = 0.9,
-    axes: Sequence[Axes] | None = None,
+    axes: Sequence[Axes] | np.ndarray | None = None,
 ) -> np.ndarray:
     """Each annotator's channel ``a = P(1 | Y=0)``, ``b = P(1 | Y=1)``: estimates and intervals.
 
@@ -306,7 +306,7 @@ def subgroup_forest(result: SubgroupCalibration, *, ax: Axes | None = None) -> A
 
 
 def pattern_predictive_check(
-    idata: InferenceData, *, prob: float = 0.9, axes: Sequence[Axes] | None = None
+    idata: InferenceData, *, prob: float = 0.9, axes: Sequence[Axes] | np.ndarray | None = None
 ) -> np.ndarray:
     """Observed response-pattern counts against their posterior-predictive intervals.
 
@@ -333,16 +333,16 @@ def pattern_predictive_check(
     ndarray of Axes, one per group
     """
     rep = (
-        idata.posterior_predictive["counts"]
+        idata["posterior_predictive"]["counts"]
         .stack(s=("chain", "draw"))
         .transpose("s", "group", "pattern")
         .values
     )
-    obs = idata.observed_data["counts"].transpose("group", "pattern").values
+    obs = idata["observed_data"]["counts"].transpose("group", "pattern").values
     lo, hi = np.quantile(rep, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
     used = (obs.sum(axis=0) > 0) | (hi.sum(axis=0) > 0)
-    labels = np.asarray(idata.observed_data["pattern"].values)[used]
-    groups = [display_name(g) for g in idata.observed_data["group"].values]
+    labels = np.asarray(idata["observed_data"]["pattern"].values)[used]
+    groups = [display_name(g) for g in idata["observed_data"]["group"].values]
     order = _annotator_order(idata)
     n_g = obs.shape[0]
     x = np.arange(int(used.sum()))
@@ -360,7 +360,9 @@ def pattern_predictive_check(
             ax.grid(alpha=0.3)
         axes[-1].set_xticks(x, [str(s) for s in labels], rotation=90, fontsize=7, parse_math=False)
         # Wrapped to the figure's width so narrow layouts keep their size.
-        width = max(30, int(axes[-1].figure.get_figwidth() * 15))
+        fig = axes[-1].get_figure(root=True)
+        assert fig is not None  # drawn on an Axes of a figure
+        width = max(30, int(fig.get_figwidth() * 15))
         axes[-1].set_xlabel(
             textwrap.fill(
                 f"response pattern: one character per annotator ({order}); "
@@ -374,7 +376,7 @@ def pattern_predictive_check(
             textwrap.fill(
                 "Response patterns: observed (dots) vs posterior predictive "
                 f"{int(round(prob * 100))}% (bars)",
-                max(30, int(axes[0].figure.get_figwidth() * 12)),
+                max(30, int(fig.get_figwidth() * 12)),
             ),
             fontsize=10,
         )
@@ -383,7 +385,7 @@ def pattern_predictive_check(
 
 def _annotator_order(idata: InferenceData) -> str:
     """The annotators in pattern order, shown literally (from the posterior's coordinates)."""
-    names = idata.posterior["a"]["annotator"].values
+    names = idata["posterior"]["a"]["annotator"].values
     return " ".join(display_name(n) for n in names)
 
 
@@ -409,7 +411,7 @@ def channel_trace(idata: InferenceData, *, axes: np.ndarray | None = None) -> np
     import arviz as az
     from matplotlib.lines import Line2D
 
-    names = [display_name(n) for n in idata.posterior["a"]["annotator"].values]
+    names = [display_name(n) for n in idata["posterior"]["a"]["annotator"].values]
     with literal_text():
         axes = az.plot_trace(idata, var_names=["a", "b"], compact=True, figsize=(9, 4), axes=axes)
         titles = {"a": "a = P(answer 1 | Y = 0)", "b": "b = P(answer 1 | Y = 1)"}
@@ -421,7 +423,7 @@ def channel_trace(idata: InferenceData, *, axes: np.ndarray | None = None) -> np
         styles = list(dict.fromkeys(line.get_linestyle() for line in axes[0, 1].get_lines()))
         handles = [Line2D([], [], color=c, lw=2, label=name) for c, name in zip(colours, names)] + [
             Line2D([], [], color="grey", ls=ls, label=f"chain {i}")
-            for i, ls in enumerate(styles[: idata.posterior.sizes["chain"]])
+            for i, ls in enumerate(styles[: idata["posterior"].sizes["chain"]])
         ]
         fig = axes[0, 0].figure
         fig.legend(

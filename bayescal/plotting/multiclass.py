@@ -44,7 +44,7 @@ def top_label_reliability(
     band: xr.Dataset | None = None,
     reference: BinnedECE | None = None,
     prob: float = 0.9,
-    axes: Sequence[Axes] | None = None,
+    axes: Sequence[Axes] | np.ndarray | None = None,
 ) -> np.ndarray:
     """Top-label reliability: naive (votes as truth) and noise-corrected, side by side (SPEC §3).
 
@@ -97,7 +97,7 @@ def confusion_heatmaps(
     channels: ChannelFit,
     *,
     prob: float = 0.9,
-    axes: Sequence[Axes] | None = None,
+    axes: Sequence[Axes] | np.ndarray | None = None,
 ) -> np.ndarray:
     """One heatmap per annotator: ``T_j[y, a] = P(answer a | true class y)`` (SPEC §3).
 
@@ -189,12 +189,20 @@ def classwise_errors(errors: Mapping[str, ClasswiseECE], *, ax: Axes | None = No
     with literal_text():
         if ax is None:
             _, ax = pyplot().subplots(figsize=(7, 3.2))
-        first = next(iter(errors.values()))
-        classes = [display_name(str(x)) for x in first.class_ece["class"].values]
+        per_class: dict[str, xr.DataArray] = {}
+        for label, err in errors.items():
+            if err.class_ece is None:
+                raise ValueError(
+                    f"classwise_errors needs class-wise errors; {label!r} has no class_ece "
+                    "(pass the .classwise part of a multiclass error)."
+                )
+            per_class[label] = err.class_ece
+        first = next(iter(per_class.values()))
+        classes = [display_name(str(x)) for x in first["class"].values]
         width = 0.8 / max(len(errors), 1)
         x = np.arange(len(classes))
-        for i, (label, err) in enumerate(errors.items()):
-            ax.bar(x + i * width, err.class_ece.values.mean(axis=0), width, label=label)
+        for i, (label, ece) in enumerate(per_class.items()):
+            ax.bar(x + i * width, ece.values.mean(axis=0), width, label=label)
         ax.set_xticks(x + width * (len(errors) - 1) / 2, classes, fontsize=8)
         ax.set_ylabel("binned calibration error of p_k")
         ax.set_xlabel("class k")

@@ -15,7 +15,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -59,7 +59,8 @@ class AmbiguityReport(Report):
         recommendation, entropy strata, flags.
     """
 
-    assessment: AmbiguityAssessment | None = None
+    #: keyword-only: it follows the report's defaulted fields
+    assessment: AmbiguityAssessment = field(kw_only=True)
 
     @property
     def recommendation(self) -> AmbiguityRecommendation:

@@ -77,7 +77,7 @@ def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
         "identifies_channels": identified,
         "worst_gap_se_from_gold": worst_se if identified else None,
     }
-    rows = [
+    rows: list[tuple[object, ...]] = [
         ("gold items of class 0 / class 1 (answered)", f"{n0} / {n1}"),
         (
             "in the calibration error",
@@ -103,7 +103,7 @@ def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     narrowing = {"status": without["status"]}
     if without["status"] == "ok":
         rows = []
-        per = {}
+        per: dict[str, dict[str, dict[str, float]]] = {}
         for j, name in enumerate(ctx.channels.annotators):
             cells = [name]
             per[name] = {}
@@ -188,6 +188,7 @@ def _prior_text(priors, key: str, k: int, j: int) -> str:
 
 def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     priors = ctx.priors
+    assert priors is not None  # this part runs only with priors
     origin = priors.origin or {}
     conflict = prior_conflict(ctx.summary, priors, reference=ctx.point, random_state=ctx.seed)
     rows, per = [], {}

@@ -62,7 +62,7 @@ def _gold_part(ctx, refit, out: dict) -> tuple[list, list]:
         "identifies_channels": identified,
         "worst_entry_se_from_gold": worst_se if identified else None,
     }
-    rows = [
+    rows: list[tuple[object, ...]] = [
         (
             "gold items (answered), per class",
             " / ".join(f"{c}: {n}" for c, n in zip(s.classes, n_gold)),

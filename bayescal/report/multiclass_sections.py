@@ -15,8 +15,10 @@ from typing import cast
 
 import numpy as np
 
+from bayescal._typing import Bins, Dependence, Weights
 from bayescal.ambiguity.metrics import ece_plugin, ece_true
 from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.identification import check_multiclass_design, gold_identifies_multiclass
@@ -26,9 +28,9 @@ from bayescal.data.container import Annotations
 from bayescal.errors import DataError, FitError
 from bayescal.metrics.binned import class_oracle_ece, class_vote_ece, implausible_flags
 from bayescal.metrics.ncece import class_nc_ece
-from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity
+from bayescal.metrics.noise_or_ambiguity import NoiseAmbiguityCheck, noise_or_ambiguity
 from bayescal.metrics.subgroups import SubgroupCalibration
-from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
+from bayescal.metrics.uncertainty import MulticlassNCECEInterval, multiclass_nc_ece_interval
 from bayescal.options import VIEW_CHOICES
 from bayescal.plotting.ambiguity import reliability_diagram
 from bayescal.plotting.multiclass import (
@@ -81,11 +83,11 @@ MULTICLASS_ASSUMPTIONS = [
 class MulticlassContext(FlagsMixin):
     """What the audit's steps share: settings in, results and flags out."""
 
-    data: object
+    data: Annotations
     channels_choice: str
-    groups: object
-    bins: object
-    weights: object
+    groups: Bins | str
+    bins: Bins
+    weights: Weights
     draws: int
     tune: int
     chains: int
@@ -94,9 +96,9 @@ class MulticlassContext(FlagsMixin):
     seed: int
     progress: bool
     gold_in_ece: bool = False
-    priors: object = None
+    priors: ChannelPriors | None = None
     #: --dependence: the conditional-dependence model's pairs (None: independence only)
-    dependence: object = None
+    dependence: Dependence | None = None
     items: ItemPosteriors | None = None
     #: --subgroup: the subgroup name or values, how their channels are fitted, the result
     subgroup: str | np.ndarray | None = None
@@ -104,12 +106,14 @@ class MulticlassContext(FlagsMixin):
     subgroups: SubgroupCalibration | None = None
     next_gold: AnnotationTargets | None = None
     next_reread: AnnotationTargets | None = None
-    summary: object = None
-    eval_summary: object = None
-    point: object = None
-    channels: object = None
-    interval: object = None
-    check: object = None
+    #: set by the data step (the first), the channel step, the evidence step and the noise
+    #: view, in that order
+    summary: Summary = field(init=False)
+    eval_summary: Summary = field(init=False)
+    point: ChannelFit | None = None
+    channels: ChannelFit = field(init=False)
+    interval: MulticlassNCECEInterval = field(init=False)
+    check: NoiseAmbiguityCheck = field(init=False)
     errors: dict = field(default_factory=dict)
     ambiguity: dict = field(default_factory=dict)
     flags: list = field(default_factory=list)
@@ -124,7 +128,8 @@ class MulticlassContext(FlagsMixin):
         return self.view == view
 
 
-def _interval(x: np.ndarray, prob: float) -> tuple[float, float]:
+def _interval(x: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed ``prob`` interval over the first (draw) axis, elementwise."""
     q = np.quantile(x, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
     return q[0], q[1]
 
@@ -303,6 +308,7 @@ def channel_section(ctx: MulticlassContext) -> Section:
             "Dawid-Skene EM (10 starts)."
         )
     else:
+        assert ctx.point is not None  # a failed point fit raises without the posterior
         ctx.channels = ctx.point
         note = (
             "Point estimates from multiclass Dawid-Skene EM; no channel posterior (use "
@@ -764,12 +770,12 @@ def recalibration_section(ctx: MulticlassContext) -> Section:
             reason=f"only {n_annotated} annotated items; choosing a map on held-out data (pilot, "
             f"evaluation-channel and test partitions) needs at least {MIN_ITEMS}.",
         )
-    channels = cast(ChannelFit, ctx.channels)
+    channels = ctx.channels
     try:
         choice = choose_recalibration(
-            cast(Annotations, data),
+            data,
             groups=cast(str, ctx.groups),
-            bins=cast(Summary, ctx.summary).bin_edges,
+            bins=ctx.summary.bin_edges,
             weights=cast(str, ctx.weights),
             posterior=channels if channels.n_draws > 1 else None,
             prob=ctx.prob,

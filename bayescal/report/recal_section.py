@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import cast
 
-from bayescal.channels.result import ChannelFit
 from bayescal.errors import DataError, FitError
 from bayescal.plotting.binary import recalibration_curves
 from bayescal.recal.ensemble import PosteriorMap
@@ -159,7 +158,7 @@ def recalibration_section(ctx: Context) -> Section:
             f"only {n_annotated} annotated items; choosing a map on held-out data (pilot, "
             f"evaluation-channel and test partitions) needs at least {MIN_ITEMS}."
         )
-    channels = cast(ChannelFit, ctx.channels)
+    channels = ctx.channels
     try:
         choice = choose_recalibration(
             ctx.data,

@@ -16,18 +16,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bayescal._typing import Bins, Dependence, Weights
 from bayescal.bayes.fit import fit_channels_bayes
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.fit import fit_channels
 from bayescal.channels.identification import check_design, gold_identifies
 from bayescal.channels.items import ItemPosteriors
 from bayescal.channels.plausibility import ece_range_flags, plausibility_flags
+from bayescal.channels.result import ChannelFit
+from bayescal.data.container import Annotations
 from bayescal.errors import FitError
 from bayescal.flags import Flag
 from bayescal.metrics.binned import majority_vote_ece, oracle_ece, soft_vote_ece
 from bayescal.metrics.ncece import nc_ece
 from bayescal.metrics.subgroups import SubgroupCalibration
-from bayescal.metrics.uncertainty import nc_ece_interval
+from bayescal.metrics.uncertainty import NCECEPosterior, nc_ece_interval
 from bayescal.plotting.binary import (
     channel_forest,
     channel_trace,
@@ -75,30 +79,31 @@ _POINT_METHODS = {
 class Context(FlagsMixin):
     """What the audit's steps share: settings in, results and flags out."""
 
-    data: object
+    data: Annotations | Summary
     channels_choice: str
-    groups: object
-    bins: object
-    weights: object
+    groups: Bins | str
+    bins: Bins
+    weights: Weights
     draws: int
     tune: int
     chains: int
     prob: float
     seed: int
     progress: bool
-    summary: object = None
-    point: object = None
-    channels: object = None
-    interval: object = None
+    #: set by the data step (the first), the channel step and the ECE step, in that order
+    summary: Summary = field(init=False)
+    point: ChannelFit | None = None
+    channels: ChannelFit = field(init=False)
+    interval: NCECEPosterior = field(init=False)
     errors: dict = field(default_factory=dict)
     flags: list = field(default_factory=list)
     point_method: str = ""
     diagnostics: dict = field(default_factory=dict)
     #: channel priors of the Bayesian fit (None: defaults); gold items in the ECE bins
-    priors: object = None
+    priors: ChannelPriors | None = None
     gold_in_ece: bool = False
     #: dependence groups of the conditional-dependence model (None: independence only)
-    dependence: object = None
+    dependence: Dependence | None = None
     items: ItemPosteriors | None = None
     #: --subgroup: the subgroup name or values, how their channels are fitted, the result
     subgroup: str | np.ndarray | None = None
@@ -187,7 +192,7 @@ def _why_identified(ctx: Context, k: int) -> str:
 
 # --------------------------------------------------------------------------- channels
 def _fit_point(ctx: Context) -> None:
-    options = (
+    options: dict[str, int | str] = (
         {"random_state": ctx.seed}
         if ctx.point_method in ("score_bin_em", "dawid_skene_em", "gmm")
         else {}
@@ -243,7 +248,7 @@ def _channel_entries(ctx: Context) -> list[dict]:
     post = ctx.channels
     out = []
     for j, name in enumerate(post.annotators):
-        entry = {"name": name}
+        entry: dict[str, object] = {"name": name}
         for key in ("a", "b"):
             vals = getattr(post, key).values[:, j]
             pt = float(getattr(ctx.point, key).values[0, j]) if ctx.point is not None else None
@@ -267,6 +272,7 @@ def channel_section(ctx: Context) -> Section:
             f"Point estimates: {ctx.point_method} (Hanada & Futami's protocol)."
         )
     else:
+        assert ctx.point is not None  # a failed point fit raises without the posterior
         ctx.channels = ctx.point
         note = (
             f"Point estimates from {ctx.point_method}; their own estimation error is not "
@@ -359,7 +365,7 @@ def diagnostics_section(ctx: Context) -> Section:
     figures = []
     idata = ctx.channels.idata
     if idata is not None and "posterior_predictive" in idata.groups():
-        n_groups = idata.observed_data.sizes["group"]
+        n_groups = idata["observed_data"].sizes["group"]
         figures.append(
             responsive_figure(
                 "Posterior predictive check of response patterns, one panel per score group. "

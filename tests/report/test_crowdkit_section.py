@@ -38,8 +38,8 @@ def _context(data, bins=10, seed=0):
         prob=0.9,
         seed=seed,
         progress=False,
-        summary=s,
     )
+    ctx.summary = s  # the data step's result (a field the steps fill, not an argument)
     ctx.errors["soft_vote"] = soft_vote_ece(s)
     ctx.errors["majority_vote"] = majority_vote_ece(s)
     return ctx
