@@ -269,6 +269,8 @@ def fit_posterior(ctx: MulticlassContext, summary, dependence=None):
             random_state=ctx.seed,
             progress=ctx.progress,
             dependence=dependence,
+            # the chains start at the audit's EM fit of this summary: EM runs once
+            start=cast(ChannelFit, ctx.point) if summary is ctx.summary else None,
         )
 
 
