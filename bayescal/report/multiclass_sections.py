@@ -797,7 +797,15 @@ def recalibration_section(ctx: MulticlassContext) -> Section:
         "into channel / map-fitting / validation subsets; candidates are chosen by mean "
         "validation top-label NC-ECE (bias-corrected), a map only if it beats the original "
         f"probabilities by more than one standard error. Test: {choice.sizes['test']} other "
-        "items, bins on the recalibrated confidence.",
+        "items, bins on the recalibrated confidence."
+        + (
+            f" The selection used a random subsample of {choice.sizes['used']} of the "
+            f"{choice.sizes['annotated']} annotated items (its cost grows with the items; the "
+            "protocol holds at any size, and fewer items only make it keep the original "
+            "probabilities more often)."
+            if choice.sizes.get("used", 0) < choice.sizes.get("annotated", 0)
+            else ""
+        ),
     ]
     return Section(
         key="recalibration",
