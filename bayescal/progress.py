@@ -226,7 +226,9 @@ class Display:
             text = f"bayescal: ... still {what}: {now - self._stage_started:.0f} s"
             status, started = self._status, self._status_started
             if status is not None:
-                text += f"; {status}"
+                age = now - started
+                # a step reported long ago may be over (the EM before the sampler): say when
+                text += f"; {status}" if age < self.heartbeat else f"; {status} ({age:.0f} s ago)"
             self._write_line(display_name(text))
             self._status, self._status_started = status, started  # the step still runs
             self._last_output = now

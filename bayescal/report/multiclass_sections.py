@@ -37,7 +37,7 @@ from bayescal.plotting.multiclass import (
     dispersion_check,
     top_label_reliability,
 )
-from bayescal.progress import step_callback
+from bayescal.progress import step, step_callback
 from bayescal.recal.selection import choose_recalibration
 from bayescal.report.context import FlagsMixin
 from bayescal.report.core import Section, Table, fmt, fmt_p
@@ -275,6 +275,15 @@ def fit_posterior(ctx: MulticlassContext, summary, dependence=None):
 
 
 def _fit_bayes(ctx: MulticlassContext) -> None:
+    step(
+        _log,
+        2,
+        2,
+        "sampling the posterior: %d chains x %d draws (tune %d)",
+        ctx.chains,
+        ctx.draws,
+        ctx.tune,
+    )  # (step 1 was the EM)
     ctx.channels = fit_posterior(ctx, ctx.summary)
     ctx.flag("channels.sampler", ctx.channels.warnings, "Bayesian fit")
 

@@ -149,19 +149,26 @@ def test_off_a_terminal_a_heartbeat_names_the_running_stage_after_a_silence():
         t0 = display._stage_started
         step(log, 120, 1000, "fitting the confusions (EM)")
         assert not display.beat(now=t0 + 29.0)  # not yet silent for 30 s
-        assert display.beat(now=t0 + 31.0)
+        assert display.beat(now=t0 + 31.0)  # the step, 31 s old by then, says its age
         assert not display.beat(now=t0 + 40.0)  # 9 s after the heartbeat
-        assert display.beat(now=t0 + 62.0)  # the step is still named
+        step(log, 121, 1000, "fitting the confusions (EM)")
+        display._stage_started -= 60.0  # (the stage began 60 s ago, silent for 31 s)
+        display._last_output = display._status_started - 31.0
+        assert display.beat()  # a step just reported: no age
         log.info("next stage")
         assert not display.beat(now=display._stage_started + 1.0)
-    assert stream.getvalue().splitlines() == [
+    lines = stream.getvalue().splitlines()
+    assert lines[:2] == [
         "bayescal: fitting the confusions (bayes)...",
         "bayescal: ... still fitting the confusions (bayes): 31 s; fitting the confusions (EM) "
-        "[120/1000]",
-        "bayescal: ... still fitting the confusions (bayes): 62 s; fitting the confusions (EM) "
-        "[120/1000]",
-        "bayescal: next stage",
+        "[120/1000] (31 s ago)",
     ]
+    assert lines[2] in [
+        f"bayescal: ... still fitting the confusions (bayes): {s} s; fitting the confusions (EM) "
+        "[121/1000]"
+        for s in (60, 61)
+    ]
+    assert lines[3:] == ["bayescal: next stage"]
     # none with --quiet, on a terminal (the status line ticks there) or when turned off
     for quiet, live, beat in ((True, False, 30.0), (False, True, 30.0), (False, False, None)):
         other = Display(io.StringIO(), quiet=quiet, live=live, heartbeat=beat)
