@@ -13,7 +13,12 @@ makes it and attaches it with :meth:`Display.attached`):
 - its own lines and the stages go to stderr, one line each, unless ``--quiet``;
 - steps update one status line, with the seconds spent so far ticking, only when
   progress is wanted (:func:`progress_wanted`: stderr is a terminal, no
-  ``--quiet``, no ``CI`` variable); otherwise they are dropped;
+  ``--quiet``, no ``CI`` variable);
+- otherwise (a pipe, a log file, CI), unless ``--quiet``, a **heartbeat** line
+  follows after every :data:`HEARTBEAT_SECONDS` without output: the stage still
+  running, its seconds so far and its latest step (``bayescal: ... still
+  fitting the confusions (bayes): 60 s; fitting the confusions (EM) [120/1000]``),
+  so a log never stays silent longer than that while a stage works;
 - warnings (coded flags, Python warnings, WARNING records) are printed always,
   one line each, since they qualify the numbers in the report.
 
@@ -54,6 +59,11 @@ LOGGER = "bayescal"
 
 #: Seconds between redraws of the status line (its elapsed time ticks at this pace).
 TICK_SECONDS = 1.0
+
+#: Off a terminal: the longest silence (seconds) before a heartbeat line says which stage
+#: is still running. Long enough not to flood a log (a 10-minute run gets about 20
+#: lines), short enough that a user or a CI job watching the log sees the run is alive.
+HEARTBEAT_SECONDS = 30.0
 
 
 def step(logger: logging.Logger, i: int, n: int, message: str, *args) -> None:
@@ -125,14 +135,27 @@ class Display:
         Drop lines and status; warnings are still printed.
     live : bool, default False
         Show steps on one status line that redraws in place (a terminal).
+    heartbeat : float or None, default HEARTBEAT_SECONDS
+        When not live and not quiet: after this many seconds without output, a line
+        naming the stage still running (and its latest step); None turns it off.
     """
 
     def __init__(
-        self, stream: TextIO | None = None, *, quiet: bool = False, live: bool = False
+        self,
+        stream: TextIO | None = None,
+        *,
+        quiet: bool = False,
+        live: bool = False,
+        heartbeat: float | None = HEARTBEAT_SECONDS,
     ) -> None:
         self._stream = stream
         self.quiet = bool(quiet)
         self.live = bool(live) and not self.quiet
+        if heartbeat is not None and not heartbeat > 0:
+            raise ValueError(f"heartbeat must be a positive number of seconds; got {heartbeat!r}.")
+        self.heartbeat = None if self.live or self.quiet else heartbeat
+        self._stage: str | None = None
+        self._stage_started = self._last_output = time.monotonic()
         self._lock = threading.RLock()
         self._status: str | None = None
         self._status_started = 0.0
@@ -150,13 +173,22 @@ class Display:
         if not self.quiet:
             self._write_line(display_name(text))
 
+    def stage(self, text: str) -> None:
+        """A stage line (:meth:`line`); the heartbeat names it while it runs."""
+        with self._lock:
+            self._stage = text.removeprefix("bayescal: ").rstrip(". ")
+            self._stage_started = time.monotonic()
+            self._status = None
+        self.line(text)
+
     def warning(self, text: str) -> None:
         """A warning line: printed even when quiet, hidden characters made visible."""
         self._write_line(display_name(text))
 
     def status(self, text: str, step: tuple[int, int] | None = None) -> None:
-        """Show ``text`` (with ``[i/n]``) on the status line; ignored unless live."""
-        if not self.live:
+        """Show ``text`` (with ``[i/n]``) on the status line when live; otherwise keep it for
+        the heartbeat (or drop it, without one)."""
+        if not (self.live or self.heartbeat):
             return
         if step is not None:
             text = f"{text} [{step[0]}/{step[1]}]"
@@ -164,7 +196,8 @@ class Display:
             if text != self._status:
                 self._status = text
                 self._status_started = time.monotonic()
-            self._draw()
+            if self.live:
+                self._draw()
 
     def clear(self) -> None:
         """Remove the status line (before a line is printed, and at the end of a run)."""
@@ -180,6 +213,26 @@ class Display:
             self.clear()
             self.stream.write(text + "\n")
             self.stream.flush()
+            self._last_output = time.monotonic()
+
+    def beat(self, now: float | None = None) -> bool:
+        """Write the heartbeat line if :attr:`heartbeat` seconds passed without output
+        (the ticker calls this); True when a line was written."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            if self.heartbeat is None or now - self._last_output < self.heartbeat:
+                return False
+            what = self._stage or "working"
+            text = f"bayescal: ... still {what}: {now - self._stage_started:.0f} s"
+            status, started = self._status, self._status_started
+            if status is not None:
+                age = now - started
+                # a step reported long ago may be over (the EM before the sampler): say when
+                text += f"; {status}" if age < self.heartbeat else f"; {status} ({age:.0f} s ago)"
+            self._write_line(display_name(text))
+            self._status, self._status_started = status, started  # the step still runs
+            self._last_output = now
+            return True
 
     def _draw(self) -> None:
         if self._status is None:
@@ -196,7 +249,10 @@ class Display:
     def _tick(self) -> None:
         while not self._stop.wait(TICK_SECONDS):
             with self._lock:
-                self._draw()
+                if self.live:
+                    self._draw()
+                else:
+                    self.beat()
 
     # ------------------------------------------------------------------ listening
     @contextlib.contextmanager
@@ -210,8 +266,9 @@ class Display:
         handler = _DisplayHandler(self)
         level = logger.level
         logger.addHandler(handler)
-        logger.setLevel(logging.DEBUG if self.live else logging.INFO)
-        if self.live:
+        logger.setLevel(logging.DEBUG if self.live or self.heartbeat else logging.INFO)
+        self._last_output = self._stage_started = time.monotonic()
+        if self.live or self.heartbeat:
             self._stop.clear()
             self._ticker = threading.Thread(target=self._tick, name="bayescal-status", daemon=True)
             self._ticker.start()
@@ -250,7 +307,7 @@ class _DisplayHandler(logging.Handler):
         elif (step := getattr(record, "step", None)) is not None:
             self.display.status(text, tuple(step))
         elif record.levelno >= logging.INFO:
-            self.display.line(f"bayescal: {text}")
+            self.display.stage(f"bayescal: {text}")
 
 
 @contextlib.contextmanager

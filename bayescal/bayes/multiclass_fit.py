@@ -331,6 +331,7 @@ def fit_multiclass_channels_bayes(
     dependence=None,
     sigma: float = LOADING_SIGMA,
     posterior_predictive: bool = True,
+    start: ChannelFit | None = None,
 ) -> ChannelFit:
     """Sample the posterior of multiclass confusion matrices from pattern counts (SPEC §3).
 
@@ -382,6 +383,12 @@ def fit_multiclass_channels_bayes(
         Scale of the loadings' HalfNormal prior (with ``dependence`` only).
     posterior_predictive : bool, default True
         With ``dependence``: draw replicated pattern counts (the predictive check).
+    start : ChannelFit, optional
+        The multiclass EM fit of the same summary (``dawid_skene_em`` with the same
+        ``prevalence`` and ``orient``, ``empty_groups="drop"``) where the chains start;
+        by default that EM runs here. An audit that has its point fit already passes it,
+        so EM runs once: at 10^5 items, C = 10, K = 5 one EM costs more CPU than the
+        sampling (``docs/results/audit_large.json``).
 
     Returns
     -------
@@ -415,7 +422,14 @@ def fit_multiclass_channels_bayes(
     summary = _resolve(data, groups)
     warnings = check_multiclass_design(summary, pooled=pooled)
     rng = check_random_state(random_state)
-    start = _start(summary, pooled, orient, int(rng.integers(2**31 - 1)), warnings)
+    em_seed = int(rng.integers(2**31 - 1))  # drawn either way: the chain seeds stay the same
+    if start is None:
+        start = _start(summary, pooled, orient, em_seed, warnings)
+    elif not isinstance(start, ChannelFit) or start.layout != "multiclass":
+        raise ConfigError(
+            f"start must be a multiclass ChannelFit (the EM fit of these data); got "
+            f"{type(start).__name__}."
+        )
     spec = make_multiclass_spec(
         summary, pooled=pooled, priors=priors, orient=orient, start=start, reference=reference
     )

@@ -56,6 +56,17 @@ sparse bins is flagged (``recalibration.sparse-bins``).
 Deviation from the paper: its partitions are 20 / 40 / 40% of 50,000 images; an audit
 has a few thousand items, so the default gives the pilot half (each pilot subset
 then holds a sixth) and the evaluation-channel and test partitions a quarter each.
+
+Item cap (C > 2). The selection's cost grows with the items, not with the summary:
+every pilot split refits the channels and the maps on its items, and the posterior
+band refits a corrected map under each of up to 200 draws on the whole pilot. Beyond
+:data:`MAX_CLASS_SELECTION_ITEMS` annotated items a C-class selection runs on a
+seeded random subsample of that many (``max_items=``; ``sizes["annotated"]`` and
+``sizes["used"]`` record both). The protocol is valid at any size: the one-SE rule
+compares the maps with their own split-to-split spread measured on the subsample, so
+fewer items only make it keep the original probabilities more often (less power),
+never recommend a map more often. At the cap each pilot subset holds about 3,300
+items and the test 5,000.
 """
 
 from __future__ import annotations
@@ -91,6 +102,7 @@ from bayescal.summaries.summary import summarize
 __all__ = [
     "BASE",
     "MIN_PART_ITEMS",
+    "MAX_CLASS_SELECTION_ITEMS",
     "SELECTION_FAMILIES",
     "CLASS_FAMILIES",
     "RecalibrationChoice",
@@ -108,6 +120,11 @@ CLASS_FAMILIES = ("temperature", "vector")
 
 #: Fewest items in each pilot subset, the evaluation-channel and the test partition.
 MIN_PART_ITEMS = 50
+
+#: Most annotated items a C > 2 selection uses; beyond it a seeded random subsample
+#: (module docstring, "Item cap"). At 10^5 items, C = 10 the whole-data selection took
+#: 180 s of a 530 s audit (``docs/results/audit_large.json``).
+MAX_CLASS_SELECTION_ITEMS = 20_000
 
 #: Bootstrap replicates of each validation estimate (its Monte Carlo error, about
 #: sd / sqrt(500), is small beside the split-to-split spread the one-SE rule uses).
@@ -145,7 +162,8 @@ class RecalibrationChoice:
         The fitted maps of each candidate, one per pilot split (``None`` for
         ``"none"`` and for failed splits).
     sizes : dict of str -> int
-        Items per partition and per pilot subset.
+        Items per partition and per pilot subset; ``annotated`` (all annotated items)
+        and ``used`` (after the item cap, ``max_items``).
     flags : list of Flag
     settings : dict
     posterior_band : MapBand or None
@@ -332,6 +350,20 @@ def _band(family, data, posterior, histogram, prob) -> MapBand:
         return fit_map_band(family, data, posterior, histogram=histogram, prob=prob)
 
 
+def _item_cap(n_classes: int, max_items) -> int | None:
+    """The number of annotated items a selection uses at most (None: all)."""
+    if max_items is None:
+        return MAX_CLASS_SELECTION_ITEMS if n_classes > 2 else None
+    if isinstance(max_items, bool) or not isinstance(max_items, (int, np.integer)):
+        raise ConfigError(f"max_items must be an integer or None; got {max_items!r}.")
+    if max_items < 6 * MIN_PART_ITEMS:
+        raise ConfigError(
+            f"max_items must be at least {6 * MIN_PART_ITEMS} (every partition and pilot "
+            f"subset needs {MIN_PART_ITEMS} items); got {max_items}."
+        )
+    return int(max_items)
+
+
 def _check(data, families, pilot_splits, fractions, weights_ok) -> None:
     if not isinstance(data, Annotations):
         raise DataError(
@@ -371,6 +403,7 @@ def choose_recalibration(
     posterior: ChannelFit | None = None,
     prob: float = 0.9,
     random_state: RandomState = 0,
+    max_items: int | None = None,
 ) -> RecalibrationChoice:
     """Choose between the original score and naive / corrected maps on held-out data.
 
@@ -416,6 +449,10 @@ def choose_recalibration(
     prob : float, default 0.9
         Mass of that band.
     random_state : None, int or Generator, default 0
+    max_items : int, optional
+        Use at most this many annotated items (a seeded random subsample beyond it);
+        default :data:`MAX_CLASS_SELECTION_ITEMS` for more than two classes, every item
+        for two (module docstring, "Item cap").
 
     Returns
     -------
@@ -452,12 +489,18 @@ def choose_recalibration(
         tuple(fractions),
         isinstance(weights, str) or np.ndim(weights) == 1,
     )
+    cap = _item_cap(data.n_classes, max_items)
     rng = check_random_state(random_state)
     annotated = data.subset(np.flatnonzero(data.annotated))
+    n_annotated = annotated.n_items
+    if cap is not None and n_annotated > cap:  # (no draw below the cap: same partitions)
+        annotated = annotated.subset(np.sort(rng.choice(n_annotated, cap, replace=False)))
     pilot_i, channel_i, test_i = _partition(
         annotated.n_items, (float(fractions[0]), float(fractions[1])), rng
     )
     sizes = {
+        "annotated": int(n_annotated),
+        "used": int(annotated.n_items),
         "pilot": int(pilot_i.size),
         "evaluation_channel": int(channel_i.size),
         "test": int(test_i.size),

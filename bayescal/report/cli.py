@@ -268,6 +268,14 @@ def check_arguments(args: argparse.Namespace) -> None:
                 f"--channels {args.channels} is a binary estimator; multiclass data take "
                 f"{' or '.join(MULTICLASS_CHANNEL_CHOICES)}."
             )
+        if "crowdkit" in args.skip:
+            # the same command line often runs on both tracks: a switch for a section this
+            # track does not have changes nothing, and says so in one line
+            args.skip = tuple(name for name in args.skip if name != "crowdkit")
+            args._skip_note = (
+                "bayescal: note: --no-crowdkit / --skip crowdkit changes nothing here: the "
+                "crowd-kit comparison is a section of the binary audit only."
+            )
         extra = [name for name in args.skip if name not in MULTICLASS_SKIP_SECTIONS]
         if extra:
             raise ConfigError(

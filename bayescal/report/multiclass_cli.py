@@ -93,6 +93,8 @@ def run_multiclass(args: argparse.Namespace, started: float) -> int:
             joint=bool(getattr(args, "priors_joint", False)),
         )
     groups = "predicted" if args.groups is None else args.groups
+    if getattr(args, "_skip_note", None):
+        say(args, args._skip_note)
     say(args, f"bayescal: {data!r}")
     if data.columns:
         say(args, f"bayescal: {describe_columns(data)}")

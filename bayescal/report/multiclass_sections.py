@@ -39,7 +39,7 @@ from bayescal.plotting.multiclass import (
     dispersion_check,
     top_label_reliability,
 )
-from bayescal.progress import step_callback
+from bayescal.progress import step, step_callback
 from bayescal.recal.selection import choose_recalibration
 from bayescal.report.context import FlagsMixin
 from bayescal.report.core import Section, Table, fmt, fmt_p
@@ -274,10 +274,21 @@ def fit_posterior(ctx: MulticlassContext, summary, dependence=None):
             random_state=ctx.seed,
             progress=ctx.progress,
             dependence=dependence,
+            # the chains start at the audit's EM fit of this summary: EM runs once
+            start=cast(ChannelFit, ctx.point) if summary is ctx.summary else None,
         )
 
 
 def _fit_bayes(ctx: MulticlassContext) -> None:
+    step(
+        _log,
+        2,
+        2,
+        "sampling the posterior: %d chains x %d draws (tune %d)",
+        ctx.chains,
+        ctx.draws,
+        ctx.tune,
+    )  # (step 1 was the EM)
     ctx.channels = fit_posterior(ctx, ctx.summary)
     ctx.flag("channels.sampler", ctx.channels.warnings, "Bayesian fit")
 
@@ -801,7 +812,15 @@ def recalibration_section(ctx: MulticlassContext) -> Section:
         "into channel / map-fitting / validation subsets; candidates are chosen by mean "
         "validation top-label NC-ECE (bias-corrected), a map only if it beats the original "
         f"probabilities by more than one standard error. Test: {choice.sizes['test']} other "
-        "items, bins on the recalibrated confidence.",
+        "items, bins on the recalibrated confidence."
+        + (
+            f" The selection used a random subsample of {choice.sizes['used']} of the "
+            f"{choice.sizes['annotated']} annotated items (its cost grows with the items; the "
+            "protocol holds at any size, and fewer items only make it keep the original "
+            "probabilities more often)."
+            if choice.sizes.get("used", 0) < choice.sizes.get("annotated", 0)
+            else ""
+        ),
     ]
     if band_note(choice):
         notes.insert(1, cast(str, band_note(choice)))

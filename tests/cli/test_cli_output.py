@@ -137,6 +137,46 @@ def test_a_live_display_redraws_steps_in_place_and_clears_them():
     assert text.endswith("\r\x1b[Kbayescal: next stage\n")
 
 
+def test_off_a_terminal_a_heartbeat_names_the_running_stage_after_a_silence():
+    """A pipe gets no status line, so a long stage (the multiclass EM, sampling) would print
+    nothing for minutes: after ``heartbeat`` seconds of silence a line names the stage, its
+    seconds so far and its latest step; output in between resets the clock."""
+    stream = io.StringIO()
+    log = logging.getLogger("bayescal.test")
+    display = Display(stream, heartbeat=30.0)
+    with display.attached():
+        log.info("fitting the confusions (bayes)...")
+        t0 = display._stage_started
+        step(log, 120, 1000, "fitting the confusions (EM)")
+        assert not display.beat(now=t0 + 29.0)  # not yet silent for 30 s
+        assert display.beat(now=t0 + 31.0)  # the step, 31 s old by then, says its age
+        assert not display.beat(now=t0 + 40.0)  # 9 s after the heartbeat
+        step(log, 121, 1000, "fitting the confusions (EM)")
+        display._stage_started -= 60.0  # (the stage began 60 s ago, silent for 31 s)
+        display._last_output = display._status_started - 31.0
+        assert display.beat()  # a step just reported: no age
+        log.info("next stage")
+        assert not display.beat(now=display._stage_started + 1.0)
+    lines = stream.getvalue().splitlines()
+    assert lines[:2] == [
+        "bayescal: fitting the confusions (bayes)...",
+        "bayescal: ... still fitting the confusions (bayes): 31 s; fitting the confusions (EM) "
+        "[120/1000] (31 s ago)",
+    ]
+    assert lines[2] in [
+        f"bayescal: ... still fitting the confusions (bayes): {s} s; fitting the confusions (EM) "
+        "[121/1000]"
+        for s in (60, 61)
+    ]
+    assert lines[3:] == ["bayescal: next stage"]
+    # none with --quiet, on a terminal (the status line ticks there) or when turned off
+    for quiet, live, beat in ((True, False, 30.0), (False, True, 30.0), (False, False, None)):
+        other = Display(io.StringIO(), quiet=quiet, live=live, heartbeat=beat)
+        assert other.heartbeat is None and not other.beat(now=other._last_output + 1e6)
+    with pytest.raises(ValueError, match="heartbeat must be a positive"):
+        Display(heartbeat=0.0)
+
+
 def test_warnings_that_reach_the_command_are_one_line_each():
     stream = io.StringIO()
     with Display(stream, quiet=True).attached():

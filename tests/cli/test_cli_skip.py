@@ -10,7 +10,7 @@ import pytest
 from cli_helpers import one_line, run
 
 from bayescal.errors import ConfigError
-from bayescal.options import MULTICLASS_SKIP_SECTIONS, SKIP_SECTIONS
+from bayescal.options import SKIP_SECTIONS
 from bayescal.report.audit import audit
 from bayescal.report.multiclass_audit import audit_multiclass
 from bayescal.simulate import simulate_multiclass, simulate_toy
@@ -34,12 +34,26 @@ def test_an_unknown_section_is_one_line_naming_the_valid_ones(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_multiclass_data_have_no_crowdkit_section(tmp_path):
-    argv = ["audit", "--example", "snli-3class", "--no-crowdkit", "--out", tmp_path / "o"]
-    line = one_line(argv)
-    assert "--skip crowdkit: the multiclass audit has no such section" in line
-    assert ", ".join(MULTICLASS_SKIP_SECTIONS) in line
-    assert not (tmp_path / "o").exists()
+def test_multiclass_data_take_no_crowdkit_as_a_no_op_with_a_note(tmp_path):
+    """The same command line for both tracks: --no-crowdkit on multiclass data runs the audit
+    and says in one line that there is no such comparison; a section that does not exist
+    otherwise is still refused, naming the ones that do."""
+    out = tmp_path / "o"
+    argv = ["audit", "--example", "snli-3class", "--channels", "dawid-skene-em", "--skip"]
+    argv += ["items", "--skip", "recalibration", "--skip", "next"]  # (quick)
+    code, err = run([*argv, "--no-crowdkit", "--skip", "crowdkit", "--out", out])
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if "crowdkit" in line]
+    assert notes == [
+        "bayescal: note: --no-crowdkit / --skip crowdkit changes nothing here: the crowd-kit "
+        "comparison is a section of the binary audit only."
+    ], err
+    summary = json.loads((out / "summary.json").read_text())
+    requested = [key for key, why in summary["skipped"].items() if "--skip" in why]
+    assert sorted(requested) == ["items", "next", "recalibration"]
+    line = one_line([*argv, "--skip", "figures", "--out", tmp_path / "o2"])
+    assert "invalid choice: 'figures'" in line
+    assert not (tmp_path / "o2").exists()
 
 
 def test_the_library_refuses_an_unknown_section():

@@ -271,3 +271,24 @@ def test_fit_channels_bayes_dispatches_multiclass_data(small_fit, small_data):
         fit_channels_bayes(small_data, "hui_walter", draws=10, tune=10, chains=1)
     with pytest.raises(ConfigError, match="binary channels only"):
         fit_channels_bayes(small_data, orientation="designated", draws=10, tune=10, chains=1)
+
+
+def test_a_given_em_start_is_the_fit_the_sampler_would_compute(small_fit, small_data):
+    """``start=`` (the audit's EM fit, so EM runs once) replaces only the EM run: given the
+    very EM fit the function computes itself (its seed is the first draw of the generator),
+    the posterior is the same draw for draw; a wrong type is refused by name."""
+    seed = int(np.random.default_rng(1).integers(2**31 - 1))
+    summary = summarize_multiclass(small_data)
+    em = dawid_skene_em(summary, prevalence="grouped", empty_groups="drop", random_state=seed)
+    fit = fit_multiclass_channels_bayes(
+        summary, draws=300, tune=400, chains=2, random_state=1, start=em
+    )
+    np.testing.assert_array_equal(fit.confusion.values, small_fit.confusion.values)
+    # and it is used: another EM optimum (a different seed) moves the chains
+    other = dawid_skene_em(summary, empty_groups="drop", random_state=seed + 1)
+    short = {"draws": 20, "tune": 30, "chains": 1, "random_state": 1, "check": False}
+    a = fit_multiclass_channels_bayes(summary, start=em, **short).confusion.values
+    b = fit_multiclass_channels_bayes(summary, start=other, **short).confusion.values
+    assert not np.array_equal(a, b)
+    with pytest.raises(ConfigError, match="start must be a multiclass ChannelFit"):
+        fit_multiclass_channels_bayes(summary, start=em.confusion)

@@ -253,3 +253,27 @@ def test_the_posterior_band_keeps_the_original_when_it_holds_the_identity():
     assert _band_holds_identity("temperature", d, posterior(draws), None, 0.9)
     # Identical draws: the band is one map (T = 0.935 on these items), not the identity.
     assert not _band_holds_identity("temperature", d, posterior([t] * 3), None, 0.9)
+
+
+def test_a_multiclass_selection_beyond_its_item_cap_uses_a_seeded_subsample():
+    """``max_items`` (default MAX_CLASS_SELECTION_ITEMS for C > 2): beyond it the partitions
+    hold exactly that many items, recorded beside the annotated count; at or under it
+    nothing is drawn, so the choice is the uncapped one; a cap below the partitions'
+    minimum is refused by name."""
+    from bayescal.recal.selection import MAX_CLASS_SELECTION_ITEMS, MIN_PART_ITEMS
+    from bayescal.simulate import simulate_multiclass
+
+    d = simulate_multiclass(800, 3, random_state=8)
+    opts = {"families": ("temperature",), "pilot_splits": 2, "random_state": 8}
+    capped = choose_recalibration(d, max_items=400, **opts)
+    s = capped.sizes
+    assert (s["annotated"], s["used"]) == (800, 400)
+    assert s["pilot"] + s["evaluation_channel"] + s["test"] == 400
+    whole = choose_recalibration(d, **opts)  # under the default cap: every item
+    assert whole.sizes["used"] == 800 < MAX_CLASS_SELECTION_ITEMS
+    assert whole.to_dict() == choose_recalibration(d, max_items=800, **opts).to_dict()
+    assert whole.to_dict() != capped.to_dict()
+    with pytest.raises(ConfigError, match=f"max_items must be at least {6 * MIN_PART_ITEMS}"):
+        choose_recalibration(d, max_items=100, **opts)
+    with pytest.raises(ConfigError, match="max_items must be an integer"):
+        choose_recalibration(d, max_items=600.0, **opts)
