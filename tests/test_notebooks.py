@@ -28,4 +28,5 @@ def test_notebooks_exist():
         "recalibration",
         "ambiguity_cifar10h_chaosnli",
         "multiclass_noise",
+        "planning",
     } <= names

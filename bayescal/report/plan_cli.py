@@ -14,6 +14,7 @@ EPILOG = """\
 examples:
   bayescal plan --classes 3 --accuracy 0.8,0.75,0.7 --temperature 1.5 --width 0.05
   bayescal plan --pilot old-report/posterior.nc --temperature 1.3 --power 0.8 --json plan.json
+  bayescal plan --pilot old-report/posterior.nc --pilot-scores pilot_probs.csv --width 0.05
 """
 
 
@@ -50,6 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="A1,A2,...",
         help="stated accuracy of each annotator of the panel, errors spread evenly over the "
         "other classes (default: none; this or --pilot required)",
+    )
+    parser.add_argument(
+        "--pilot-scores",
+        metavar="CSV",
+        help="a pilot's model probabilities, one row per item with a header row: C columns "
+        "of class probabilities (or, for C = 2, one column of P(class 1)); the plan draws "
+        "items from these rows instead of the stated score distribution (default: none)",
     )
     parser.add_argument(
         "--classes", type=int, help="number of classes C (required with --accuracy; default: none)"
@@ -101,6 +109,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("classwise", "top_label"),
         default="classwise",
         help="the NC-ECE planned for (default: %(default)s; for C = 2 the binary NC-ECE)",
+    )
+    parser.add_argument(
+        "--interval",
+        choices=("bootstrap", "evaluation"),
+        default="bootstrap",
+        help="the simulated audit interval: EM channels with bootstrap channel draws "
+        "(covers) or held at the EM fit (the --channels em audit's evaluation-only "
+        "interval, which under-covers when the channels are estimated; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--channel-draws",
+        type=int,
+        default=100,
+        help="bootstrap channel draws per simulated audit (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--refine-steps",
+        type=int,
+        default=2,
+        help="simulations at the local curve's solution before the final fit "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--reps", type=int, default=40, help="simulations per design (default: %(default)s)"

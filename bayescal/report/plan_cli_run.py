@@ -3,24 +3,52 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
+import numpy as np
+
 from bayescal._json import strict_json
+from bayescal.errors import ConfigError
 from bayescal.metrics.plan import DEFAULT_SIZES, PlanScenario, plan_audit
+
+
+def read_pilot_scores(path: str | Path, n_classes: int) -> np.ndarray:
+    """A pilot's probabilities from a CSV with a header row: C columns, or one for C = 2."""
+    try:
+        values = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, dtype=np.float64)
+    except (OSError, ValueError) as err:
+        raise ConfigError(
+            f"--pilot-scores {path}: not a numeric CSV with a header row ({err}). Give one "
+            "row per item and one column per class probability."
+        ) from None
+    if values.shape[1] == 1 and n_classes == 2:
+        values = np.column_stack([1.0 - values[:, 0], values[:, 0]])
+    if values.shape[1] != n_classes:
+        raise ConfigError(
+            f"--pilot-scores {path}: {values.shape[1]} columns for {n_classes} classes; give "
+            f"{n_classes} columns of class probabilities"
+            + (" (or one column of P(class 1))." if n_classes == 2 else ".")
+        )
+    return values
 
 
 def scenario_of(args: argparse.Namespace) -> PlanScenario:
     if args.pilot is not None:
-        return PlanScenario.from_posterior(
+        sc = PlanScenario.from_posterior(
             args.pilot, temperature=args.temperature, separation=args.separation
         )
-    return PlanScenario.stated(
-        args.accuracy,
-        args.classes,
-        args.prevalence,
-        temperature=args.temperature,
-        separation=args.separation,
-    )
+    else:
+        sc = PlanScenario.stated(
+            args.accuracy,
+            args.classes,
+            args.prevalence,
+            temperature=args.temperature,
+            separation=args.separation,
+        )
+    if getattr(args, "pilot_scores", None) is None:
+        return sc
+    return dataclasses.replace(sc, scores=read_pilot_scores(args.pilot_scores, sc.n_classes))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
         metric=args.metric,
         prob=args.prob,
         level=args.level,
+        interval=args.interval,
+        channel_draws=args.channel_draws,
+        refine_steps=args.refine_steps,
         random_state=args.seed,
     )
     print(plan.summary())

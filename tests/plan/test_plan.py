@@ -10,7 +10,15 @@ import pytest
 from bayescal.channels.result import ChannelFit
 from bayescal.cli import main
 from bayescal.errors import ConfigError
-from bayescal.metrics.plan import PlanScenario, plan_audit, simulate_design
+from bayescal.metrics.plan import (
+    DesignPoint,
+    PlanScenario,
+    _power_curve,
+    _solve,
+    _width_curve,
+    plan_audit,
+    simulate_design,
+)
 
 ACC = [0.85, 0.8, 0.75]
 
@@ -22,8 +30,8 @@ def test_width_shrinks_with_items(c):
     # below 10% of it (per-repetition sd ~ 20% of the mean, / sqrt(6)), so 0.6 leaves more
     # than four SEs of room while a plan that ignored n (ratio 1) fails.
     sc = PlanScenario.stated(ACC, c, temperature=1.0)
-    small = simulate_design(sc, 300, reps=6, random_state=1)
-    large = simulate_design(sc, 3000, reps=6, random_state=1)
+    small = simulate_design(sc, 300, reps=6, interval="evaluation", random_state=1)
+    large = simulate_design(sc, 3000, reps=6, interval="evaluation", random_state=1)
     assert large.width < 0.6 * small.width
     assert small.width_se < 0.2 * small.width
 
@@ -32,7 +40,7 @@ def test_width_shrinks_with_items(c):
 def test_power_one_at_huge_miscalibration(c):
     # temperature 4: population class-wise ECE > 0.1, about ten interval widths at n = 1,000
     sc = PlanScenario.stated(ACC, c, temperature=4.0)
-    pt = simulate_design(sc, 1000, reps=8, random_state=2)
+    pt = simulate_design(sc, 1000, reps=8, interval="evaluation", random_state=2)
     assert pt.population_ece > 0.1
     assert pt.power == 1.0
 
@@ -42,33 +50,93 @@ def test_power_near_level_when_calibrated():
     # repetitions, 6 or more rejections has binomial(30, 0.05) probability 0.016; a test
     # that rejects at 0.3 or more (an anti-conservative plan) fails with probability > 0.5.
     sc = PlanScenario.stated(ACC, 3, temperature=1.0)
-    pt = simulate_design(sc, 600, reps=30, random_state=3)
+    pt = simulate_design(sc, 600, reps=30, interval="evaluation", random_state=3)
     assert pt.population_ece < 1e-12
     assert pt.power <= 5 / 30
 
 
 def test_plan_recommends_and_brackets():
     sc = PlanScenario.stated(ACC, 2, temperature=1.0)
-    plan = plan_audit(sc, width=0.08, power=None, sizes=[200, 800, 3200], reps=4)
+    plan = plan_audit(
+        sc, width=0.08, power=None, sizes=[200, 800, 3200], reps=4, interval="evaluation"
+    )
     (rec,) = plan.recommendations
     widths = [p.width for p in plan.grid]
     assert widths == sorted(widths, reverse=True)
     assert rec.n_items is not None and 200 <= rec.n_items <= 3200
     assert rec.predicted is not None and rec.predicted.n_items == rec.n_items
+    # the refinement simulated inside the bracketing grid points, then the final fit
+    assert 1 <= len(rec.refinements) <= 2 and rec.fitted is not None
+    lo_n = max(p.n_items for p in plan.grid if p.width > 0.08)
+    hi_n = min(p.n_items for p in plan.grid if p.width <= 0.08)
+    assert all(lo_n <= p.n_items <= hi_n for p in rec.refinements)
     assert "width <= 0.08" in plan.summary()
     json.dumps(plan.to_dict())  # serialisable
 
 
+def _point(n: int, width: float, power: float, reps: int) -> DesignPoint:
+    return DesignPoint(n, 3.0, 0, reps, width, 0.0, power, 0.0, 0.9, 0.05)
+
+
+def test_power_curve_recovers_a_logistic_and_inverts_it():
+    # Rejections drawn from logit(power) = -8 + log n: the curve crosses 0.8 at
+    # n = exp(8 + logit(0.8)) = 11,923. With 4,000 repetitions a design the MLE's slope has
+    # SE ~ 0.03 (Fisher information of 5 designs spread over 1.6 units of log n), so the
+    # crossing's log n is within ~0.05; 0.15 (14% in n) is three SEs of room, and a fit that
+    # ignored the slope or the Haldane correction's sign would land far outside.
+    rng = np.random.default_rng(5)
+    ns = [4000, 6000, 9000, 13000, 20000]
+    reps = 4000
+    truth = [1 / (1 + np.exp(8 - np.log(n))) for n in ns]
+    pts = [_point(n, 0.1, rng.binomial(reps, p) / reps, reps) for n, p in zip(ns, truth)]
+    curve = _power_curve(pts)
+    assert curve is not None
+    assert abs(curve[1] - 1.0) < 0.15
+    assert abs(np.log(_solve(curve, 0.8, True)) - (8 + np.log(4))) < 0.15
+
+
+def test_power_curve_separated_points_stay_finite():
+    # none rejecting at 1,000 items, all at 2,000: the MLE slope would be infinite; the
+    # half-count correction gives a finite increasing curve whose 0.8 crossing is inside
+    pts = [_point(1000, 0.1, 0.0, 40), _point(2000, 0.1, 1.0, 40)]
+    curve = _power_curve(pts)
+    assert curve is not None and curve[1] > 0
+    assert 1000 < _solve(curve, 0.8, True) < 2000
+    assert _power_curve([_point(1000, 0.1, 0.9, 40), _point(2000, 0.1, 0.2, 40)]) is None
+
+
+def test_width_curve_exact_on_a_power_law():
+    # width = 2 / sqrt(n): the log-log line is exact, width 0.05 at n = 1,600
+    pts = [_point(n, 2 / np.sqrt(n), 0.5, 10) for n in (400, 900, 2500)]
+    curve = _width_curve(pts)
+    assert curve is not None
+    np.testing.assert_allclose(curve[1], -0.5, rtol=1e-12)
+    np.testing.assert_allclose(_solve(curve, 0.05, False), 1600, rtol=1e-10)
+
+
+def test_bootstrap_interval_carries_the_channel_spread():
+    # Same simulated audits (same seeds), channels estimated from 400 items by EM: the
+    # interval with bootstrap channel draws adds the channels' sampling spread to the item
+    # bootstrap, so it is wider than the evaluation-only one in every repetition's mean
+    # (bench plan: 0.20 vs 0.085 at 479 items, C = 2); equal widths would mean the draws
+    # were ignored.
+    sc = PlanScenario.stated(ACC, 2, temperature=1.0)
+    ev = simulate_design(sc, 400, reps=4, interval="evaluation", random_state=4)
+    bs = simulate_design(sc, 400, reps=4, interval="bootstrap", channel_draws=40, random_state=4)
+    assert bs.reps == ev.reps == 4
+    assert bs.width > 1.3 * ev.width
+
+
 def test_plan_reports_unreached_goal():
     sc = PlanScenario.stated(ACC, 2, temperature=1.0)
-    plan = plan_audit(sc, width=0.001, power=None, sizes=[100, 200], reps=2)
+    plan = plan_audit(sc, width=0.001, power=None, sizes=[100, 200], reps=2, interval="evaluation")
     assert plan.recommendations[0].n_items is None
     assert "not reached" in plan.summary()
 
 
 def test_gold_and_fewer_answers_per_item():
     sc = PlanScenario.stated(ACC + [0.7], 3)
-    pt = simulate_design(sc, 400, answers_per_item=2, gold_items=50, reps=3)
+    pt = simulate_design(sc, 400, answers_per_item=2, gold_items=50, reps=3, channel_draws=40)
     assert pt.answers_per_item == 2 and pt.gold_items == 50 and pt.reps + pt.failed == 3
 
 
@@ -114,6 +182,9 @@ def test_pilot_scores_define_the_population():
         (lambda: plan_audit(PlanScenario.stated([0.8], 2), width=None, power=None), "goal"),
         (lambda: plan_audit(PlanScenario.stated([0.8], 2), sizes=[500, 200]), "increasing"),
         (lambda: plan_audit(PlanScenario.stated([0.8], 2), power=0.01), "power"),
+        (lambda: simulate_design(PlanScenario.stated([0.8], 2), 50, interval="x"), "interval"),
+        (lambda: simulate_design(PlanScenario.stated([0.8], 2), 50, channel_draws=5), "draws"),
+        (lambda: plan_audit(PlanScenario.stated([0.8], 2), refine_steps=-1), "refine_steps"),
     ],
 )
 def test_bad_input_refused(build, match):
@@ -135,6 +206,8 @@ def test_cli_smoke(tmp_path, capsys):
         "200,800",
         "--reps",
         "3",
+        "--interval",
+        "evaluation",
         "--json",
         str(out),
         "--quiet",
@@ -155,3 +228,19 @@ def test_cli_refuses_bad_pilot(tmp_path, capsys):
     bad.write_text("not netcdf")
     assert main(["plan", "--pilot", str(bad)]) == 2
     assert "posterior.nc" in capsys.readouterr().err
+
+
+def test_cli_pilot_scores(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    p1 = rng.uniform(0.05, 0.95, size=60)
+    csv = tmp_path / "scores.csv"
+    csv.write_text("p\n" + "\n".join(f"{v:.6f}" for v in p1) + "\n")
+    out = tmp_path / "plan.json"
+    argv = ["plan", "--classes", "2", "--accuracy", "0.85,0.8,0.75", "--pilot-scores", str(csv)]
+    argv += ["--sizes", "200,400", "--reps", "2", "--interval", "evaluation", "--json", str(out)]
+    assert main(argv) == 0
+    assert json.loads(out.read_text())["scenario"]["pilot_scores"] == 60
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b,c\n0.2,0.3,0.5\n")
+    assert main(argv[:6] + [str(bad)] + argv[7:]) == 2
+    assert "3 columns for 2 classes" in capsys.readouterr().err
