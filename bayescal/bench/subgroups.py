@@ -8,7 +8,9 @@ and 200 items (``--sizes``) in three scenarios:
     Subgroups differ in calibration only (temperatures 1.0, 1.6, 2.4), channels shared.
 ``channels``
     Same calibration (temperature 1.6); the 600- and 200-item subgroups' readers are
-    noisier (each confusion row mixed with the uniform row, weights 0.25 and 0.45).
+    noisier (each confusion row mixed with the uniform row, weights 0.25 and 0.45;
+    ``--noise`` sets the three weights, for example ``0.3 0.3 0`` for a small subgroup
+    with *better* readers).
 ``both``
     The temperatures of ``calibration`` and the channels of ``channels``.
 
@@ -51,20 +53,27 @@ def add_arguments(parser) -> None:
         default=["pooled", "shared"],
     )
     parser.add_argument("--sizes", type=int, nargs=3, default=[1000, 600, 200])
+    parser.add_argument(
+        "--noise",
+        type=float,
+        nargs=3,
+        default=list(NOISE),
+        help="uniform-row mixing weight of each subgroup's readers (channels scenarios)",
+    )
     parser.add_argument("--n-bootstrap", type=int, default=200)
     parser.add_argument("--prob", type=float, default=0.9)
     parser.add_argument("--seed", type=int, default=2525)
     parser.add_argument("--json", dest="json_path", default=None)
 
 
-def _populations(c: int, scenario: str):
+def _populations(c: int, scenario: str, noise=NOISE):
     from bayescal.simulate.multiclass import default_confusions, multiclass_population
 
     base = default_confusions(3, c, random_state=7)
     out = {}
     for g, name in enumerate(("A", "B", "C")):
         temp = TEMPERATURES[g] if scenario in ("calibration", "both") else TEMPERATURES[1]
-        w = NOISE[g] if scenario in ("channels", "both") else 0.0
+        w = noise[g] if scenario in ("channels", "both") else 0.0
         conf = (1 - w) * base + w / c
         out[name] = multiclass_population(c, conf, temperature=temp, random_state=0)
     return out
@@ -118,7 +127,7 @@ def run(args) -> int:
     for c in args.classes:
         metric = "binary" if c == 2 else "top_label"
         for scenario in args.scenarios:
-            pops = _populations(c, scenario)
+            pops = _populations(c, scenario, tuple(args.noise))
             truths = {g: subgroup_truth(p, metric) for g, p in pops.items()}
             results: dict[str, list] = {ch: [] for ch in args.channels}
             seconds = dict.fromkeys(args.channels, 0.0)
@@ -156,7 +165,7 @@ def run(args) -> int:
         "scenarios": args.scenarios,
         "channels": args.channels,
         "temperatures": TEMPERATURES,
-        "noise_mix": NOISE,
+        "noise_mix": list(args.noise),
         "n_bootstrap": args.n_bootstrap,
         "prob": args.prob,
         "seed": args.seed,

@@ -23,9 +23,15 @@ annotator noise with channels chosen by ``channels``:
     ``E (p_g - T)^2 = T (1 - T) [1 / n_g + (1 - 1 / n_g) / (kappa + 1)]``, so
     ``1 / (kappa + 1) = sum [(p_g - T)^2 - T (1 - T) / n_g] / sum T (1 - T) (1 - 1 / n_g)``
     over subgroups, annotators, true and answered classes, clipped to
-    ``[MIN_KAPPA, MAX_KAPPA]``. Small subgroups borrow strength (their rows move toward
-    the shared ones by ``kappa / (n_g + kappa)``); when subgroups' readers really differ,
-    ``kappa`` is small and each subgroup keeps its own channels. The E-step counts are
+    ``[MIN_KAPPA, MAX_KAPPA]``. The same sum restricted to one subgroup gives that
+    subgroup's own concentration, and each subgroup is pooled with the smaller of the two:
+    one family ``kappa`` averages a subgroup whose readers differ with subgroups whose
+    readers agree, and pulls the odd one's rows toward channels that are wrong for it (a
+    shrinkage bias the bootstrap reproduces instead of correcting), while a subgroup that
+    agrees with the family keeps the family's pooling. Small subgroups borrow strength
+    (their rows move toward the shared ones by ``kappa / (n_g + kappa)``); when
+    subgroups' readers really differ, ``kappa`` is small and each subgroup keeps its own
+    channels. The E-step counts are
     soft (the class is latent), which makes ``T (1 - T) / n_g`` understate the sampling
     variance, so ``kappa`` errs small (less pooling): the conservative side.
 
@@ -443,10 +449,11 @@ def _moments(design, rows, metric, confusion, weights, annotators, classes, weig
     return moments / (rows.size * scale)
 
 
-def _kappa(n_rows: np.ndarray, shared: np.ndarray) -> np.ndarray:
+def _kappa(n_rows: np.ndarray, shared: np.ndarray, per_subgroup: bool = False) -> np.ndarray:
     """Moment estimate of the concentration per replicate (module docstring).
 
     ``n_rows`` (G, R, K, C, C) per-subgroup E-step counts; ``shared`` (R, K, C, C).
+    Returns (R,), or (G, R) with ``per_subgroup`` (each subgroup's own spread).
     """
     n = n_rows.sum(axis=-1, keepdims=True)  # (G, R, K, C, 1)
     ok = n > 1.0
@@ -454,7 +461,7 @@ def _kappa(n_rows: np.ndarray, shared: np.ndarray) -> np.ndarray:
     var = shared[None] * (1.0 - shared[None])
     num = np.where(ok, (p - shared[None]) ** 2 - var / np.maximum(n, 1e-300), 0.0)
     den = np.where(ok, var * (1.0 - 1.0 / np.maximum(n, 1e-300)), 0.0)
-    axes = (0, 2, 3, 4)
+    axes: tuple[int, ...] = (2, 3, 4) if per_subgroup else (0, 2, 3, 4)
     tau2 = num.sum(axis=axes) / np.maximum(den.sum(axis=axes), 1e-300)
     with np.errstate(divide="ignore"):
         kappa = np.where(tau2 > 0, 1.0 / tau2 - 1.0, MAX_KAPPA)
@@ -484,6 +491,7 @@ class _Fitter:
         self.start_t = start_t  # (K, C, C) shared point fit
         self.start_rho = start_rho  # (L, C)
         self.failed = 0
+        self.family_kappa: np.ndarray | None = None  # (R,) of the last pooled fit
 
     def _em(self, counts, t0, rho0, prior=None):
         res = em_run(
@@ -518,10 +526,16 @@ class _Fitter:
                 for g in range(self.n_sub)
             ]
         )
-        kappa = _kappa(n_rows, shared)
-        prior = kappa[:, None, None, None] * shared
+        # Each subgroup is pooled no more than the family's spread or its own allows.
+        self.family_kappa = _kappa(n_rows, shared)
+        kappa = np.minimum(self.family_kappa[None], _kappa(n_rows, shared, per_subgroup=True))
         pooled = np.stack(
-            [self._em(counts[g], shared, rhos[g], prior=prior)[0] for g in range(self.n_sub)]
+            [
+                self._em(counts[g], shared, rhos[g], prior=kappa[g][:, None, None, None] * shared)[
+                    0
+                ]
+                for g in range(self.n_sub)
+            ]
         )
         return pooled, shared, kappa
 
@@ -616,6 +630,7 @@ def subgroup_nc_ece(
     fitter = _Fitter(design, len(names), start_t, start_rho)
     n = design.pattern.size
     point_t, _, point_kappa = fitter.fit(np.ones((1, n)), channels)
+    family_kappa = None if fitter.family_kappa is None else float(fitter.family_kappa[0])
     for g, name in enumerate(names):
         if identified[g] and _degenerate(point_t[g, 0]) and channels != "shared":
             identified[g] = False
@@ -655,7 +670,7 @@ def subgroup_nc_ece(
         plugins.append(float(np.abs(d0).sum()))
         shrink = {"shared": 1.0, "per-subgroup": 0.0}.get(channels)
         if shrink is None:
-            kappa0 = float(point_kappa[0])
+            kappa0 = float(point_kappa[g, 0])
             shrink = kappa0 / (rows.size + kappa0)
         estimates.append(
             dict(
@@ -680,7 +695,7 @@ def subgroup_nc_ece(
         p_all=float(p_holm.min()),
         correction="holm",
         gap=_gap(subgroups, np.array(plugins), np.stack(thetas), prob),
-        kappa=None if point_kappa is None else float(point_kappa[0]),
+        kappa=family_kappa,
         n_replicates=int(n_bootstrap),
         failed_replicates=int(fitter.failed),
         label=label,

@@ -184,3 +184,22 @@ def test_result_dict_has_one_entry_per_subgroup_and_the_family_test():
         assert 0 <= e[a] <= e[b]
     again = subgroup_nc_ece(data, site, n_bootstrap=100, random_state=3).to_dict()
     assert again == d  # seeded
+
+
+def test_a_subgroup_whose_readers_differ_is_pooled_less_than_the_family_spread_says():
+    # A and B share readers, the small C has noisier ones (rows mixed 45% with the
+    # uniform row). The family concentration averages C's spread with A's and B's near
+    # zero spread; C's own spread is larger, so C is pooled by its own (smaller) kappa,
+    # while no subgroup is ever pooled more than the family kappa allows.
+    base = default_confusions(3, 2, random_state=7)
+    pops = {
+        name: multiclass_population(2, (1 - w) * base + w / 2, temperature=1.6, random_state=0)
+        for name, w in (("A", 0.0), ("B", 0.0), ("C", 0.45))
+    }
+    data = simulate_subgroups(pops, {"A": 1500, "B": 1500, "C": 300}, random_state=8)
+    res = subgroup_nc_ece(data, n_bootstrap=100)
+    family = res.kappa
+    for s in res.subgroups:
+        assert s.shrinkage <= family / (s.n_items + family) + 1e-12
+    c = res.subgroups[2]
+    assert c.shrinkage < 0.5 * family / (c.n_items + family)
