@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Subpackages of ``bayescal`` with 0 mypy errors: an error here fails the gate.
 CLEAN = (
     "ambiguity",
+    "bayes",
+    "bench",
     "channels",
     "data",
     "examples",
@@ -38,7 +40,7 @@ CLEAN = (
     "summaries",
 )
 #: Subpackages with errors left (counted, not failed on).
-NOT_YET = ("bayes", "bench")
+NOT_YET: tuple[str, ...] = ()
 
 _ERROR = re.compile(r"^(bayescal/[^:]+\.py):\d+: error:")
 

@@ -373,7 +373,7 @@ def fit_multiclass_channels_bayes(
         ``warnings`` (also issued as Python warnings).
     dependence : None, "all", "r1:r2,r3:r4" or list of pairs, default None
         Fit the conditional-dependence model instead
-        (:mod:`bayescal.bayes.multiclass_dependence`, ``models/dependence.md``): a
+        (:mod:`bayescal.bayes.dependence`, ``models/dependence.md``): a
         latent item difficulty shared by each group's annotators; the confusions stay
         the marginal channels. Method ``"bayes_multiclass_dependence"``; ``idata``
         adds ``loading[dependent_annotator, class]``, ``correlation[pair, class]``

@@ -63,7 +63,7 @@ import time
 from pathlib import Path
 
 from bayescal.bench._io import environment, write_json
-from bayescal.bench.audit_speed_probe import AUDIT, EXAMPLE, NO_DASK, TARGETS
+from bayescal.bench.audit_speed_probe import AUDIT, EXAMPLE, NO_DASK, PROB, TARGETS
 
 
 def add_arguments(parser) -> None:
@@ -217,7 +217,7 @@ def _measure(jobs: dict, repeats: int) -> dict:
 
 def _cli_walls(envs: dict, repeats: int) -> dict:
     """Wall seconds of ``python -m bayescal audit --example ...`` per checkout, round-robin."""
-    out = {name: {"seconds": [], "loadavg_before": []} for name in envs}
+    out: dict[str, dict[str, list]] = {name: {"seconds": [], "loadavg_before": []} for name in envs}
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeats):
             for name, env in envs.items():
@@ -263,7 +263,7 @@ def run(args) -> int:
     result = {
         "benchmark": "audit-speed",
         "example": EXAMPLE,
-        "settings": {**AUDIT, "cores": 1, "repeats": args.repeats},
+        "settings": {**AUDIT, "prob": PROB, "cores": 1, "repeats": args.repeats},
         "targets": TARGETS,
         "before": args.before,
         "commits": {

@@ -17,10 +17,12 @@ import time
 from typing import Any
 
 #: Sampler settings of ``bayescal audit`` (its defaults) on the example.
-AUDIT = {"draws": 1000, "tune": 1000, "chains": 2, "groups": 5, "bins": 10, "prob": 0.9}
+AUDIT: dict[str, int] = {"draws": 1000, "tune": 1000, "chains": 2, "groups": 5, "bins": 10}
+#: Credible mass of the audit's interval.
+PROB = 0.9
 EXAMPLE = "snli-entailment"
-HEAVY = ("pymc", "pytensor", "arviz", "matplotlib", "nutpie", "numba", "dask", "pyarrow")
-HEAVY += ("jinja2", "yaml", "pandas", "scipy", "xarray")
+HEAVY: tuple[str, ...] = ("pymc", "pytensor", "arviz", "matplotlib", "nutpie", "numba", "dask")
+HEAVY += ("pyarrow", "jinja2", "yaml", "pandas", "scipy", "xarray")
 NO_DASK = "nodask"
 TARGETS = {"cold_seconds": 5.0, "warm_seconds": 2.0, "rhat_max": 1.01, "ess_bulk_min": 400.0}
 
@@ -38,10 +40,10 @@ def _interval_mcse(summary, fit) -> dict:
 
     from bayescal.metrics.uncertainty import nc_ece_interval
 
-    post = nc_ece_interval(summary, fit, prob=AUDIT["prob"], random_state=0)
+    post = nc_ece_interval(summary, fit, prob=PROB, random_state=0)
     ece = post.ece["full"].values.reshape(AUDIT["chains"], -1)  # draws stack chain-major
     out = {}
-    for end, q in (("lo", (1 - AUDIT["prob"]) / 2), ("hi", 1 - (1 - AUDIT["prob"]) / 2)):
+    for end, q in (("lo", (1 - PROB) / 2), ("hi", 1 - (1 - PROB) / 2)):
         out[end] = float(np.quantile(ece, q))
         out[f"{end}_mcse"] = float(az.mcse(ece, method="quantile", prob=q))
         out[f"{end}_ess"] = float(az.ess(ece, method="quantile", prob=q))
@@ -105,7 +107,7 @@ def _child_bayes(sampler: str) -> dict:
     _, t["import_sampler"] = _timed(imports)
     from bayescal.bayes import fit_channels_bayes
 
-    settings = {k: AUDIT[k] for k in ("draws", "tune", "chains")}
+    settings: dict[str, int | str] = {k: AUDIT[k] for k in ("draws", "tune", "chains")}
     params = inspect.signature(fit_channels_bayes).parameters
     if "sampler" in params:
         settings["sampler"] = sampler
@@ -142,6 +144,8 @@ def _child_audit() -> dict:
     first = audit(data, **seeds[0])
     cold = time.perf_counter() - t0
     second, warm = _timed(lambda: audit(data, **seeds[1]))
+    # a finished audit always holds the channels it corrected with
+    assert first.channels is not None and second.channels is not None
     return {
         "audit_cold": cold,
         "audit_warm": warm,

@@ -21,8 +21,10 @@ import numpy as np
 
 from bayescal._random import seed_from
 from bayescal._typing import Bins, RandomState, Weights
+from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
+from bayescal.metrics.uncertainty import NCECEPosterior
 from bayescal.metrics.subgroups import SUBGROUP_CHANNELS, check_subgroups
 from bayescal.options import CHANNEL_CHOICES, SKIP_SECTIONS
 from bayescal.report import sections as steps
@@ -76,9 +78,9 @@ class AuditReport(Report):
         ``soft_vote``, ``majority_vote``, ``nc_point`` and, with truth, ``oracle``.
     """
 
-    channels: object = None
-    point_channels: object = None
-    interval: object = None
+    channels: ChannelFit | None = None
+    point_channels: ChannelFit | None = None
+    interval: NCECEPosterior | None = None
     errors: dict = field(default_factory=dict)
 
     @property

@@ -150,7 +150,7 @@ def audit_multiclass(
         report checks them for prior-data conflict.
     dependence : None, "all" or "r1:r2,..."
         Also fit the conditional-dependence model
-        (:mod:`bayescal.bayes.multiclass_dependence`, ``models/dependence.md``; needs
+        (:mod:`bayescal.bayes.dependence`, ``models/dependence.md``; needs
         ``channels="bayes"``): the knowledge section compares it with the independence
         model (LOO, predictive check before/after, NC-ECE under both) and the noise
         view's headline, the summary's confusions and the recalibration use it.

@@ -1,6 +1,6 @@
 """The multiclass audit's ``--dependence`` part of the "Prior knowledge" section.
 
-The multiclass conditional-dependence model (:mod:`bayescal.bayes.multiclass_dependence`,
+The multiclass conditional-dependence model (:mod:`bayescal.bayes.dependence`,
 ``models/dependence.md``) is fitted with the audit's settings and seed, compared with
 the independence model (pattern-cell LOO with :func:`arviz.compare`, the pattern and
 pair-agreement predictive check before and after, the top-label and class-wise NC-ECE

@@ -18,7 +18,7 @@ those of :func:`bayescal.simulate.multiclass.simulate_multiclass` (a
 of a group, true class ``y``, is correct with probability ``Phi(c_jy + s_jy u)``,
 ``c_jy = Phi^{-1}(T_j[y, y]) sqrt(1 + s_jy^2)``, and otherwise names a wrong class ``a``
 with probability ``T_j[y, a] / (1 - T_j[y, y])``
-(:mod:`bayescal.bayes.multiclass_dependence`). The *marginal* confusions stay ``T_j``;
+(:mod:`bayescal.bayes.dependence`). The *marginal* confusions stay ``T_j``;
 the correctness of a group's answers is positively dependent given ``Y``. The
 population's exact calibration errors (:meth:`MulticlassPopulation.binned_ece`) do not
 involve the annotators, so they are the truth an interval must cover.
