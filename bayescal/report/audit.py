@@ -24,8 +24,8 @@ from bayescal._typing import Bins, RandomState, Weights
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
-from bayescal.metrics.uncertainty import NCECEPosterior
 from bayescal.metrics.subgroups import SUBGROUP_CHANNELS, check_subgroups
+from bayescal.metrics.uncertainty import NCECEPosterior
 from bayescal.options import CHANNEL_CHOICES, SKIP_SECTIONS
 from bayescal.report import sections as steps
 from bayescal.report.core import Provenance, Report, Section, fmt
