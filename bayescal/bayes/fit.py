@@ -103,11 +103,6 @@ def _empty_groups(spec, model) -> list[str]:
     ]
 
 
-def _seed(rng) -> int:
-    # Both samplers derive their per-chain seeds from one integer.
-    return int(rng.integers(0, 2**31 - 1))
-
-
 def _data_hash(spec) -> str:
     h = hashlib.sha256(np.ascontiguousarray(spec.counts).tobytes())
     if spec.gold.sum() > 0:
@@ -380,14 +375,14 @@ def fit_channels_bayes(
         warnings.append(too_big)
         posterior_predictive = False
     rng = check_random_state(random_state)
-    settings = NUTSSettings(
-        draws=int(draws),
-        tune=int(tune),
-        chains=int(chains),
+    settings = NUTSSettings.from_options(
+        draws=draws,
+        tune=tune,
+        chains=chains,
         cores=cores,
-        seed=_seed(rng),
-        target_accept=float(target_accept),
-        progress=bool(progress),
+        rng=rng,
+        target_accept=target_accept,
+        progress=progress,
     )
     if sampler == "nutpie":
         posterior, stats, timings = sample_nutpie(ChannelLogDensity(spec), settings)
@@ -611,14 +606,14 @@ def fit_channels_dependence(
     ident = check_identified(dspec)
     warnings.extend(_empty_groups(spec, model))
     rng = check_random_state(random_state)
-    settings = NUTSSettings(
-        draws=int(draws),
-        tune=int(tune),
-        chains=int(chains),
+    settings = NUTSSettings.from_options(
+        draws=draws,
+        tune=tune,
+        chains=chains,
         cores=cores,
-        seed=_seed(rng),
-        target_accept=float(target_accept),
-        progress=bool(progress),
+        rng=rng,
+        target_accept=target_accept,
+        progress=progress,
     )
     if sampler == "nutpie":
         density = DependenceLogDensity(dspec)

@@ -444,14 +444,14 @@ def fit_multiclass_channels_bayes(
             "the prior, which no annotated item's estimate uses. Fewer or wider groups (groups=, "
             "--groups) leave them out."
         )
-    settings = NUTSSettings(
-        draws=int(draws),
-        tune=int(tune),
-        chains=int(chains),
+    settings = NUTSSettings.from_options(
+        draws=draws,
+        tune=tune,
+        chains=chains,
         cores=cores,
-        seed=int(rng.integers(2**31 - 1)),
-        target_accept=float(target_accept),
-        progress=bool(progress),
+        rng=rng,
+        target_accept=target_accept,
+        progress=progress,
     )
     conf, prev, loading, stats, lib, timings = _sample(spec, sampler, settings, dspec)
     sampling_seconds, load_seconds = timings["sampling_seconds"], timings["load_seconds"]

@@ -125,6 +125,22 @@ class NUTSSettings:
     target_accept: float
     progress: bool
 
+    @classmethod
+    def from_options(
+        cls, *, draws, tune, chains, cores, rng: np.random.Generator, target_accept, progress
+    ) -> NUTSSettings:
+        """The settings of one fit from its options; ``rng`` gives the one seed integer both
+        samplers derive their per-chain seeds from."""
+        return cls(
+            draws=int(draws),
+            tune=int(tune),
+            chains=int(chains),
+            cores=cores,
+            seed=int(rng.integers(0, 2**31 - 1)),
+            target_accept=float(target_accept),
+            progress=bool(progress),
+        )
+
 
 def check_complete(posterior: xr.Dataset, *, draws: int, chains: int) -> None:
     """Raise :class:`~bayescal.errors.FitError` unless ``posterior`` has ``chains`` chains of
