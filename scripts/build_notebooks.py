@@ -545,7 +545,7 @@ MULTICLASS = [
         "import bayescal as bc\n"
         "from bayescal.summaries import summarize_multiclass\n"
         "from bayescal.channels.em import dawid_skene_em\n"
-        "from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes\n"
+        "from bayescal.bayes.fit import fit_channels_bayes\n"
         "from bayescal.metrics import class_oracle_ece, class_vote_ece\n"
         "from bayescal.metrics.uncertainty import multiclass_nc_ece_interval\n"
         "from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity\n"
@@ -574,7 +574,7 @@ MULTICLASS = [
     ("code", "em = dawid_skene_em(summary)\nem"),
     (
         "code",
-        "post = fit_multiclass_channels_bayes(summary, draws=draws, tune=tune, chains=2, "
+        "post = fit_channels_bayes(summary, draws=draws, tune=tune, chains=2, "
         "cores=2)\n"
         "{k: post.diagnostics[k] for k in ('rhat_max', 'ess_bulk_min', 'divergences', "
         "'relabelled_draws', 'sampling_seconds')}",

@@ -22,7 +22,7 @@ MULTICLASS_CELLS = [
         "code",
         """from bayescal.bayes.conflict import prior_conflict
 from bayescal.bayes.priors import ChannelPriors
-from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.identification import gold_identifies_multiclass
 from bayescal.data.multiclass import MulticlassAnnotations
@@ -52,7 +52,7 @@ print("largest |EM - true| confusion entry:",
     ),
     (
         "code",
-        """q1_mc = fit_multiclass_channels_bayes(mc_gold, groups="all", draws=DRAWS, tune=DRAWS,
+        """q1_mc = fit_channels_bayes(mc_gold, groups="all", draws=DRAWS, tune=DRAWS,
                                       chains=2)
 t_drift = t_true.copy()
 t_drift[0] = 0.45 * np.eye(3) + 0.275 * (1 - np.eye(3))

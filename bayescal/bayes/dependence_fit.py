@@ -3,7 +3,7 @@ and the pattern / pair-agreement predictive check, for every number of classes.
 
 The fits themselves are :func:`bayescal.bayes.fit.fit_channels_dependence` (two classes;
 also ``fit_channels_bayes(..., dependence=...)``) and
-:func:`bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` (``dependence=``).
+:func:`bayescal.bayes.fit.fit_channels_bayes` (``dependence=``).
 The two-class fit returns a :class:`~bayescal.channels.result.ChannelFit`
 (method ``"bayes_dependence"``) whose ``a``, ``b``, ``prevalence`` are the
 *marginal* channels (Qu, Tan & Kutner 1996 random-effects model, see
@@ -24,7 +24,7 @@ cells.
 
 C classes
 ---------
-For :func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` fits with
+For :func:`~bayescal.bayes.fit.fit_channels_bayes` fits with
 and without ``dependence=`` (``models/dependence.md``, "Multiclass"): the same
 pattern-cell PSIS-LOO (:func:`cell_loo`), :func:`arviz.compare`
 (:func:`compare_channel_models`) and the pattern-count check
@@ -180,7 +180,7 @@ def pattern_loo(fit):
     fit : ChannelFit
         From :func:`bayescal.bayes.fit_channels_bayes` (grouped/marginal/hui_walter),
         :func:`bayescal.bayes.fit.fit_channels_dependence` or
-        :func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes`.
+        :func:`~bayescal.bayes.fit.fit_channels_bayes`.
 
     Returns
     -------
@@ -276,7 +276,7 @@ def multiclass_dspec_from_idata(idata) -> DependenceSpec[MulticlassModelSpec]:
     """
     const, obs, post = idata.constant_data, idata.observed_data, idata.posterior
     if "prevalence_index" not in const or "confusion" not in post:
-        raise ConfigError("this InferenceData is not from fit_multiclass_channels_bayes; refit.")
+        raise ConfigError("this InferenceData is not from fit_channels_bayes; refit.")
     classes = [str(c) for c in post[CLASS].values]
     annotators = [str(a) for a in const[ANNOTATOR].values]
     k, c = len(annotators), len(classes)
@@ -301,7 +301,7 @@ def multiclass_dspec_from_idata(idata) -> DependenceSpec[MulticlassModelSpec]:
         prevalence_reference=np.zeros(n_prev, dtype=np.int64),
         gold=obs["gold_counts"].values if "gold_counts" in obs else None,
     )
-    attrs = post.attrs  # fit_multiclass_channels_bayes keeps its attributes there
+    attrs = post.attrs  # fit_channels_bayes keeps its attributes there
     groups = [tuple(g) for g in json.loads(attrs.get("dependence_groups_index", "[]"))]
     return DependenceSpec(
         base,

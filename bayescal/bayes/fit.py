@@ -1,18 +1,24 @@
-"""``fit_channels_bayes``: posterior of annotator channels, wrapped as a :class:`ChannelFit`.
+"""``fit_channels_bayes``: posterior of annotator channels for every number of classes,
+wrapped as a :class:`ChannelFit`.
 
-The result's ``a``, ``b`` (``draw x annotator``) and ``prevalence``
-(``draw x group``) stack chains and draws into one ``draw`` dimension, so every
-consumer of point fits (weights, NC-ECE, recalibration) runs unchanged over the
-posterior. The full :class:`arviz.InferenceData` is in ``fit.idata``.
+The prior family chooses the model: Beta priors the two-class model (``a``, ``b``
+``draw x annotator``, ``prevalence`` ``draw x group``), Dirichlet rows the C-class
+Dawid-Skene model (``confusion[draw, annotator, true_class, answered_class]``,
+``class_prevalence[draw, group, class]``; SPEC §3). Chains and draws are stacked into
+one ``draw`` dimension, so every consumer of point fits (weights, NC-ECE,
+recalibration) runs unchanged over the posterior. The full
+:class:`arviz.InferenceData` is in ``fit.idata``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import warnings as _warnings
 
 import numpy as np
 import xarray as xr
+from scipy.special import gammaln
 
 from bayescal import __version__
 from bayescal._random import check_random_state
@@ -21,12 +27,20 @@ from bayescal.bayes.dependence import (
     LOADED,
     LOADING_SIGMA,
     build_pymc_dependence_model,
+    build_pymc_multiclass_dependence_model,
     check_identified,
+    check_multiclass_identified,
     group_loglik_dependent,
     make_dependence_spec,
+    make_multiclass_dependence_spec,
+    multiclass_class_pattern_logp,
+    multiclass_implied_correlation,
+    multiclass_pattern_logp_dependent,
+    pair_labels,
     sample_counts_dependent,
+    sample_multiclass_counts_dependent,
 )
-from bayescal.bayes.dependence_density import DependenceLogDensity
+from bayescal.bayes.dependence_density import DependenceLogDensity, MulticlassDependenceLogDensity
 from bayescal.bayes.dependence_fit import METHOD as DEPENDENCE_METHOD
 from bayescal.bayes.dependence_fit import (
     _add_loading,
@@ -35,7 +49,7 @@ from bayescal.bayes.dependence_fit import (
     dependence_ppc,
 )
 from bayescal.bayes.diagnostics import pattern_ppc, sampling_checks
-from bayescal.bayes.logdensity import ChannelLogDensity
+from bayescal.bayes.logdensity import ChannelLogDensity, MulticlassLogDensity, cell_loglik
 from bayescal.bayes.models import (
     MODELS,
     build_pymc_model,
@@ -45,7 +59,12 @@ from bayescal.bayes.models import (
     sample_counts,
     sample_prior,
 )
-from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.multiclass import (
+    _log_pattern_class,
+    build_multiclass_pymc_model,
+    make_multiclass_spec,
+    orient_draws,
+)
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.bayes.sampling import (
     MIN_CHECK_DRAWS,
@@ -54,10 +73,16 @@ from bayescal.bayes.sampling import (
     sample_nutpie,
     sample_pymc,
 )
-from bayescal.channels.result import ChannelFit
+from bayescal.channels.em import dawid_skene_em
+from bayescal.channels.identification import SINGULAR_WARNING, check_multiclass_design
+from bayescal.channels.orientation import (
+    diagonal_dominance_failures,
+    dominant_diagonal_permutation,
+)
+from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
-from bayescal.errors import ConfigError
-from bayescal.summaries.summary import Summary, summarize
+from bayescal.errors import ConfigError, FitError
+from bayescal.summaries.summary import GOLD_CLASS, Summary, summarize
 
 __all__ = [
     "fit_channels_bayes",
@@ -68,12 +93,13 @@ __all__ = [
 ]
 
 
-def resolve_summary(data, groups):
-    """An :class:`Annotations` is summarised with ``groups``; a Summary is used as is."""
+def resolve_summary(data, groups, default=None):
+    """An :class:`Annotations` is summarised with ``groups`` (``default`` when None); a
+    Summary is used as is."""
     from bayescal.data.container import Annotations
 
     if isinstance(data, Annotations):
-        return summarize(data, groups=groups)
+        return summarize(data, groups=default if groups is None else groups)
     if isinstance(data, Summary):
         if groups is not None:
             raise ConfigError(
@@ -91,23 +117,24 @@ def _check(summary, model):
     return check_design(summary, MODELS[model][0])
 
 
-def _empty_groups(spec, model) -> list[str]:
-    """A warning when some score group has no annotated item (its prevalence is the prior)."""
+def _empty_groups(spec, pooled: bool) -> list[str]:
+    """A warning when some channel group has no annotated item (its prevalence is the prior)."""
     empty = [g for g, n in zip(spec.groups, spec.group_counts) if n == 0]
-    if not empty or model == "marginal":
+    if not empty or pooled:
         return []
     return [
-        f"score group(s) {empty} contain no annotated item: their prevalence posterior is "
+        f"channel group(s) {empty} contain no annotated item: their prevalence posterior is "
         "the prior, which no annotated item's estimate uses. Fewer or wider groups (groups=, "
         "--groups) leave them out."
     ]
 
 
-def _data_hash(spec) -> str:
-    h = hashlib.sha256(np.ascontiguousarray(spec.counts).tobytes())
-    if spec.gold.sum() > 0:
-        h.update(b"gold" + np.ascontiguousarray(spec.gold).tobytes())
-    h.update(json.dumps([spec.annotators, spec.groups]).encode())
+def _data_hash(names: list, *arrays) -> str:
+    """The first 16 hex digits of the SHA-256 of ``arrays`` (bytes as given) and ``names``."""
+    h = hashlib.sha256()
+    for arr in arrays:
+        h.update(arr if isinstance(arr, bytes) else np.ascontiguousarray(arr).tobytes())
+    h.update(json.dumps(names).encode())
     return h.hexdigest()[:16]
 
 
@@ -168,7 +195,11 @@ def _attrs(spec, extra=None):
         "orient_annotator": spec.annotators[spec.orient],
         "priors": json.dumps(spec.priors.to_dict()),
         "bayescal_version": __version__,
-        "data_hash": _data_hash(spec),
+        "data_hash": _data_hash(
+            [spec.annotators, spec.groups],
+            spec.counts,
+            *([b"gold" + np.ascontiguousarray(spec.gold).tobytes()] if spec.gold.sum() > 0 else []),
+        ),
     }
     attrs.update(extra or {})
     return attrs
@@ -184,22 +215,6 @@ def _inference_data(posterior, sample_stats):
     import arviz as az
 
     return az.InferenceData(posterior=posterior, sample_stats=sample_stats)
-
-
-def _fit_multiclass(data, model, orientation, **options) -> ChannelFit:
-    """The multiclass Dawid-Skene posterior behind :func:`fit_channels_bayes`."""
-    pooled = {"grouped": False, "marginal": True}.get(model)
-    if pooled is None:
-        raise ConfigError(
-            f"model={model!r} is a binary channel model; multiclass data take "
-            "'grouped' (one class prevalence per group) or 'marginal' (pooled)."
-        )
-    if orientation != "all":
-        raise ConfigError(
-            f"orientation={orientation!r} applies to binary channels only; the multiclass "
-            "model orients every draw by the designated annotator's diagonal dominance."
-        )
-    return fit_multiclass_channels_bayes(data, pooled=pooled, **options)
 
 
 def fit_channels_bayes(
@@ -221,15 +236,25 @@ def fit_channels_bayes(
     posterior_predictive: bool = True,
     check: bool = True,
     dependence=None,
+    sigma: float = LOADING_SIGMA,
+    reference: str = "largest",
+    start: ChannelFit | None = None,
 ) -> ChannelFit:
     """Sample the posterior of annotator channels from response-pattern counts.
 
-    Multiclass data (``MulticlassAnnotations`` or a summary of C > 2 classes) go to
-    :func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` (SPEC §3,
-    multiclass Dawid-Skene): ``model="grouped"`` keeps one class prevalence per
-    group, ``"marginal"`` pools them; ``orientation`` must stay ``"all"`` and the
-    posterior predictive replicates are drawn by the noise-or-ambiguity check
-    (:mod:`bayescal.metrics.noise_or_ambiguity`), not here.
+    One function for every number of classes; the prior family chooses the model.
+    Dirichlet rows (the default for C > 2, and for any C when given) fit the C-class
+    Dawid-Skene model (SPEC §3, ``models/multiclass.md``): the result holds
+    ``confusion[draw, annotator, true_class, answered_class]`` and
+    ``class_prevalence[draw, group, class]`` (method ``"bayes_multiclass"``,
+    ``"bayes_multiclass_pooled"`` or ``..._dependence``); ``model="grouped"`` keeps one
+    class prevalence per group, ``"marginal"`` pools them; ``orientation`` must stay
+    ``"all"``: each draw is relabelled by the designated annotator's diagonal dominance
+    (not with gold items), counted in ``diagnostics["relabelled_draws"]``. Without
+    ``dependence`` its posterior predictive replicates are drawn by the
+    noise-or-ambiguity check (:mod:`bayescal.metrics.noise_or_ambiguity`), not here.
+    Beta priors (the two-class default) fit the binary model with its orientation
+    constraint.
 
     Parameters
     ----------
@@ -265,8 +290,10 @@ def fit_channels_bayes(
         (None = PyMC's default).
     target_accept : float or None, default None
         NUTS target acceptance; None means 0.9 for the binary models and 0.8
-        for the multiclass model (where 0.9 halved the ESS per second, see
-        ``models/multiclass.md``).
+        for the C-class model (at 10,000 items, C = 10, no divergences at 0.8,
+        and 0.9 gave 892 instead of 1,536 as the smallest bulk ESS of a confusion
+        entry for the same gradient evaluations:
+        ``docs/results/multiclass_bayes_speed.json``).
     sampler : {"nutpie", "pymc"}, default "nutpie"
         NUTS implementation; both sample the same posterior (see
         :mod:`bayescal.bayes.sampling` and the model cards). ``"nutpie"`` runs
@@ -284,10 +311,24 @@ def fit_channels_bayes(
         Run the sampler checks and the predictive check; their problems become
         ``warnings`` on the result (and are issued as Python warnings).
     dependence : None, "all", "r1:r2,..." or list of pairs, default None
-        Binary only: fit the conditional-dependence model instead (latent item
-        difficulty shared within each group, Qu, Tan & Kutner 1996), see
-        :func:`bayescal.bayes.fit.fit_channels_dependence`; method
-        ``"bayes_dependence"``.
+        Fit the conditional-dependence model instead (latent item difficulty shared
+        within each group, Qu, Tan & Kutner 1996; ``models/dependence.md``). Beta
+        priors: :func:`bayescal.bayes.fit.fit_channels_dependence`, method
+        ``"bayes_dependence"``; Dirichlet rows: the confusions stay the marginal
+        channels, ``idata`` adds ``loading[dependent_annotator, class]``,
+        ``correlation[pair, class]`` and ``posterior_predictive``; the groups used are
+        in ``diagnostics["dependence_groups"]``.
+    sigma : float, default 1.0
+        Scale of the loadings' HalfNormal prior (with ``dependence`` only).
+    reference : {"largest", "last"}, default "largest"
+        C-class model: its unconstrained coordinates are log-ratios against each
+        simplex's largest starting entry, or against the last class (same model;
+        ``bayescal bench multiclass-bayes-speed`` compares them).
+    start : ChannelFit, optional
+        C-class model: the EM fit of the same summary (``dawid_skene_em`` with the
+        same ``prevalence`` and ``orient``, ``empty_groups="drop"``) where the chains
+        start; by default that EM runs here. An audit that has its point fit already
+        passes it, so EM runs once.
 
     Returns
     -------
@@ -305,11 +346,18 @@ def fit_channels_bayes(
     ------
     KeyboardInterrupt
         When sampling is interrupted: a partial posterior is never returned.
+    IdentificationError, DataError
+        Designs that cannot identify the channels (the point estimators' checks).
     FitError
         When the sampler returns fewer chains or draws than requested.
 
     Examples
     --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> rows = fit_channels_bayes(simulate_multiclass(1500, 3, random_state=0), draws=100,
+    ...                           tune=200, chains=2)
+    >>> rows.confusion.shape, rows.layout
+    ((200, 3, 3, 3), 'multiclass')
     >>> from bayescal.simulate import simulate_toy
     >>> from bayescal.bayes import fit_channels_bayes
     >>> data = simulate_toy(1000, random_state=0)
@@ -321,11 +369,6 @@ def fit_channels_bayes(
     n_classes = getattr(data, "n_classes", 2)
     family = ChannelPriors.coerce(priors, default="beta" if n_classes == 2 else "dirichlet").family
     if family == "dirichlet" or n_classes > 2:
-        if dependence is not None:
-            raise ConfigError(
-                "dependence applies to binary channels only (the two-class model with Beta "
-                "priors) in this version; drop it for multiclass data or Dirichlet-row priors."
-            )
         return _fit_multiclass(
             data,
             model,
@@ -339,9 +382,19 @@ def fit_channels_bayes(
             cores=cores,
             target_accept=0.8 if target_accept is None else target_accept,
             sampler=sampler,
+            reference=reference,
             random_state=random_state,
             progress=progress,
             check=check,
+            dependence=dependence,
+            sigma=sigma,
+            posterior_predictive=posterior_predictive,
+            start=start,
+        )
+    if start is not None:
+        raise ConfigError(
+            "start= sets the C-class model's starting point; the two-class model with Beta "
+            "priors starts from its priors. Drop start= or give Dirichlet-row priors."
         )
     if target_accept is None:
         target_accept = 0.9
@@ -352,6 +405,7 @@ def fit_channels_bayes(
             model,
             groups=groups,
             priors=priors,
+            sigma=sigma,
             orient=orient,
             orientation=orientation,
             draws=draws,
@@ -369,7 +423,7 @@ def fit_channels_bayes(
     summary = resolve_summary(data, groups)
     warnings = list(_check(summary, model))
     spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)
-    warnings.extend(_empty_groups(spec, model))
+    warnings.extend(_empty_groups(spec, model == "marginal"))
     too_big = predictive_fits(spec, int(draws) * int(chains)) if posterior_predictive else None
     if too_big is not None:
         warnings.append(too_big)
@@ -604,7 +658,7 @@ def fit_channels_dependence(
     spec = make_spec(summary, model, priors=priors, orient=orient, orientation=orientation)
     dspec = make_dependence_spec(spec, dependence, sigma=sigma)
     ident = check_identified(dspec)
-    warnings.extend(_empty_groups(spec, model))
+    warnings.extend(_empty_groups(spec, model == "marginal"))
     rng = check_random_state(random_state)
     settings = NUTSSettings.from_options(
         draws=draws,
@@ -677,4 +731,389 @@ def fit_channels_dependence(
             "identification": ident,
             "loading_sigma": dspec.sigma,
         },
+    )
+
+
+# --------------------------------------------------------------------------- C-class rows
+def _em_start(summary, pooled, orient, seed, warnings):
+    """The EM fit chains start from (None, with a warning, when EM finds no acceptable start)."""
+    try:
+        with _warnings.catch_warnings():
+            _warnings.simplefilter("ignore")
+            return dawid_skene_em(
+                summary,
+                prevalence="pooled" if pooled else "grouped",
+                orient=orient,
+                empty_groups="drop",
+                random_state=seed,
+            )
+    except FitError as exc:
+        warnings.append(
+            f"the EM fit used as the chains' starting point failed ({exc}); chains start from "
+            "the prior means instead, which can leave them in different labellings or local "
+            "modes. Check R-hat."
+        )
+        return None
+
+
+# --------------------------------------------------------------------------- samplers
+def _constrained_posterior(density, x, attrs) -> xr.Dataset:
+    """The multiclass model's variables from nutpie's unconstrained draws (chain, draw, n_dim),
+    named and laid out as PyMC's posterior of the same model."""
+    conf, prev = density.constrain(x)
+    return xr.Dataset(
+        {
+            "confusion": ((CHAIN, DRAW, ANNOTATOR, TRUE_CLASS, ANSWERED_CLASS), conf),
+            "prevalence": ((CHAIN, DRAW, GROUP, CLASS), prev),
+        },
+        attrs=attrs,
+    )
+
+
+def _dependent_posterior(density, x, attrs) -> xr.Dataset:
+    """:func:`_constrained_posterior` plus the loadings of the dependence model."""
+    conf, prev, loading = density.constrain(x)
+    post = _constrained_posterior(density.prior, x[..., : density.n_base], attrs)
+    return post.assign(loading=((CHAIN, DRAW, LOADED, CLASS), loading))
+
+
+def _sample_rows(spec, sampler: str, settings: NUTSSettings, dspec=None):
+    """Confusion, prevalence (and, with ``dspec``, loading) draws (chain, draw, ...), sampler
+    statistics and timings, through the samplers the binary model uses (one interrupt and
+    completeness guarantee)."""
+    if dspec is not None and sampler == "nutpie":
+        posterior, stats, timings = sample_nutpie(
+            MulticlassDependenceLogDensity(dspec), settings, to_posterior=_dependent_posterior
+        )
+    elif dspec is not None:
+        posterior, stats, timings = sample_pymc(
+            build_pymc_multiclass_dependence_model(dspec), settings
+        )
+    elif sampler == "nutpie":
+        posterior, stats, timings = sample_nutpie(
+            MulticlassLogDensity(spec), settings, to_posterior=_constrained_posterior
+        )
+    else:
+        posterior, stats, timings = sample_pymc(build_multiclass_pymc_model(spec), settings)
+    conf = posterior["confusion"].transpose(CHAIN, DRAW, ...).values
+    prev = posterior["prevalence"].transpose(CHAIN, DRAW, ...).values
+    loading = None
+    if dspec is not None:
+        loading = posterior["loading"].transpose(CHAIN, DRAW, ...).values
+    return conf, prev, loading, stats, posterior.attrs, timings
+
+
+# --------------------------------------------------------------------------- InferenceData
+def _masks(states, n_classes):
+    answered = states < n_classes
+    code = answered.astype(np.int64) @ (1 << np.arange(states.shape[1], dtype=np.int64))
+    _, mask_id = np.unique(code, return_inverse=True)
+    return mask_id.reshape(-1)
+
+
+def _multinomial_constant(counts, mask_id) -> np.ndarray:
+    """``sum_m log N_gm! - sum_s log n_gs!`` per group (unobserved patterns add 0)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    per_mask = np.stack(
+        [counts[:, mask_id == m].sum(axis=1) for m in range(int(mask_id.max()) + 1)], axis=1
+    )
+    return gammaln(per_mask + 1).sum(axis=1) - gammaln(counts + 1).sum(axis=1)
+
+
+def _rows_inference_data(spec, conf, prev, stats, attrs):
+    import arviz as az
+
+    chains, draws = conf.shape[:2]
+    cd = {CHAIN: np.arange(chains), DRAW: np.arange(draws)}
+    posterior = xr.Dataset(
+        {
+            "confusion": ((CHAIN, DRAW, ANNOTATOR, TRUE_CLASS, ANSWERED_CLASS), conf),
+            "prevalence": ((CHAIN, DRAW, GROUP, CLASS), prev),
+        },
+        coords={
+            **cd,
+            ANNOTATOR: spec.annotators,
+            TRUE_CLASS: spec.classes,
+            ANSWERED_CLASS: spec.classes,
+            GROUP: spec.prevalence_groups,
+            CLASS: spec.classes,
+        },
+        attrs=attrs,
+    )
+    mask_id = _masks(spec.states, spec.n_classes)
+    cell_ll, g, s = cell_loglik(
+        spec, conf.reshape(-1, *conf.shape[2:]), prev.reshape(-1, *prev.shape[2:])
+    )
+    per_group = np.zeros((cell_ll.shape[0], len(spec.groups)))
+    np.add.at(per_group.T, g, (cell_ll * spec.counts[g, s]).T)
+    ll = per_group.reshape(chains, draws, -1) + _multinomial_constant(spec.counts, mask_id)
+    data_coords = {GROUP: spec.groups, PATTERN: list(spec.patterns), ANNOTATOR: spec.annotators}
+    log_lik = {"counts": ((CHAIN, DRAW, GROUP), ll)}
+    observed = {"counts": ((GROUP, PATTERN), spec.counts)}
+    if spec.has_gold:
+        log_lik["gold"] = ((CHAIN, DRAW, GOLD_CLASS), _gold_loglik(spec, conf, mask_id))
+        observed["gold_counts"] = ((GOLD_CLASS, PATTERN), spec.gold)
+        data_coords[GOLD_CLASS] = spec.classes
+    return az.InferenceData(
+        posterior=posterior,
+        sample_stats=stats.assign_attrs(attrs),
+        log_likelihood=xr.Dataset(
+            log_lik,
+            coords={
+                **cd,
+                GROUP: spec.groups,
+                **({GOLD_CLASS: spec.classes} if spec.has_gold else {}),
+            },
+        ),
+        observed_data=xr.Dataset(observed, coords=data_coords),
+        constant_data=xr.Dataset(
+            {
+                "pattern_states": ((PATTERN, ANNOTATOR), spec.states),
+                "prevalence_index": ((GROUP,), spec.prevalence_index),
+                "mask_id": ((PATTERN,), mask_id),
+            },
+            coords=data_coords,
+        ),
+    )
+
+
+def _gold_loglik(spec, conf, mask_id) -> np.ndarray:
+    """Gold items' log-likelihood per known class: multinomial per missingness mask given
+    ``Y = y``, with its constant, shape (chain, draw, C)."""
+    used = spec.gold.sum(axis=0) > 0  # gold patterns only: memory O(draws x gold patterns x C)
+    lpc = _log_pattern_class(spec.states[used], conf)  # (chain, draw, P_gold, C)
+    ll = np.einsum("yp,cdpy->cdy", spec.gold[:, used].astype(np.float64), lpc)
+    return ll + _multinomial_constant(spec.gold, mask_id)
+
+
+def _fitted_warnings(mean_confusion, spec) -> list[str]:
+    """Near-singular confusions and a designated annotator that is not diagonally dominant,
+    at the posterior mean (the checks multiclass EM runs on its fit)."""
+    out = []
+    sv = np.linalg.svd(mean_confusion, compute_uv=False).min(axis=1)
+    for name, v in zip(spec.annotators, sv):
+        if v < SINGULAR_WARNING:
+            out.append(
+                f"annotator {name!r} has a nearly singular posterior-mean confusion matrix "
+                f"(smallest singular value {v:.4f}, below {SINGULAR_WARNING}); corrected one-hot "
+                "targets multiply by its inverse, so NC-ECE becomes very noisy. Consider "
+                "dropping this annotator."
+            )
+    name = spec.annotators[spec.orient]
+    for y, a, tyy, tya in diagonal_dominance_failures(mean_confusion[spec.orient]):
+        out.append(
+            f"the designated annotator {name!r} is not diagonally dominant at the posterior "
+            f"mean: for true class {spec.classes[y]!r} it answers {spec.classes[a]!r} with "
+            f"probability {tya:.4f} >= {tyy:.4f}. Designate an annotator you trust (orient=...)."
+        )
+    return out
+
+
+def _relabel_loading(conf, loading, moved, orient):
+    """Loadings (chain, draw, n_loaded, C) with the classes of the ``moved`` draws permuted as
+    :func:`~bayescal.bayes.multiclass.orient_draws` permuted their confusion rows."""
+    flat_conf = conf.reshape(-1, *conf.shape[2:])
+    flat = loading.reshape(-1, *loading.shape[2:]).copy()
+    for i in np.flatnonzero(moved):
+        inv = np.argsort(dominant_diagonal_permutation(flat_conf[i, orient]))
+        flat[i] = flat[i][:, inv]
+    return flat.reshape(loading.shape)
+
+
+def _add_dependence(idata, dspec, loading, rng) -> None:
+    """Loadings, latent correlations, the dependence model's log-likelihood (replacing the
+    independence model's) and, with ``rng``, replicated counts under it."""
+    spec = dspec.base
+    post = idata.posterior
+    conf = post["confusion"].values
+    prev = post["prevalence"].values
+    rho = multiclass_implied_correlation(dspec, loading)[0]
+    idata.posterior = post.assign(
+        loading=((CHAIN, DRAW, LOADED, CLASS), loading),
+        correlation=((CHAIN, DRAW, "pair", CLASS), rho),
+    ).assign_coords(
+        {LOADED: [spec.annotators[j] for j in dspec.loaded], "pair": pair_labels(dspec)}
+    )
+    mask_id = _masks(spec.states, spec.n_classes)
+    lp = multiclass_pattern_logp_dependent(dspec, conf, prev, loading)  # (chain, draw, L, P)
+    ll = (spec.counts * lp).sum(-1) + _multinomial_constant(spec.counts, mask_id)
+    idata.log_likelihood["counts"] = ((CHAIN, DRAW, GROUP), ll)
+    if spec.has_gold:
+        lpc = multiclass_class_pattern_logp(dspec, conf, loading)  # (chain, draw, P, C)
+        gold = np.einsum("yp,cdpy->cdy", spec.gold.astype(np.float64), lpc)
+        idata.log_likelihood["gold"] = (
+            (CHAIN, DRAW, GOLD_CLASS),
+            gold + _multinomial_constant(spec.gold, mask_id),
+        )
+    if rng is not None:
+        rep = sample_multiclass_counts_dependent(dspec, conf, prev, loading, rng)
+        idata.add_groups(
+            posterior_predictive=xr.Dataset(
+                {
+                    "counts": (
+                        (CHAIN, DRAW, GROUP, PATTERN),
+                        rep.reshape(*conf.shape[:2], *rep.shape[1:]).astype(np.int32),
+                    )
+                },
+                coords={GROUP: spec.groups, PATTERN: list(spec.patterns)},
+            )
+        )
+
+
+def _fit_multiclass(
+    data,
+    model,
+    orientation,
+    *,
+    groups,
+    priors,
+    orient,
+    draws,
+    tune,
+    chains,
+    cores,
+    target_accept,
+    sampler,
+    reference,
+    random_state,
+    progress,
+    check,
+    dependence,
+    sigma,
+    posterior_predictive,
+    start,
+) -> ChannelFit:
+    """The C-class Dawid-Skene posterior (Dirichlet rows, any C) behind
+    :func:`fit_channels_bayes` (SPEC §3; the model and its label handling are in
+    :mod:`bayescal.bayes.multiclass`, the model card in ``models/multiclass.md``)."""
+    pooled = {"grouped": False, "marginal": True}.get(model)
+    if pooled is None:
+        raise ConfigError(
+            f"model={model!r} is a binary channel model; multiclass data take "
+            "'grouped' (one class prevalence per group) or 'marginal' (pooled)."
+        )
+    if orientation != "all":
+        raise ConfigError(
+            f"orientation={orientation!r} applies to binary channels only; the multiclass "
+            "model orients every draw by the designated annotator's diagonal dominance."
+        )
+    check_settings(draws, tune, chains, cores, target_accept, sampler, check)
+    summary = resolve_summary(data, groups, default="predicted")
+    warnings = check_multiclass_design(summary, pooled=pooled)
+    rng = check_random_state(random_state)
+    em_seed = int(rng.integers(2**31 - 1))  # drawn either way: the chain seeds stay the same
+    if start is None:
+        start = _em_start(summary, pooled, orient, em_seed, warnings)
+    elif not isinstance(start, ChannelFit) or start.layout != "multiclass":
+        raise ConfigError(
+            f"start must be a multiclass ChannelFit (the EM fit of these data); got "
+            f"{type(start).__name__}."
+        )
+    spec = make_multiclass_spec(
+        summary, pooled=pooled, priors=priors, orient=orient, start=start, reference=reference
+    )
+    dspec = None
+    if dependence is not None:
+        dspec = make_multiclass_dependence_spec(spec, dependence, sigma=sigma)
+        ident = check_multiclass_identified(dspec)
+    warnings.extend(_empty_groups(spec, pooled))
+    settings = NUTSSettings.from_options(
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=cores,
+        rng=rng,
+        target_accept=target_accept,
+        progress=progress,
+    )
+    conf, prev, loading, stats, lib, timings = _sample_rows(spec, sampler, settings, dspec)
+    sampling_seconds, load_seconds = timings["sampling_seconds"], timings["load_seconds"]
+    n_moved = 0
+    if not spec.has_gold:  # gold items label the classes: relabelling would change the model
+        flat_conf, flat_prev, moved = orient_draws(
+            conf.reshape(-1, *conf.shape[2:]), prev.reshape(-1, *prev.shape[2:]), spec.orient
+        )
+        if loading is not None:  # a loading belongs to its true class: move it with the row
+            loading = _relabel_loading(conf, loading, moved, spec.orient)
+        conf, prev = flat_conf.reshape(conf.shape), flat_prev.reshape(prev.shape)
+        n_moved = int(moved.sum())
+    if n_moved:
+        exact = "exact" if spec.priors.invariant else "approximate (the prior is not invariant)"
+        warnings.append(
+            f"{n_moved} of {moved.size} draws were in another labelling of the latent classes "
+            f"(the designated annotator {spec.annotators[spec.orient]!r} had a larger diagonal "
+            f"after relabelling) and were relabelled; the relabelling is {exact}. Chains that "
+            "visit several labellings mean weakly separated classes: check R-hat, and "
+            "designate an annotator you trust."
+        )
+    pooled_name = "_pooled" if pooled else ""
+    dep_name = "_dependence" if dspec is not None else ""
+    attrs = {
+        "model": f"multiclass{pooled_name}",
+        "bayescal_version": __version__,
+        "sampler": sampler,
+        "inference_library": lib["inference_library"],
+        "inference_library_version": lib["inference_library_version"],
+        "orient_annotator": spec.annotators[spec.orient],
+        "priors": json.dumps(spec.priors.to_dict()),
+        "data_hash": _data_hash(
+            [spec.annotators, spec.classes, spec.groups],
+            spec.counts,
+            spec.states,
+            *([spec.gold] if spec.has_gold else []),
+        ),
+        "sampling_time": sampling_seconds,
+        "tuning_steps": int(tune),
+    }
+    if dspec is not None:
+        attrs.update(
+            dependence_groups=str(dspec.group_names),
+            dependence_groups_index=json.dumps([list(map(int, g)) for g in dspec.groups]),
+            loading_sigma=dspec.sigma,
+            quadrature_nodes=dspec.n_nodes,
+        )
+    idata = _rows_inference_data(spec, conf, prev, stats, attrs)
+    if dspec is not None:
+        _add_dependence(idata, dspec, loading, rng if posterior_predictive else None)
+    assert spec.gold is not None  # __post_init__ fills it
+    diagnostics: dict = {
+        "sampler": sampler,
+        "sampling_seconds": sampling_seconds,
+        "load_seconds": load_seconds,
+        "data_hash": attrs["data_hash"],
+        "relabelled_draws": n_moved,
+        "start": "em" if start is not None else "prior_mean",
+        "reference": reference,
+        "gradient_evaluations": int(stats["n_steps"].sum()) if "n_steps" in stats else None,
+        "gold_items": [int(x) for x in spec.gold.sum(axis=1)],
+    }
+    if dspec is not None:
+        diagnostics.update(
+            dependence_groups=dspec.group_names, identification=ident, loading_sigma=dspec.sigma
+        )
+    converged = True
+    if check:
+        diag, msgs = sampling_checks(idata)
+        diagnostics.update(diag)
+        converged = diag["converged"]
+        warnings.extend(msgs)
+    loglik = idata.log_likelihood["counts"].sum(GROUP)
+    if spec.has_gold:
+        loglik = loglik + idata.log_likelihood["gold"].sum(GOLD_CLASS)
+    diagnostics["loglik_posterior_mean"] = float(loglik.mean())
+    warnings.extend(_fitted_warnings(conf.mean(axis=(0, 1)), spec))
+    s = conf.shape[0] * conf.shape[1]
+    return ChannelFit.from_confusion(
+        conf.reshape(s, *conf.shape[2:]),
+        prev.reshape(s, *prev.shape[2:]),
+        annotators=spec.annotators,
+        classes=spec.classes,
+        groups=spec.prevalence_groups,
+        group_counts=spec.prevalence_group_counts(),
+        method=f"bayes_multiclass{pooled_name}{dep_name}",
+        warnings=warnings,
+        converged=converged,
+        diagnostics=diagnostics,
+        group_edges=spec.group_edges,
+        idata=idata,
     )

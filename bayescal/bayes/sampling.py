@@ -5,7 +5,7 @@ Both samplers target the same posterior (the PyMC model of
 :class:`bayescal.bayes.logdensity.ChannelLogDensity` equals its ``model.logp()``
 on the same unconstrained coordinates). The multiclass model uses the same two
 functions with its own density, PyMC model and constrained variables
-(:mod:`bayescal.bayes.multiclass_fit`), so both tracks share one interrupt and
+(:func:`bayescal.bayes.fit.fit_channels_bayes`), so both tracks share one interrupt and
 completeness guarantee. They differ in cost:
 
 - ``"nutpie"`` (default): nutpie's NUTS (Rust) calls the numba kernel through

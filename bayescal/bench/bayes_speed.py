@@ -32,7 +32,7 @@ R-hat <= 1.01 and bulk ESS >= 400 for every confusion entry.
 
 One dataset (:func:`bayescal.simulate.simulate_multiclass`, default confusions,
 ``--missing`` answers missing at random; generation excluded from timing) is fitted
-by :func:`bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` under each
+by :func:`bayescal.bayes.fit.fit_channels_bayes` under each
 configuration asked for (``--configs``, each ``sampler:reference:target_accept``):
 
 - ``nutpie:largest:0.8`` (the default of the library): nutpie on the hand-written
@@ -340,7 +340,7 @@ def _run_multiclass(args) -> int:
 
     import numpy as np
 
-    from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+    from bayescal.bayes.fit import fit_channels_bayes
     from bayescal.simulate import multiclass_population, simulate_multiclass
     from bayescal.summaries import summarize_multiclass
 
@@ -377,7 +377,7 @@ def _run_multiclass(args) -> int:
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = fit_multiclass_channels_bayes(
+            fit = fit_channels_bayes(
                 summary,
                 draws=args.draws,
                 tune=args.tune,

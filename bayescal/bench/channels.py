@@ -452,7 +452,7 @@ def one_fit(
 ) -> dict:
     import arviz as az
 
-    from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+    from bayescal.bayes.fit import fit_channels_bayes
     from bayescal.channels.em import dawid_skene_em
     from bayescal.summaries import summarize_multiclass
 
@@ -463,9 +463,9 @@ def one_fit(
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence problems are reported below
-        fit = fit_multiclass_channels_bayes(
+        fit = fit_channels_bayes(
             summary,
-            pooled=True,
+            model="marginal",
             draws=args.draws,
             tune=args.tune,
             chains=args.chains,

@@ -787,7 +787,7 @@ def _multiclass_population(name):
 
 def _multiclass_rep(args, name, seed) -> dict:
     """One repetition: the audit's fit (grouped by predicted class) and its joint interval."""
-    from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+    from bayescal.bayes.fit import fit_channels_bayes
     from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
     from bayescal.simulate import simulate_multiclass
     from bayescal.summaries import summarize_multiclass
@@ -795,7 +795,7 @@ def _multiclass_rep(args, name, seed) -> dict:
     pop = _multiclass_population(name)
     data = simulate_multiclass(MULTICLASS[name]["n"], population=pop, random_state=seed)
     summary = summarize_multiclass(data, groups="predicted", bins=N_BINS)
-    fit = fit_multiclass_channels_bayes(
+    fit = fit_channels_bayes(
         summary, draws=args.draws, tune=args.tune, chains=2, cores=1, random_state=seed, check=False
     )
     iv = multiclass_nc_ece_interval(

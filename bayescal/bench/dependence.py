@@ -35,7 +35,7 @@ groups by predicted class), the multiclass NC-ECE interval
 (:func:`~bayescal.metrics.uncertainty.multiclass_nc_ece_interval`, ten
 bins) on the second half, once with the independence model's posterior and once
 with the dependence model's (pair ``a1:a2``), both from
-:func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` (nutpie). The
+:func:`~bayescal.bayes.fit.fit_channels_bayes` (nutpie). The
 truth is the population's exact binned top-label and class-wise ECE
 (:meth:`~bayescal.simulate.multiclass.MulticlassPopulation.binned_ece`): it does not
 involve the annotators.
@@ -248,7 +248,7 @@ def _population():
 
 
 def _one_rep(args, level_s, seed, pop, truth_ece):
-    from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+    from bayescal.bayes.fit import fit_channels_bayes
     from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
     from bayescal.simulate.dependent import simulate_multiclass_dependent
 
@@ -259,7 +259,7 @@ def _one_rep(args, level_s, seed, pop, truth_ece):
     channels, evaluation = data.subset(np.arange(half)), data.subset(np.arange(half, args.n))
     out = {}
     for name in MODELS:
-        fit = fit_multiclass_channels_bayes(
+        fit = fit_channels_bayes(
             channels,
             dependence=None if name == "independent" else PAIR,
             draws=args.draws,

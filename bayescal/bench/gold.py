@@ -26,7 +26,7 @@ Two scenarios with K = 3 annotators and C = 3 classes: accurate annotators (ever
 row 0.8 on the diagonal, 0.1 off it) and weak ones (0.6 / 0.2). Each has ``--n`` unknown items
 (``simulate_multiclass``, 10% missing answers) plus ``n_gold`` further items of the same
 population marked gold (their class known), for each ``n_gold`` in ``--gold``, fitted with
-:func:`~bayescal.bayes.multiclass_fit.fit_multiclass_channels_bayes` (nutpie, 2 chains,
+:func:`~bayescal.bayes.fit.fit_channels_bayes` (nutpie, 2 chains,
 prevalence per predicted class); the posterior sd of every confusion entry is recorded.
 
 Expected rate. A gold item of class ``y`` answered by annotator ``j`` is one multinomial
@@ -255,11 +255,11 @@ def row_blocks(cov0, k: int, c: int) -> np.ndarray:
 
 
 def _multiclass_fit(data, args, seed):
-    from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+    from bayescal.bayes.fit import fit_channels_bayes
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = fit_multiclass_channels_bayes(
+        fit = fit_channels_bayes(
             data, draws=args.draws, tune=args.tune, chains=2, cores=1, random_state=seed
         )
     return fit.confusion.values, fit.class_prevalence.values, fit.converged

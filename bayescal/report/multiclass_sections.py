@@ -17,7 +17,7 @@ import numpy as np
 
 from bayescal._typing import Bins, Dependence, Weights
 from bayescal.ambiguity.metrics import ece_plugin, ece_true
-from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.em import dawid_skene_em
@@ -264,9 +264,10 @@ def fit_posterior(ctx: MulticlassContext, summary, dependence=None):
     if not ctx.progress:
         logging.getLogger("pymc").setLevel(logging.ERROR)
     with _warnings.catch_warnings(record=True):
-        return fit_multiclass_channels_bayes(
+        return fit_channels_bayes(
             summary,
-            priors=ctx.priors,
+            # Dirichlet rows for every C (two classes included: the C-class model)
+            priors=ChannelPriors(family="dirichlet") if ctx.priors is None else ctx.priors,
             draws=ctx.draws,
             tune=ctx.tune,
             chains=ctx.chains,

@@ -170,8 +170,8 @@ def test_the_prior_family_chooses_the_model():
     assert rows.classes == ["0", "1"] and rows.confusion.shape[1:] == (3, 2, 2)
     beta = fit_channels_bayes(data, groups=3, check=False, **FAST)
     assert beta.method == "bayes_grouped"
-    with pytest.raises(ConfigError, match="Dirichlet-row priors"):
-        fit_channels_bayes(data, priors=ChannelPriors(family="dirichlet"), dependence="all")
+    with pytest.raises(ConfigError, match="start= sets the C-class model"):
+        fit_channels_bayes(data, groups=3, start=rows, check=False, **FAST)
     three = simulate_multiclass(300, 3, random_state=0)
     with pytest.raises(ConfigError, match="takes priors of the 'dirichlet' family"):
         fit_channels_bayes(three, priors=ChannelPriors(a=(1, 9)), check=False, **FAST)

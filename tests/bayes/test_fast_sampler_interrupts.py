@@ -27,7 +27,7 @@ SCRIPT = textwrap.dedent(
     import signal, sys, warnings
     warnings.simplefilter("ignore")
     from bayescal.bayes import fit_channels_bayes
-    from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+    from bayescal.bayes.fit import fit_channels_bayes
     from bayescal.simulate import simulate_multiclass, simulate_toy
 
     sampler, mode, track = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -39,7 +39,7 @@ SCRIPT = textwrap.dedent(
         data, fit, options = simulate_toy(1000, random_state=0), fit_channels_bayes, {"groups": 3}
     else:
         data, fit, options = simulate_multiclass(1500, 3, random_state=0), (
-            fit_multiclass_channels_bayes), {}
+            fit_channels_bayes), {}
     tune = 1000
     if sampler == "pymc":  # PyMC compiles inside the fit: announce its first kept draw
         from pymc.step_methods.hmc.nuts import NUTS

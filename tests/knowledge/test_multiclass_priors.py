@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from bayescal.bayes.conflict import prior_conflict
+from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.bayes.logdensity import MulticlassLogDensity
 from bayescal.bayes.multiclass import build_multiclass_pymc_model, make_multiclass_spec
-from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.bayes.posterior_file import load_multiclass_posterior
 from bayescal.bayes.priors import ChannelPriors, dirichlet_from_moments
 from bayescal.channels.em import dawid_skene_em
@@ -26,8 +26,8 @@ def halves():
     """4,000 items (C = 3, K = 3): full-data posterior, first-half posterior, second half."""
     data = simulate_multiclass(4000, 3, random_state=21)
     first = np.arange(data.n_items) < 2000
-    full = fit_multiclass_channels_bayes(data, random_state=1, **FIT)
-    earlier = fit_multiclass_channels_bayes(data.subset(first), random_state=2, **FIT)
+    full = fit_channels_bayes(data, random_state=1, **FIT)
+    earlier = fit_channels_bayes(data.subset(first), random_state=2, **FIT)
     return data, first, full, earlier
 
 
@@ -155,9 +155,7 @@ def test_independent_dirichlet_rows_miss_the_full_posterior(halves):
     joint form passes the check within it: test_multiclass_sequential.py."""
     data, first, full, earlier = halves
     priors = ChannelPriors.from_fit(earlier, inflate=1.0, prevalence=True)
-    update = fit_multiclass_channels_bayes(
-        data.subset(~first), priors=priors, random_state=3, **FIT
-    )
+    update = fit_channels_bayes(data.subset(~first), priors=priors, random_state=3, **FIT)
     m_full, m_upd = (f.confusion.values.mean(axis=0) for f in (full, update))
     sd_full = full.confusion.values.std(axis=0)
     mc = np.sqrt(_mc_se(full) ** 2 + _mc_se(update) ** 2)
@@ -166,7 +164,7 @@ def test_independent_dirichlet_rows_miss_the_full_posterior(halves):
     # this is the moment-matching error), median 0.15 sd; the second half alone is 1.38 sd away
     assert np.max(np.abs(m_upd - m_full) / mc) > 8
     assert shift_sd.max() < 0.6 and np.median(shift_sd) < 0.25
-    alone = fit_multiclass_channels_bayes(data.subset(~first), random_state=4, **FIT)
+    alone = fit_channels_bayes(data.subset(~first), random_state=4, **FIT)
     far = np.abs(alone.confusion.values.mean(axis=0) - m_full) / sd_full
     assert shift_sd.max() < 0.5 * far.max()
     # widths: the update's posterior sd is the full-data one within 15%

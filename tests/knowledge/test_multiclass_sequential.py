@@ -20,7 +20,7 @@ import arviz as az
 import numpy as np
 import pytest
 
-from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.simulate import simulate_multiclass
 
@@ -35,14 +35,12 @@ EARLIER_DRAWS = 4000
 def sequential():
     data = simulate_multiclass(N_ITEMS, 3, random_state=21)
     first = np.arange(data.n_items) < N_ITEMS // 2
-    full = fit_multiclass_channels_bayes(data, random_state=1, **FIT)
-    earlier = fit_multiclass_channels_bayes(
+    full = fit_channels_bayes(data, random_state=1, **FIT)
+    earlier = fit_channels_bayes(
         data.subset(first), random_state=2, **{**FIT, "draws": EARLIER_DRAWS}
     )
     priors = ChannelPriors.from_fit(earlier, inflate=1.0, prevalence=True, joint=True)
-    update = fit_multiclass_channels_bayes(
-        data.subset(~first), priors=priors, random_state=3, **FIT
-    )
+    update = fit_channels_bayes(data.subset(~first), priors=priors, random_state=3, **FIT)
     return full, earlier, priors, update
 
 

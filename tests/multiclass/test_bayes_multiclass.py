@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.bayes.logdensity import (
     MulticlassLogDensity,
     cell_loglik,
@@ -16,7 +17,6 @@ from bayescal.bayes.multiclass import (
     orient_draws,
     reference_ratio_transform,
 )
-from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.channels.em import dawid_skene_em
 from bayescal.data.multiclass import MulticlassAnnotations
@@ -176,7 +176,7 @@ def small_data():
 
 @pytest.fixture(scope="module")
 def small_fit(small_data):
-    return fit_multiclass_channels_bayes(small_data, draws=300, tune=400, chains=2, random_state=1)
+    return fit_channels_bayes(small_data, draws=300, tune=400, chains=2, random_state=1)
 
 
 def test_fit_is_a_channel_fit_with_a_posterior(small_fit, small_data):
@@ -249,24 +249,26 @@ def _mask_log_pmf(spec, g, m, counts, cells, t, rho, multinomial):
 
 def test_settings_and_designs_are_refused_by_name(small_data):
     with pytest.raises(ConfigError, match="draws must be an integer"):
-        fit_multiclass_channels_bayes(small_data, draws=0)
+        fit_channels_bayes(small_data, draws=0)
     with pytest.raises(ConfigError, match="sampler must be one of"):
-        fit_multiclass_channels_bayes(small_data, sampler="stan")
-    with pytest.raises(ConfigError, match="summarize_multiclass"):
-        fit_multiclass_channels_bayes(summarize_multiclass(small_data), groups="all")
+        fit_channels_bayes(small_data, sampler="stan")
+    with pytest.raises(ConfigError, match="pass groups to summarize"):
+        fit_channels_bayes(summarize_multiclass(small_data), groups="all")
     two = MulticlassAnnotations.from_arrays(small_data.probs, small_data.labels[:, :2])
     with pytest.raises(IdentificationError, match="2 annotator"):
-        fit_multiclass_channels_bayes(two)
+        fit_channels_bayes(two)
 
 
 def test_fit_channels_bayes_dispatches_multiclass_data(small_fit, small_data):
-    """The one public entry point: multiclass data reach the multiclass model with the same
-    settings and seed, so the draws are the very same numbers; binary-only options are refused."""
+    """The one public entry point: a C-class container is summarised with channel groups by
+    predicted class (the summary's default for C > 2), so its draws are the very numbers of
+    the summary's fit; binary-only options are refused."""
     from bayescal.bayes import fit_channels_bayes
 
-    via = fit_channels_bayes(small_data, draws=300, tune=400, chains=2, random_state=1)
+    summary = summarize_multiclass(small_data, groups="predicted")
+    via = fit_channels_bayes(summary, draws=300, tune=400, chains=2, random_state=1)
     np.testing.assert_array_equal(via.confusion.values, small_fit.confusion.values)
-    assert via.method == "bayes_multiclass"
+    assert via.method == "bayes_multiclass" and small_fit.method == "bayes_multiclass"
     with pytest.raises(ConfigError, match="binary channel model"):
         fit_channels_bayes(small_data, "hui_walter", draws=10, tune=10, chains=1)
     with pytest.raises(ConfigError, match="binary channels only"):
@@ -280,15 +282,13 @@ def test_a_given_em_start_is_the_fit_the_sampler_would_compute(small_fit, small_
     seed = int(np.random.default_rng(1).integers(2**31 - 1))
     summary = summarize_multiclass(small_data)
     em = dawid_skene_em(summary, prevalence="grouped", empty_groups="drop", random_state=seed)
-    fit = fit_multiclass_channels_bayes(
-        summary, draws=300, tune=400, chains=2, random_state=1, start=em
-    )
+    fit = fit_channels_bayes(summary, draws=300, tune=400, chains=2, random_state=1, start=em)
     np.testing.assert_array_equal(fit.confusion.values, small_fit.confusion.values)
     # and it is used: another EM optimum (a different seed) moves the chains
     other = dawid_skene_em(summary, empty_groups="drop", random_state=seed + 1)
     short = {"draws": 20, "tune": 30, "chains": 1, "random_state": 1, "check": False}
-    a = fit_multiclass_channels_bayes(summary, start=em, **short).confusion.values
-    b = fit_multiclass_channels_bayes(summary, start=other, **short).confusion.values
+    a = fit_channels_bayes(summary, start=em, **short).confusion.values
+    b = fit_channels_bayes(summary, start=other, **short).confusion.values
     assert not np.array_equal(a, b)
     with pytest.raises(ConfigError, match="start must be a multiclass ChannelFit"):
-        fit_multiclass_channels_bayes(summary, start=em.confusion)
+        fit_channels_bayes(summary, start=em.confusion)

@@ -12,7 +12,7 @@ from sbc_helpers import (
     smooth_test,
 )
 
-from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.simulate import simulate_multiclass
 
@@ -92,7 +92,7 @@ def test_nutpie_and_pymc_sample_the_same_posterior():
 
     data = simulate_multiclass(1500, 3, random_state=8, missing=0.1)
     fits = [
-        fit_multiclass_channels_bayes(
+        fit_channels_bayes(
             data, draws=2000, tune=1000, chains=2, cores=1, sampler=s, random_state=3
         )
         for s in ("nutpie", "pymc")

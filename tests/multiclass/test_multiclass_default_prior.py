@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.bench.channels import simulate_answers, true_confusions
 from bayescal.channels.em import dawid_skene_em
@@ -47,8 +47,8 @@ def test_posterior_mean_within_posterior_sd_of_em():
     truth = true_confusions(6, np.array([0.95, 0.8, 0.65]), rng)
     summary = summarize_multiclass(simulate_answers(truth, 60, rng), groups="all")
     em = dawid_skene_em(summary, prevalence="grouped", random_state=0)
-    fit = fit_multiclass_channels_bayes(
-        summary, pooled=True, draws=200, tune=300, chains=2, random_state=0, check=False
+    fit = fit_channels_bayes(
+        summary, "marginal", draws=200, tune=300, chains=2, random_state=0, check=False
     )
     diag = np.diagonal(fit.confusion.values, axis1=-2, axis2=-1)  # (draw, K, C)
     em_diag = np.diagonal(em.confusion.values[0], axis1=-2, axis2=-1)

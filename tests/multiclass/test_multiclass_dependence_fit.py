@@ -11,7 +11,7 @@ from bayescal.bayes.dependence_fit import (
     multiclass_dependence_ppc,
     multiclass_pattern_loo,
 )
-from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
+from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.simulate.dependent import simulate_multiclass_dependent
 
 
@@ -26,7 +26,7 @@ def fits():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # short chains: R-hat / ESS warnings expected
         for name, dep in (("independent", None), ("dependent", "a1:a2")):
-            out[name] = fit_multiclass_channels_bayes(
+            out[name] = fit_channels_bayes(
                 data, dependence=dep, draws=120, tune=150, chains=2, random_state=1
             )
     return data, truth, out

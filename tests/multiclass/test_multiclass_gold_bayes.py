@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.bayes.logdensity import MulticlassLogDensity
 from bayescal.bayes.multiclass import build_multiclass_pymc_model, make_multiclass_spec
-from bayescal.bayes.multiclass_fit import fit_multiclass_channels_bayes
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.simulate import simulate_multiclass
 from bayescal.summaries import summarize_multiclass
@@ -50,8 +50,8 @@ def with_and_without_gold():
     d, dg = _gold_data(1500, 0.4, 8, confusions=t)
     options = dict(draws=300, tune=300, chains=2, random_state=1)
     return (
-        fit_multiclass_channels_bayes(dg, **options),
-        fit_multiclass_channels_bayes(d, **options),
+        fit_channels_bayes(dg, **options),
+        fit_channels_bayes(d, **options),
         dg,
     )
 
