@@ -1,84 +1,112 @@
-"""The binary audit's "what we already knew" steps: gold items, priors from earlier audits and
-conditionally dependent annotators.
+"""The audit's "what we already knew" step: gold items, priors from earlier audits and
+conditionally dependent annotators, for every number of classes.
 
 Issue 15. Gold items (items of known class) enter the channel likelihood at their
 known class (:mod:`bayescal.channels.em`, :mod:`bayescal.bayes.models`) and are
 left out of the calibration error unless the user asks (``gold_in_ece``). The
-section says how many there were, whether they identify the channels on their
-own (:func:`bayescal.channels.identification.gold_identifies`) and how much they
-narrowed each channel interval: the Bayesian fit is repeated on the unknown items
-alone (same priors, settings and seed) and the interval widths compared. Priors
-from an earlier audit (``ChannelPriors.from_fit``) are listed with the prior-data
-conflict check of :func:`bayescal.bayes.priors.prior_conflict`. With ``--dependence`` the
-conditional-dependence model (:mod:`bayescal.bayes.dependence_fit`) is fitted with the
-audit's settings, compared with the independence model (LOO on pattern counts, predictive
-check before/after, NC-ECE interval under both) and used for the headline.
+section says how many there were (per class), whether they identify the channels on
+their own (:func:`~bayescal.channels.identification.gold_identifies`,
+:func:`~bayescal.channels.identification.gold_identifies_multiclass`) and how much they
+narrowed each channel (confusion-entry) interval: the Bayesian fit is repeated on the
+unknown items alone (same priors, settings and seed) and the interval widths compared.
+Priors from an earlier audit (``ChannelPriors.from_fit``) are listed with the prior-data
+conflict check of :func:`bayescal.bayes.conflict.prior_conflict`. With ``--dependence`` the
+conditional-dependence model (:mod:`bayescal.bayes.dependence_fit`, ``models/dependence.md``)
+is fitted with the audit's settings, compared with the independence model (LOO on pattern
+counts, predictive check before/after, NC-ECE interval under both: top-label and class-wise
+in the class-wise audit) and then carries the rest of the audit: the headline, the summary's
+channels and the recalibration.
 """
 
 from __future__ import annotations
 
 import warnings as _warnings
+from typing import cast
 
 import numpy as np
 
 from bayescal.bayes.conflict import CONFLICT_LEVEL, prior_conflict
+from bayescal.bayes.dependence_fit import (
+    compare_channel_models,
+    compare_multiclass_channel_models,
+    multiclass_dependence_ppc,
+)
 from bayescal.bayes.diagnostics import PPC_FAILED
-from bayescal.bayes.priors import JOINT_SHIFT_LIMIT
-from bayescal.channels.identification import GOLD_SE_WARNING, check_design, gold_identifies
+from bayescal.bayes.priors import JOINT_SHIFT_LIMIT, JointRatioNormal
+from bayescal.channels.identification import (
+    GOLD_ROW_SE_WARNING,
+    GOLD_SE_WARNING,
+    check_design,
+    check_multiclass_design,
+    gold_identifies,
+    gold_identifies_multiclass,
+)
+from bayescal.channels.result import ChannelFit
 from bayescal.errors import IdentificationError
 from bayescal.flags import Flag
+from bayescal.metrics.uncertainty import multiclass_nc_ece_interval, nc_ece_interval
 from bayescal.report import sections as steps
 from bayescal.report.core import Section, Table, fmt
 
-__all__ = ["data_with_gold_section", "knowledge_section", "flag_prior_conflicts", "interval_width"]
+__all__ = ["knowledge_section", "flag_prior_conflicts", "interval_width"]
 
-
-def data_with_gold_section(ctx: steps.Context) -> Section:
-    """The data section; then, when asked, gold items moved into the evaluation bins."""
-    section = steps.data_section(ctx)
-    if ctx.gold_in_ece and ctx.summary.has_gold:
-        ctx.summary = ctx.summary.with_gold_in_bins()
-    return section
+TITLE = "Prior knowledge: gold items and earlier audits"
 
 
 def interval_width(draws: np.ndarray, prob: float) -> np.ndarray:
-    """Width of the equal-tailed ``prob`` interval of each column of ``draws`` (both audits)."""
+    """Width of the equal-tailed ``prob`` interval of each column of ``draws``."""
     lo, hi = np.quantile(draws, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
     return hi - lo
 
 
 def _without_gold(ctx: steps.Context) -> dict:
-    """Interval widths of a and b without the gold items, or why there are none."""
+    """The Bayesian fit on the unknown items alone, or why there is none."""
     if ctx.channels_choice != "bayes":
         return {"status": "point channels: no intervals to compare (use --channels bayes)"}
     plain = ctx.summary.without_gold()
     try:
         with _warnings.catch_warnings(record=True):
-            check_design(plain, ctx.point_method)
+            if ctx.classwise:
+                check_multiclass_design(plain)
+            else:
+                check_design(plain, ctx.point_method)
             fit = steps.fit_posterior(ctx, plain, posterior_predictive=False)
     except IdentificationError as exc:
         reason = str(exc).split(": ")[0].split(". ")[0]  # the refusal's first clause
         return {"status": f"not identified without the gold items ({reason})"}
-    return {
-        "status": "ok",
-        "a": interval_width(fit.a.values, ctx.prob),
-        "b": interval_width(fit.b.values, ctx.prob),
-    }
+    return {"status": "ok", "fit": fit}
 
 
 def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     s = ctx.summary
-    n0, n1 = s.binary.n_gold
-    identified, worst_se = gold_identifies(s)
-    out["gold"] = {
-        "n_gold_0": n0,
-        "n_gold_1": n1,
-        "in_calibration_error": bool(ctx.gold_in_ece),
-        "identifies_channels": identified,
-        "worst_gap_se_from_gold": worst_se if identified else None,
-    }
+    if ctx.classwise:
+        n_gold = [int(x) for x in s.n_gold]
+        identified, worst_se = gold_identifies_multiclass(s)
+        out["gold"] = {"n_gold": int(sum(n_gold)), "n_gold_per_class": dict(zip(s.classes, n_gold))}
+        counts = (
+            "gold items (answered), per class",
+            " / ".join(f"{c}: {n}" for c, n in zip(s.classes, n_gold)),
+        )
+        what, weak, missing = "every confusion row", GOLD_ROW_SE_WARNING, "of some class"
+        se_of, se_key = "an entry", "worst_entry_se_from_gold"
+        informs, prevalence, by = "confusion likelihood", "confusion matrices", "by class"
+    else:
+        n0, n1 = s.binary.n_gold
+        identified, worst_se = gold_identifies(s)
+        out["gold"] = {"n_gold_0": n0, "n_gold_1": n1}
+        counts = ("gold items of class 0 / class 1 (answered)", f"{n0} / {n1}")
+        what, weak, missing = "every channel", GOLD_SE_WARNING, "of one class"
+        se_of, se_key = "a gap b - a", "worst_gap_se_from_gold"
+        informs, prevalence, by = "channel likelihood", "channels", "by class or score"
+    out["gold"].update(
+        {
+            "in_calibration_error": bool(ctx.gold_in_ece),
+            "identifies_channels": identified,
+            se_key: worst_se if identified else None,
+        }
+    )
     rows: list[tuple[object, ...]] = [
-        ("gold items of class 0 / class 1 (answered)", f"{n0} / {n1}"),
+        counts,
         (
             "in the calibration error",
             "yes (asked for)"
@@ -86,47 +114,36 @@ def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
             else "no (gold items are often chosen non-randomly)",
         ),
         (
-            "gold items alone identify every channel",
-            f"yes; a gap b - a from them alone has standard error <= {fmt(worst_se, 3)}"
-            + (" (weak)" if worst_se > GOLD_SE_WARNING else "")
+            f"gold items alone identify {what}",
+            f"yes; {se_of} from them alone has standard error <= {fmt(worst_se, 3)}"
+            + (" (weak)" if worst_se > weak else "")
             if identified
-            else "no (some annotator answered no gold item of one class)",
+            else f"no (some annotator answered no gold item {missing})",
         ),
     ]
     tables = [Table("Gold items", ("quantity", "value"), rows)]
     notes = [
-        "Gold items enter the channel likelihood at their known class, P(answers | Y = y): "
-        "they inform the annotators' channels, not the prevalence, so choosing them by class "
-        "or score does not bias the fit as long as the choice does not look at the answers."
+        f"Gold items enter the {informs} at their known class, P(answers | Y = y): "
+        f"they inform the annotators' {prevalence}, not the "
+        + ("class prevalences" if ctx.classwise else "prevalence")
+        + f", so choosing them {by} does not bias the fit as long as the choice does not look "
+        "at the answers."
     ]
     without = _without_gold(ctx)
     narrowing = {"status": without["status"]}
     if without["status"] == "ok":
-        rows = []
-        per: dict[str, dict[str, dict[str, float]]] = {}
-        for j, name in enumerate(ctx.channels.annotators):
-            cells = [name]
-            per[name] = {}
-            for key in ("a", "b"):
-                with_gold = float(interval_width(getattr(ctx.channels, key).values[:, j], ctx.prob))
-                plain = float(without[key][j])
-                per[name][key] = {"width_with_gold": with_gold, "width_without_gold": plain}
-                cells += [fmt(plain, 3), fmt(with_gold, 3), f"{1 - with_gold / plain:.0%}"]
-            rows.append(tuple(cells))
-        narrowing["annotators"] = per
-        tables.append(
-            Table(
-                f"How much the gold items narrowed the {ctx.percent}% channel intervals "
-                "(width without gold, with gold, reduction)",
-                ("annotator", "a without", "a with", "a narrower by")
-                + ("b without", "b with", "b narrower by"),
-                rows,
-            )
-        )
+        part = _confusion_narrowing if ctx.classwise else _channel_narrowing
+        table, narrowing["annotators"] = part(ctx, without["fit"])
+        tables.append(table)
         notes.append(
             "The widths without gold come from the same Bayesian model refitted on the "
-            "unknown items alone (same priors, settings and seed); the difference includes "
-            "Monte Carlo error of a few percent of the width."
+            + (
+                "items of unknown class alone (same priors, settings and seed); each includes "
+                "Monte Carlo error of a few percent of the width."
+                if ctx.classwise
+                else "unknown items alone (same priors, settings and seed); the difference "
+                "includes Monte Carlo error of a few percent of the width."
+            )
         )
     else:
         notes.append(f"Interval narrowing: {without['status']}.")
@@ -134,8 +151,60 @@ def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     return tables, notes
 
 
+def _channel_narrowing(ctx: steps.Context, fit) -> tuple[Table, dict]:
+    """Two classes: the widths of ``a`` and ``b`` with and without the gold items."""
+    rows = []
+    per: dict[str, dict[str, dict[str, float]]] = {}
+    for j, name in enumerate(ctx.channels.annotators):
+        cells = [name]
+        per[name] = {}
+        for key in ("a", "b"):
+            with_gold = float(interval_width(getattr(ctx.channels, key).values[:, j], ctx.prob))
+            plain = float(interval_width(getattr(fit, key).values, ctx.prob)[j])
+            per[name][key] = {"width_with_gold": with_gold, "width_without_gold": plain}
+            cells += [fmt(plain, 3), fmt(with_gold, 3), f"{1 - with_gold / plain:.0%}"]
+        rows.append(tuple(cells))
+    table = Table(
+        f"How much the gold items narrowed the {ctx.percent}% channel intervals "
+        "(width without gold, with gold, reduction)",
+        ("annotator", "a without", "a with", "a narrower by")
+        + ("b without", "b with", "b narrower by"),
+        rows,
+    )
+    return table, per
+
+
+def _confusion_narrowing(ctx: steps.Context, fit) -> tuple[Table, dict]:
+    """C classes: the widths of every confusion entry with and without the gold items."""
+    with_gold = interval_width(ctx.channels.confusion.values, ctx.prob)  # (K, C, C)
+    plain = interval_width(fit.confusion.values, ctx.prob)
+    per, rows = {}, []
+    for j, name in enumerate(ctx.channels.annotators):
+        ratio = with_gold[j] / plain[j]
+        diag_with, diag_plain = np.diag(with_gold[j]), np.diag(plain[j])
+        per[name] = {
+            "diagonal_width_with_gold": diag_with.tolist(),
+            "diagonal_width_without_gold": diag_plain.tolist(),
+            "median_width_ratio": float(np.median(ratio)),
+        }
+        rows.append(
+            (
+                name,
+                fmt(float(diag_plain.mean()), 3),
+                fmt(float(diag_with.mean()), 3),
+                f"{1 - float(np.median(ratio)):.0%}",
+            )
+        )
+    table = Table(
+        f"How much the gold items narrowed the {ctx.percent}% confusion intervals",
+        ("annotator", "mean diagonal width without gold", "with gold", "median entry narrower by"),
+        rows,
+    )
+    return table, per
+
+
 def flag_prior_conflicts(ctx, conflict: dict, per: dict) -> dict:
-    """Flag ``priors.conflict`` naming the conflicting annotators (both audits); the
+    """Flag ``priors.conflict`` naming the conflicting annotators; the
     ``summary.json["knowledge"]["priors"]`` entries they share."""
     flagged = [n for n, c in conflict.items() if c["conflict"]]
     ctx.flag(
@@ -190,34 +259,45 @@ def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     priors = ctx.priors
     assert priors is not None  # this part runs only with priors
     origin = priors.origin or {}
-    conflict = prior_conflict(ctx.summary, priors, reference=ctx.point, random_state=ctx.seed)
+    s = ctx.summary
+    conflict = prior_conflict(s, priors, reference=ctx.point, random_state=ctx.seed)
+    described = _confusion_priors(ctx) if ctx.classwise else _rate_priors(ctx)
     rows, per = [], {}
-    for j, name in enumerate(ctx.summary.annotators):
+    for j, name in enumerate(s.annotators):
         c = conflict[name]
         source = "earlier audit" if name in origin.get("from_fit", []) else "default"
         rows.append(
-            (
-                name,
-                source,
-                _prior_text(priors, "a", ctx.summary.n_annotators, j),
-                _prior_text(priors, "b", ctx.summary.n_annotators, j),
-                fmt(c["p"], 3),
-                "CONFLICT" if c["conflict"] else "ok",
-            )
+            (name, source, *described[j], fmt(c["p"], 3), "CONFLICT" if c["conflict"] else "ok")
         )
         per[name] = {"source": source, **c}
-    out["priors"] = {"joint": priors.joint is not None, **flag_prior_conflicts(ctx, conflict, per)}
+    flagged = flag_prior_conflicts(ctx, conflict, per)
+    if ctx.classwise:  # the v0.2 key order of each track's summary.json
+        out["priors"] = {**flagged, "joint": priors.joint is not None}
+        what, columns = (
+            "Confusion",
+            ("prior mean accuracy per class", "prior strength (items per row)"),
+        )
+        kind = (
+            "one normal on the log-ratio coordinates of every carried-over row (mean and "
+            "covariance of the earlier draws, so their correlations are kept)"
+            if priors.joint is not None
+            else "one Dirichlet per confusion row with the earlier posterior's mean and total "
+            "variance (the correlations between rows are not carried over)"
+        )
+    else:
+        out["priors"] = {"joint": priors.joint is not None, **flagged}
+        what, columns = "Channel", ("prior of a", "prior of b")
+        kind = (
+            "one normal on the log-odds of every carried-over rate (mean and covariance of the "
+            "earlier draws, so their correlations are kept)"
+            if priors.joint is not None
+            else "moment-matched Beta distributions of its posterior, one per rate"
+        )
     table = Table(
-        "Channel priors and prior-data conflict (partial prior predictive tail probability "
+        f"{what} priors and prior-data conflict (partial prior predictive tail probability "
         f"per annotator; flagged below {CONFLICT_LEVEL})",
-        ("annotator", "prior from", "prior of a", "prior of b", "tail probability", "check"),
+        ("annotator", "prior from", *columns, "tail probability", "check"),
         rows,
-    )
-    kind = (
-        "one normal on the log-odds of every carried-over rate (mean and covariance of the "
-        "earlier draws, so their correlations are kept)"
-        if priors.joint is not None
-        else "moment-matched Beta distributions of its posterior, one per rate"
     )
     notes = [
         f"Priors from an earlier audit: {kind}, "
@@ -227,6 +307,41 @@ def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
         "under its prior."
     ]
     return [table], notes
+
+
+def _rate_priors(ctx: steps.Context) -> list[tuple[str, str]]:
+    """Two classes: each annotator's prior of a and of b, as text."""
+    k = ctx.summary.n_annotators
+    return [
+        (_prior_text(ctx.priors, "a", k, j), _prior_text(ctx.priors, "b", k, j)) for j in range(k)
+    ]
+
+
+def _confusion_priors(ctx: steps.Context) -> list[tuple[str, str]]:
+    """C classes: each annotator's prior mean accuracy per class and prior strength."""
+    priors, s = ctx.priors, ctx.summary
+    assert priors is not None  # this part runs only with priors
+    alpha = priors.confusion_alpha(s.n_annotators, s.n_classes)
+    centre = priors.confusion_mean(s.n_annotators, s.n_classes)
+    covered = np.zeros((s.n_annotators, s.n_classes), dtype=bool)
+    joint = cast(JointRatioNormal | None, priors.joint)  # the Dirichlet family's joint prior
+    if joint is not None:
+        covered = joint.covered_rows(s.n_annotators, joint.n_prevalence)[0]
+    return [
+        (
+            " / ".join(f"{v:.2f}" for v in np.diag(centre[j])),
+            "joint normal on the log-ratios"
+            if covered[j].any()
+            else fmt(float(alpha[j].sum(axis=-1).mean()), 3),
+        )
+        for j in range(s.n_annotators)
+    ]
+
+
+def _posterior(fit: ChannelFit):
+    """The posterior group of a Bayesian fit's InferenceData."""
+    assert fit.idata is not None  # the dependence model is always Bayesian
+    return fit.idata["posterior"]
 
 
 def _interval_dict(iv) -> dict:
@@ -255,7 +370,7 @@ def _point_independence_ppc_at_dependence(ctx: steps.Context, dep_warnings) -> N
 
 
 _LOO_KEYS = ("elpd_loo", "se", "p_loo", "elpd_diff", "dse")
-#: titles and header of the tables both audits' dependence parts share
+#: titles and header of the tables the dependence parts of both class counts share
 LOO_TITLE = "LOO on the pattern counts (PSIS, elpd per item summed; higher is better)"
 PPC_TITLE = (
     "Posterior predictive check before (independence) and after (dependence): tail "
@@ -265,8 +380,7 @@ LOO_COLUMNS = ("model", "elpd_loo", "SE", "p_loo", "elpd difference", "SE of dif
 
 
 def loo_summary(loo) -> tuple[list, dict]:
-    """Table rows and the ``summary.json`` entry of an :func:`arviz.compare` table (both
-    tracks' dependence parts)."""
+    """Table rows and the ``summary.json`` entry of an :func:`arviz.compare` table."""
     rows = [(name, *(fmt(row[k], 1) for k in _LOO_KEYS)) for name, row in loo.iterrows()]
     return rows, {name: {k: float(row[k]) for k in _LOO_KEYS} for name, row in loo.iterrows()}
 
@@ -274,10 +388,6 @@ def loo_summary(loo) -> tuple[list, dict]:
 def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     """Fit the dependence model (Qu, Tan & Kutner 1996), compare it with the independence
     model (LOO, predictive check, NC-ECE interval) and make it the headline's channels."""
-    from bayescal.bayes.dependence_fit import compare_channel_models
-    from bayescal.channels.result import ChannelFit
-    from bayescal.metrics.uncertainty import nc_ece_interval
-
     indep, indep_point = ctx.channels, ctx.point
     with _warnings.catch_warnings(record=True):
         dep = steps.fit_posterior(ctx, ctx.summary, dependence=ctx.dependence)
@@ -326,7 +436,7 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
         )
         for pair in pairs
     ]
-    rho = dep.idata.posterior["correlation"]
+    rho = _posterior(dep)["correlation"]
     corr = {
         str(p): [float(rho.sel(pair=p, **{"class": c}).mean()) for c in ("0", "1")]
         for p in rho["pair"].values
@@ -355,7 +465,7 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     }
     # the rest of the audit (NC-ECE, recalibration, summary) uses the dependence model
     ctx.channels, ctx.point = dep, dep_point
-    ctx.diagnostics["forest"] = steps._channel_entries(ctx)
+    ctx.diagnostics["channels"] = steps.channel_entries(ctx)
     groups = "; ".join(", ".join(g) for g in dep.diagnostics["dependence_groups"])
     pct = ctx.percent
     tables = [
@@ -398,36 +508,169 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     return tables, notes
 
 
+def _confusion_point(fit) -> ChannelFit:
+    """The posterior-mean confusions and prevalences as a one-draw fit (the plug-in)."""
+    return ChannelFit.from_confusion(
+        fit.confusion.values.mean(axis=0, keepdims=True),
+        fit.class_prevalence.values.mean(axis=0, keepdims=True),
+        annotators=fit.annotators,
+        classes=fit.classes,
+        groups=[str(g) for g in fit.class_prevalence["group"].values],
+        group_counts=fit.group_counts.values,
+        method=f"{fit.method}_posterior_mean",
+    )
+
+
+def _confusion_dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
+    """C classes: fit, compare, switch the audit to the dependence model; tables and notes."""
+    indep, indep_point = ctx.channels, ctx.point
+    dep = steps.fit_posterior(ctx, ctx.summary, dependence=ctx.dependence)
+    ctx.flag("dependence.sampler", dep.warnings, "dependence model")
+    checks = {}
+    for name, fit in (("independent", indep), ("dependent", dep)):
+        ds, msgs = multiclass_dependence_ppc(fit, random_state=ctx.seed)
+        checks[name] = ds
+        ctx.flag(f"dependence.ppc-{name}", msgs, f"{name} model's predictive check")
+    dep_point = _confusion_point(dep)
+    intervals = {}
+    for name, fit, point in (
+        ("independent", indep, indep_point if indep_point is not None else _confusion_point(indep)),
+        ("dependent", dep, dep_point),
+    ):
+        iv = multiclass_nc_ece_interval(
+            ctx.eval_summary,
+            fit,
+            point_channels=point,
+            weights=ctx.weights,
+            prob=ctx.prob,
+            sample_use="joint",  # the headline's route for posterior channels (both are)
+            random_state=ctx.seed,
+        )
+        intervals[name] = {
+            "top_label": _interval_dict(iv.top_label),
+            "classwise": _interval_dict(iv.classwise),
+        }
+    loo = compare_multiclass_channel_models({"independent": indep, "dependent": dep})
+    loo_rows, loo_dict = loo_summary(loo)
+    rho = _posterior(dep)["correlation"].mean(("chain", "draw"))
+    corr = {str(p): rho.sel(pair=p).values.tolist() for p in rho["pair"].values}
+    groups = dep.diagnostics["dependence_groups"]
+    out["dependence"] = {
+        "groups": groups,
+        "headline_model": "dependent",
+        "identification": dep.diagnostics["identification"],
+        "latent_correlation_mean": corr,
+        "loo": loo_dict,
+        "ppc": {
+            name: {
+                "group_tail_prob": dict(
+                    zip(map(str, ds["tail_prob"]["group"].values), ds["tail_prob"].values.tolist())
+                ),
+                "pair_tail_prob": dict(
+                    zip(map(str, ds["pair"].values), ds["pair_agreement_tail"].values.tolist())
+                ),
+            }
+            for name, ds in checks.items()
+        },
+        "nc_ece": intervals,
+        "accuracy": {
+            name: np.einsum("sjyy->jy", f.confusion.values).mean(axis=0).tolist()
+            for name, f in (("independent", indep), ("dependent", dep))
+        },
+    }
+    # the rest of the audit (noise view, recalibration, summary) uses the dependence model
+    ctx.channels, ctx.point = dep, dep_point
+    ctx.diagnostics["channels"] = steps.channel_entries(ctx)
+    pct = ctx.percent
+    pair_rows = [
+        (
+            f"pair {p} agreement",
+            fmt(float(checks["independent"]["pair_agreement_tail"].sel(pair=p)), 3),
+            fmt(float(checks["dependent"]["pair_agreement_tail"].sel(pair=p)), 3),
+        )
+        for p in checks["dependent"]["pair"].values
+    ]
+    tables = [
+        Table(
+            "Conditional dependence: posterior mean latent within-class correlation per pair "
+            "(one column per true class)",
+            ("pair", *[f"given Y = {c}" for c in dep.classes]),
+            [(p, *[fmt(v, 2) for v in c]) for p, c in corr.items()],
+        ),
+        Table(LOO_TITLE, LOO_COLUMNS, loo_rows),
+        Table(
+            PPC_TITLE,
+            ("check", "independence model", "dependence model"),
+            [
+                (
+                    "worst channel group",
+                    fmt(float(checks["independent"]["tail_prob"].min()), 3),
+                    fmt(float(checks["dependent"]["tail_prob"].min()), 3),
+                ),
+                *pair_rows,
+            ],
+        ),
+        Table(
+            f"NC-ECE and its {pct}% interval under both channel models",
+            ("channel model", "top-label NC-ECE", f"{pct}% interval", "class-wise", "interval"),
+            [
+                (
+                    name + (" (headline)" if name == "dependent" else ""),
+                    fmt(iv["top_label"]["estimate"]),
+                    f"[{fmt(iv['top_label']['lo'])}, {fmt(iv['top_label']['hi'])}]",
+                    fmt(iv["classwise"]["estimate"]),
+                    f"[{fmt(iv['classwise']['lo'])}, {fmt(iv['classwise']['hi'])}]",
+                )
+                for name, iv in intervals.items()
+            ],
+        ),
+    ]
+    notes = [
+        "Dependence groups: "
+        + "; ".join(", ".join(g) for g in groups)
+        + " (overlapping pairs are merged: a group shares one latent item difficulty u ~ "
+        "N(0, 1)). Within a group annotator j answers its true class y with probability "
+        "Phi(c_jy + s_jy u) and otherwise a wrong class in proportion to its confusion row; "
+        "T_j stays the marginal confusion, so NC-ECE uses it unchanged (models/dependence.md). "
+        "Loadings s_jy ~ HalfNormal(1). The model couples whether answers are correct, not "
+        "which wrong class they name.",
+        "The headline NC-ECE, the summary's confusions and the recalibration use the "
+        "dependence model; the channel section above shows the independence model. The "
+        "dependence model is weakly identified: trust it most when at least two annotators "
+        "are outside the dependent groups, and read the LOO difference with its SE.",
+    ]
+    return tables, notes
+
+
 def knowledge_section(ctx: steps.Context) -> Section:
     """Gold items, priors from earlier audits and conditional dependence between annotators:
     what they were and what they changed."""
     out: dict = {}
     tables: list = []
     notes: list = []
+    parts = []
     if ctx.summary.has_gold and sum(ctx.summary.n_gold) > 0:
-        t, n = _gold_part(ctx, out)
-        tables += t
-        notes += n
+        parts.append(_gold_part)
     if ctx.priors is not None:
-        t, n = _priors_part(ctx, out)
-        tables += t
-        notes += n
+        parts.append(_priors_part)
     if ctx.dependence is not None:
-        t, n = _dependence_part(ctx, out)
+        parts.append(_confusion_dependence_part if ctx.classwise else _dependence_part)
+    for part in parts:
+        t, n = part(ctx, out)
         tables += t
         notes += n
     ctx.diagnostics["knowledge"] = out
     if not tables:
         return Section(
             key="knowledge",
-            title="Prior knowledge: gold items and earlier audits",
+            title=TITLE,
             status="skipped",
             reason="no gold items (--gold), no priors from an earlier audit (--priors) and no "
             "dependence model (--dependence).",
         )
-    return Section(
-        key="knowledge",
-        title="Prior knowledge: gold items, earlier audits, dependent annotators",
-        tables=tables,
-        notes=notes,
+    title = (
+        TITLE
+        if ctx.classwise
+        else "Prior knowledge: gold items, earlier audits, dependent annotators"
     )
+    return Section(key="knowledge", title=title, tables=tables, notes=notes)

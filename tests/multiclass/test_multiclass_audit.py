@@ -9,8 +9,7 @@ from bayescal.cli import main
 from bayescal.data.container import Annotations
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
-from bayescal.report.audit import audit
-from bayescal.report.multiclass_audit import audit_multiclass
+from bayescal.report.audit import audit, audit_multiclass
 from bayescal.simulate import simulate_multiclass, simulate_toy
 
 
