@@ -1,9 +1,9 @@
 """``bayescal audit``: the run, once :mod:`bayescal.report.cli` has accepted the options.
 
 One path for every number of classes: the data are read (``--probs`` with three or more
-columns, or a multiclass ``--example``, give class probabilities), :func:`~bayescal.report.
-audit.audit` runs the steps that apply to their number of classes, and the report is saved
-and summarised in one headline line.
+columns, or a multiclass ``--example``, give class probabilities),
+:func:`~bayescal.report.audit.audit` runs the steps that apply to their number of classes,
+and the report is saved and summarised in one headline line.
 """
 
 from __future__ import annotations
