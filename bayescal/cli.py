@@ -3,8 +3,7 @@
 Sub-commands are registered in :data:`COMMANDS` and benchmarks in
 :data:`BENCHMARKS`; each points at a module that exposes ``add_arguments(parser)``
 (and optionally ``check_arguments(args)``, the checks that need no data, which may
-name another run module in ``args._module``: ``bayescal audit`` runs binary and
-multiclass data in different modules) and at a module that exposes
+name another run module in ``args._module``) and at a module that exposes
 ``run(args) -> int`` (the same module for benchmarks). Both are imported only when
 their command is named, the run module only once the command line is accepted, so
 ``bayescal --help``, ``bayescal audit --help`` and a malformed command line stay
@@ -75,7 +74,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "confusion matrices, C classes; --priors: coverage of the Bayesian confusion diagonal).",
     ),
     "multiclass-evidence": (
-        "bayescal.bench.multiclass_evidence",
+        "bayescal.bench.evidence",
         "False alarms and power of the noise-or-ambiguity check on simulated noise and "
         "ambiguity, with few and many answers per item.",
     ),

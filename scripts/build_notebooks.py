@@ -551,7 +551,7 @@ MULTICLASS = [
         "from bayescal.metrics.noise_or_ambiguity import noise_or_ambiguity\n"
         "from bayescal.plotting.multiclass import (confusion_heatmaps, dispersion_check,\n"
         "                                          top_label_reliability)\n"
-        "from bayescal.report.multiclass_audit import audit_multiclass\n"
+        "from bayescal.report.audit import audit_multiclass\n"
         "from bayescal.simulate import simulate_multiclass\n"
         "from bayescal.simulate.ambiguous import simulate_ambiguous_multiclass\n\n"
         "draws, tune = (200, 300) if QUICK else (1000, 1000)\n"

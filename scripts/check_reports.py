@@ -80,7 +80,7 @@ def build_reports(folder: Path, quick: bool) -> dict[str, Path]:
     import bayescal
     from bayescal.ambiguity import load_ambiguity_example
     from bayescal.report import audit_ambiguity
-    from bayescal.report.multiclass_audit import audit_multiclass
+    from bayescal.report.audit import audit_multiclass
 
     data = bayescal.load_example("snli-entailment")
     draws = 300 if quick else 1000

@@ -1,15 +1,20 @@
-"""The binary calibration audit (Hanada & Futami): data -> channels -> corrected ECE -> report.
+"""The calibration audit, for every number of classes: data -> channels -> corrected ECE -> report.
 
-:func:`audit` runs every step on one dataset and returns an
-:class:`AuditReport` (the shared :class:`~bayescal.report.core.Report` with
-the typed results attached) that renders itself in Jupyter and saves
-``report.html``, ``summary.json`` and, for Bayesian channels, ``posterior.nc``.
-Sections whose feature is unavailable are kept in the report as "skipped"
-with the reason, never silently dropped.
+:func:`audit` runs every step on one dataset and returns an :class:`AuditReport` (the shared
+:class:`~bayescal.report.core.Report` with the typed results attached) that renders itself in
+Jupyter and saves ``report.html``, ``summary.json`` and, for Bayesian channels,
+``posterior.nc``. The steps are one list of typed stages (:mod:`bayescal.report.sections`)
+whose members depend on the number of classes: two classes get the binary paper's steps
+(Hanada & Futami: channels ``a``, ``b``, the NC-ECE, the crowd-kit comparison and the
+recalibration choice), more classes the class-wise ones (SPEC §3: confusion matrices, the
+noise-or-ambiguity evidence, the noise view's top-label and class-wise errors, the ambiguity
+view and the recalibration choice). Sections whose feature is unavailable are kept in the
+report as "skipped" with the reason, never silently dropped.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 import warnings as _warnings
@@ -21,12 +26,20 @@ import numpy as np
 
 from bayescal._random import seed_from
 from bayescal._typing import Bins, RandomState, Weights
+from bayescal.bayes.priors import ChannelPriors
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError
+from bayescal.metrics.noise_or_ambiguity import NoiseAmbiguityCheck
 from bayescal.metrics.subgroups import SUBGROUP_CHANNELS, check_subgroups
-from bayescal.metrics.uncertainty import NCECEPosterior
-from bayescal.options import CHANNEL_CHOICES, SKIP_SECTIONS
+from bayescal.metrics.uncertainty import MulticlassNCECEInterval, NCECEPosterior
+from bayescal.options import (
+    CHANNEL_CHOICES,
+    MULTICLASS_CHANNEL_CHOICES,
+    MULTICLASS_SKIP_SECTIONS,
+    SKIP_SECTIONS,
+    VIEW_CHOICES,
+)
 from bayescal.report import sections as steps
 from bayescal.report.core import Provenance, Report, Section, fmt
 from bayescal.report.crowdkit_section import (
@@ -34,9 +47,10 @@ from bayescal.report.crowdkit_section import (
     crowdkit_skipped,
     crowdkit_summary,
 )
+from bayescal.report.evidence_section import ambiguity_view_section, evidence_section
 from bayescal.report.items_section import TITLE as ITEMS_TITLE
 from bayescal.report.items_section import items_artifacts, items_section
-from bayescal.report.knowledge_section import data_with_gold_section, knowledge_section
+from bayescal.report.knowledge_section import knowledge_section
 from bayescal.report.next_section import TITLE as NEXT_TITLE
 from bayescal.report.next_section import next_artifacts, next_section, next_summary
 from bayescal.report.recal_section import recalibration_section
@@ -49,8 +63,11 @@ _log = logging.getLogger(__name__)
 
 __all__ = [
     "audit",
+    "audit_multiclass",
     "AuditReport",
+    "MulticlassAuditReport",
     "CHANNEL_CHOICES",
+    "MULTICLASS_CHANNEL_CHOICES",
     "check_skip",
     "run_stages",
     "skipped_on_request",
@@ -61,26 +78,33 @@ __all__ = [
     "check_subgroup_request",
 ]
 
+#: One stage: (progress line, --skip name of an optional section or None, step).
+Stage = tuple[str, str | None, Callable[[steps.Context], Section]]
+
 
 @dataclass(eq=False, repr=False)
 class AuditReport(Report):
-    """A binary audit: the report plus the typed results behind it.
+    """An audit: the report plus the typed results behind it.
 
     Attributes
     ----------
     channels : ChannelFit
-        The channels used for correction (posterior or point).
+        The channels (confusions) used for correction (posterior or point).
     point_channels : ChannelFit or None
         The point fit (None when it failed and the posterior was used alone).
-    interval : NCECEPosterior
-        NC-ECE with channel and evaluation-sample uncertainty.
-    errors : dict of str -> BinnedECE
+    interval : NCECEPosterior or MulticlassNCECEInterval
+        NC-ECE with channel and evaluation-sample uncertainty (top-label and class-wise in
+        the class-wise audit).
+    check : NoiseAmbiguityCheck or None
+        The noise-or-ambiguity evidence (class-wise audit; None for two classes).
+    errors : dict of str -> BinnedECE or MulticlassECE
         ``soft_vote``, ``majority_vote``, ``nc_point`` and, with truth, ``oracle``.
     """
 
     channels: ChannelFit | None = None
     point_channels: ChannelFit | None = None
-    interval: NCECEPosterior | None = None
+    interval: NCECEPosterior | MulticlassNCECEInterval | None = None
+    check: NoiseAmbiguityCheck | None = None
     errors: dict = field(default_factory=dict)
 
     @property
@@ -94,24 +118,33 @@ class AuditReport(Report):
         interval = f" [{fmt(nc['lo'])}, {fmt(nc['hi'])}]" if nc.get("lo") is not None else ""
         if not nc.get("reliable", True):
             interval += " (NOT RELIABLE: " + ", ".join(nc["unreliable_because"]) + ")"
+        shape = f"{s['n_items']} items x {s['n_annotators']} annotators"
+        error = "NC-ECE"
+        if self.kind == "multiclass":
+            shape += f", {s['n_classes']} classes; evidence: {s['view']['evidence']}"
+            error = "top-label NC-ECE"
         return (
-            f"<AuditReport {s['n_items']} items x {s['n_annotators']} annotators; "
-            f"NC-ECE {fmt(nc['point'])}{interval}; soft-vote ECE {fmt(s['ece']['soft_vote'])}; "
-            f"{len(self.flags)} warning(s)>"
+            f"<AuditReport {shape}; {error} {fmt(nc['point'])}{interval}; soft-vote ECE "
+            f"{fmt(s['ece']['soft_vote'])}; {len(self.flags)} warning(s)>"
         )
+
+
+#: The v0.2 name of the class-wise audit's report: the one report type.
+MulticlassAuditReport = AuditReport
 
 
 def audit(
     data: Annotations | Summary,
     *,
     channels: str = "bayes",
-    groups: Bins = 5,
+    groups: Bins | str | None = None,
     bins: Bins = 10,
     weights: Weights = "equal",
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 2,
     prob: float = 0.9,
+    view: str = "auto",
     random_state: RandomState = 0,
     progress: bool = False,
     command: str | None = None,
@@ -123,30 +156,46 @@ def audit(
     subgroup_channels: str = "pooled",
     skip: tuple[str, ...] = (),
 ) -> AuditReport:
-    """Audit the calibration of a binary score from noisy annotations.
+    """Audit the calibration of a model from noisy or disagreeing annotations.
 
-    Hanada & Futami: channels without ground truth (Sec. 4), the noise-corrected
-    binned ECE (Sec. 3, Definition 4) with channel and evaluation-sample
-    uncertainty, and corrected recalibration (Sec. 5, App. E.5).
+    Two classes: Hanada & Futami's audit of a binary score, with channels without ground
+    truth (Sec. 4), the noise-corrected binned ECE (Sec. 3, Definition 4) with channel and
+    evaluation-sample uncertainty, and corrected recalibration (Sec. 5, App. E.5). More
+    classes (SPEC §3): confusion matrices without ground truth, the evidence for noise vs
+    ambiguity, the analysis that evidence supports (noise-corrected top-label and class-wise
+    errors with bias-aware intervals, or the ambiguity view's ECE_true; ``view="both"`` runs
+    both) and corrected recalibration.
 
     Parameters
     ----------
     data : Annotations or Summary
-        Scores, answers (missing allowed) and optional truth (reference labels); or
-        a summary (for example built out of core with dask), in which case its own
-        groups and bins are used and the per-item recalibration step is skipped.
+        Scores (class probabilities), answers (missing allowed) and optional truth
+        (reference labels); or a two-class summary (for example built out of core with
+        dask), in which case its own groups and bins are used and the per-item
+        recalibration step is skipped.
     channels : {"bayes", "score-bin-em", "dawid-skene-em", "gmm", "hui-walter"}
         ``"bayes"`` (default) samples the grouped PyMC model and carries channel
         uncertainty into the NC-ECE interval; the others are point estimators
-        (the interval then has the evaluation-sample source only).
-    groups, bins : int or edges, default 5, 10
-        Score groups for the channels and evaluation bins (equal-width for ints).
+        (the interval then has the evaluation-sample source only). More than two classes
+        take ``"bayes"`` or ``"dawid-skene-em"``.
+    groups : int, edges or str, optional
+        Channel groups (see :func:`~bayescal.summaries.summary.summarize`); default 5
+        equal-width score groups for two classes, ``"predicted"`` (one class prevalence per
+        predicted class) for more.
+    bins : int or edges, default 10
+        Evaluation bins (equal-width for ints): on the score for two classes, on ``max p``
+        (top-label) and each ``p_k`` (class-wise) for more.
     weights : str, default "equal"
         Annotator weight rule for corrected labels (NC-ECE, recalibration).
     draws, tune, chains : int, default 1000, 1000, 2
         NUTS settings for ``"bayes"``.
     prob : float, default 0.9
         Interval probability.
+    view : {"auto", "noise", "ambiguity", "both"}, default "auto"
+        More than two classes: ``"auto"`` shows the analysis the noise-or-ambiguity
+        evidence supports (the other one is skipped with the reason); the others force one
+        or both. ``summary.json`` holds both views' numbers either way. Two classes have
+        the noise analysis only (``"auto"``).
     random_state : None, int or Generator, default 0
         The one seed for every random step; the seed used is recorded.
     progress : bool, default False
@@ -157,14 +206,16 @@ def audit(
     priors : ChannelPriors, mapping or None
         Priors of the Bayesian channel model, for example
         ``ChannelPriors.from_fit(previous_audit.channels)``; default: the weakly
-        informative defaults of :mod:`bayescal.bayes.priors`.
+        informative defaults of :mod:`bayescal.bayes.priors`. The report checks them for
+        prior-data conflict.
     gold_in_ece : bool, default False
         Gold items (the container's ``gold``) always inform the channels; they enter the
         calibration error only when this is True (they are often chosen non-randomly).
     dependence : None, "all" or "r1:r2,..."
         Also fit the conditional-dependence model (:mod:`bayescal.bayes.dependence`,
-        ``channels="bayes"`` only); the headline NC-ECE then uses it, and the knowledge
-        section compares both models (LOO, predictive check, NC-ECE interval).
+        ``channels="bayes"`` only); the headline NC-ECE, the summary's channels and the
+        recalibration then use it, and the knowledge section compares both models (LOO,
+        predictive check, NC-ECE interval).
     subgroup : str, array-like of shape (n_items,) or None
         Audit the calibration per subgroup too (:mod:`bayescal.metrics.subgroups`): the
         name of the container's per-item ``group`` (``load_csv(..., group="site")``) or
@@ -173,13 +224,15 @@ def audit(
         How each subgroup's channels are fitted (partial pooling by default).
     skip : tuple of str, default ()
         Optional sections to leave out (:data:`bayescal.options.SKIP_SECTIONS`:
-        ``"crowdkit"``, ``"recalibration"``, ``"items"``, ``"subgroups"``); each stays in the
-        report as skipped, with the reason, as does every section skipped for another reason
-        (``summary["skipped"]``).
+        ``"crowdkit"``, ``"recalibration"``, ``"items"``, ``"subgroups"``, ``"next"``; more
+        than two classes: :data:`bayescal.options.MULTICLASS_SKIP_SECTIONS`, the same but
+        ``"crowdkit"``); each stays in the report as skipped, with the reason, as does every
+        section skipped for another reason (``summary["skipped"]``).
 
     Returns
     -------
     AuditReport
+        ``kind`` is ``"binary"`` for two classes, ``"multiclass"`` for more.
 
     Examples
     --------
@@ -187,41 +240,96 @@ def audit(
     >>> r = audit(simulate_toy(600, random_state=0), channels="score-bin-em")
     >>> r.kind, sorted(r.summary["ece"])[:2], isinstance(r.summary["warnings"], list)
     ('binary', ['bins', 'majority_vote'], True)
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> r = audit(simulate_multiclass(800, 3, random_state=0), channels="dawid-skene-em")
+    >>> r.kind, sorted(r.summary["ece"])[:3]
+    ('multiclass', ['ambiguity', 'bins', 'classwise'])
     """
     if not isinstance(data, (Annotations, Summary)):
         raise ConfigError(
             f"audit expects an Annotations container or a Summary; got {type(data).__name__}."
         )
-    if isinstance(data, Annotations) and data.n_classes > 2:
+    return _audit(data, classwise=data.n_classes > 2, **_options(locals()))
+
+
+def audit_multiclass(data: Annotations, **options) -> AuditReport:
+    """The class-wise audit (:func:`audit` on more than two classes), for any C >= 2.
+
+    With two classes it runs the class-wise steps where :func:`audit` runs the binary
+    paper's: the check that C = 2 reproduces the binary channels, NC-ECE and votes
+    (``tests/multiclass/test_multiclass_audit.py``). ``options`` are those of :func:`audit`.
+
+    Examples
+    --------
+    >>> from bayescal.simulate import simulate_multiclass
+    >>> r = audit_multiclass(simulate_multiclass(800, 3, random_state=0),
+    ...                      channels="dawid-skene-em")
+    >>> r.kind, r.summary["n_classes"]
+    ('multiclass', 3)
+    """
+    if not isinstance(data, Annotations):
         raise ConfigError(
-            f"audit is the binary audit; these data have {data.n_classes} classes: use "
-            "bayescal.report.multiclass_audit.audit_multiclass (or bayescal audit --probs)."
+            f"audit_multiclass expects a MulticlassAnnotations container; got "
+            f"{type(data).__name__}. Read one with bayescal.load_csv(path, probs=[...])."
         )
-    if channels not in CHANNEL_CHOICES:
-        raise ConfigError(f"channels must be one of {CHANNEL_CHOICES}; got {channels!r}.")
-    if not 0 < prob < 1:
-        raise ConfigError(f"prob must be in (0, 1); got {prob}.")
-    if priors is not None:
-        if channels != "bayes":
-            raise ConfigError(
-                "priors are for the Bayesian channels: use channels='bayes' (--channels bayes) "
-                "with priors from an earlier audit."
-            )
-        from bayescal.bayes.priors import ChannelPriors
+    return _audit(data, classwise=True, **_options({**_DEFAULTS, **options}))
 
-        priors = ChannelPriors.coerce(priors)
-    if dependence is not None:
-        if channels != "bayes":
-            raise ConfigError(
-                "dependence needs the Bayesian channels: use channels='bayes' (--channels bayes)."
-            )
-        from bayescal.bayes.dependence import parse_dependence
 
-        parse_dependence(dependence, data.annotators)  # refuse bad pairs before any fitting
-    if not isinstance(gold_in_ece, bool):
-        raise ConfigError(f"gold_in_ece must be True or False; got {gold_in_ece!r}.")
-    skip = check_skip(skip, SKIP_SECTIONS, "binary audit")
+#: audit()'s keyword defaults, for audit_multiclass (one signature, written once)
+_DEFAULTS = {
+    name: p.default for name, p in inspect.signature(audit).parameters.items() if name != "data"
+}
+
+
+def _options(given: dict) -> dict:
+    unknown = set(given) - set(_DEFAULTS) - {"data"}
+    if unknown:
+        raise ConfigError(f"unknown audit option(s) {sorted(unknown)}; see help(bayescal.audit).")
+    return {k: v for k, v in given.items() if k in _DEFAULTS}
+
+
+def _audit(
+    data: Annotations | Summary,
+    *,
+    classwise: bool,
+    channels: str,
+    groups: Bins | str | None,
+    bins: Bins,
+    weights: Weights,
+    draws: int,
+    tune: int,
+    chains: int,
+    prob: float,
+    view: str,
+    random_state: RandomState,
+    progress: bool,
+    command: str | None,
+    title: str | None,
+    priors,
+    gold_in_ece: bool,
+    dependence,
+    subgroup,
+    subgroup_channels: str,
+    skip,
+) -> AuditReport:
+    _check_options(data, classwise, channels, view, prob, priors, dependence, gold_in_ece)
+    if classwise and isinstance(data, Summary):
+        raise ConfigError(
+            "the audit of more than two classes needs the items (answers and probabilities); "
+            "load them with bayescal.load_csv(path, probs=[...])."
+        )
+    skip = check_skip(
+        skip,
+        MULTICLASS_SKIP_SECTIONS if classwise else SKIP_SECTIONS,
+        "multiclass audit" if classwise else "binary audit",
+    )
     check_subgroup_request(data, subgroup, subgroup_channels)
+    if priors is not None:
+        priors = ChannelPriors.coerce(priors, "dirichlet" if classwise else None)
+        if classwise:
+            priors.confusion_alpha(data.n_annotators, data.n_classes)  # shape checked up front
+    if groups is None:
+        groups = "predicted" if classwise else 5
     started = time.perf_counter()
     ctx = steps.Context(
         data=data,
@@ -235,28 +343,18 @@ def audit(
         prob=prob,
         seed=seed_from(random_state),
         progress=progress,
+        classwise=classwise,
+        view=view,
         priors=priors,
-        gold_in_ece=gold_in_ece,
+        gold_in_ece=bool(gold_in_ece),
         dependence=dependence,
         subgroup=subgroup,
         subgroup_channels=subgroup_channels,
     )
-    stages = (  # (progress line, --skip name of an optional section, step)
-        ("summarising the data", None, data_with_gold_section),
-        ("checking the design", None, steps.identification_section),
-        (f"fitting the channels ({channels})", None, steps.channel_section),
-        ("convergence and fit diagnostics", None, steps.diagnostics_section),
-        ("gold items and priors", None, knowledge_section),
-        ("NC-ECE and its interval", None, steps.ece_section),
-        ("naive errors against crowd-kit labels", "crowdkit", crowdkit_section),
-        ("recalibration maps", "recalibration", recalibration_section),
-        ("item posteriors", "items", items_section),
-        ("where to annotate next", "next", next_section),
-    ) + subgroup_stages(subgroup)
     with _warnings.catch_warnings():
         # Every warning the steps care about is collected as a flag; none is lost on stderr.
         _warnings.simplefilter("ignore")
-        sections = run_stages(ctx, stages, skip, lambda key: _left_out(ctx, key))
+        sections = run_stages(ctx, _stages(ctx), skip, lambda key: _left_out(ctx, key))
     provenance = Provenance.capture(
         command,
         ctx.seed,
@@ -270,8 +368,9 @@ def audit(
             "tune": tune,
             "chains": chains,
             "prob": prob,
-            "gold_in_ece": gold_in_ece,
-            "priors": None if priors is None else repr(priors),
+            **({"view": view} if classwise else {}),
+            "gold_in_ece": bool(gold_in_ece),
+            "priors": _priors_setting(priors, classwise),
             "dependence": dependence,
             **subgroup_settings(subgroup, subgroup_channels),
             "skip": list(skip),
@@ -281,24 +380,29 @@ def audit(
     sections.append(provenance.section())
     idata = getattr(ctx.channels, "idata", None)
     summary = steps.build_summary(ctx)
-    summary.update(subgroups_summary(ctx))
-    summary["skipped"] = skipped(sections)
-    summary["knowledge"] = ctx.diagnostics["knowledge"]
-    summary.update(crowdkit_summary(ctx))
+    if classwise:
+        summary.update(skipped=skipped(sections), **subgroups_summary(ctx))
+    else:
+        summary.update(subgroups_summary(ctx))
+        summary["skipped"] = skipped(sections)
+        summary["knowledge"] = ctx.diagnostics["knowledge"]
+        summary.update(crowdkit_summary(ctx))
     if ctx.items is not None:
         summary["items"] = ctx.items.to_dict()
     summary.update(next_summary(ctx))
+    nc_point = ctx.errors["nc_point"]
     facts = noise_facts(
         summary,
-        ctx.errors["nc_point"],
+        nc_point.top_label if classwise else nc_point,
         sections,
         ctx.flags,
-        assumptions=steps.ASSUMPTIONS,
+        assumptions=steps.MULTICLASS_ASSUMPTIONS if classwise else steps.ASSUMPTIONS,
         columns=data.columns if isinstance(data, Annotations) else None,
     )
+    default_title = "bayescal multiclass calibration audit" if classwise else None
     return AuditReport(
-        kind="binary",
-        title=title or "bayescal calibration audit",
+        kind="multiclass" if classwise else "binary",
+        title=title or default_title or "bayescal calibration audit",
         summary={**summary_entries(decide(facts), summary), **summary},
         sections=sections,
         provenance=provenance,
@@ -311,12 +415,89 @@ def audit(
         channels=ctx.channels,
         point_channels=ctx.point,
         interval=ctx.interval,
+        check=ctx.check if classwise else None,
         errors=ctx.errors,
     )
 
 
+def _check_options(data, classwise, channels, view, prob, priors, dependence, gold_in_ece) -> None:
+    """The option checks of :func:`audit` that need no fitting, in one place."""
+    choices = MULTICLASS_CHANNEL_CHOICES if classwise else CHANNEL_CHOICES
+    if channels not in choices:
+        where = " for multiclass data" if classwise else ""
+        raise ConfigError(f"channels must be one of {choices}{where}; got {channels!r}.")
+    if view not in VIEW_CHOICES:
+        raise ConfigError(f"view must be one of {VIEW_CHOICES}; got {view!r}.")
+    if view != "auto" and not classwise:
+        raise ConfigError(
+            f"view={view!r} chooses between the noise and ambiguity analyses of more than two "
+            "classes; two classes have the noise analysis only (leave view='auto')."
+        )
+    if not 0 < prob < 1:
+        raise ConfigError(f"prob must be in (0, 1); got {prob}.")
+    if priors is not None and channels != "bayes":
+        raise ConfigError(
+            "priors are for the Bayesian channels: use channels='bayes' (--channels bayes) "
+            "with priors from an earlier audit."
+        )
+    if dependence is not None:
+        if channels != "bayes":
+            raise ConfigError(
+                "dependence needs the Bayesian channels: use channels='bayes' (--channels bayes)."
+            )
+        from bayescal.bayes.dependence import parse_dependence
+
+        parse_dependence(dependence, data.annotators)  # refuse bad pairs before any fitting
+    if not isinstance(gold_in_ece, bool):
+        raise ConfigError(f"gold_in_ece must be True or False; got {gold_in_ece!r}.")
+    if gold_in_ece and isinstance(data, Annotations) and data.gold is None:
+        raise ConfigError("gold_in_ece needs gold items: the data have no 'gold' variable.")
+
+
+def _stages(ctx: steps.Context) -> list[Stage]:
+    """The audit's steps in order; which ones apply depends on the number of classes."""
+    channels = ctx.channels_choice
+    stages: list[Stage] = [
+        ("summarising the data", None, steps.data_section),
+        ("checking the design", None, steps.identification_section),
+        (
+            f"fitting the {'confusions' if ctx.classwise else 'channels'} ({channels})",
+            None,
+            steps.channel_section,
+        ),
+        ("convergence and fit diagnostics", None, steps.diagnostics_section),
+        ("gold items and priors", None, knowledge_section),
+    ]
+    if ctx.classwise:
+        stages += [
+            ("noise or ambiguity: the evidence", None, evidence_section),
+            ("noise view: NC-ECE and its interval", None, steps.ece_section),
+            ("ambiguity view", None, ambiguity_view_section),
+        ]
+    else:
+        stages += [
+            ("NC-ECE and its interval", None, steps.ece_section),
+            ("naive errors against crowd-kit labels", "crowdkit", crowdkit_section),
+        ]
+    return stages + [
+        ("recalibration maps", "recalibration", recalibration_section),
+        ("item posteriors", "items", items_section),
+        ("where to annotate next", "next", next_section),
+        *subgroup_stages(ctx.subgroup),
+    ]
+
+
+def _priors_setting(priors: ChannelPriors | None, classwise: bool):
+    """What the provenance records of the priors."""
+    if priors is None:
+        return None
+    if classwise:
+        return priors.origin or priors.to_dict()
+    return repr(priors)
+
+
 def check_subgroup_request(data, subgroup, subgroup_channels: str) -> None:
-    """Refuse a bad subgroup request before anything is fitted (both audits)."""
+    """Refuse a bad subgroup request before anything is fitted."""
     if subgroup_channels not in SUBGROUP_CHANNELS:
         raise ConfigError(
             f"subgroup_channels must be one of {SUBGROUP_CHANNELS}; got {subgroup_channels!r}."
@@ -332,8 +513,8 @@ def check_subgroup_request(data, subgroup, subgroup_channels: str) -> None:
     check_subgroups(data, subgroup)
 
 
-def subgroup_stages(subgroup) -> tuple[tuple[str, str | None, Callable[[Any], Section]], ...]:
-    """The subgroup stage of either audit, present only when a subgroup is given."""
+def subgroup_stages(subgroup) -> tuple[Stage, ...]:
+    """The subgroup stage, present only when a subgroup is given."""
     if subgroup is None:
         return ()
     return (("calibration per subgroup", "subgroups", subgroups_section),)
@@ -348,14 +529,14 @@ def subgroup_settings(subgroup, subgroup_channels: str) -> dict[str, Any]:
 
 
 def left_out_title(key: str) -> str:
-    """The title of an optional section left out with ``--skip KEY`` (both audits)."""
+    """The title of an optional section left out with ``--skip KEY``."""
     titles = {"items": ITEMS_TITLE, "next": NEXT_TITLE, "subgroups": SUBGROUPS_TITLE}
     return titles.get(key, "Recalibration")
 
 
 def run_stages(
     ctx: Any,
-    stages: Iterable[tuple[str, str | None, Callable[[Any], Section]]],
+    stages: Iterable[Stage],
     skip: tuple[str, ...],
     left_out: Callable[[str], Section],
 ) -> list[Section]:

@@ -1,11 +1,12 @@
 """``bayescal audit``: the command line's options (the parser side).
 
-Binary data by default; with ``--probs`` (or a multiclass ``--example``) the
-multiclass audit runs instead. This module only declares the options and checks
-the ones that need no data (:func:`check_arguments`), importing nothing numerical,
-so ``bayescal audit --help`` and a malformed command line answer in a fraction of
-a second; the audit itself runs in :mod:`bayescal.report.cli_run`, which
-:mod:`bayescal.cli` imports once the command line is accepted.
+Binary data by default; ``--probs`` (or a multiclass ``--example``) gives class
+probabilities, and the audit runs the steps of their number of classes. This module
+only declares the options and checks the ones that need no data
+(:func:`check_arguments`), importing nothing numerical, so ``bayescal audit --help``
+and a malformed command line answer in a fraction of a second; the audit itself runs
+in :mod:`bayescal.report.cli_run`, which :mod:`bayescal.cli` imports once the command
+line is accepted.
 """
 
 from __future__ import annotations
@@ -34,11 +35,6 @@ from bayescal.report.cli_options import (
 )
 
 __all__ = ["add_arguments", "check_arguments", "wants_multiclass", "at_least_one"]
-
-#: The run modules of binary and multiclass data (imported by :mod:`bayescal.cli` once the
-#: command line is accepted).
-BINARY_RUN = "bayescal.report.cli_run"
-MULTICLASS_RUN = "bayescal.report.multiclass_cli"
 
 EPILOG = """\
 examples:
@@ -257,11 +253,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def check_arguments(args: argparse.Namespace) -> None:
     """The option combinations that are wrong whatever the data (one-line errors, exit 2),
     checked before anything numerical is imported. Fills in the binary default of
-    ``--groups``, and names the run module (``args._module``): multiclass data run in
-    :mod:`bayescal.report.multiclass_cli`, binary data in :mod:`bayescal.report.cli_run`."""
+    ``--groups``; every number of classes then runs in :mod:`bayescal.report.cli_run`."""
     args.skip = tuple(dict.fromkeys(args.skip or ()))  # in the order given, once each
     multiclass = wants_multiclass(args)
-    args._module = MULTICLASS_RUN if multiclass else BINARY_RUN
     if multiclass:
         if args.channels not in MULTICLASS_CHANNEL_CHOICES:
             raise ConfigError(

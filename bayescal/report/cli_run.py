@@ -1,9 +1,9 @@
-"""``bayescal audit``: the binary run, once :mod:`bayescal.report.cli` has accepted the options.
+"""``bayescal audit``: the run, once :mod:`bayescal.report.cli` has accepted the options.
 
-Multiclass data (``--probs`` with three or more columns, or a multiclass ``--example``)
-run in :mod:`bayescal.report.multiclass_cli` instead, which
-:func:`bayescal.report.cli.check_arguments` names as the run module, so a binary audit
-does not import the multiclass model and sections.
+One path for every number of classes: the data are read (``--probs`` with three or more
+columns, or a multiclass ``--example``, give class probabilities),
+:func:`~bayescal.report.audit.audit` runs the steps that apply to their number of classes,
+and the report is saved and summarised in one headline line.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import shlex
 import sys
 import time
 
-from bayescal.bayes.posterior_file import load_channel_posterior
+from bayescal.bayes.posterior_file import load_channel_posterior, load_multiclass_posterior
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.errors import ConfigError
 from bayescal.progress import dask_progress
@@ -28,16 +28,23 @@ __all__ = ["run"]
 
 
 def run(args: argparse.Namespace) -> int:
+    """Load, audit, save and report.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from bayescal.cli import _parse
+    >>> out = tempfile.mkdtemp() + "/report"
+    >>> run(_parse(["audit", "--example", "snli-3class", "--channels", "dawid-skene-em",
+    ...             "--out", out, "--quiet"]))
+    0
+    """
     t0 = time.perf_counter()
     check_arguments(args)  # again, for callers of run() that skipped bayescal.cli.main
-    if wants_multiclass(args):
-        raise ConfigError(
-            "multiclass data: bayescal.report.multiclass_cli.run runs them (bayescal.cli.main "
-            "picks it)."
-        )
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
-    earlier = _earlier_posterior(args)
-    data = _load(args)
+    multiclass = wants_multiclass(args)
+    earlier = _earlier_posterior(args, multiclass)
+    data = _load(args, multiclass)
     priors = (
         None
         if earlier is None
@@ -45,62 +52,85 @@ def run(args: argparse.Namespace) -> int:
             earlier,
             inflate=args.priors_inflate,
             annotators=data.annotators,
-            joint=args.priors_joint,
+            joint=bool(args.priors_joint),
+            **({"classes": data.classes} if multiclass else {}),
         )
     )
+    if getattr(args, "_skip_note", None):
+        say(args, args._skip_note)
     say(args, f"bayescal: {data!r}")
     if getattr(data, "columns", None):
         say(args, f"bayescal: {describe_columns(data)}")
+    groups = "predicted" if multiclass and args.groups is None else args.groups
     say(
         args,
-        f"bayescal: auditing with channels={args.channels} "
-        f"(groups={args.groups}, bins={args.bins})...",
+        f"bayescal: multiclass audit with channels={args.channels} (groups={groups}, "
+        f"bins={args.bins}, view={args.view})..."
+        if multiclass
+        else f"bayescal: auditing with channels={args.channels} "
+        f"(groups={groups}, bins={args.bins})...",
     )
     result = audit(
         data,
         channels=args.channels,
-        groups=args.groups,
+        groups=groups,
         bins=args.bins,
         draws=args.draws,
         tune=args.tune,
         chains=args.chains,
         prob=args.prob,
+        view=args.view,
         random_state=args.seed,
         progress=progress_wanted(args),
-        gold_in_ece=args.gold_in_ece,
+        gold_in_ece=bool(args.gold_in_ece),
         priors=priors,
         dependence=args.dependence,
         subgroup=getattr(args, "subgroup", None),
         subgroup_channels=getattr(args, "subgroup_channels", "pooled"),
-        skip=args.skip,
+        skip=tuple(args.skip or ()),
         command="bayescal "
         + " ".join(shlex.quote(a) for a in getattr(args, "_argv", sys.argv[1:])),
     )
-    nc = result.summary["ece"]["nc"]
-    soft = result.summary["ece"]["soft_vote"]
-    headline = (
-        f"bayescal: NC-ECE {fmt(nc['point'])} ({int(round(nc['prob'] * 100))}% interval "
-        f"[{fmt(nc['lo'])}, {fmt(nc['hi'])}], calibration test {p_text(nc.get('p_value'))}), "
-        f"soft-vote ECE {fmt(soft)}"
-    )
+    headline = _headline(result.summary)
     if args.dependence is not None:
         headline += " (dependence model; the report compares it with independence)"
+    nc = result.summary["ece"]["nc"]
     if not nc.get("reliable", True):
         headline += f"; NOT RELIABLE ({', '.join(nc['unreliable_because'])}: see the error lines)"
     report_outcome(args, result, headline, t0)
     return 0
 
 
-def _earlier_posterior(args: argparse.Namespace):
-    """The --priors file's channel posterior, checked before the data are read."""
+def _headline(s: dict) -> str:
+    """The one line that says what the audit found."""
+    nc = s["ece"]["nc"]
+    interval = f"{int(round(nc['prob'] * 100))}% interval [{fmt(nc['lo'])}, {fmt(nc['hi'])}]"
+    soft = f"soft-vote ECE {fmt(s['ece']['soft_vote'])}"
+    if "view" not in s:  # two classes
+        test = f"calibration test {p_text(nc.get('p_value'))}"
+        return f"bayescal: NC-ECE {fmt(nc['point'])} ({interval}, {test}), {soft}"
+    views = [f"top-label NC-ECE {fmt(nc['point'])} ({interval})"]
+    ece_true = s["ece"]["ambiguity"].get("ece_true")
+    if ece_true is not None:
+        views.append(f"ECE_true {fmt(ece_true)}")
+    if s["view"]["ran"] == ["ambiguity"]:
+        views.reverse()  # the view the evidence supports comes first
+    return f"bayescal: evidence: {s['view']['evidence']}; {', '.join(views)}, {soft}"
+
+
+def _earlier_posterior(args: argparse.Namespace, multiclass: bool):
+    """The --priors file's channel (confusion) posterior, checked before the data are read."""
     if args.priors is None:
         return None
-    return load_channel_posterior(args.priors)
+    load = load_multiclass_posterior if multiclass else load_channel_posterior
+    return load(args.priors)
 
 
-def _load(args: argparse.Namespace):
+def _load(args: argparse.Namespace, multiclass: bool):
     """The data; on a terminal the status line says what is being read (dask's tasks out of
     core). Nothing is printed otherwise, so a refused file stays a one-line error."""
+    if multiclass and args.example and args.probs:
+        raise ConfigError("--example sets its own columns; leave out --probs.")
     display = display_of(args)
     if args.data and not args.example and is_out_of_core(args.data):
         display.status(f"summarising {args.data} out of core")

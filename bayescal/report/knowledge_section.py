@@ -1,84 +1,112 @@
-"""The binary audit's "what we already knew" steps: gold items, priors from earlier audits and
-conditionally dependent annotators.
+"""The audit's "what we already knew" step: gold items, priors from earlier audits and
+conditionally dependent annotators, for every number of classes.
 
 Issue 15. Gold items (items of known class) enter the channel likelihood at their
 known class (:mod:`bayescal.channels.em`, :mod:`bayescal.bayes.models`) and are
 left out of the calibration error unless the user asks (``gold_in_ece``). The
-section says how many there were, whether they identify the channels on their
-own (:func:`bayescal.channels.identification.gold_identifies`) and how much they
-narrowed each channel interval: the Bayesian fit is repeated on the unknown items
-alone (same priors, settings and seed) and the interval widths compared. Priors
-from an earlier audit (``ChannelPriors.from_fit``) are listed with the prior-data
-conflict check of :func:`bayescal.bayes.priors.prior_conflict`. With ``--dependence`` the
-conditional-dependence model (:mod:`bayescal.bayes.dependence_fit`) is fitted with the
-audit's settings, compared with the independence model (LOO on pattern counts, predictive
-check before/after, NC-ECE interval under both) and used for the headline.
+section says how many there were (per class), whether they identify the channels on
+their own (:func:`~bayescal.channels.identification.gold_identifies`,
+:func:`~bayescal.channels.identification.gold_identifies_multiclass`) and how much they
+narrowed each channel (confusion-entry) interval: the Bayesian fit is repeated on the
+unknown items alone (same priors, settings and seed) and the interval widths compared.
+Priors from an earlier audit (``ChannelPriors.from_fit``) are listed with the prior-data
+conflict check of :func:`bayescal.bayes.conflict.prior_conflict`. With ``--dependence`` the
+conditional-dependence model (:mod:`bayescal.bayes.dependence_fit`, ``models/dependence.md``)
+is fitted with the audit's settings, compared with the independence model (LOO on pattern
+counts, predictive check before/after, NC-ECE interval under both: top-label and class-wise
+in the class-wise audit) and then carries the rest of the audit: the headline, the summary's
+channels and the recalibration.
 """
 
 from __future__ import annotations
 
 import warnings as _warnings
+from typing import cast
 
 import numpy as np
 
 from bayescal.bayes.conflict import CONFLICT_LEVEL, prior_conflict
+from bayescal.bayes.dependence_fit import (
+    compare_channel_models,
+    compare_multiclass_channel_models,
+    multiclass_dependence_ppc,
+)
 from bayescal.bayes.diagnostics import PPC_FAILED
-from bayescal.bayes.priors import JOINT_SHIFT_LIMIT
-from bayescal.channels.identification import GOLD_SE_WARNING, check_design, gold_identifies
+from bayescal.bayes.priors import JOINT_SHIFT_LIMIT, JointRatioNormal
+from bayescal.channels.identification import (
+    GOLD_ROW_SE_WARNING,
+    GOLD_SE_WARNING,
+    check_design,
+    check_multiclass_design,
+    gold_identifies,
+    gold_identifies_multiclass,
+)
+from bayescal.channels.result import ChannelFit
 from bayescal.errors import IdentificationError
 from bayescal.flags import Flag
+from bayescal.metrics.uncertainty import multiclass_nc_ece_interval, nc_ece_interval
 from bayescal.report import sections as steps
 from bayescal.report.core import Section, Table, fmt
 
-__all__ = ["data_with_gold_section", "knowledge_section", "flag_prior_conflicts", "interval_width"]
+__all__ = ["knowledge_section", "flag_prior_conflicts", "interval_width"]
 
-
-def data_with_gold_section(ctx: steps.Context) -> Section:
-    """The data section; then, when asked, gold items moved into the evaluation bins."""
-    section = steps.data_section(ctx)
-    if ctx.gold_in_ece and ctx.summary.has_gold:
-        ctx.summary = ctx.summary.with_gold_in_bins()
-    return section
+TITLE = "Prior knowledge: gold items and earlier audits"
 
 
 def interval_width(draws: np.ndarray, prob: float) -> np.ndarray:
-    """Width of the equal-tailed ``prob`` interval of each column of ``draws`` (both audits)."""
+    """Width of the equal-tailed ``prob`` interval of each column of ``draws``."""
     lo, hi = np.quantile(draws, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
     return hi - lo
 
 
 def _without_gold(ctx: steps.Context) -> dict:
-    """Interval widths of a and b without the gold items, or why there are none."""
+    """The Bayesian fit on the unknown items alone, or why there is none."""
     if ctx.channels_choice != "bayes":
         return {"status": "point channels: no intervals to compare (use --channels bayes)"}
     plain = ctx.summary.without_gold()
     try:
         with _warnings.catch_warnings(record=True):
-            check_design(plain, ctx.point_method)
+            if ctx.classwise:
+                check_multiclass_design(plain)
+            else:
+                check_design(plain, ctx.point_method)
             fit = steps.fit_posterior(ctx, plain, posterior_predictive=False)
     except IdentificationError as exc:
         reason = str(exc).split(": ")[0].split(". ")[0]  # the refusal's first clause
         return {"status": f"not identified without the gold items ({reason})"}
-    return {
-        "status": "ok",
-        "a": interval_width(fit.a.values, ctx.prob),
-        "b": interval_width(fit.b.values, ctx.prob),
-    }
+    return {"status": "ok", "fit": fit}
 
 
 def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     s = ctx.summary
-    n0, n1 = s.binary.n_gold
-    identified, worst_se = gold_identifies(s)
-    out["gold"] = {
-        "n_gold_0": n0,
-        "n_gold_1": n1,
-        "in_calibration_error": bool(ctx.gold_in_ece),
-        "identifies_channels": identified,
-        "worst_gap_se_from_gold": worst_se if identified else None,
-    }
+    if ctx.classwise:
+        n_gold = [int(x) for x in s.n_gold]
+        identified, worst_se = gold_identifies_multiclass(s)
+        out["gold"] = {"n_gold": int(sum(n_gold)), "n_gold_per_class": dict(zip(s.classes, n_gold))}
+        counts = (
+            "gold items (answered), per class",
+            " / ".join(f"{c}: {n}" for c, n in zip(s.classes, n_gold)),
+        )
+        what, weak, missing = "every confusion row", GOLD_ROW_SE_WARNING, "of some class"
+        se_of, se_key = "an entry", "worst_entry_se_from_gold"
+        informs, prevalence, by = "confusion likelihood", "confusion matrices", "by class"
+    else:
+        n0, n1 = s.binary.n_gold
+        identified, worst_se = gold_identifies(s)
+        out["gold"] = {"n_gold_0": n0, "n_gold_1": n1}
+        counts = ("gold items of class 0 / class 1 (answered)", f"{n0} / {n1}")
+        what, weak, missing = "every channel", GOLD_SE_WARNING, "of one class"
+        se_of, se_key = "a gap b - a", "worst_gap_se_from_gold"
+        informs, prevalence, by = "channel likelihood", "channels", "by class or score"
+    out["gold"].update(
+        {
+            "in_calibration_error": bool(ctx.gold_in_ece),
+            "identifies_channels": identified,
+            se_key: worst_se if identified else None,
+        }
+    )
     rows: list[tuple[object, ...]] = [
-        ("gold items of class 0 / class 1 (answered)", f"{n0} / {n1}"),
+        counts,
         (
             "in the calibration error",
             "yes (asked for)"
@@ -86,47 +114,36 @@ def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
             else "no (gold items are often chosen non-randomly)",
         ),
         (
-            "gold items alone identify every channel",
-            f"yes; a gap b - a from them alone has standard error <= {fmt(worst_se, 3)}"
-            + (" (weak)" if worst_se > GOLD_SE_WARNING else "")
+            f"gold items alone identify {what}",
+            f"yes; {se_of} from them alone has standard error <= {fmt(worst_se, 3)}"
+            + (" (weak)" if worst_se > weak else "")
             if identified
-            else "no (some annotator answered no gold item of one class)",
+            else f"no (some annotator answered no gold item {missing})",
         ),
     ]
     tables = [Table("Gold items", ("quantity", "value"), rows)]
     notes = [
-        "Gold items enter the channel likelihood at their known class, P(answers | Y = y): "
-        "they inform the annotators' channels, not the prevalence, so choosing them by class "
-        "or score does not bias the fit as long as the choice does not look at the answers."
+        f"Gold items enter the {informs} at their known class, P(answers | Y = y): "
+        f"they inform the annotators' {prevalence}, not the "
+        + ("class prevalences" if ctx.classwise else "prevalence")
+        + f", so choosing them {by} does not bias the fit as long as the choice does not look "
+        "at the answers."
     ]
     without = _without_gold(ctx)
     narrowing = {"status": without["status"]}
     if without["status"] == "ok":
-        rows = []
-        per: dict[str, dict[str, dict[str, float]]] = {}
-        for j, name in enumerate(ctx.channels.annotators):
-            cells = [name]
-            per[name] = {}
-            for key in ("a", "b"):
-                with_gold = float(interval_width(getattr(ctx.channels, key).values[:, j], ctx.prob))
-                plain = float(without[key][j])
-                per[name][key] = {"width_with_gold": with_gold, "width_without_gold": plain}
-                cells += [fmt(plain, 3), fmt(with_gold, 3), f"{1 - with_gold / plain:.0%}"]
-            rows.append(tuple(cells))
-        narrowing["annotators"] = per
-        tables.append(
-            Table(
-                f"How much the gold items narrowed the {ctx.percent}% channel intervals "
-                "(width without gold, with gold, reduction)",
-                ("annotator", "a without", "a with", "a narrower by")
-                + ("b without", "b with", "b narrower by"),
-                rows,
-            )
-        )
+        part = _confusion_narrowing if ctx.classwise else _channel_narrowing
+        table, narrowing["annotators"] = part(ctx, without["fit"])
+        tables.append(table)
         notes.append(
             "The widths without gold come from the same Bayesian model refitted on the "
-            "unknown items alone (same priors, settings and seed); the difference includes "
-            "Monte Carlo error of a few percent of the width."
+            + (
+                "items of unknown class alone (same priors, settings and seed); each includes "
+                "Monte Carlo error of a few percent of the width."
+                if ctx.classwise
+                else "unknown items alone (same priors, settings and seed); the difference "
+                "includes Monte Carlo error of a few percent of the width."
+            )
         )
     else:
         notes.append(f"Interval narrowing: {without['status']}.")
@@ -134,8 +151,60 @@ def _gold_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     return tables, notes
 
 
+def _channel_narrowing(ctx: steps.Context, fit) -> tuple[Table, dict]:
+    """Two classes: the widths of ``a`` and ``b`` with and without the gold items."""
+    rows = []
+    per: dict[str, dict[str, dict[str, float]]] = {}
+    for j, name in enumerate(ctx.channels.annotators):
+        cells = [name]
+        per[name] = {}
+        for key in ("a", "b"):
+            with_gold = float(interval_width(getattr(ctx.channels, key).values[:, j], ctx.prob))
+            plain = float(interval_width(getattr(fit, key).values, ctx.prob)[j])
+            per[name][key] = {"width_with_gold": with_gold, "width_without_gold": plain}
+            cells += [fmt(plain, 3), fmt(with_gold, 3), f"{1 - with_gold / plain:.0%}"]
+        rows.append(tuple(cells))
+    table = Table(
+        f"How much the gold items narrowed the {ctx.percent}% channel intervals "
+        "(width without gold, with gold, reduction)",
+        ("annotator", "a without", "a with", "a narrower by")
+        + ("b without", "b with", "b narrower by"),
+        rows,
+    )
+    return table, per
+
+
+def _confusion_narrowing(ctx: steps.Context, fit) -> tuple[Table, dict]:
+    """C classes: the widths of every confusion entry with and without the gold items."""
+    with_gold = interval_width(ctx.channels.confusion.values, ctx.prob)  # (K, C, C)
+    plain = interval_width(fit.confusion.values, ctx.prob)
+    per, rows = {}, []
+    for j, name in enumerate(ctx.channels.annotators):
+        ratio = with_gold[j] / plain[j]
+        diag_with, diag_plain = np.diag(with_gold[j]), np.diag(plain[j])
+        per[name] = {
+            "diagonal_width_with_gold": diag_with.tolist(),
+            "diagonal_width_without_gold": diag_plain.tolist(),
+            "median_width_ratio": float(np.median(ratio)),
+        }
+        rows.append(
+            (
+                name,
+                fmt(float(diag_plain.mean()), 3),
+                fmt(float(diag_with.mean()), 3),
+                f"{1 - float(np.median(ratio)):.0%}",
+            )
+        )
+    table = Table(
+        f"How much the gold items narrowed the {ctx.percent}% confusion intervals",
+        ("annotator", "mean diagonal width without gold", "with gold", "median entry narrower by"),
+        rows,
+    )
+    return table, per
+
+
 def flag_prior_conflicts(ctx, conflict: dict, per: dict) -> dict:
-    """Flag ``priors.conflict`` naming the conflicting annotators (both audits); the
+    """Flag ``priors.conflict`` naming the conflicting annotators; the
     ``summary.json["knowledge"]["priors"]`` entries they share."""
     flagged = [n for n, c in conflict.items() if c["conflict"]]
     ctx.flag(
@@ -190,34 +259,45 @@ def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
     priors = ctx.priors
     assert priors is not None  # this part runs only with priors
     origin = priors.origin or {}
-    conflict = prior_conflict(ctx.summary, priors, reference=ctx.point, random_state=ctx.seed)
+    s = ctx.summary
+    conflict = prior_conflict(s, priors, reference=ctx.point, random_state=ctx.seed)
+    described = _confusion_priors(ctx) if ctx.classwise else _rate_priors(ctx)
     rows, per = [], {}
-    for j, name in enumerate(ctx.summary.annotators):
+    for j, name in enumerate(s.annotators):
         c = conflict[name]
         source = "earlier audit" if name in origin.get("from_fit", []) else "default"
         rows.append(
-            (
-                name,
-                source,
-                _prior_text(priors, "a", ctx.summary.n_annotators, j),
-                _prior_text(priors, "b", ctx.summary.n_annotators, j),
-                fmt(c["p"], 3),
-                "CONFLICT" if c["conflict"] else "ok",
-            )
+            (name, source, *described[j], fmt(c["p"], 3), "CONFLICT" if c["conflict"] else "ok")
         )
         per[name] = {"source": source, **c}
-    out["priors"] = {"joint": priors.joint is not None, **flag_prior_conflicts(ctx, conflict, per)}
+    flagged = flag_prior_conflicts(ctx, conflict, per)
+    if ctx.classwise:  # the v0.2 key order of each track's summary.json
+        out["priors"] = {**flagged, "joint": priors.joint is not None}
+        what, columns = (
+            "Confusion",
+            ("prior mean accuracy per class", "prior strength (items per row)"),
+        )
+        kind = (
+            "one normal on the log-ratio coordinates of every carried-over row (mean and "
+            "covariance of the earlier draws, so their correlations are kept)"
+            if priors.joint is not None
+            else "one Dirichlet per confusion row with the earlier posterior's mean and total "
+            "variance (the correlations between rows are not carried over)"
+        )
+    else:
+        out["priors"] = {"joint": priors.joint is not None, **flagged}
+        what, columns = "Channel", ("prior of a", "prior of b")
+        kind = (
+            "one normal on the log-odds of every carried-over rate (mean and covariance of the "
+            "earlier draws, so their correlations are kept)"
+            if priors.joint is not None
+            else "moment-matched Beta distributions of its posterior, one per rate"
+        )
     table = Table(
-        "Channel priors and prior-data conflict (partial prior predictive tail probability "
+        f"{what} priors and prior-data conflict (partial prior predictive tail probability "
         f"per annotator; flagged below {CONFLICT_LEVEL})",
-        ("annotator", "prior from", "prior of a", "prior of b", "tail probability", "check"),
+        ("annotator", "prior from", *columns, "tail probability", "check"),
         rows,
-    )
-    kind = (
-        "one normal on the log-odds of every carried-over rate (mean and covariance of the "
-        "earlier draws, so their correlations are kept)"
-        if priors.joint is not None
-        else "moment-matched Beta distributions of its posterior, one per rate"
     )
     notes = [
         f"Priors from an earlier audit: {kind}, "
@@ -227,6 +307,41 @@ def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
         "under its prior."
     ]
     return [table], notes
+
+
+def _rate_priors(ctx: steps.Context) -> list[tuple[str, str]]:
+    """Two classes: each annotator's prior of a and of b, as text."""
+    k = ctx.summary.n_annotators
+    return [
+        (_prior_text(ctx.priors, "a", k, j), _prior_text(ctx.priors, "b", k, j)) for j in range(k)
+    ]
+
+
+def _confusion_priors(ctx: steps.Context) -> list[tuple[str, str]]:
+    """C classes: each annotator's prior mean accuracy per class and prior strength."""
+    priors, s = ctx.priors, ctx.summary
+    assert priors is not None  # this part runs only with priors
+    alpha = priors.confusion_alpha(s.n_annotators, s.n_classes)
+    centre = priors.confusion_mean(s.n_annotators, s.n_classes)
+    covered = np.zeros((s.n_annotators, s.n_classes), dtype=bool)
+    joint = cast(JointRatioNormal | None, priors.joint)  # the Dirichlet family's joint prior
+    if joint is not None:
+        covered = joint.covered_rows(s.n_annotators, joint.n_prevalence)[0]
+    return [
+        (
+            " / ".join(f"{v:.2f}" for v in np.diag(centre[j])),
+            "joint normal on the log-ratios"
+            if covered[j].any()
+            else fmt(float(alpha[j].sum(axis=-1).mean()), 3),
+        )
+        for j in range(s.n_annotators)
+    ]
+
+
+def _posterior(fit: ChannelFit):
+    """The posterior group of a Bayesian fit's InferenceData."""
+    assert fit.idata is not None  # the dependence model is always Bayesian
+    return fit.idata["posterior"]
 
 
 def _interval_dict(iv) -> dict:
@@ -255,7 +370,6 @@ def _point_independence_ppc_at_dependence(ctx: steps.Context, dep_warnings) -> N
 
 
 _LOO_KEYS = ("elpd_loo", "se", "p_loo", "elpd_diff", "dse")
-#: titles and header of the tables both audits' dependence parts share
 LOO_TITLE = "LOO on the pattern counts (PSIS, elpd per item summed; higher is better)"
 PPC_TITLE = (
     "Posterior predictive check before (independence) and after (dependence): tail "
@@ -265,54 +379,43 @@ LOO_COLUMNS = ("model", "elpd_loo", "SE", "p_loo", "elpd difference", "SE of dif
 
 
 def loo_summary(loo) -> tuple[list, dict]:
-    """Table rows and the ``summary.json`` entry of an :func:`arviz.compare` table (both
-    tracks' dependence parts)."""
+    """Table rows and the ``summary.json`` entry of an :func:`arviz.compare` table."""
     rows = [(name, *(fmt(row[k], 1) for k in _LOO_KEYS)) for name, row in loo.iterrows()]
     return rows, {name: {k: float(row[k]) for k in _LOO_KEYS} for name, row in loo.iterrows()}
 
 
-def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
-    """Fit the dependence model (Qu, Tan & Kutner 1996), compare it with the independence
-    model (LOO, predictive check, NC-ECE interval) and make it the headline's channels."""
-    from bayescal.bayes.dependence_fit import compare_channel_models
-    from bayescal.channels.result import ChannelFit
-    from bayescal.metrics.uncertainty import nc_ece_interval
-
-    indep, indep_point = ctx.channels, ctx.point
-    with _warnings.catch_warnings(record=True):
-        dep = steps.fit_posterior(ctx, ctx.summary, dependence=ctx.dependence)
-    ctx.flag("dependence.sampler", dep.warnings, "dependence model")
-    _point_independence_ppc_at_dependence(ctx, dep.warnings)
-    dep_point = ChannelFit.from_draws(
-        dep.a.values.mean(axis=0, keepdims=True),
-        dep.b.values.mean(axis=0, keepdims=True),
-        dep.prevalence.values.mean(axis=0, keepdims=True),
-        annotators=dep.annotators,
-        groups=[str(g) for g in dep.prevalence["group"].values],
-        group_counts=dep.group_counts.values,
+def _mean_fit(ctx: steps.Context, fit: ChannelFit) -> ChannelFit:
+    """The posterior-mean channels (confusions) and prevalences as a one-draw fit (the
+    plug-in)."""
+    prevalence = fit.class_prevalence if ctx.classwise else fit.prevalence
+    groups = [str(g) for g in prevalence["group"].values]
+    if ctx.classwise:
+        return ChannelFit.from_confusion(
+            fit.confusion.values.mean(axis=0, keepdims=True),
+            fit.class_prevalence.values.mean(axis=0, keepdims=True),
+            annotators=fit.annotators,
+            classes=fit.classes,
+            groups=groups,
+            group_counts=fit.group_counts.values,
+            method=f"{fit.method}_posterior_mean",
+        )
+    return ChannelFit.from_draws(
+        fit.a.values.mean(axis=0, keepdims=True),
+        fit.b.values.mean(axis=0, keepdims=True),
+        fit.prevalence.values.mean(axis=0, keepdims=True),
+        annotators=fit.annotators,
+        groups=groups,
+        group_counts=fit.group_counts.values,
         method="bayes_dependence_posterior_mean",
     )
-    intervals = {}
-    for name, fit, point in (("independent", indep, indep_point), ("dependent", dep, dep_point)):
-        # the same interval as the headline's (ece_section): the posterior route ("joint")
-        # for channel posteriors, evaluation-only ("reuse") for point channels. Under the
-        # dependence model the joint route draws each bin's rate given its marginal channels
-        # (the pattern likelihood without the item-difficulty term): models/dependence.md.
-        intervals[name] = _interval_dict(
-            nc_ece_interval(
-                ctx.summary,
-                fit,
-                weights=ctx.weights,
-                prob=ctx.prob,
-                point_channels=point,
-                sample_use="joint" if fit.n_draws > 1 else "reuse",
-                random_state=ctx.seed,
-            )
-        )
-    loo = compare_channel_models({"independent": indep, "dependent": dep})
-    loo_rows, loo_dict = loo_summary(loo)
+
+
+def _binary_checks(ctx: steps.Context, fits: dict) -> tuple[dict, list]:
+    """Two classes: the fits' own predictive checks (worst score group, pair agreement)."""
+    indep, dep = fits["independent"], fits["dependent"]
+    _point_independence_ppc_at_dependence(ctx, dep.warnings)
     pairs = list(dep.diagnostics.get("ppc_pair_tail_prob", {}))
-    ppc_rows = [
+    rows = [
         (
             "worst score group",
             fmt(min(indep.diagnostics.get("ppc_tail_prob", {}).values(), default=np.nan), 3),
@@ -326,76 +429,188 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
         )
         for pair in pairs
     ]
-    rho = dep.idata.posterior["correlation"]
-    corr = {
-        str(p): [float(rho.sel(pair=p, **{"class": c}).mean()) for c in ("0", "1")]
-        for p in rho["pair"].values
+    ppc = {
+        name: {
+            "group_tail_prob": f.diagnostics.get("ppc_tail_prob"),
+            "pair_tail_prob": f.diagnostics.get("ppc_pair_tail_prob"),
+        }
+        for name, f in fits.items()
     }
+    return ppc, rows
+
+
+def _classwise_checks(ctx: steps.Context, fits: dict) -> tuple[dict, list]:
+    """C classes: the pattern and pair-agreement check of both models."""
+    checks = {}
+    for name, fit in fits.items():
+        ds, msgs = multiclass_dependence_ppc(fit, random_state=ctx.seed)
+        checks[name] = ds
+        ctx.flag(f"dependence.ppc-{name}", msgs, f"{name} model's predictive check")
+    indep, dep = checks["independent"], checks["dependent"]
+    rows = [
+        (
+            "worst channel group",
+            fmt(float(indep["tail_prob"].min()), 3),
+            fmt(float(dep["tail_prob"].min()), 3),
+        )
+    ] + [
+        (
+            f"pair {p} agreement",
+            fmt(float(indep["pair_agreement_tail"].sel(pair=p)), 3),
+            fmt(float(dep["pair_agreement_tail"].sel(pair=p)), 3),
+        )
+        for p in dep["pair"].values
+    ]
+    ppc = {
+        name: {
+            "group_tail_prob": dict(
+                zip(map(str, ds["tail_prob"]["group"].values), ds["tail_prob"].values.tolist())
+            ),
+            "pair_tail_prob": dict(
+                zip(map(str, ds["pair"].values), ds["pair_agreement_tail"].values.tolist())
+            ),
+        }
+        for name, ds in checks.items()
+    }
+    return ppc, rows
+
+
+def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
+    """Fit the dependence model (Qu, Tan & Kutner 1996), compare it with the independence
+    model (LOO, predictive check, NC-ECE interval) and make it the headline's channels."""
+    indep, indep_point = ctx.channels, ctx.point
+    with _warnings.catch_warnings(record=True):
+        dep = steps.fit_posterior(ctx, ctx.summary, dependence=ctx.dependence)
+    ctx.flag("dependence.sampler", dep.warnings, "dependence model")
+    fits = {"independent": indep, "dependent": dep}
+    ppc, ppc_rows = (_classwise_checks if ctx.classwise else _binary_checks)(ctx, fits)
+    if ctx.classwise and indep_point is None:
+        indep_point = _mean_fit(ctx, indep)
+    dep_point = _mean_fit(ctx, dep)
+    interval = multiclass_nc_ece_interval if ctx.classwise else nc_ece_interval
+    intervals: dict = {}
+    for name, fit, point in (("independent", indep, indep_point), ("dependent", dep, dep_point)):
+        # the headline's interval (ece_section): the posterior route ("joint") for channel
+        # posteriors, evaluation-only ("reuse") for point channels. Under the dependence model
+        # the joint route draws each bin's rate given its marginal channels (the pattern
+        # likelihood without the item-difficulty term): models/dependence.md.
+        iv = interval(
+            ctx.eval_summary,
+            fit,
+            weights=ctx.weights,
+            prob=ctx.prob,
+            point_channels=point,
+            sample_use="joint" if fit.n_draws > 1 else "reuse",
+            random_state=ctx.seed,
+        )
+        intervals[name] = (
+            {"top_label": _interval_dict(iv.top_label), "classwise": _interval_dict(iv.classwise)}
+            if ctx.classwise
+            else _interval_dict(iv)
+        )
+    compare = compare_multiclass_channel_models if ctx.classwise else compare_channel_models
+    loo_rows, loo_dict = loo_summary(compare(fits))
+    rho = _posterior(dep)["correlation"]
+    if ctx.classwise:
+        rho = rho.mean(("chain", "draw"))
+        corr = {str(p): rho.sel(pair=p).values.tolist() for p in rho["pair"].values}
+        classes = [str(c) for c in dep.classes]
+    else:
+        classes = ["0", "1"]
+        corr = {
+            str(p): [float(rho.sel(pair=p, **{"class": c}).mean()) for c in classes]
+            for p in rho["pair"].values
+        }
+    groups = dep.diagnostics["dependence_groups"]
     out["dependence"] = {
-        "groups": dep.diagnostics["dependence_groups"],
+        "groups": groups,
         "headline_model": "dependent",
         "identification": dep.diagnostics["identification"],
         "latent_correlation_mean": corr,
         "loo": loo_dict,
-        "ppc": {
-            name: {
-                "group_tail_prob": f.diagnostics.get("ppc_tail_prob"),
-                "pair_tail_prob": f.diagnostics.get("ppc_pair_tail_prob"),
-            }
-            for name, f in (("independent", indep), ("dependent", dep))
-        },
+        "ppc": ppc,
         "nc_ece": intervals,
-        "channels": {
-            name: {
-                "a": f.a.values.mean(axis=0).tolist(),
-                "b": f.b.values.mean(axis=0).tolist(),
+        **(
+            {
+                "accuracy": {
+                    name: np.einsum("sjyy->jy", f.confusion.values).mean(axis=0).tolist()
+                    for name, f in fits.items()
+                }
             }
-            for name, f in (("independent", indep), ("dependent", dep))
-        },
+            if ctx.classwise
+            else {
+                "channels": {
+                    name: {
+                        "a": f.a.values.mean(axis=0).tolist(),
+                        "b": f.b.values.mean(axis=0).tolist(),
+                    }
+                    for name, f in fits.items()
+                }
+            }
+        ),
     }
     # the rest of the audit (NC-ECE, recalibration, summary) uses the dependence model
     ctx.channels, ctx.point = dep, dep_point
-    ctx.diagnostics["forest"] = steps._channel_entries(ctx)
-    groups = "; ".join(", ".join(g) for g in dep.diagnostics["dependence_groups"])
-    pct = ctx.percent
+    ctx.diagnostics["channels"] = steps.channel_entries(ctx)
     tables = [
         Table(
-            "Conditional dependence: groups sharing a latent item difficulty, and their "
+            "Conditional dependence: posterior mean latent within-class correlation per pair "
+            "(one column per true class)"
+            if ctx.classwise
+            else "Conditional dependence: groups sharing a latent item difficulty, and their "
             "posterior mean latent within-class correlation (class 0, class 1)",
-            ("pair", "correlation given Y = 0", "correlation given Y = 1"),
-            [(p, fmt(c[0], 2), fmt(c[1], 2)) for p, c in corr.items()],
+            ("pair", *[f"given Y = {c}" for c in classes])
+            if ctx.classwise
+            else ("pair", "correlation given Y = 0", "correlation given Y = 1"),
+            [(p, *[fmt(v, 2) for v in c]) for p, c in corr.items()],
         ),
         Table(LOO_TITLE, LOO_COLUMNS, loo_rows),
-        Table(
-            PPC_TITLE,
-            ("check", "independence model", "dependence model"),
-            ppc_rows,
-        ),
-        Table(
-            f"NC-ECE and its {pct}% interval under both channel models",
-            ("channel model", "NC-ECE", f"{pct}% interval"),
-            [
-                (
-                    name + (" (headline)" if name == "dependent" else ""),
-                    fmt(iv["estimate"]),
-                    f"[{fmt(iv['lo'])}, {fmt(iv['hi'])}]",
-                )
-                for name, iv in intervals.items()
-            ],
-        ),
+        Table(PPC_TITLE, ("check", "independence model", "dependence model"), ppc_rows),
+        _nc_ece_table(ctx, intervals),
     ]
+    named = "; ".join(", ".join(g) for g in groups)
     notes = [
-        f"Dependence groups: {groups} (overlapping pairs are merged: a group shares one latent "
-        "item difficulty, so every pair inside it is dependent). Within a group, annotator j "
-        "answers 1 with probability Phi(c_jy + s_jy u) given the class y and the item's "
-        "difficulty u ~ N(0, 1); a_j and b_j stay the marginal channels, so NC-ECE uses them "
-        "unchanged (models/dependence.md). Loadings s_jy ~ HalfNormal(1).",
-        "The headline NC-ECE, the channel table of the summary and the recalibration use the "
-        "dependence model; the channel section above shows the independence model. The "
-        "dependence model is weakly identified: trust it most when at least two annotators "
-        "are outside the dependent groups, and read the LOO difference with its SE.",
+        f"Dependence groups: {named} (overlapping pairs are merged: a group shares one latent "
+        + (
+            "item difficulty u ~ N(0, 1)). Within a group annotator j answers its true class y "
+            "with probability Phi(c_jy + s_jy u) and otherwise a wrong class in proportion to "
+            "its confusion row; T_j stays the marginal confusion, so NC-ECE uses it unchanged "
+            "(models/dependence.md). Loadings s_jy ~ HalfNormal(1). The model couples whether "
+            "answers are correct, not which wrong class they name."
+            if ctx.classwise
+            else "item difficulty, so every pair inside it is dependent). Within a group, "
+            "annotator j answers 1 with probability Phi(c_jy + s_jy u) given the class y and "
+            "the item's difficulty u ~ N(0, 1); a_j and b_j stay the marginal channels, so "
+            "NC-ECE uses them unchanged (models/dependence.md). Loadings s_jy ~ HalfNormal(1)."
+        ),
+        "The headline NC-ECE, "
+        + ("the summary's confusions" if ctx.classwise else "the channel table of the summary")
+        + " and the recalibration use the dependence model; the channel section above shows "
+        "the independence model. The dependence model is weakly identified: trust it most when "
+        "at least two annotators are outside the dependent groups, and read the LOO difference "
+        "with its SE.",
     ]
     return tables, notes
+
+
+def _nc_ece_table(ctx: steps.Context, intervals: dict) -> Table:
+    """NC-ECE and its interval under both channel models (top-label and class-wise for C
+    classes)."""
+    pct = ctx.percent
+    parts = ("top_label", "classwise") if ctx.classwise else (None,)
+    rows = []
+    for name, iv in intervals.items():
+        cells = [name + (" (headline)" if name == "dependent" else "")]
+        for part in parts:
+            e = iv if part is None else iv[part]
+            cells += [fmt(e["estimate"]), f"[{fmt(e['lo'])}, {fmt(e['hi'])}]"]
+        rows.append(tuple(cells))
+    header = (
+        ("channel model", "top-label NC-ECE", f"{pct}% interval", "class-wise", "interval")
+        if ctx.classwise
+        else ("channel model", "NC-ECE", f"{pct}% interval")
+    )
+    return Table(f"NC-ECE and its {pct}% interval under both channel models", header, rows)
 
 
 def knowledge_section(ctx: steps.Context) -> Section:
@@ -404,30 +619,29 @@ def knowledge_section(ctx: steps.Context) -> Section:
     out: dict = {}
     tables: list = []
     notes: list = []
+    parts = []
     if ctx.summary.has_gold and sum(ctx.summary.n_gold) > 0:
-        t, n = _gold_part(ctx, out)
-        tables += t
-        notes += n
+        parts.append(_gold_part)
     if ctx.priors is not None:
-        t, n = _priors_part(ctx, out)
-        tables += t
-        notes += n
+        parts.append(_priors_part)
     if ctx.dependence is not None:
-        t, n = _dependence_part(ctx, out)
+        parts.append(_dependence_part)
+    for part in parts:
+        t, n = part(ctx, out)
         tables += t
         notes += n
     ctx.diagnostics["knowledge"] = out
     if not tables:
         return Section(
             key="knowledge",
-            title="Prior knowledge: gold items and earlier audits",
+            title=TITLE,
             status="skipped",
             reason="no gold items (--gold), no priors from an earlier audit (--priors) and no "
             "dependence model (--dependence).",
         )
-    return Section(
-        key="knowledge",
-        title="Prior knowledge: gold items, earlier audits, dependent annotators",
-        tables=tables,
-        notes=notes,
+    title = (
+        TITLE
+        if ctx.classwise
+        else "Prior knowledge: gold items, earlier audits, dependent annotators"
     )
+    return Section(key="knowledge", title=title, tables=tables, notes=notes)

@@ -1,4 +1,4 @@
-"""Recalibration section of the binary audit (Hanada & Futami, Sec. 5; selection by Sec. 6.3 /
+"""Recalibration section of the audit (Hanada & Futami, Sec. 5; selection by Sec. 6.3 /
 App. G.4).
 
 The choice is :func:`bayescal.recal.selection.choose_recalibration`: the original score
@@ -145,7 +145,18 @@ def _verdict(choice) -> str:
 
 
 def recalibration_section(ctx: Context) -> Section:
-    """Choose between the original score and the maps on held-out data; report the choice."""
+    """Choose between the original score (probabilities) and the maps on held-out data;
+    report the choice. The class-wise audit shows it in the noise view only."""
+    if ctx.classwise and not ctx.runs("noise"):
+        return Section(
+            key="recalibration",
+            title="Recalibration (noise view)",
+            status="skipped",
+            reason=f"the evidence supports the {ctx.check.view} view, and corrected maps assume "
+            "one true class per item. Soft-target calibrators fitted to the answer distribution "
+            "are compared by `bayescal audit-ambiguity`; --view both runs the corrected maps "
+            "here anyway.",
+        )
     if isinstance(ctx.data, Summary):
         return _skipped(
             "the audit ran on a summary (no per-item scores): fitting and evaluating maps "
@@ -162,10 +173,14 @@ def recalibration_section(ctx: Context) -> Section:
     try:
         choice = choose_recalibration(
             ctx.data,
-            channels=ctx.point_method,
-            groups=ctx.groups,
-            bins=ctx.bins,
-            weights=ctx.weights,
+            # the class-wise selection fits its own default channels (grouped EM) on edges
+            **(
+                {"bins": ctx.summary.bin_edges}
+                if ctx.classwise
+                else {"channels": ctx.point_method, "bins": ctx.bins}
+            ),
+            groups=cast(str, ctx.groups),
+            weights=cast(str, ctx.weights),
             posterior=channels if channels.n_draws > 1 else None,
             prob=ctx.prob,
             random_state=ctx.seed,
@@ -178,6 +193,8 @@ def recalibration_section(ctx: Context) -> Section:
     record = choice.to_dict()
     record["keeps_original"] = choice.keeps_original
     ctx.diagnostics["recalibration"] = record
+    if ctx.classwise:
+        return _classwise_section(ctx, choice)
     split = next(i for i, m in enumerate(choice.maps[f"{FAMILIES[0]}_corrected"]) if m is not None)
     pair = {
         fam: (choice.maps[f"{fam}_corrected"][split], choice.maps[f"{fam}_naive"][split])
@@ -213,29 +230,67 @@ def recalibration_section(ctx: Context) -> Section:
         f"Channels of the selection: {ctx.point_method} point fits on the channel subsets, not "
         "the audit's channels (those saw every item).",
     ]
+    return _choice_section(
+        choice,
+        "Recalibration",
+        "Held-out calibration error of the original score and of recalibrated scores "
+        "(lower is better)",
+        "test reference-label ECE",
+        notes,
+        band_table(choice),
+        [maps],
+    )
+
+
+def _classwise_section(ctx: Context, choice) -> Section:
+    """The class-wise audit's choice: temperature and vector scaling, top-label errors."""
+    sizes = choice.sizes
+    notes = [
+        _verdict(choice),
+        f"Protocol (Hanada & Futami, Sec. 6.3 / App. G.4, as for two classes): "
+        f"{sizes['pilot']} pilot items split {choice.settings['pilot_splits']} times "
+        "into channel / map-fitting / validation subsets; candidates are chosen by mean "
+        "validation top-label NC-ECE (bias-corrected), a map only if it beats the original "
+        f"probabilities by more than one standard error. Test: {sizes['test']} other "
+        "items, bins on the recalibrated confidence."
+        + (
+            f" The selection used a random subsample of {sizes['used']} of the "
+            f"{sizes['annotated']} annotated items (its cost grows with the items; the "
+            "protocol holds at any size, and fewer items only make it keep the original "
+            "probabilities more often)."
+            if sizes.get("used", 0) < sizes.get("annotated", 0)
+            else ""
+        ),
+    ]
+    classes = [str(c) for c in ctx.summary.classes]
+    return _choice_section(
+        choice,
+        "Recalibration (noise view)",
+        "Held-out calibration error of the original and recalibrated probabilities "
+        "(top-label, lower is better)",
+        "test reference-class ECE",
+        notes,
+        band_table(choice, {"scale": classes, "bias": classes}),
+        [],
+    )
+
+
+def _choice_section(choice, title, caption, reference, notes, band, figures) -> Section:
     if band_note(choice):
         notes.insert(1, cast(str, band_note(choice)))
-    table = band_table(choice)
+    header = (
+        "map",
+        "target",
+        "validation NC-ECE (mean ± SD)",
+        "wins",
+        "test NC-ECE",
+        "test soft-vote ECE",
+        reference,
+    )
     return Section(
         key="recalibration",
-        title="Recalibration",
-        tables=[
-            Table(
-                "Held-out calibration error of the original score and of recalibrated scores "
-                "(lower is better)",
-                (
-                    "map",
-                    "target",
-                    "validation NC-ECE (mean ± SD)",
-                    "wins",
-                    "test NC-ECE",
-                    "test soft-vote ECE",
-                    "test reference-label ECE",
-                ),
-                _rows(choice),
-            ),
-            *([table] if table is not None else []),
-        ],
-        figures=[maps],
+        title=title,
+        tables=[Table(caption, header, _rows(choice)), *([band] if band is not None else [])],
+        figures=figures,
         notes=notes,
     )

@@ -1,10 +1,13 @@
-"""The steps of a binary audit (Hanada & Futami), one function per report section.
+"""The steps of an audit, one function per report section, for every number of classes.
 
-Each function reads and extends a shared :class:`Context` and returns a
-:class:`~bayescal.report.core.Section`. Errors in the user's design (for
-example a non-identified design) propagate: an audit either completes or
-writes nothing. Optional features that are unavailable are reported as
-skipped sections with the reason. Warnings are collected as coded
+Each function reads and extends the shared :class:`Context` and returns a
+:class:`~bayescal.report.core.Section`. A step whose content differs by number of classes
+branches on ``ctx.classwise`` (the class-wise audit: C > 2, or the two-class equivalence
+check of ``audit_multiclass``): channels ``a``, ``b`` and the binary NC-ECE for two classes
+(Hanada & Futami), confusion matrices and the top-label / class-wise errors (SPEC §3)
+otherwise. Errors in the user's design (for example a non-identified design) propagate: an
+audit either completes or writes nothing. Optional features that are unavailable are
+reported as skipped sections with the reason. Warnings are collected as coded
 :class:`~bayescal.flags.Flag` objects.
 """
 
@@ -12,7 +15,9 @@ from __future__ import annotations
 
 import logging
 import warnings as _warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -21,38 +26,63 @@ from bayescal.bayes.fit import fit_channels_bayes
 from bayescal.bayes.priors import ChannelPriors
 from bayescal.channels.acquisition import AnnotationTargets
 from bayescal.channels.fit import fit_channels
-from bayescal.channels.identification import check_design, gold_identifies
+from bayescal.channels.identification import (
+    check_design,
+    check_multiclass_design,
+    gold_identifies,
+    gold_identifies_multiclass,
+)
 from bayescal.channels.items import ItemPosteriors
 from bayescal.channels.plausibility import ece_range_flags, plausibility_flags
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import FitError
 from bayescal.flags import Flag
-from bayescal.metrics.binned import majority_vote_ece, oracle_ece, soft_vote_ece
-from bayescal.metrics.ncece import nc_ece
+from bayescal.metrics.binned import (
+    class_oracle_ece,
+    class_vote_ece,
+    implausible_flags,
+    majority_vote_ece,
+    oracle_ece,
+    soft_vote_ece,
+)
+from bayescal.metrics.ncece import class_nc_ece, nc_ece
+from bayescal.metrics.noise_or_ambiguity import NoiseAmbiguityCheck
 from bayescal.metrics.subgroups import SubgroupCalibration
-from bayescal.metrics.uncertainty import NCECEPosterior, nc_ece_interval
+from bayescal.metrics.uncertainty import (
+    MulticlassNCECEInterval,
+    NCECEPosterior,
+    multiclass_nc_ece_interval,
+    nc_ece_interval,
+)
 from bayescal.plotting.binary import (
     channel_forest,
     channel_trace,
     noise_corrected_reliability,
     pattern_predictive_check,
 )
-from bayescal.report.context import FlagsMixin
+from bayescal.plotting.multiclass import classwise_errors, confusion_heatmaps, top_label_reliability
+from bayescal.progress import step, step_callback
 from bayescal.report.core import Section, Table, fmt, fmt_p
 from bayescal.report.figures import responsive_figure
 from bayescal.summaries.summary import Summary, summarize
 
 _log = logging.getLogger(__name__)
 
+#: The EM's default iteration limit (``channels.em``), the progress line's denominator.
+EM_MAX_ITER = 1000
+
 __all__ = [
     "ASSUMPTIONS",
+    "MULTICLASS_ASSUMPTIONS",
     "Context",
     "data_section",
     "identification_section",
     "channel_section",
+    "channel_entries",
     "diagnostics_section",
     "ece_section",
+    "fit_posterior",
     "build_summary",
 ]
 
@@ -67,6 +97,17 @@ ASSUMPTIONS = [
     "The score groups and evaluation bins are fixed before looking at the labels.",
 ]
 
+MULTICLASS_ASSUMPTIONS = [
+    "One true class per item; an annotator answers class a with probability T[y, a] when the "
+    "true class is y, whatever the item looks like (class-conditional noise).",
+    "Given the true class (and the channel group), annotators answer independently.",
+    "Labelling: the designated annotator answers its own class more often than any other "
+    "(diagonal dominance), which fixes which latent class is called which.",
+    "Missing answers are missing independently of the true class given the model's output.",
+    "Channel groups and evaluation bins are fixed before looking at the answers.",
+]
+
+
 _POINT_METHODS = {
     "score-bin-em": "score_bin_em",
     "dawid-skene-em": "dawid_skene_em",
@@ -76,8 +117,16 @@ _POINT_METHODS = {
 
 
 @dataclass(eq=False)
-class Context(FlagsMixin):
-    """What the audit's steps share: settings in, results and flags out."""
+class Context:
+    """What the audit's steps share: settings in, results and flags out.
+
+    Examples
+    --------
+    >>> c = Context(None, "bayes", 5, 10, "equal", 1, 1, 1, 0.9, 0, False)
+    >>> c.flag("x.y", ["once", "once"], "test"); c.unannotated(0); c.unannotated(3)
+    >>> [f.code for f in c.flags], c.percent
+    (['x.y', 'data.unannotated'], 90)
+    """
 
     data: Annotations | Summary
     channels_choice: str
@@ -90,14 +139,26 @@ class Context(FlagsMixin):
     prob: float
     seed: int
     progress: bool
-    #: set by the data step (the first), the channel step and the ECE step, in that order
+    #: the class-wise audit (confusions, top-label and class-wise errors, the views)
+    classwise: bool = False
+    #: which analysis of the class-wise audit runs ("auto", "noise", "ambiguity", "both")
+    view: str = "auto"
+    #: set by the data step (the first), the channel step and the ECE step, in that order;
+    #: ``eval_summary`` is the summary the calibration errors use (gold items in its cells
+    #: when ``gold_in_ece``)
     summary: Summary = field(init=False)
+    eval_summary: Summary = field(init=False)
     point: ChannelFit | None = None
     channels: ChannelFit = field(init=False)
-    interval: NCECEPosterior = field(init=False)
+    interval: NCECEPosterior | MulticlassNCECEInterval = field(init=False)
+    #: the noise-or-ambiguity evidence and the ambiguity view's numbers (class-wise audit)
+    check: NoiseAmbiguityCheck = field(init=False)
+    ambiguity: dict = field(default_factory=dict)
     errors: dict = field(default_factory=dict)
     flags: list = field(default_factory=list)
     point_method: str = ""
+    #: what later steps and summary.json read of earlier steps (channel entries, recalibration
+    #: choice, knowledge, ...)
     diagnostics: dict = field(default_factory=dict)
     #: channel priors of the Bayesian fit (None: defaults); gold items in the ECE bins
     priors: ChannelPriors | None = None
@@ -112,14 +173,48 @@ class Context(FlagsMixin):
     next_gold: AnnotationTargets | None = None
     next_reread: AnnotationTargets | None = None
 
+    def flag(self, code: str, messages: Iterable[str], source: str) -> None:
+        """Add one flag per message (each message once)."""
+        for message in messages:
+            f = Flag(code, str(message), source)
+            if f not in self.flags:
+                self.flags.append(f)
 
-def _interval(x: np.ndarray, prob: float) -> tuple[float, float]:
-    q = np.quantile(x, [(1 - prob) / 2, 1 - (1 - prob) / 2])
-    return float(q[0]), float(q[1])
+    def unannotated(self, n_unannotated: int) -> None:
+        """Flag items nobody answered (excluded from every label statistic)."""
+        if n_unannotated:
+            self.flag(
+                "data.unannotated",
+                [
+                    f"{n_unannotated} item(s) have no answer; "
+                    "they are excluded from every label statistic."
+                ],
+                "data",
+            )
+
+    @property
+    def percent(self) -> int:
+        """The interval probability in percent, as the report prints it."""
+        return int(round(self.prob * 100))
+
+    def runs(self, view: str) -> bool:
+        """Whether the ``view`` ("noise" / "ambiguity") analysis runs (class-wise audit)."""
+        if self.view == "both":
+            return True
+        if self.view == "auto":
+            return view == ("ambiguity" if self.check.view == "ambiguity" else "noise")
+        return self.view == view
+
+
+def _interval(x: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed ``prob`` interval over the first (draw) axis, elementwise."""
+    q = np.quantile(x, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
+    return q[0], q[1]
 
 
 # --------------------------------------------------------------------------- data
 def data_section(ctx: Context) -> Section:
+    """The data, summarised once; gold items move into the evaluation cells when asked."""
     d = ctx.data.describe()
     if isinstance(ctx.data, Summary):
         ctx.summary = ctx.data  # its groups and bins were fixed when it was built
@@ -129,6 +224,19 @@ def data_section(ctx: Context) -> Section:
         ctx.bins = list(ctx.summary.bin_edges)
     else:
         ctx.summary = summarize(ctx.data, groups=ctx.groups, bins=ctx.bins)
+    # the channels use the gold items at their known class; the calibration error leaves
+    # them out unless asked (they are often chosen non-randomly). Channel tables do not
+    # change with the cells, so the two-class audit fits on the moved summary too.
+    with_gold = ctx.gold_in_ece and ctx.summary.has_gold
+    ctx.eval_summary = ctx.summary.with_gold_in_cells() if with_gold else ctx.summary
+    if not ctx.classwise:
+        ctx.summary = ctx.eval_summary
+    ctx.unannotated(d["n_unannotated"])
+    tables = _classwise_data_tables(ctx, d) if ctx.classwise else _binary_data_tables(ctx, d)
+    return Section(key="data", title="Data", tables=tables)
+
+
+def _binary_data_tables(ctx: Context, d: dict) -> list[Table]:
     rows = [
         ("items", d["n_items"]),
         ("annotators", d["n_annotators"]),
@@ -144,45 +252,122 @@ def data_section(ctx: Context) -> Section:
         (name, d["answers_per_annotator"][name], fmt(d["positive_rate_per_annotator"][name]))
         for name in ctx.data.annotators
     ]
-    ctx.unannotated(d["n_unannotated"])
-    return Section(
-        key="data",
-        title="Data",
-        tables=[
-            Table("Overview", ("quantity", "value"), rows),
-            Table("Annotators", ("annotator", "answers", "share answering 1"), per),
-        ],
-    )
+    return [
+        Table("Overview", ("quantity", "value"), rows),
+        Table("Annotators", ("annotator", "answers", "share answering 1"), per),
+    ]
+
+
+def _classwise_data_tables(ctx: Context, d: dict) -> list[Table]:
+    data = cast(Annotations, ctx.data)  # the class-wise audit refuses a bare summary
+    answers = (~np.isnan(data.labels)).sum(axis=1)
+    ctx.diagnostics["answers_per_item_median"] = float(np.median(answers[answers > 0]))
+    rows = [
+        ("items", d["n_items"]),
+        ("classes", f"{data.n_classes}: " + ", ".join(data.classes)),
+        ("annotators", d["n_annotators"]),
+        ("items nobody answered (excluded from label statistics)", d["n_unannotated"]),
+        ("median answers per annotated item", fmt(ctx.diagnostics["answers_per_item_median"], 1)),
+        ("reference classes given", "yes" if data.truth is not None else "no"),
+        (
+            "gold items (class known; used for the confusions)",
+            data.n_gold if data.gold is not None else "none",
+        ),
+        ("model accuracy on the majority vote", fmt(_vote_accuracy(data), 3)),
+    ]
+    shares = ctx.summary.answer_counts.values
+    per = [
+        (name, int(shares[j].sum()), " / ".join(f"{v:.2f}" for v in shares[j] / shares[j].sum()))
+        for j, name in enumerate(data.annotators)
+    ]
+    return [
+        Table("Overview", ("quantity", "value"), rows),
+        Table(
+            "Annotators (answer shares in class order)",
+            ("annotator", "answers", "share per class"),
+            per,
+        ),
+    ]
+
+
+def _vote_accuracy(data: Annotations) -> float | None:
+    lab = data.labels
+    answered = ~np.isnan(lab).all(axis=1)
+    if not answered.any():
+        return None
+    votes = np.stack([(lab == y).sum(axis=1) for y in range(data.n_classes)], axis=1)[answered]
+    top = votes == votes.max(axis=1, keepdims=True)
+    hit = top[np.arange(top.shape[0]), data.probs.argmax(axis=1)[answered]] / top.sum(axis=1)
+    return float(hit.mean())
 
 
 # --------------------------------------------------------------------------- identification
 def identification_section(ctx: Context) -> Section:
-    k = ctx.data.n_annotators
+    s = ctx.summary
     choice = ctx.channels_choice
-    ctx.point_method = "score_bin_em" if choice == "bayes" else _POINT_METHODS[choice]
+    bayes = choice == "bayes"
+    if ctx.classwise:
+        ctx.point_method = "dawid_skene_em"
+        model = (
+            "Bayesian multiclass Dawid-Skene (nutpie on the PyMC model's density)"
+            if bayes
+            else "multiclass Dawid-Skene EM"
+        )
+    else:
+        ctx.point_method = "score_bin_em" if bayes else _POINT_METHODS[choice]
+        model = "Bayesian grouped Dawid-Skene (PyMC)" if bayes else ctx.point_method
     with _warnings.catch_warnings(record=True):
-        msgs = check_design(ctx.summary, ctx.point_method)
+        msgs = check_multiclass_design(s) if ctx.classwise else check_design(s, ctx.point_method)
     ctx.flag("identification.design", msgs, "identification")
-    groups = ctx.summary.group_counts.values
-    rows = [
-        ("annotators (K)", k),
-        ("score groups (L), non-empty", f"{len(groups)}, {int((groups > 0).sum())}"),
-        ("evaluation bins (M)", ctx.summary.n_bins),
-        (
-            "channel model",
-            "Bayesian grouped Dawid-Skene (PyMC)" if choice == "bayes" else ctx.point_method,
-        ),
-        ("why identified", _why_identified(ctx, k)),
-    ]
+    counts = s.group_counts.values
+    non_empty = f"{len(counts)}, {int((counts > 0).sum())}"
+    rows = (
+        [
+            ("annotators (K)", s.n_annotators),
+            ("classes (C)", s.n_classes),
+            ("channel groups (L), non-empty", non_empty),
+            ("channel grouping", s.grouping),
+            ("evaluation bins (M)", s.n_bins),
+            ("observed answer patterns", f"{s.n_patterns} of {s.n_cells} cells"),
+        ]
+        if ctx.classwise
+        else [
+            ("annotators (K)", ctx.data.n_annotators),
+            ("score groups (L), non-empty", non_empty),
+            ("evaluation bins (M)", s.n_bins),
+        ]
+    )
+    rows += [("channel model", model), ("why identified", _why_identified(ctx))]
+    assumptions = (
+        ["Assumptions of the noise view, in plain words:", *MULTICLASS_ASSUMPTIONS]
+        if ctx.classwise
+        else ["Assumptions, in plain words:", *ASSUMPTIONS]
+    )
     return Section(
         key="identification",
         title="Identification and assumptions",
         tables=[Table("Design", ("check", "value"), rows)],
-        notes=["Assumptions, in plain words:", *ASSUMPTIONS],
+        notes=assumptions,
     )
 
 
-def _why_identified(ctx: Context, k: int) -> str:
+def _why_identified(ctx: Context) -> str:
+    k = ctx.summary.n_annotators
+    if ctx.classwise:
+        if k >= 3:
+            return (
+                "three or more annotators with full-rank confusion matrices identify the model "
+                "up to a relabelling of the classes (Kruskal's condition, SPEC §3)"
+            )
+        if gold_identifies_multiclass(ctx.summary)[0]:
+            return (
+                "gold items: every annotator answered a gold item of every class, so every "
+                "confusion row is identified by items of known class"
+            )
+        return (
+            "two annotators with two classes are identified by channel groups with different "
+            "prevalences (Hui-Walter)"
+        )
     if k < 3 and gold_identifies(ctx.summary)[0]:
         return "the gold items: every annotator answered gold items of both classes"
     if k >= 3:
@@ -192,14 +377,19 @@ def _why_identified(ctx: Context, k: int) -> str:
 
 # --------------------------------------------------------------------------- channels
 def _fit_point(ctx: Context) -> None:
-    options: dict[str, int | str] = (
+    options: dict = (
         {"random_state": ctx.seed}
         if ctx.point_method in ("score_bin_em", "dawid_skene_em", "gmm")
         else {}
     )
-    if ctx.point_method == "score_bin_em":
-        options["empty_groups"] = "drop"
-    source = f"point fit ({ctx.point_method})"
+    if ctx.classwise:
+        source = "point fit (multiclass Dawid-Skene EM)"
+        progress = step_callback(_log, EM_MAX_ITER, "fitting the confusions (EM)")
+        options.update(prevalence="grouped", empty_groups="drop", progress=progress)
+    else:
+        source = f"point fit ({ctx.point_method})"
+        if ctx.point_method == "score_bin_em":
+            options["empty_groups"] = "drop"
     try:
         with _warnings.catch_warnings(record=True):
             ctx.point = fit_channels(ctx.summary, ctx.point_method, **options)
@@ -215,37 +405,82 @@ def _fit_point(ctx: Context) -> None:
         )
 
 
-def fit_posterior(ctx: Context, summary, **options):
-    """The audit's Bayesian grouped model on ``summary`` with the audit's settings and seed."""
-    return fit_channels_bayes(
-        summary,
-        "grouped",
-        priors=ctx.priors,
-        draws=ctx.draws,
-        tune=ctx.tune,
-        chains=ctx.chains,
-        cores=1,
-        random_state=ctx.seed,
-        **options,
-    )
+def fit_posterior(ctx: Context, summary: Summary, **options) -> ChannelFit:
+    """The audit's Bayesian model on ``summary`` with the audit's priors, settings and seed
+    (``options``: ``progress``, ``dependence``, ``posterior_predictive``)."""
+    if not ctx.classwise:
+        return fit_channels_bayes(
+            summary,
+            "grouped",
+            priors=ctx.priors,
+            draws=ctx.draws,
+            tune=ctx.tune,
+            chains=ctx.chains,
+            cores=1,
+            random_state=ctx.seed,
+            **options,
+        )
+    if not ctx.progress:
+        logging.getLogger("pymc").setLevel(logging.ERROR)
+    options.pop("posterior_predictive", None)  # the class-wise fit always checks
+    with _warnings.catch_warnings(record=True):
+        return fit_channels_bayes(
+            summary,
+            # Dirichlet rows for every C (two classes included: the C-class model)
+            priors=ChannelPriors(family="dirichlet") if ctx.priors is None else ctx.priors,
+            draws=ctx.draws,
+            tune=ctx.tune,
+            chains=ctx.chains,
+            cores=ctx.chains,
+            random_state=ctx.seed,
+            progress=ctx.progress,
+            dependence=options.get("dependence"),
+            # the chains start at the audit's EM fit of this summary: EM runs once
+            start=cast(ChannelFit, ctx.point) if summary is ctx.summary else None,
+        )
 
 
 def _fit_bayes(ctx: Context) -> None:
-    _log.info(
-        "sampling the channel posterior: %d chain(s) x %d draws after %d tuning steps",
-        ctx.chains,
-        ctx.draws,
-        ctx.tune,
-    )
-    # The default sampler (nutpie) does not import PyMC, so there is no PyMC logger to quiet.
-    with _warnings.catch_warnings(record=True):
-        ctx.channels = fit_posterior(ctx, ctx.summary, progress=ctx.progress)
+    if ctx.classwise:
+        step(
+            _log,
+            2,
+            2,
+            "sampling the posterior: %d chains x %d draws (tune %d)",
+            ctx.chains,
+            ctx.draws,
+            ctx.tune,
+        )  # (step 1 was the EM)
+        ctx.channels = fit_posterior(ctx, ctx.summary)
+    else:
+        _log.info(
+            "sampling the channel posterior: %d chain(s) x %d draws after %d tuning steps",
+            ctx.chains,
+            ctx.draws,
+            ctx.tune,
+        )
+        # The default sampler (nutpie) does not import PyMC: no PyMC logger to quiet.
+        with _warnings.catch_warnings(record=True):
+            ctx.channels = fit_posterior(ctx, ctx.summary, progress=ctx.progress)
     ctx.flag("channels.sampler", ctx.channels.warnings, "Bayesian fit")
 
 
-def _channel_entries(ctx: Context) -> list[dict]:
-    """Per annotator: point, posterior mean and interval of ``a`` and ``b``."""
+def channel_entries(ctx: Context) -> list[dict] | dict:
+    """Per annotator: point, posterior mean and interval of ``a`` and ``b`` (two classes, a
+    list) or of every confusion entry (class-wise, a dict by annotator)."""
     post = ctx.channels
+    if ctx.classwise:
+        t = post.confusion.values
+        lo, hi = _interval(t, ctx.prob) if post.n_draws > 1 else (None, None)
+        return {
+            name: {
+                "point": None if ctx.point is None else ctx.point.confusion.values[0, j].tolist(),
+                "mean": t[:, j].mean(axis=0).tolist(),
+                "lo": None if lo is None else lo[j].tolist(),
+                "hi": None if hi is None else hi[j].tolist(),
+            }
+            for j, name in enumerate(post.annotators)
+        }
     out = []
     for j, name in enumerate(post.annotators):
         entry: dict[str, object] = {"name": name}
@@ -254,7 +489,12 @@ def _channel_entries(ctx: Context) -> list[dict]:
             pt = float(getattr(ctx.point, key).values[0, j]) if ctx.point is not None else None
             if post.n_draws > 1:
                 lo, hi = _interval(vals, ctx.prob)
-                entry[key] = {"point": pt, "mean": float(vals.mean()), "lo": lo, "hi": hi}
+                entry[key] = {
+                    "point": pt,
+                    "mean": float(vals.mean()),
+                    "lo": float(lo),
+                    "hi": float(hi),
+                }
             else:
                 entry[key] = {"point": pt, "mean": pt, "lo": None, "hi": None}
         entry["gap"] = float(post.delta.values[:, j].mean())
@@ -264,23 +504,34 @@ def _channel_entries(ctx: Context) -> list[dict]:
 
 def channel_section(ctx: Context) -> Section:
     _fit_point(ctx)
+    name = "multiclass Dawid-Skene EM" if ctx.classwise else ctx.point_method
     if ctx.channels_choice == "bayes":
         _fit_bayes(ctx)
         note = (
-            f"Posterior from {ctx.chains} chains x {ctx.draws} draws (tune "
-            f"{ctx.tune}); intervals are equal-tailed {ctx.percent}%. "
-            f"Point estimates: {ctx.point_method} (Hanada & Futami's protocol)."
+            f"Posterior from {ctx.chains} chains x {ctx.draws} draws (tune {ctx.tune}); "
+            f"intervals are equal-tailed {ctx.percent}%. Point estimates: "
+            + (f"{name} (10 starts)." if ctx.classwise else f"{name} (Hanada & Futami's protocol).")
         )
     else:
         assert ctx.point is not None  # a failed point fit raises without the posterior
         ctx.channels = ctx.point
         note = (
-            f"Point estimates from {ctx.point_method}; their own estimation error is not "
-            "sampled (--channels bayes carries it into the report)."
+            f"Point estimates from {name}; no channel posterior (use --channels bayes for "
+            "intervals)."
+            if ctx.classwise
+            else f"Point estimates from {name}; their own estimation error is not sampled "
+            "(--channels bayes carries it into the report)."
         )
+    ctx.diagnostics["channels"] = channel_entries(ctx)
+    if ctx.classwise:
+        return _confusion_section(ctx, note)
+    return _ab_section(ctx, note)
+
+
+def _ab_section(ctx: Context, note: str) -> Section:
+    """Two classes: ``a``, ``b`` per annotator and the prevalence per score group."""
     post = ctx.channels
-    entries = _channel_entries(ctx)
-    ctx.diagnostics["forest"] = entries
+    entries = ctx.diagnostics["channels"]
     draws = post.n_draws > 1
     rows = []
     for e in entries:
@@ -296,20 +547,14 @@ def channel_section(ctx: Context) -> Section:
     for g, label in enumerate(post.prevalence["group"].values):
         vals = post.prevalence.values[:, g]
         n_g = int(post.group_counts.values[g])
-        if post.n_draws > 1:
+        if draws:
             lo, hi = _interval(vals, ctx.prob)
             prev_rows.append((str(label), n_g, f"{fmt(vals.mean())} [{fmt(lo)}, {fmt(hi)}]"))
         else:
             prev_rows.append((str(label), n_g, fmt(vals[0])))
+    mean = f"posterior mean [{ctx.percent}%]"
     header = (
-        (
-            "annotator",
-            "a point",
-            f"a posterior mean [{ctx.percent}%]",
-            "b point",
-            f"b posterior mean [{ctx.percent}%]",
-            "gap b - a",
-        )
+        ("annotator", "a point", f"a {mean}", "b point", f"b {mean}", "gap b - a")
         if draws
         else ("annotator", "a estimate", "b estimate", "gap b - a")
     )
@@ -342,6 +587,66 @@ def channel_section(ctx: Context) -> Section:
     )
 
 
+def _confusion_section(ctx: Context, note: str) -> Section:
+    """C classes: the accuracy per true class of every annotator, the class prevalences per
+    channel group and the confusion heatmaps."""
+    post = ctx.channels
+    t = post.confusion.values
+    rows = []
+    for j, name in enumerate(post.annotators):
+        for y, cls in enumerate(post.classes):
+            vals = t[:, j, y, y]
+            if post.n_draws > 1:
+                lo, hi = _interval(vals, ctx.prob)
+                cell = f"{vals.mean():.3f} [{lo:.3f}, {hi:.3f}]"
+            else:
+                cell = f"{vals[0]:.3f}"
+            pt = "n/a" if ctx.point is None else fmt(ctx.point.confusion.values[0, j, y, y], 3)
+            rows.append((name, cls, pt, cell))
+    prev_rows = []
+    rho = post.class_prevalence.values
+    for g, label in enumerate(post.class_prevalence["group"].values):
+        n_g = int(post.group_counts.values[g])
+        prev_rows.append((str(label), n_g, " / ".join(f"{v:.2f}" for v in rho[:, g].mean(axis=0))))
+    k = post.confusion.sizes["annotator"]
+    prob = ctx.prob  # bound now: figures are drawn when first shown
+    heatmaps = responsive_figure(
+        "Confusion matrices (rows: true class; columns: answer)",
+        lambda fig, narrow: confusion_heatmaps(
+            post,
+            prob=prob,
+            axes=fig.subplots(k, 1, squeeze=False)[:, 0]
+            if narrow
+            else fig.subplots(1, k, squeeze=False)[0],
+        ),
+        size=(3.2 * k, 3.4),
+        narrow_height=3.6 * k,
+    )
+    return Section(
+        key="channels",
+        title="Annotator confusion matrices",
+        tables=[
+            Table(
+                "Accuracy per true class, P(answer = y | true class y)",
+                (
+                    "annotator",
+                    "true class",
+                    "point (EM)",
+                    f"posterior mean [{ctx.percent}%]" if post.n_draws > 1 else "value",
+                ),
+                rows,
+            ),
+            Table(
+                "Class prevalence P(Y = y | channel group), in class order",
+                ("channel group", "items", "prevalence"),
+                prev_rows,
+            ),
+        ],
+        figures=[heatmaps],
+        notes=[note],
+    )
+
+
 # --------------------------------------------------------------------------- diagnostics
 def diagnostics_section(ctx: Context) -> Section:
     if ctx.channels_choice != "bayes":
@@ -349,55 +654,40 @@ def diagnostics_section(ctx: Context) -> Section:
             key="diagnostics",
             title="Sampler diagnostics",
             status="skipped",
-            reason="the channels come from the point estimator "
+            reason="the confusions come from multiclass EM; there is no sampler to diagnose."
+            if ctx.classwise
+            else "the channels come from the point estimator "
             f"{ctx.point_method}; there is no sampler to diagnose.",
         )
     diag = ctx.channels.diagnostics
-    ppc = diag.get("ppc_tail_prob", {})
     rows = [
-        ("R-hat (max over a, b, prevalence)", fmt(diag.get("rhat_max"), 3), "< 1.01"),
+        ("R-hat (max over confusion, prevalence)", fmt(diag.get("rhat_max"), 4), "<= 1.01")
+        if ctx.classwise
+        else ("R-hat (max over a, b, prevalence)", fmt(diag.get("rhat_max"), 3), "< 1.01"),
         ("bulk ESS (min)", fmt(diag.get("ess_bulk_min"), 0), "> 100 per chain"),
         ("tail ESS (min)", fmt(diag.get("ess_tail_min"), 0), "> 100 per chain"),
         ("divergent transitions", fmt(diag.get("divergences")), "0"),
         ("E-BFMI (min)", fmt(diag.get("bfmi_min"), 3), "> 0.3"),
-        ("sampling seconds", fmt(diag.get("sampling_seconds"), 1), ""),
     ]
-    figures = []
-    idata = ctx.channels.idata
-    if idata is not None and "posterior_predictive" in idata.groups():
-        n_groups = idata["observed_data"].sizes["group"]
-        figures.append(
-            responsive_figure(
-                "Posterior predictive check of response patterns, one panel per score group. "
-                "A pattern lists every annotator's answer in the annotators' order "
-                "(named under the plot): 1 = answered positive, 0 = answered negative, "
-                ". = no answer. Dots are the observed counts, bars the 90% posterior-predictive "
-                "intervals; dots outside their bars point to dependent annotators or a "
-                "misfitting channel model.",
-                lambda fig, narrow: pattern_predictive_check(
-                    idata,
-                    prob=0.9,
-                    axes=fig.subplots(n_groups, 1, squeeze=False, sharex=True),
-                ),
-                size=(9, 1.7 * n_groups + 0.6),
-                narrow_height=1.5 * n_groups + 1.0,
+    if ctx.classwise:
+        rows.append(
+            (
+                "draws relabelled to the designated annotator's labelling",
+                fmt(diag.get("relabelled_draws")),
+                "0",
             )
         )
-        figures.append(
-            responsive_figure(
-                "Trace of the channels (ArviZ): densities and traces of a and b; one colour "
-                "per annotator, one line style per chain (legend above the plot).",
-                _draw_trace(idata),
-                size=(9, 4),
-                narrow_height=7.5,
-            )
-        )
+    rows.append(("sampling seconds", fmt(diag.get("sampling_seconds"), 1), ""))
+    nuts = Table("NUTS diagnostics", ("check", "value", "target"), rows)
+    if ctx.classwise:
+        return Section(key="diagnostics", title="Sampler diagnostics", tables=[nuts])
+    ppc = diag.get("ppc_tail_prob", {})
     ctx.diagnostics["ppc_p_min"] = min(ppc.values()) if ppc else None
     return Section(
         key="diagnostics",
         title="Sampler diagnostics and model check",
         tables=[
-            Table("NUTS diagnostics", ("check", "value", "target"), rows),
+            nuts,
             Table(
                 "Predictive check: tail probability of the pattern-count discrepancy per group "
                 "(small values flag dependent annotators or a misfitting channel model)",
@@ -405,8 +695,39 @@ def diagnostics_section(ctx: Context) -> Section:
                 [(g, fmt(p, 3)) for g, p in ppc.items()],
             ),
         ],
-        figures=figures,
+        figures=_model_check_figures(ctx.channels.idata),
     )
+
+
+def _model_check_figures(idata) -> list:
+    """Two classes: the pattern predictive check and the trace, when the posterior has them."""
+    if idata is None or "posterior_predictive" not in idata.groups():
+        return []
+    n_groups = idata["observed_data"].sizes["group"]
+    return [
+        responsive_figure(
+            "Posterior predictive check of response patterns, one panel per score group. "
+            "A pattern lists every annotator's answer in the annotators' order "
+            "(named under the plot): 1 = answered positive, 0 = answered negative, "
+            ". = no answer. Dots are the observed counts, bars the 90% posterior-predictive "
+            "intervals; dots outside their bars point to dependent annotators or a "
+            "misfitting channel model.",
+            lambda fig, narrow: pattern_predictive_check(
+                idata,
+                prob=0.9,
+                axes=fig.subplots(n_groups, 1, squeeze=False, sharex=True),
+            ),
+            size=(9, 1.7 * n_groups + 0.6),
+            narrow_height=1.5 * n_groups + 1.0,
+        ),
+        responsive_figure(
+            "Trace of the channels (ArviZ): densities and traces of a and b; one colour "
+            "per annotator, one line style per chain (legend above the plot).",
+            _draw_trace(idata),
+            size=(9, 4),
+            narrow_height=7.5,
+        ),
+    ]
 
 
 def _draw_trace(idata):
@@ -454,12 +775,13 @@ def _add_plausibility_flags(ctx: Context) -> None:
     counts = nc.bin_count.values
     with np.errstate(invalid="ignore", divide="ignore"):
         rates = (nc.bin_score_sum.values + nc.bin_moments.values.mean(axis=0) * nc.n) / counts
-    sd = ctx.interval.curve["corrected_rate"].std("draw").values
+    iv = cast(NCECEPosterior, ctx.interval)
+    sd = iv.curve["corrected_rate"].std("draw").values
     found = [
         *plausibility_flags(ctx.summary, ctx.channels, ctx.point_method, prob=ctx.prob),
-        *ece_range_flags(ctx.interval.plugin, rates, sd, counts),
+        *ece_range_flags(iv.plugin, rates, sd, counts),
     ]
-    found += [Flag("ece.bins", m, "NC-ECE") for m in ctx.interval.info.get("warnings", [])]
+    found += [Flag("ece.bins", m, "NC-ECE") for m in iv.info.get("warnings", [])]
     for f in found:
         if f not in ctx.flags:
             ctx.flags.append(f)
@@ -472,6 +794,10 @@ def unreliable_codes(ctx: Context) -> list[str]:
 
 
 def ece_section(ctx: Context) -> Section:
+    """The calibration error: the binary NC-ECE for two classes, the noise view's top-label
+    and class-wise errors for the class-wise audit."""
+    if ctx.classwise:
+        return _noise_view_section(ctx)
     s = ctx.summary
     e = ctx.errors
     e["soft_vote"] = soft_vote_ece(s)
@@ -486,7 +812,7 @@ def ece_section(ctx: Context) -> Section:
     # bootstrap with the channels held at their value ("reuse", evaluation-only).
     # docs/intervals.md has the coverage of both.
     posterior = ctx.channels.n_draws > 1
-    ctx.interval = nc_ece_interval(
+    ctx.interval = iv = nc_ece_interval(
         s,
         ctx.channels,
         weights=ctx.weights,
@@ -495,7 +821,6 @@ def ece_section(ctx: Context) -> Section:
         sample_use="joint" if posterior else "reuse",
         random_state=ctx.seed,
     )
-    iv = ctx.interval
     lo, hi = iv.interval()
     rows = [
         ("soft vote (mean answer taken as truth)", fmt(e["soft_vote"].value), ""),
@@ -586,6 +911,165 @@ def ece_section(ctx: Context) -> Section:
     )
 
 
+def _noise_view_section(ctx: Context) -> Section:
+    """Top-label and class-wise NC-ECE with intervals, beside the vote baselines."""
+    s = ctx.eval_summary
+    e = ctx.errors
+    e["soft_vote"] = class_vote_ece(s, "soft_vote")
+    e["majority_vote"] = class_vote_ece(s, "majority_vote")
+    if s.has_truth:
+        e["oracle"] = class_oracle_ece(s)
+    point = ctx.point if ctx.point is not None else ctx.channels
+    e["nc_point"] = class_nc_ece(s, point, weights=ctx.weights)
+    # channels fitted on these items: joint route for a posterior, evaluation-only for a
+    # point fit (adding channel draws as an independent source over-covers, issue 22)
+    ctx.interval = iv = multiclass_nc_ece_interval(
+        s,
+        ctx.channels,
+        point_channels=point,
+        weights=ctx.weights,
+        prob=ctx.prob,
+        sample_use="joint" if ctx.channels.n_draws > 1 else "reuse",
+        random_state=ctx.seed,
+    )
+    acc = iv.top_label.accuracy
+    for f in [
+        *implausible_flags(e["nc_point"].top_label, None if acc is None else acc.std(axis=0)),
+        *implausible_flags(e["nc_point"].classwise),
+    ]:
+        if f not in ctx.flags:
+            ctx.flags.append(f)
+    ctx.flags.sort(key=lambda f: f.severity != "error")
+    if not ctx.runs("noise"):
+        return Section(
+            key="noise",
+            title="Calibration error, noise view (one true class per item)",
+            status="skipped",
+            reason=f"the evidence supports the {ctx.check.view} view; the noise-corrected errors "
+            "are still in summary.json. Run with --view both (or --view noise) to show them.",
+        )
+    rows = []
+    for name, part, label in (
+        ("top-label", iv.top_label, "top_label"),
+        ("class-wise", iv.classwise, "classwise"),
+    ):
+        lo, hi = part.interval()
+        rows += [
+            (
+                f"{name}: soft vote (answer shares as truth)",
+                fmt(getattr(e["soft_vote"], label).value),
+                "",
+            ),
+            (f"{name}: majority vote", fmt(getattr(e["majority_vote"], label).value), ""),
+            (f"{name}: NC-ECE plug-in (point channels)", fmt(part.plugin), ""),
+            (
+                f"{name}: NC-ECE, bias-aware estimate and {ctx.percent}% interval",
+                fmt(part.estimate),
+                f"[{fmt(lo)}, {fmt(hi)}]",
+            ),
+            (f"{name}: test of perfect calibration (p-value)", fmt_p(part.p_value()), ""),
+        ]
+        if "oracle" in e:
+            rows.append(
+                (
+                    f"{name}: reference-class ECE (truth column)",
+                    fmt(getattr(e["oracle"], label).value),
+                    "",
+                )
+            )
+    dec = iv.top_label.decomposition()
+    bayesian = ctx.channels.n_draws > 1
+    if bayesian:  # point channels have no channel source: no zero-width row (issue 12 item 4)
+        rows.append(
+            (
+                "top-label: channel uncertainty only",
+                "",
+                f"[{fmt(dec['channel']['lo'])}, {fmt(dec['channel']['hi'])}]",
+            )
+        )
+    rows.append(
+        (
+            "top-label: evaluation-sample uncertainty only",
+            "",
+            f"[{fmt(dec['evaluation']['lo'])}, {fmt(dec['evaluation']['hi'])}]",
+        )
+    )
+    per_class = [
+        (
+            str(cls),
+            fmt(float(e["nc_point"].classwise.class_ece.values[0, i])),
+            fmt(float(e["soft_vote"].classwise.class_ece.values[0, i])),
+            fmt(float(e["majority_vote"].classwise.class_ece.values[0, i])),
+            fmt(float(e["oracle"].classwise.class_ece.values[0, i])) if "oracle" in e else "n/a",
+        )
+        for i, cls in enumerate(s.classes)
+    ]
+    # bound now: figures are drawn when first shown, and later steps add to ctx.errors
+    curves = [e[key].top_label for key in ("soft_vote", "majority_vote", "nc_point")]
+    accuracy_band, prob = iv.accuracy_band(ctx.prob), ctx.prob
+    oracle_curve = e["oracle"].top_label if "oracle" in e else None
+    reliability = responsive_figure(
+        "Top-label reliability: naive vs noise-corrected",
+        lambda fig, narrow: top_label_reliability(
+            *curves,
+            band=accuracy_band,
+            reference=oracle_curve,
+            prob=prob,
+            axes=fig.subplots(2, 1) if narrow else fig.subplots(1, 2, sharey=True),
+        ),
+        size=(9, 4),
+        narrow_height=7.6,
+    )
+    bars = {
+        "noise-corrected": e["nc_point"].classwise,
+        "soft vote": e["soft_vote"].classwise,
+        "majority vote": e["majority_vote"].classwise,
+    }
+    if "oracle" in e:
+        bars["reference classes"] = e["oracle"].classwise
+    per_class_figure = responsive_figure(
+        "Class-wise calibration error per class",
+        lambda fig, narrow: classwise_errors(bars, ax=fig.subplots()),
+        size=(7, 3.2),
+        narrow_height=3.6,
+    )
+    notes = [
+        "All errors use the same fixed bins (top-label: on max p; class-wise: on each p_k) and "
+        "the same annotated items. NC-ECE replaces each item's one-hot label by its corrected "
+        "one-hot U = sum_j w_j (T_j^T)^-1 e_(A_j) / sum_j w_j, unbiased for the true class "
+        "under the assumptions of the noise view (SPEC §3).",
+        "The estimate subtracts the upward bias of the absolute values (bootstrap bias "
+        "correction); the interval "
+        + (
+            "draws each bin's rate of the target class from its latent-class posterior given "
+            "each channel draw (channel and sampling uncertainty correlated as they are), bin "
+            "shares from a Bayesian bootstrap of the items"
+            if bayesian
+            else "is evaluation-only: a Bayesian bootstrap of the items with the channels held "
+            "at their EM estimate (use --channels bayes to add channel uncertainty)"
+        )
+        + " and reaches 0 when the data are consistent with perfect calibration (SPEC §4).",
+    ]
+    return Section(
+        key="noise",
+        title="Calibration error, noise view (one true class per item)",
+        tables=[
+            Table(
+                "Expected calibration error (binned, lower is better)",
+                ("criterion", "value", f"{ctx.percent}% interval"),
+                rows,
+            ),
+            Table(
+                "Class-wise error per class (point channels)",
+                ("class", "NC-ECE", "soft vote", "majority vote", "reference classes"),
+                per_class,
+            ),
+        ],
+        figures=[reliability, per_class_figure],
+        notes=notes,
+    )
+
+
 # ------------------------------------------------------------------------ summary.json
 def _estimate_label(ctx: Context, iv: dict) -> str:
     """Which number the headline shows, in words."""
@@ -608,66 +1092,148 @@ def _position(point: float, lo: float, hi: float) -> float | None:
 
 
 def build_summary(ctx: Context) -> dict:
-    """The audit's keys of ``summary.json`` (the report adds warnings and reproducibility)."""
+    """The audit's keys of ``summary.json`` (the report adds warnings and reproducibility).
+
+    Both audits: ``n_items``, ``n_annotators``, ``n_unannotated``, ``channels`` (``method``,
+    ``point_method``, per-annotator ``annotators`` and per-group ``prevalence``), ``ece``
+    (``soft_vote``, ``majority_vote``, ``nc.{point, plugin, lo, hi, prob, p_value, reliable,
+    unreliable_because}``: ``point`` the bias-aware estimate, ``plugin`` the raw plug-in it
+    corrects; ``oracle`` with truth; ``bins``) and ``diagnostics``. Two classes: ``a`` / ``b``
+    per annotator, one prevalence per score group. Class-wise: ``n_classes``, ``classes``,
+    confusion entries, class prevalences; ``ece`` is the top-label error, ``ece.classwise``
+    the same for the class-wise error and, per class, ``nc_plugin`` (that class's raw plug-in
+    at the point channels) beside the vote and reference-label ECEs; ``ece.ambiguity`` the
+    ambiguity view's ECE_true; ``noise_or_ambiguity``, ``view`` and ``knowledge``.
+    """
     post = ctx.channels
-    ann = {e["name"]: {"a": e["a"], "b": e["b"]} for e in ctx.diagnostics["forest"]}
+    described = ctx.data.describe()
     prev = {}
-    for g, label in enumerate(post.prevalence["group"].values):
-        vals = post.prevalence.values[:, g]
+    prevalence = post.class_prevalence if ctx.classwise else post.prevalence
+    for g, label in enumerate(prevalence["group"].values):
+        vals = prevalence.values[:, g]
         lo, hi = _interval(vals, ctx.prob) if post.n_draws > 1 else (None, None)
         prev[str(label)] = {
-            "mean": float(vals.mean()),
-            "lo": lo,
-            "hi": hi,
+            "mean": vals.mean(axis=0).tolist(),
+            "lo": None if lo is None else lo.tolist(),
+            "hi": None if hi is None else hi.tolist(),
             "n": int(post.group_counts.values[g]),
         }
-    iv = ctx.interval.to_dict()
     diag = post.diagnostics if ctx.channels_choice == "bayes" else {}
-    described = ctx.data.describe()
+    entries = ctx.diagnostics["channels"]
     out = {
         "n_items": described["n_items"],
         "n_annotators": ctx.data.n_annotators,
+        **(
+            {"n_classes": ctx.data.n_classes, "classes": list(ctx.data.classes)}
+            if ctx.classwise
+            else {}
+        ),
         "n_unannotated": described["n_unannotated"],
         "channels": {
             "method": post.method,
             "point_method": ctx.point_method,
-            "annotators": ann,
+            "annotators": entries
+            if ctx.classwise
+            else {e["name"]: {"a": e["a"], "b": e["b"]} for e in entries},
             "prevalence": prev,
         },
-        "ece": {
-            "soft_vote": ctx.errors["soft_vote"].value,
-            "majority_vote": ctx.errors["majority_vote"].value,
-            "nc": {
-                "point": iv["point"],
-                "estimate_label": _estimate_label(ctx, iv),
-                "position": _position(iv["point"], iv["lo"], iv["hi"]),
-                "interval_label": _interval_label(ctx),
-                "reliable": not unreliable_codes(ctx),
-                "unreliable_because": unreliable_codes(ctx),
-                "lo": iv["lo"],
-                "hi": iv["hi"],
-                "prob": iv["prob"],
-                # Point channels have no channel source: no zero-width "channel" part.
-                "decomposition": iv["decomposition"]
-                if ctx.channels.n_draws > 1
-                else {"evaluation": iv["decomposition"]["evaluation"]},
-                **{
-                    k: iv[k]
-                    for k in ("plugin", "interval_method", "p_value", "sample_use", "source")
-                    if k in iv
-                },
-            },
-            "bins": [float(x) for x in ctx.summary.bin_edges],
-        },
+        "ece": _classwise_ece_summary(ctx) if ctx.classwise else _binary_ece_summary(ctx),
         "diagnostics": {
             "rhat_max": diag.get("rhat_max"),
             "ess_bulk_min": diag.get("ess_bulk_min"),
             "divergences": diag.get("divergences"),
-            "ppc_p_min": ctx.diagnostics.get("ppc_p_min"),
+            **(
+                {"relabelled_draws": diag.get("relabelled_draws")}
+                if ctx.classwise
+                else {"ppc_p_min": ctx.diagnostics.get("ppc_p_min")}
+            ),
         },
     }
-    if "oracle" in ctx.errors:
-        out["ece"]["oracle"] = ctx.errors["oracle"].value
+    if ctx.classwise:
+        out["noise_or_ambiguity"] = ctx.check.to_dict()
+        out["view"] = {
+            "requested": ctx.view,
+            "evidence": ctx.check.view,
+            "ran": [v for v in ("noise", "ambiguity") if ctx.runs(v)],
+        }
+        out["diagnostics"] = out.pop("diagnostics")  # the v0.2 key order of summary.json
     if "recalibration" in ctx.diagnostics:
         out["recalibration"] = ctx.diagnostics["recalibration"]
+    if ctx.classwise:
+        out["knowledge"] = ctx.diagnostics.get("knowledge", {})
     return out
+
+
+def _binary_ece_summary(ctx: Context) -> dict:
+    iv = ctx.interval.to_dict()
+    out = {
+        "soft_vote": ctx.errors["soft_vote"].value,
+        "majority_vote": ctx.errors["majority_vote"].value,
+        "nc": {
+            "point": iv["point"],
+            "estimate_label": _estimate_label(ctx, iv),
+            "position": _position(iv["point"], iv["lo"], iv["hi"]),
+            "interval_label": _interval_label(ctx),
+            "reliable": not unreliable_codes(ctx),
+            "unreliable_because": unreliable_codes(ctx),
+            "lo": iv["lo"],
+            "hi": iv["hi"],
+            "prob": iv["prob"],
+            # Point channels have no channel source: no zero-width "channel" part.
+            "decomposition": iv["decomposition"]
+            if ctx.channels.n_draws > 1
+            else {"evaluation": iv["decomposition"]["evaluation"]},
+            **{
+                k: iv[k]
+                for k in ("plugin", "interval_method", "p_value", "sample_use", "source")
+                if k in iv
+            },
+        },
+        "bins": [float(x) for x in ctx.summary.bin_edges],
+    }
+    if "oracle" in ctx.errors:
+        out["oracle"] = ctx.errors["oracle"].value
+    return out
+
+
+def _ece_entry(ctx: Context, part, label: str) -> dict:
+    """One error of the class-wise audit (``label``: "top_label" or "classwise")."""
+    e = ctx.errors
+    out = {
+        "soft_vote": getattr(e["soft_vote"], label).value,
+        "majority_vote": getattr(e["majority_vote"], label).value,
+        "nc": {
+            **part.to_dict(),
+            "reliable": not unreliable_codes(ctx),
+            "unreliable_because": unreliable_codes(ctx),
+        },
+    }
+    if "oracle" in e:
+        out["oracle"] = getattr(e["oracle"], label).value
+    return out
+
+
+def _classwise_ece_summary(ctx: Context) -> dict:
+    e = ctx.errors
+    iv = cast(MulticlassNCECEInterval, ctx.interval)
+    cw = _ece_entry(ctx, iv.classwise, "classwise")
+    cw["per_class"] = {
+        str(cls): {
+            "nc_plugin": float(e["nc_point"].classwise.class_ece.values[0, i]),
+            "soft_vote": float(e["soft_vote"].classwise.class_ece.values[0, i]),
+            "majority_vote": float(e["majority_vote"].classwise.class_ece.values[0, i]),
+            **(
+                {"oracle": float(e["oracle"].classwise.class_ece.values[0, i])}
+                if "oracle" in e
+                else {}
+            ),
+        }
+        for i, cls in enumerate(ctx.summary.classes)
+    }
+    return {
+        **_ece_entry(ctx, iv.top_label, "top_label"),
+        "target": "top_label",
+        "bins": [float(x) for x in ctx.summary.bin_edges],
+        "classwise": cw,
+        "ambiguity": dict(ctx.ambiguity),
+    }

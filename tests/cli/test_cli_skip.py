@@ -11,8 +11,7 @@ from cli_helpers import one_line, run
 
 from bayescal.errors import ConfigError
 from bayescal.options import SKIP_SECTIONS
-from bayescal.report.audit import audit
-from bayescal.report.multiclass_audit import audit_multiclass
+from bayescal.report.audit import audit, audit_multiclass
 from bayescal.simulate import simulate_multiclass, simulate_toy
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from bayescal.cli import main
 from bayescal.data.multiclass import MulticlassAnnotations
-from bayescal.report.multiclass_audit import audit_multiclass
+from bayescal.report.audit import audit_multiclass
 from bayescal.simulate import simulate_multiclass
 from bayescal.simulate.multiclass import default_confusions
 

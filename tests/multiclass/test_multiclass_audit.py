@@ -9,8 +9,7 @@ from bayescal.cli import main
 from bayescal.data.container import Annotations
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.errors import ConfigError
-from bayescal.report.audit import audit
-from bayescal.report.multiclass_audit import audit_multiclass
+from bayescal.report.audit import audit, audit_multiclass
 from bayescal.simulate import simulate_multiclass, simulate_toy
 
 
@@ -91,6 +90,20 @@ def test_bayesian_audit_stores_the_posterior(mc_data, tmp_path, summary_interval
     assert r.summary["diagnostics"]["relabelled_draws"] == 0
     written = r.save(tmp_path / "bayes")
     assert "posterior.nc" in written
+
+
+def test_the_one_audit_runs_the_classwise_steps_for_more_than_two_classes(mc_data, em_report):
+    """Issue 21: ``audit`` reads the number of classes from the data; ``audit_multiclass`` is
+    the same audit (its numbers are those of ``audit`` on C > 2 data)."""
+    r = audit(mc_data, channels="dawid-skene-em", random_state=1)
+    assert r.kind == "multiclass" and type(r) is type(em_report)
+    assert r.summary["ece"] == em_report.summary["ece"]
+    assert r.summary["channels"] == em_report.summary["channels"]
+    assert [s.key for s in r.sections] == [s.key for s in em_report.sections]
+    with pytest.raises(ConfigError, match="two classes have the noise analysis only"):
+        audit(simulate_toy(100, random_state=0), channels="score-bin-em", view="both")
+    with pytest.raises(ConfigError, match="unknown audit option"):
+        audit_multiclass(mc_data, channel="bayes")
 
 
 def test_refusals(mc_data):

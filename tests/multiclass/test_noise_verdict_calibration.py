@@ -8,7 +8,7 @@ at most 0.001, while the check of issue 22 (0 of 6 "noise" at K = 6) fails it su
 
 from scipy.stats import binom
 
-from bayescal.bench.multiclass_evidence import Cell, run_cell
+from bayescal.bench.evidence import Cell, run_cell
 
 
 def test_noise_data_are_called_noise_at_k6():

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bayescal.report.audit import audit
-from bayescal.report.multiclass_audit import audit_multiclass
+from bayescal.report.audit import audit, audit_multiclass
 from bayescal.simulate import simulate_multiclass, simulate_toy
 
 

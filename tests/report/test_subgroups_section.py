@@ -8,8 +8,7 @@ import pytest
 from bayescal.cli import main
 from bayescal.data.container import load_csv
 from bayescal.errors import ConfigError, DataError
-from bayescal.report.audit import audit
-from bayescal.report.multiclass_audit import audit_multiclass
+from bayescal.report.audit import audit, audit_multiclass
 from bayescal.simulate import simulate_multiclass
 
 

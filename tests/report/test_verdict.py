@@ -336,7 +336,7 @@ def _links_resolve(html: str) -> None:
 
 def test_multiclass_reports_lead_with_the_verdict():
     from bayescal.examples import load_example
-    from bayescal.report.multiclass_audit import audit_multiclass
+    from bayescal.report.audit import audit_multiclass
     from bayescal.simulate import simulate_multiclass
 
     snli = audit_multiclass(load_example("snli-3class"), channels="dawid-skene-em")
