@@ -51,3 +51,21 @@ def test_report_package_is_lazy_and_audit_stays_the_function():
         "[]",
         "True bayescal.report.audit bayescal.report.core bayes",
     ]
+
+
+def test_binary_audit_command_imports_neither_pymc_nor_pytensor(tmp_path):
+    """``bayescal audit`` with Bayesian channels samples the hand-written density with nutpie
+    (bayes/logdensity.py): PyMC and PyTensor (4 s of imports) stay out of the process, whatever
+    section runs. A short run of the README command (fewer draws, every default section) in a
+    fresh process; the sampler's diagnostics are not the point here."""
+    code = (
+        "import sys\n"
+        "from bayescal.cli import main\n"
+        "code = main(['audit', '--example', 'snli-entailment', '--draws', '60', '--tune', '60',\n"
+        f"             '--out', {str(tmp_path / 'report')!r}, '--quiet'])\n"
+        "print(code, sorted(m for m in ('pymc', 'pytensor', 'nutpie') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[-2] == "0 ['nutpie']", out.stdout
+    assert (tmp_path / "report" / "posterior.nc").is_file()
