@@ -14,11 +14,8 @@ import shlex
 import sys
 import time
 
-from bayescal.bayes.posterior_file import load_channel_posterior
-from bayescal.bayes.priors import ChannelPriors
 from bayescal.errors import ConfigError
 from bayescal.progress import dask_progress
-from bayescal.report.audit import audit
 from bayescal.report.cli import check_arguments, wants_multiclass
 from bayescal.report.cli_output import display_of, progress_wanted, report_outcome, say
 from bayescal.report.core import check_out_dir, fmt, p_text
@@ -38,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     earlier = _earlier_posterior(args)
     data = _load(args)
+    # The model, sampler and report stages are imported once the inputs are read: a refused
+    # --out, --priors or data file answers without them (SciPy, numba, the audit's sections).
+    from bayescal.bayes.priors import ChannelPriors
+    from bayescal.report.audit import audit
+
     priors = (
         None
         if earlier is None
@@ -95,6 +97,8 @@ def _earlier_posterior(args: argparse.Namespace):
     """The --priors file's channel posterior, checked before the data are read."""
     if args.priors is None:
         return None
+    from bayescal.bayes.posterior_file import load_channel_posterior
+
     return load_channel_posterior(args.priors)
 
 
