@@ -65,3 +65,18 @@ def test_real_figures_drawn_in_the_child_equal_those_drawn_here(monkeypatch):
     got = [(f.png_base64, f.narrow_png_base64) for s in parallel.sections for f in s.figures]
     want = [(f.png_base64, f.narrow_png_base64) for s in serial.sections for f in s.figures]
     assert len(got) >= 2 and got == want
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_an_interrupt_while_drawing_propagates_and_leaves_no_child(monkeypatch):
+    monkeypatch.setattr(cli_output, "_cpus", lambda: 2)
+
+    def interrupted():
+        raise KeyboardInterrupt  # as Interrupted, a BaseException: never caught as a failure
+
+    sections = [Section("a", "A", figures=[Figure("x", interrupted), _pid_figure("y")])]
+    r = Report("binary", "demo", {}, sections, Provenance.capture(None, 0, "0" * 64, {}))
+    with pytest.raises(KeyboardInterrupt):
+        cli_output.draw_figures(r)
+    with pytest.raises(ChildProcessError):  # the child was killed and reaped
+        os.waitpid(-1, os.WNOHANG)
