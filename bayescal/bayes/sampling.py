@@ -26,6 +26,7 @@ fewer chains or draws than requested for any other reason raises
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -48,6 +49,7 @@ __all__ = [
     "sample_nutpie",
     "sample_pymc",
     "check_complete",
+    "parallel_chains",
 ]
 
 SAMPLERS = ("nutpie", "pymc")
@@ -113,8 +115,9 @@ class NUTSSettings:
     """Settings shared by both samplers (validated by ``fit_channels_bayes``).
 
     ``draws``, ``tune`` and ``chains`` per run; ``cores``: parallel chains (nutpie:
-    threads, None = 1; PyMC: processes, None = PyMC's default); ``seed``: the one
-    integer each library derives its chain seeds from; ``progress``: show a bar.
+    threads, None = :func:`parallel_chains`; PyMC: processes, None = PyMC's default);
+    ``seed``: the one integer each library derives its chain seeds from; ``progress``: show
+    a bar.
     """
 
     draws: int
@@ -140,6 +143,26 @@ class NUTSSettings:
             target_accept=float(target_accept),
             progress=bool(progress),
         )
+
+
+def parallel_chains(chains: int) -> int:
+    """nutpie's default number of chains sampled at once: one thread per chain, at most one per
+    CPU this process may run on.
+
+    The density's numba kernels release the GIL and nutpie seeds every chain from the one seed
+    integer and the chain's index, so the draws are the same for any number of threads; only
+    the wall time changes (the embedded example's two chains on two cores).
+
+    Examples
+    --------
+    >>> 1 <= parallel_chains(2) <= 2
+    True
+    """
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        available = os.cpu_count() or 1
+    return max(1, min(int(chains), available))
 
 
 def check_complete(posterior: xr.Dataset, *, draws: int, chains: int) -> None:
@@ -293,7 +316,7 @@ def sample_nutpie(density, settings: NUTSSettings, *, to_posterior=None):
         draws=settings.draws,
         tune=settings.tune,
         chains=settings.chains,
-        cores=settings.cores or 1,
+        cores=settings.cores or parallel_chains(settings.chains),
         seed=settings.seed,
         target_accept=settings.target_accept,
         save_warmup=False,

@@ -2,8 +2,10 @@
 
 The example is ``bayescal audit --example snli-entailment`` (1514 items, three
 annotators, five score groups) with the audit's sampler settings (2 chains x 1000
-draws, 1000 tuning steps, one core). Every measurement runs in a **fresh Python
-process** started by this command, so a cold start is really cold:
+draws, 1000 tuning steps; the ``bayes`` fits on one thread, the audit's on one thread per
+chain up to the CPUs, ``bayes.sampling.parallel_chains``, with the same draws). Every
+measurement runs in a **fresh Python process** started by this command, so a cold start is
+really cold:
 
 - ``bayes``: in-process stages, timed with ``perf_counter``: ``import bayescal``,
   loading the example, summarising, importing the sampler's libraries (nutpie,
@@ -27,6 +29,10 @@ process** started by this command, so a cold start is really cold:
   imports and loading the example), each stage of the audit, and ``save`` (figures, HTML,
   JSON, posterior.nc); ``cold`` with an empty numba cache, ``warm`` after it, with and without
   the crowd-kit comparison (``--no-crowdkit``), with the diagnostics the report states.
+- ``cli``: the README command ``bayescal audit --example snli-entailment --out report/``
+  itself, wall and CPU seconds of each fresh process (target 5 s wall); ``startup``: the
+  answers given without an audit, ``bayescal audit --help``, an argument refused while
+  parsing (``--draws 0``) and a data file that does not exist (target 0.5 s each).
 - ``imports``: ``import bayescal``, resolving ``bayescal.Annotations`` (imports the
   data layer: numpy, pandas, xarray), the first and second ``Annotations.from_arrays``
   of a process, and which heavy libraries each step loaded; again with dask made
@@ -61,6 +67,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bayescal.bench._io import environment, write_json
 from bayescal.bench.audit_speed_probe import AUDIT, EXAMPLE, NO_DASK, PROB, TARGETS
@@ -81,7 +88,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--skip",
         nargs="*",
-        choices=["bayes", "first_run", "audit", "cli", "imports"],
+        choices=["bayes", "first_run", "audit", "cli", "startup", "imports"],
         default=[],
         help="measurements to leave out",
     )
@@ -215,26 +222,74 @@ def _measure(jobs: dict, repeats: int) -> dict:
     return {name: {"runs": r, **_summarise(r)} for name, r in runs.items()}
 
 
+#: The README's first command (``bayescal audit --example snli-entailment --out report/``)
+#: and what the command line answers without running an audit: its help, an argument refused
+#: while parsing, and a data file that does not exist (refused once the run module starts).
+README_COMMAND = ["audit", "--example", EXAMPLE, "--out"]
+STARTUP_COMMANDS = {
+    "help": ["audit", "--help"],
+    "argument_error": ["audit", "--example", EXAMPLE, "--draws", "0", "--out"],
+    "missing_data_file": ["audit", "no-such-file.csv", "--out"],
+}
+
+
+def _command(argv: list[str], env: dict) -> tuple[subprocess.CompletedProcess, float, float]:
+    """``python -m bayescal ARGV`` in a fresh process: the result, wall and CPU (user +
+    system of the finished child) seconds."""
+    cpu0 = _children_cpu()
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-P", "-m", "bayescal", *argv], capture_output=True, text=True, env=env
+    )
+    return proc, time.perf_counter() - t0, _children_cpu() - cpu0
+
+
 def _cli_walls(envs: dict, repeats: int) -> dict:
-    """Wall seconds of ``python -m bayescal audit --example ...`` per checkout, round-robin."""
-    out: dict[str, dict[str, list]] = {name: {"seconds": [], "loadavg_before": []} for name in envs}
+    """Wall and CPU seconds of the README command ``bayescal audit --example ... --out DIR``
+    per checkout, fresh processes, round-robin."""
+    out: dict[str, dict[str, Any]] = {
+        name: {"seconds": [], "cpu_seconds": [], "loadavg_before": []} for name in envs
+    }
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeats):
             for name, env in envs.items():
                 out[name]["loadavg_before"].append(list(os.getloadavg()))
-                t0 = time.perf_counter()
-                proc = subprocess.run(
-                    [sys.executable, "-P", "-m", "bayescal", "audit", "--example", EXAMPLE]
-                    + ["--out", tmp],
-                    capture_output=True,
-                    text=True,
-                    env=env,
-                )
-                out[name]["seconds"].append(time.perf_counter() - t0)
+                proc, wall, cpu = _command([*README_COMMAND, f"{tmp}/report/"], env)
+                out[name]["seconds"].append(wall)
+                out[name]["cpu_seconds"].append(cpu)
                 if proc.returncode != 0:
                     raise RuntimeError(f"bayescal audit ({name}) failed:\n{proc.stderr[-2000:]}")
     for entry in out.values():
+        entry["command"] = "bayescal " + " ".join(README_COMMAND) + " report/"
         entry["best"] = min(entry["seconds"])
+        entry["best_cpu"] = min(entry["cpu_seconds"])
+    return out
+
+
+def _startup(env: dict, repeats: int) -> dict:
+    """Wall and CPU seconds of the answers given without an audit (:data:`STARTUP_COMMANDS`),
+    fresh processes; each must exit as expected (0 for the help, 2 for the errors)."""
+    out: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, argv in STARTUP_COMMANDS.items():
+            argv = argv if name == "help" else [*argv, f"{tmp}/report"]
+            walls, cpus, load = [], [], []
+            for _ in range(repeats):
+                load.append(list(os.getloadavg()))
+                proc, wall, cpu = _command(argv, env)
+                if proc.returncode != (0 if name == "help" else 2):
+                    raise RuntimeError(f"bayescal {argv} exited {proc.returncode}: {proc.stderr}")
+                walls.append(wall)
+                cpus.append(cpu)
+            out[name] = {
+                "command": "bayescal " + " ".join(argv),
+                "seconds": walls,
+                "cpu_seconds": cpus,
+                "loadavg_before": load,
+                "best": min(walls),
+                "best_cpu": min(cpus),
+                "first_line": (proc.stdout or proc.stderr).splitlines()[0],
+            }
     return out
 
 
@@ -251,6 +306,7 @@ def _cli_stages(env: dict, repeats: int) -> dict:
 
 
 def run(args) -> int:
+    from bayescal.bayes.sampling import parallel_chains
     from bayescal.errors import ConfigError
 
     if args.repeats < 1:
@@ -263,7 +319,12 @@ def run(args) -> int:
     result = {
         "benchmark": "audit-speed",
         "example": EXAMPLE,
-        "settings": {**AUDIT, "prob": PROB, "cores": 1, "repeats": args.repeats},
+        "settings": {
+            **AUDIT,
+            "prob": PROB,
+            "cores": {"bayes": 1, "audit": parallel_chains(AUDIT["chains"])},
+            "repeats": args.repeats,
+        },
         "targets": TARGETS,
         "before": args.before,
         "commits": {
@@ -287,6 +348,8 @@ def run(args) -> int:
         result["cli"] = _cli_walls(envs, args.repeats)
     if "cli" not in args.skip:
         result["cli_stages"] = _cli_stages(envs["current"], args.repeats)
+    if "startup" not in args.skip:
+        result["startup"] = _startup(envs["current"], args.repeats)
     if "imports" not in args.skip:
         jobs = {f"{n}/with_dask": (["imports", "dask"], e) for n, e in envs.items()}
         jobs.update({f"{n}/without_dask": (["imports", NO_DASK], e) for n, e in envs.items()})

@@ -2,8 +2,10 @@
 
 Bins are placed on the recalibrated score ``g(Z)``; NC-ECE may use a separate
 channel sample (the held-out channels replace the fitting channels only here).
-The NC-ECE part is :func:`bayescal.metrics.evaluate_recalibrated`, the one
-evaluation of recalibrated scores, with its default weight rule.
+The NC-ECE part is what :func:`bayescal.metrics.evaluate_recalibrated` computes (the one
+evaluation of recalibrated scores, with its default weight rule), on the one summary of
+``g(Z)`` the soft-vote and reference-label errors use too: the items are summarised once
+per evaluation, not once per error (a recalibration choice evaluates 31 maps).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.binned import BinnedECE, oracle_ece, soft_vote_ece
-from bayescal.metrics.ncece import EVALUATION_WEIGHTS, evaluate_recalibrated, recalibrated_values
+from bayescal.metrics.ncece import EVALUATION_WEIGHTS, nc_ece, recalibrated_values
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE
+from bayescal.summaries.summary import as_summary
 
 __all__ = ["evaluate_map"]
 
@@ -78,14 +81,15 @@ def evaluate_map(
             f"evaluation data must be an Annotations container; got {type(data).__name__}."
         )
     g = recalibrated_values(recalibrated, data)
-    ev = data.with_score(g)
     if bin_strategy not in ("uniform", "quantile"):
         raise ConfigError(f"bin_strategy must be 'uniform' or 'quantile'; got {bin_strategy!r}.")
-    out = {"soft_vote": soft_vote_ece(ev, bins=bins, bin_strategy=bin_strategy)}
+    # one score group, as each error summarises a container (metrics.binned._as_summary)
+    summary = as_summary(
+        data.with_score(g), groups=1, bins=bins, bin_strategy=bin_strategy, caller="evaluate_map"
+    )
+    out = {"soft_vote": soft_vote_ece(summary)}
     if channels is not None:
-        out["nc"] = evaluate_recalibrated(
-            g, data, channels, weights=weights, lam=lam, bins=bins, bin_strategy=bin_strategy
-        )
+        out["nc"] = nc_ece(summary, channels, weights=weights, lam=lam)
     if data.truth is not None:
-        out["oracle"] = oracle_ece(ev, bins=bins, bin_strategy=bin_strategy)
+        out["oracle"] = oracle_ece(summary)
     return out

@@ -14,11 +14,8 @@ import shlex
 import sys
 import time
 
-from bayescal.bayes.posterior_file import load_channel_posterior, load_multiclass_posterior
-from bayescal.bayes.priors import ChannelPriors
 from bayescal.errors import ConfigError
 from bayescal.progress import dask_progress
-from bayescal.report.audit import audit
 from bayescal.report.cli import check_arguments, wants_multiclass
 from bayescal.report.cli_output import display_of, progress_wanted, report_outcome, say
 from bayescal.report.core import check_out_dir, fmt, p_text
@@ -45,6 +42,11 @@ def run(args: argparse.Namespace) -> int:
     multiclass = wants_multiclass(args)
     earlier = _earlier_posterior(args, multiclass)
     data = _load(args, multiclass)
+    # The model, sampler and report stages are imported once the inputs are read: a refused
+    # --out, --priors or data file answers without them (SciPy, numba, the audit's sections).
+    from bayescal.bayes.priors import ChannelPriors
+    from bayescal.report.audit import audit
+
     priors = (
         None
         if earlier is None
@@ -122,6 +124,8 @@ def _earlier_posterior(args: argparse.Namespace, multiclass: bool):
     """The --priors file's channel (confusion) posterior, checked before the data are read."""
     if args.priors is None:
         return None
+    from bayescal.bayes.posterior_file import load_channel_posterior, load_multiclass_posterior
+
     load = load_multiclass_posterior if multiclass else load_channel_posterior
     return load(args.priors)
 

@@ -185,6 +185,16 @@ class Figure:
             self._narrow_png = self._narrow_png()
         return self._narrow_png
 
+    @property
+    def drawn(self) -> bool:
+        """Whether both encodings are made (reading them draws nothing)."""
+        return not (callable(self._png) or callable(self._narrow_png))
+
+    def use_drawn(self, png_base64: str, narrow_png_base64: str) -> None:
+        """Take both encodings as drawn elsewhere from this figure's own callables (the
+        command line draws some figures in a child process: ``cli_output.draw_figures``)."""
+        self._png, self._narrow_png = png_base64, narrow_png_base64
+
     def __repr__(self) -> str:
         return f"Figure(caption={self.caption!r}, dpi={self.dpi}, narrow_dpi={self.narrow_dpi})"
 

@@ -416,7 +416,7 @@ def fit_posterior(ctx: Context, summary: Summary, **options) -> ChannelFit:
             draws=ctx.draws,
             tune=ctx.tune,
             chains=ctx.chains,
-            cores=1,
+            cores=None,  # nutpie: one thread per chain up to the CPUs (same draws as one thread)
             random_state=ctx.seed,
             **options,
         )

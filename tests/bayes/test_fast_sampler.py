@@ -231,6 +231,19 @@ def test_same_seed_same_draws(small_fit):
     np.testing.assert_array_equal(again.a.values, small_fit.a.values)
 
 
+def test_chains_in_parallel_threads_give_the_same_draws(small_fit):
+    """The default (``cores=None``) samples the chains in parallel threads; one thread gives
+    the same draws (nutpie seeds each chain from the seed and its index), so the number of
+    CPUs changes the wall time only, never the audit's numbers."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kw = {"orientation": "designated", "orient": 1, "draws": 200, "tune": 200, "chains": 2}
+        one, two = (fit_channels_bayes(_summary(3), cores=c, **kw) for c in (1, 2))
+    np.testing.assert_array_equal(one.a.values, small_fit.a.values)
+    np.testing.assert_array_equal(two.a.values, small_fit.a.values)
+    np.testing.assert_array_equal(two.prevalence.values, one.prevalence.values)
+
+
 def test_tiny_draws_refused_when_checking_and_unchecked_otherwise():
     s = _summary(3)
     with pytest.raises(ConfigError, match="too few to check convergence"):

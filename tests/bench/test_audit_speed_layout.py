@@ -38,3 +38,8 @@ def test_audit_speed_layout(tmp_path):
     for job in ("current/with_dask", "current/without_dask"):
         assert r["imports"][job]["runs"][0]["heavy_modules_after_import"] == []
     assert r["imports"]["current/without_dask"]["runs"][0]["dask_importable"] is False
+    # the command line's answers without an audit, wall and CPU
+    assert set(r["startup"]) == {"help", "argument_error", "missing_data_file"}
+    assert r["startup"]["help"]["first_line"].startswith("usage: bayescal audit")
+    assert r["startup"]["argument_error"]["first_line"].startswith("bayescal: error: argument")
+    assert r["startup"]["missing_data_file"]["best_cpu"] > 0
