@@ -185,6 +185,17 @@ def cell_logsumexp(log_r, ll, joint):
 
 
 @numba.njit(cache=True, nogil=True)
+def _pattern_logs(log_t, states, s, out):
+    """``out[y] = log P(pattern s | class y)`` (answers' log probabilities summed)."""
+    out[:] = 0.0
+    for j in range(states.shape[1]):
+        st = states[s, j]
+        if st < log_t.shape[2]:
+            for y in range(out.shape[0]):
+                out[y] += log_t[j, st, y]
+
+
+@numba.njit(cache=True, nogil=True)
 def _likelihood(log_t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r):
     """The pattern-count log likelihood (module docstring), returned; its derivatives with
     respect to ``log T_j[y, a]`` are added into ``g_t`` (K, C, C) and with respect to
@@ -192,59 +203,93 @@ def _likelihood(log_t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g
 
     ``log_t`` is (K, C + 1, C), indexed ``[j, answer, y]`` (answer C = missing, log 1 = 0);
     ``log_r`` and ``p_r = exp(log_r)`` are (L', C); ``gold`` holds the gold items as rows
-    ``(class, pattern, count)``.
+    ``(class, pattern, count)``. One pass over the cells, which :func:`_cells` orders by
+    pattern: each pattern's class likelihoods are computed once for its run of cells and its
+    expected class counts go straight into the gradient, so nothing of size (patterns, C) is
+    stored (any order gives the same value; an unsorted one recomputes a pattern per run).
     """
-    n_pat, k = states.shape
+    k = states.shape[1]
     c = log_t.shape[2]
-    # l[s, y] = log P(pattern s | class y), kept as its row maximum and exp(l - max), so a
-    # cell needs C products and one log instead of C exponentials
-    ll = np.zeros((n_pat, c))
-    ll_max = np.empty(n_pat)
-    el = np.empty((n_pat, c))
-    for s in range(n_pat):
-        for j in range(k):
-            st = states[s, j]
-            if st < c:
-                for y in range(c):
-                    ll[s, y] += log_t[j, st, y]
-        m = ll[s, 0]
-        for y in range(1, c):
-            if ll[s, y] > m:
-                m = ll[s, y]
-        ll_max[s] = m
-        for y in range(c):
-            el[s, y] = math.exp(ll[s, y] - m)
-    w = np.zeros((n_pat, c))  # expected class counts per pattern
+    t = np.empty_like(log_t)
+    for j in range(k):
+        for a in range(c + 1):
+            for y in range(c):
+                t[j, a, y] = math.exp(log_t[j, a, y])
+    g_ay = np.zeros((k, c + 1, c))  # d / d log T_j[y, a], laid out as log_t: [j, a, y]
+    el = np.empty(c)
+    row = np.empty(c)
+    w = np.empty(c)  # expected class counts of the current pattern
     joint = np.empty(c)
     lp = 0.0
-    for i in range(cell_n.shape[0]):
+    n_cells = cell_n.shape[0]
+    i = 0
+    while i < n_cells:
         s = cell_s[i]
-        q = pidx[cell_g[i]]
-        n = cell_n[i]
-        tot = 0.0
+        # P(pattern s | class y) = exp(ll_max) * el[y] with max_y el[y] = 1: a product of K
+        # probabilities, one log and C products instead of C exponentials; a product that
+        # would underflow is taken in log space
         for y in range(c):
-            joint[y] = p_r[q, y] * el[s, y]
-            tot += joint[y]
-        if tot > 1e-250:
-            lse = ll_max[s] + math.log(tot)
-        else:  # underflow guard: the exact log-sum-exp of this cell
-            lse, tot = cell_logsumexp(log_r[q], ll[s], joint)
-        lp += n * lse
-        scale = n / tot
-        for y in range(c):
-            r = scale * joint[y]
-            w[s, y] += r
-            g_r[q, y] += r
-    for i in range(gold.shape[0]):  # gold items: known class, no prevalence
-        y, s = int(gold[i, 0]), int(gold[i, 1])
-        lp += gold[i, 2] * ll[s, y]
-        w[s, y] += gold[i, 2]
-    for s in range(n_pat):
+            el[y] = 1.0
         for j in range(k):
             st = states[s, j]
             if st < c:
                 for y in range(c):
-                    g_t[j, y, st] += w[s, y]
+                    el[y] *= t[j, st, y]
+        m = el[0]
+        for y in range(1, c):
+            if el[y] > m:
+                m = el[y]
+        if m > 1e-280:
+            ll_max = math.log(m)
+            inv = 1.0 / m
+            for y in range(c):
+                el[y] *= inv
+        else:
+            _pattern_logs(log_t, states, s, row)
+            ll_max = row[0]
+            for y in range(1, c):
+                if row[y] > ll_max:
+                    ll_max = row[y]
+            for y in range(c):
+                el[y] = math.exp(row[y] - ll_max)
+        for y in range(c):
+            w[y] = 0.0
+        while i < n_cells and cell_s[i] == s:
+            q = pidx[cell_g[i]]
+            n = cell_n[i]
+            tot = 0.0
+            for y in range(c):
+                joint[y] = p_r[q, y] * el[y]
+                tot += joint[y]
+            if tot > 1e-250:
+                lse = ll_max + math.log(tot)
+            else:  # underflow guard: the exact log-sum-exp of this cell
+                _pattern_logs(log_t, states, s, row)
+                lse, tot = cell_logsumexp(log_r[q], row, joint)
+            lp += n * lse
+            scale = n / tot
+            for y in range(c):
+                r = scale * joint[y]
+                w[y] += r
+                g_r[q, y] += r
+            i += 1
+        for j in range(k):
+            st = states[s, j]
+            if st < c:
+                for y in range(c):
+                    g_ay[j, st, y] += w[y]
+    for i in range(gold.shape[0]):  # gold items: known class, no prevalence
+        y, s = int(gold[i, 0]), int(gold[i, 1])
+        _pattern_logs(log_t, states, s, row)
+        lp += gold[i, 2] * row[y]
+        for j in range(k):
+            st = states[s, j]
+            if st < c:
+                g_ay[j, st, y] += gold[i, 2]
+    for j in range(k):
+        for y in range(c):
+            for a in range(c):
+                g_t[j, y, a] += g_ay[j, a, y]
     return lp
 
 
@@ -584,7 +629,9 @@ def _cells(states, counts, gold) -> tuple:
     thousand observed), the non-empty (group, pattern) cells and the gold rows."""
     held = (counts.sum(axis=0) + gold.sum(axis=0)) > 0
     position = np.cumsum(held) - 1
-    g, s = np.nonzero(counts)
+    # pattern-major, so the likelihood's pass over the cells reads each pattern's row once
+    # (group-major swept the per-pattern arrays once per group)
+    s, g = np.nonzero(counts.T)
     gy, gs = np.nonzero(gold)
     gold_rows = np.column_stack([gy, position[gs], gold[gy, gs]]).astype(np.float64)
     return (
