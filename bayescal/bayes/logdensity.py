@@ -196,13 +196,14 @@ def _pattern_logs(log_t, states, s, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _likelihood(log_t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r):
+def _likelihood(log_t, t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r):
     """The pattern-count log likelihood (module docstring), returned; its derivatives with
     respect to ``log T_j[y, a]`` are added into ``g_t`` (K, C, C) and with respect to
     ``log rho[q, y]`` into ``g_r`` (L', C).
 
-    ``log_t`` is (K, C + 1, C), indexed ``[j, answer, y]`` (answer C = missing, log 1 = 0);
-    ``log_r`` and ``p_r = exp(log_r)`` are (L', C); ``gold`` holds the gold items as rows
+    ``log_t`` is (K, C + 1, C), indexed ``[j, answer, y]`` (answer C = missing, log 1 = 0),
+    and ``t = exp(log_t)`` (the callers have it from their simplex maps); ``log_r`` and
+    ``p_r = exp(log_r)`` are (L', C); ``gold`` holds the gold items as rows
     ``(class, pattern, count)``. One pass over the cells, which :func:`_cells` orders by
     pattern: each pattern's class likelihoods are computed once for its run of cells and its
     expected class counts go straight into the gradient, so nothing of size (patterns, C) is
@@ -210,11 +211,6 @@ def _likelihood(log_t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g
     """
     k = states.shape[1]
     c = log_t.shape[2]
-    t = np.empty_like(log_t)
-    for j in range(k):
-        for a in range(c + 1):
-            for y in range(c):
-                t[j, a, y] = math.exp(log_t[j, a, y])
     g_ay = np.zeros((k, c + 1, c))  # d / d log T_j[y, a], laid out as log_t: [j, a, y]
     el = np.empty(c)
     row = np.empty(c)
@@ -323,6 +319,7 @@ def _dirichlet_logp_grad(
     c = alpha.shape[1]
     n_prev = beta.shape[0]
     log_t = np.zeros((k, c + 1, c))  # [j, answer, y]; answer c = missing: log 1 = 0
+    t = np.ones((k, c + 1, c))  # exp(log_t)
     p_t = np.empty((k, c, c))
     row_log = np.empty(c)
     row_p = np.empty(c)
@@ -332,6 +329,7 @@ def _dirichlet_logp_grad(
             _simplex_logs(x, (j * c + y) * (c - 1), ref_t[j, y], c, row_log, row_p)
             for a in range(c):
                 log_t[j, a, y] = row_log[a]
+                t[j, a, y] = row_p[a]
                 p_t[j, y, a] = row_p[a]
                 lp += alpha[j, y, a] * row_log[a]
     off_prev = k * c * (c - 1)
@@ -345,7 +343,7 @@ def _dirichlet_logp_grad(
             lp += beta[q, y] * row_log[y]
     g_t = alpha.copy()
     g_r = beta.copy()
-    lp += _likelihood(log_t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r)
+    lp += _likelihood(log_t, t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r)
     n_joint = j_mean.shape[0]
     if n_joint > 0:  # joint normal on the covered rows' log-ratios (priors from an audit)
         dev = np.empty(n_joint)
@@ -446,6 +444,7 @@ def _beta_logp_grad(
         log_t[j, 0, 1], log_t[j, 1, 1] = l1b, lb
         # Beta(alpha, beta) density times the log-odds Jacobian a (1 - a)
         lp += al[j, 0] * la + be[j, 0] * l1a + al[j, 1] * lb + be[j, 1] * l1b
+    t = np.exp(log_t)
     off = 2 * (n_ord + n_free)
     log_r = np.empty((n_prev, 2))
     p_r = np.empty((n_prev, 2))
@@ -487,7 +486,7 @@ def _beta_logp_grad(
                 jt[p - 2 * k] = -pd - (1.0 - 2.0 * p_r[p - 2 * k, 1])
     g_t = np.zeros((k, 2, 2))
     g_r = np.zeros((n_prev, 2))
-    lp += _likelihood(log_t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r)
+    lp += _likelihood(log_t, t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r)
     for j in range(k):
         a = math.exp(log_t[j, 1, 0])
         b = math.exp(log_t[j, 1, 1])

@@ -320,7 +320,7 @@ def test_the_likelihood_kernel_underflow_path_and_cell_order():
             if order is None
             else (cell_g[order], cell_s[order], cell_n[order])
         )
-        lp = _likelihood(lt, log_r, prev, states, cg, cs, cn, pidx, gold, g_t, g_r)
+        lp = _likelihood(lt, np.exp(lt), log_r, prev, states, cg, cs, cn, pidx, gold, g_t, g_r)
         return lp, g_t, g_r
 
     lp, g_t, g_r = run(log_t)
