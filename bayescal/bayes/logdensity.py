@@ -185,66 +185,107 @@ def cell_logsumexp(log_r, ll, joint):
 
 
 @numba.njit(cache=True, nogil=True)
-def _likelihood(log_t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r):
+def _pattern_logs(log_t, states, s, out):
+    """``out[y] = log P(pattern s | class y)`` (answers' log probabilities summed)."""
+    out[:] = 0.0
+    for j in range(states.shape[1]):
+        st = states[s, j]
+        if st < log_t.shape[2]:
+            for y in range(out.shape[0]):
+                out[y] += log_t[j, st, y]
+
+
+@numba.njit(cache=True, nogil=True)
+def _likelihood(log_t, t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r):
     """The pattern-count log likelihood (module docstring), returned; its derivatives with
     respect to ``log T_j[y, a]`` are added into ``g_t`` (K, C, C) and with respect to
     ``log rho[q, y]`` into ``g_r`` (L', C).
 
-    ``log_t`` is (K, C + 1, C), indexed ``[j, answer, y]`` (answer C = missing, log 1 = 0);
-    ``log_r`` and ``p_r = exp(log_r)`` are (L', C); ``gold`` holds the gold items as rows
-    ``(class, pattern, count)``.
+    ``log_t`` is (K, C + 1, C), indexed ``[j, answer, y]`` (answer C = missing, log 1 = 0),
+    and ``t = exp(log_t)`` (the callers have it from their simplex maps); ``log_r`` and
+    ``p_r = exp(log_r)`` are (L', C); ``gold`` holds the gold items as rows
+    ``(class, pattern, count)``. One pass over the cells, which :func:`_cells` orders by
+    pattern: each pattern's class likelihoods are computed once for its run of cells and its
+    expected class counts go straight into the gradient, so nothing of size (patterns, C) is
+    stored (any order gives the same value; an unsorted one recomputes a pattern per run).
     """
-    n_pat, k = states.shape
+    k = states.shape[1]
     c = log_t.shape[2]
-    # l[s, y] = log P(pattern s | class y), kept as its row maximum and exp(l - max), so a
-    # cell needs C products and one log instead of C exponentials
-    ll = np.zeros((n_pat, c))
-    ll_max = np.empty(n_pat)
-    el = np.empty((n_pat, c))
-    for s in range(n_pat):
-        for j in range(k):
-            st = states[s, j]
-            if st < c:
-                for y in range(c):
-                    ll[s, y] += log_t[j, st, y]
-        m = ll[s, 0]
-        for y in range(1, c):
-            if ll[s, y] > m:
-                m = ll[s, y]
-        ll_max[s] = m
-        for y in range(c):
-            el[s, y] = math.exp(ll[s, y] - m)
-    w = np.zeros((n_pat, c))  # expected class counts per pattern
+    g_ay = np.zeros((k, c + 1, c))  # d / d log T_j[y, a], laid out as log_t: [j, a, y]
+    el = np.empty(c)
+    row = np.empty(c)
+    w = np.empty(c)  # expected class counts of the current pattern
     joint = np.empty(c)
     lp = 0.0
-    for i in range(cell_n.shape[0]):
+    n_cells = cell_n.shape[0]
+    i = 0
+    while i < n_cells:
         s = cell_s[i]
-        q = pidx[cell_g[i]]
-        n = cell_n[i]
-        tot = 0.0
+        # P(pattern s | class y) = exp(ll_max) * el[y] with max_y el[y] = 1: a product of K
+        # probabilities, one log and C products instead of C exponentials; a product that
+        # would underflow is taken in log space
         for y in range(c):
-            joint[y] = p_r[q, y] * el[s, y]
-            tot += joint[y]
-        if tot > 1e-250:
-            lse = ll_max[s] + math.log(tot)
-        else:  # underflow guard: the exact log-sum-exp of this cell
-            lse, tot = cell_logsumexp(log_r[q], ll[s], joint)
-        lp += n * lse
-        scale = n / tot
-        for y in range(c):
-            r = scale * joint[y]
-            w[s, y] += r
-            g_r[q, y] += r
-    for i in range(gold.shape[0]):  # gold items: known class, no prevalence
-        y, s = int(gold[i, 0]), int(gold[i, 1])
-        lp += gold[i, 2] * ll[s, y]
-        w[s, y] += gold[i, 2]
-    for s in range(n_pat):
+            el[y] = 1.0
         for j in range(k):
             st = states[s, j]
             if st < c:
                 for y in range(c):
-                    g_t[j, y, st] += w[s, y]
+                    el[y] *= t[j, st, y]
+        m = el[0]
+        for y in range(1, c):
+            if el[y] > m:
+                m = el[y]
+        if m > 1e-280:
+            ll_max = math.log(m)
+            inv = 1.0 / m
+            for y in range(c):
+                el[y] *= inv
+        else:
+            _pattern_logs(log_t, states, s, row)
+            ll_max = row[0]
+            for y in range(1, c):
+                if row[y] > ll_max:
+                    ll_max = row[y]
+            for y in range(c):
+                el[y] = math.exp(row[y] - ll_max)
+        for y in range(c):
+            w[y] = 0.0
+        while i < n_cells and cell_s[i] == s:
+            q = pidx[cell_g[i]]
+            n = cell_n[i]
+            tot = 0.0
+            for y in range(c):
+                joint[y] = p_r[q, y] * el[y]
+                tot += joint[y]
+            if tot > 1e-250:
+                lse = ll_max + math.log(tot)
+            else:  # underflow guard: the exact log-sum-exp of this cell
+                _pattern_logs(log_t, states, s, row)
+                lse, tot = cell_logsumexp(log_r[q], row, joint)
+            lp += n * lse
+            scale = n / tot
+            for y in range(c):
+                r = scale * joint[y]
+                w[y] += r
+                g_r[q, y] += r
+            i += 1
+        for j in range(k):
+            st = states[s, j]
+            if st < c:
+                for y in range(c):
+                    g_ay[j, st, y] += w[y]
+    for i in range(gold.shape[0]):  # gold items: known class, no prevalence
+        y, s = int(gold[i, 0]), int(gold[i, 1])
+        _pattern_logs(log_t, states, s, row)
+        lp += gold[i, 2] * row[y]
+        for j in range(k):
+            st = states[s, j]
+            if st < c:
+                g_ay[j, st, y] += gold[i, 2]
+    for j in range(k):
+        for y in range(c):
+            for a in range(c):
+                g_t[j, y, a] += g_ay[j, a, y]
     return lp
 
 
@@ -278,6 +319,7 @@ def _dirichlet_logp_grad(
     c = alpha.shape[1]
     n_prev = beta.shape[0]
     log_t = np.zeros((k, c + 1, c))  # [j, answer, y]; answer c = missing: log 1 = 0
+    t = np.ones((k, c + 1, c))  # exp(log_t)
     p_t = np.empty((k, c, c))
     row_log = np.empty(c)
     row_p = np.empty(c)
@@ -287,6 +329,7 @@ def _dirichlet_logp_grad(
             _simplex_logs(x, (j * c + y) * (c - 1), ref_t[j, y], c, row_log, row_p)
             for a in range(c):
                 log_t[j, a, y] = row_log[a]
+                t[j, a, y] = row_p[a]
                 p_t[j, y, a] = row_p[a]
                 lp += alpha[j, y, a] * row_log[a]
     off_prev = k * c * (c - 1)
@@ -300,7 +343,7 @@ def _dirichlet_logp_grad(
             lp += beta[q, y] * row_log[y]
     g_t = alpha.copy()
     g_r = beta.copy()
-    lp += _likelihood(log_t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r)
+    lp += _likelihood(log_t, t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r)
     n_joint = j_mean.shape[0]
     if n_joint > 0:  # joint normal on the covered rows' log-ratios (priors from an audit)
         dev = np.empty(n_joint)
@@ -401,6 +444,7 @@ def _beta_logp_grad(
         log_t[j, 0, 1], log_t[j, 1, 1] = l1b, lb
         # Beta(alpha, beta) density times the log-odds Jacobian a (1 - a)
         lp += al[j, 0] * la + be[j, 0] * l1a + al[j, 1] * lb + be[j, 1] * l1b
+    t = np.exp(log_t)
     off = 2 * (n_ord + n_free)
     log_r = np.empty((n_prev, 2))
     p_r = np.empty((n_prev, 2))
@@ -442,7 +486,7 @@ def _beta_logp_grad(
                 jt[p - 2 * k] = -pd - (1.0 - 2.0 * p_r[p - 2 * k, 1])
     g_t = np.zeros((k, 2, 2))
     g_r = np.zeros((n_prev, 2))
-    lp += _likelihood(log_t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r)
+    lp += _likelihood(log_t, t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r)
     for j in range(k):
         a = math.exp(log_t[j, 1, 0])
         b = math.exp(log_t[j, 1, 1])
@@ -584,7 +628,9 @@ def _cells(states, counts, gold) -> tuple:
     thousand observed), the non-empty (group, pattern) cells and the gold rows."""
     held = (counts.sum(axis=0) + gold.sum(axis=0)) > 0
     position = np.cumsum(held) - 1
-    g, s = np.nonzero(counts)
+    # pattern-major, so the likelihood's pass over the cells reads each pattern's row once
+    # (group-major swept the per-pattern arrays once per group)
+    s, g = np.nonzero(counts.T)
     gy, gs = np.nonzero(gold)
     gold_rows = np.column_stack([gy, position[gs], gold[gy, gs]]).astype(np.float64)
     return (

@@ -85,8 +85,9 @@ def test_the_kernel_skips_empty_cells_bit_for_bit():
     dens = ChannelLogDensity(spec)
     held = dens._args[2].shape[0]
     assert held < spec.states.shape[0]  # the data leave some completed cells empty
-    # the same kernel on every completed pattern: cells and gold rows index all of them
-    g, s = np.nonzero(spec.counts)
+    # the same kernel on every completed pattern: cells (pattern-major, the kernel's order)
+    # and gold rows index all of them
+    s, g = np.nonzero(spec.counts.T)
     gy, gs = np.nonzero(spec.gold)
     full = list(dens._args)
     full[2:8] = (

@@ -292,3 +292,46 @@ def test_a_given_em_start_is_the_fit_the_sampler_would_compute(small_fit, small_
     assert not np.array_equal(a, b)
     with pytest.raises(ConfigError, match="start must be a multiclass ChannelFit"):
         fit_channels_bayes(summary, start=em.confusion)
+
+
+def test_the_likelihood_kernel_underflow_path_and_cell_order():
+    """The one-pass kernel (products of probabilities per pattern, cells ordered by pattern):
+    a shift of one annotator's log probabilities of one answer by -800 for every class
+    (each product then underflows to 0, so the log-space path must run) moves the log
+    likelihood by exactly -800 times that answer's count and leaves the expected counts (the
+    gradient) unchanged; the cells in a shuffled order give the same value and gradient."""
+    from bayescal.bayes.logdensity import _likelihood
+
+    data = simulate_multiclass(2000, 4, random_state=11, missing=0.2, n_annotators=4)
+    spec = make_multiclass_spec(summarize_multiclass(data))
+    states, cell_g, cell_s, cell_n, pidx, gold = MulticlassLogDensity(spec)._args[:6]
+    k, c = spec.n_annotators, spec.n_classes
+    rng = np.random.default_rng(12)
+    conf = rng.dirichlet(np.full(c, 2.0), (k, c)) * 0.5 + np.eye(c) * 0.5  # [j, y, a]
+    prev = rng.dirichlet(np.full(c, 3.0), spec.prevalence_alpha.shape[0])
+    log_t = np.zeros((k, c + 1, c))
+    log_t[:, :c, :] = np.log(conf).transpose(0, 2, 1)
+    log_r = np.log(prev)
+
+    def run(lt, order=None):
+        g_t, g_r = np.zeros((k, c, c)), np.zeros_like(prev)
+        cg, cs, cn = (
+            (cell_g, cell_s, cell_n)
+            if order is None
+            else (cell_g[order], cell_s[order], cell_n[order])
+        )
+        lp = _likelihood(lt, np.exp(lt), log_r, prev, states, cg, cs, cn, pidx, gold, g_t, g_r)
+        return lp, g_t, g_r
+
+    lp, g_t, g_r = run(log_t)
+    shifted = log_t.copy()
+    shifted[1, 2, :] -= 800.0  # exp(-800) is 0 in float64: only the log path is exact
+    answered = (states[cell_s, 1] == 2) * cell_n
+    lp2, g_t2, g_r2 = run(shifted)
+    assert lp2 == pytest.approx(lp - 800.0 * answered.sum(), rel=1e-13)
+    np.testing.assert_allclose(g_t2, g_t, rtol=1e-12)
+    np.testing.assert_allclose(g_r2, g_r, rtol=1e-12)
+    lp3, g_t3, g_r3 = run(log_t, rng.permutation(cell_n.size))
+    assert lp3 == pytest.approx(lp, rel=1e-13)
+    np.testing.assert_allclose(g_t3, g_t, rtol=1e-12)
+    np.testing.assert_allclose(g_r3, g_r, rtol=1e-12)
