@@ -44,7 +44,11 @@ from bayescal.channels.identification import (
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import IdentificationError
 from bayescal.flags import Flag
-from bayescal.metrics.uncertainty import multiclass_nc_ece_interval, nc_ece_interval
+from bayescal.metrics.uncertainty import (
+    MulticlassNCECEInterval,
+    multiclass_nc_ece_interval,
+    nc_ece_interval,
+)
 from bayescal.report import sections as steps
 from bayescal.report.core import Section, Table, fmt
 
@@ -503,11 +507,14 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
             sample_use="joint" if fit.n_draws > 1 else "reuse",
             random_state=ctx.seed,
         )
-        intervals[name] = (
-            {"top_label": _interval_dict(iv.top_label), "classwise": _interval_dict(iv.classwise)}
-            if ctx.classwise
-            else _interval_dict(iv)
-        )
+        if ctx.classwise:
+            parts = cast(MulticlassNCECEInterval, iv)
+            intervals[name] = {
+                "top_label": _interval_dict(parts.top_label),
+                "classwise": _interval_dict(parts.classwise),
+            }
+        else:
+            intervals[name] = _interval_dict(iv)
     compare = compare_multiclass_channel_models if ctx.classwise else compare_channel_models
     loo_rows, loo_dict = loo_summary(compare(fits))
     rho = _posterior(dep)["correlation"]
