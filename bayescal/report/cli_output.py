@@ -42,7 +42,7 @@ def report_outcome(
 ) -> dict[str, str]:
     """Save ``result`` to ``--out``, then print the headline, the flags and the files."""
     display = display_of(args)
-    display.line(f"bayescal: writing the report to {args.out}...")
+    display.stage(f"bayescal: writing the report to {args.out}...")
     written = result.save(args.out)
     saved = str(result.summary.get("reproducibility", {}).get("saved", ""))
     if saved.startswith("file by file"):  # not swapped in whole: say so (also in the report)
