@@ -12,6 +12,7 @@ numeric answer arrays read without a pass over Python objects
 from __future__ import annotations
 
 import io
+import tracemalloc
 
 import numpy as np
 import pandas as pd
@@ -136,10 +137,19 @@ def test_sixteen_annotators_item_outputs_follow_observed_patterns():
     _, patterns, cell_pattern, _, cell_of_item = item_cells(data, s, 2)
     assert patterns.shape == (s.n_patterns, k) and cell_pattern.size <= n
     assert cell_of_item.max() < cell_pattern.size
-    post = item_posteriors(data, fit, s)
+    tracemalloc.start()
+    try:
+        post = item_posteriors(data, fit, s)
+        r = rank_annotation_targets(data, fit, s)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert post.probability.shape == (n, 2)
-    r = rank_annotation_targets(data, fit, s)
     assert r.n_candidates == n and np.all(np.diff(r.reduction) <= 0)
+    # one dense float64 table over the 3**16 patterns would be 344 MB; what is held is
+    # per item / per observed cell plus the surprise check's 2**16 x 16 enumeration (8 MB)
+    dense = 3**k * 8
+    assert peak < dense / 10, f"peak {peak / 1e6:.1f} MB"
 
 
 def test_a_binary_selection_beyond_its_item_cap_uses_a_seeded_subsample(monkeypatch):
