@@ -169,3 +169,15 @@ def test_a_binary_selection_beyond_its_item_cap_uses_a_seeded_subsample(monkeypa
     assert (s["annotated"], s["used"]) == (800, 400)
     assert s["pilot"] + s["evaluation_channel"] + s["test"] == 400
     assert capped.to_dict() == choose_recalibration(data, max_items=400, **opts).to_dict()
+
+
+def test_the_binary_report_says_when_the_selection_was_capped(monkeypatch):
+    from bayescal.recal import selection
+
+    monkeypatch.setattr(selection, "MAX_BINARY_SELECTION_ITEMS", 600)
+    report = bc.audit(simulate_toy(900, random_state=2), channels="score-bin-em")
+    section = next(s for s in report.sections if s.key == "recalibration")
+    said = [n for n in section.notes if "subsample of 600 of the 900 annotated items" in n]
+    assert len(said) == 1 and "MAX_BINARY_SELECTION_ITEMS" in said[0]
+    sizes = report.summary["recalibration"]["sizes"]  # what summary.json holds
+    assert (sizes["annotated"], sizes["used"]) == (900, 600)
