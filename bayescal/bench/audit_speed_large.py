@@ -4,7 +4,11 @@ Two cases, each the command a user would type, in a fresh Python process:
 
 - ``binary``: 10^6 items (``--binary-items``), K = 3 annotators of the toy study
   (``simulate_toy``, ``shifted`` condition), ``bayescal audit data.csv --annotators
-  a1,a2,a3`` with the default (Bayesian) channels; target under 60 s;
+  a1,a2,a3`` with the default (Bayesian) channels; target under 60 s. With
+  ``--binary-annotators K`` other than 3 the annotators are K flip annotators (the
+  ``bench many-annotators`` table: ``a ~ U[0.05, 0.3]``, ``b ~ U[0.7, 0.95]``, every one
+  answering) and the case is recorded as ``binary_k<K>`` (issue 21 item 1: K = 16 and
+  20,000 items within 2 GB: ``--cases binary --binary-annotators 16 --binary-items 20000``);
 - ``multiclass``: 10^5 items (``--multiclass-items``), C = 10 classes, K = 5 annotators
   (``simulate_multiclass``), ``bayescal audit data.csv --probs p0,...,p9 --annotators
   a1,...,a5``; target under 5 minutes, with progress shown.
@@ -13,12 +17,17 @@ Generating and writing the CSV is not timed. For each run the JSON keeps the wal
 the command, its peak resident memory (``ru_maxrss`` of the child, read by the child itself
 at exit; target under 2 GB), every line it printed on stderr with the seconds since start
 (the stage lines: the longest silence between two lines says how long a user saw nothing),
-the exit status, and the load average before and after (the machine is shared: CPU-bound
-stages stretch with the load).
+the exit status, the child's CPU seconds (user + system, ``getrusage``; the sampler's
+threads included) and the load average before and after (the machine is shared: wall
+seconds of CPU-bound stages stretch with the load, CPU seconds much less).
+
+An existing ``--json`` file is updated, not replaced: the cases run now replace their
+entries (each with its own environment and options), the others are kept as they were.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -36,8 +45,9 @@ _CHILD = (
     "import resource, sys\n"
     "from bayescal.cli import main\n"
     "code = main(sys.argv[1:])\n"
-    "print(f'PEAK_RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}', "
-    "file=sys.stderr, flush=True)\n"
+    "use = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "print(f'PEAK_RSS {use.ru_maxrss * 1024}', file=sys.stderr, flush=True)\n"
+    "print(f'CPU_SECONDS {use.ru_utime + use.ru_stime}', file=sys.stderr, flush=True)\n"
     "sys.exit(code)\n"
 )
 
@@ -45,6 +55,13 @@ _CHILD = (
 def add_arguments(parser) -> None:
     parser.add_argument("--json", metavar="PATH", help="write the results here as JSON")
     parser.add_argument("--binary-items", type=int, default=1_000_000)
+    parser.add_argument(
+        "--binary-annotators",
+        type=int,
+        default=3,
+        help="annotators of the binary case: 3 (the toy study, default) or K flip "
+        "annotators, recorded as binary_k<K>",
+    )
     parser.add_argument("--multiclass-items", type=int, default=100_000)
     parser.add_argument(
         "--cases",
@@ -71,6 +88,13 @@ def _binary_csv(n: int, seed: int, path: Path) -> list[str]:
     header = "score," + ",".join(data.annotators)
     np.savetxt(path, table, delimiter=",", header=header, comments="", fmt="%.6g")
     return ["--annotators", ",".join(data.annotators)]
+
+
+def _many_csv(n: int, k: int, seed: int, path: Path) -> list[str]:
+    from bayescal.bench.many_annotators import write_csv
+
+    write_csv(path, k, n, 0.0, seed)
+    return []
 
 
 def _multiclass_csv(n: int, seed: int, path: Path) -> list[str]:
@@ -109,13 +133,15 @@ def _run_case(argv: list[str]) -> dict:
     reader.join()
     wall = time.perf_counter() - t0
     peak = [int(text.split()[1]) for _, text in lines if text.startswith("PEAK_RSS ")]
-    shown = [(t, text) for t, text in lines if not text.startswith("PEAK_RSS ")]
+    cpu = [float(text.split()[1]) for _, text in lines if text.startswith("CPU_SECONDS ")]
+    shown = [(t, text) for t, text in lines if not text.startswith(("PEAK_RSS ", "CPU_SECONDS "))]
     times = [0.0] + [t for t, _ in shown] + [wall]
     return {
         "argv": argv,
         "exit_status": code,
         "seconds": wall,
         "peak_rss_bytes": peak[0] if peak else None,
+        "cpu_seconds": cpu[0] if cpu else None,
         "longest_silence_seconds": max(b - a for a, b in zip(times, times[1:])),
         "stderr": shown,
         "loadavg_before": load_before,
@@ -124,34 +150,64 @@ def _run_case(argv: list[str]) -> dict:
 
 
 def run(args) -> int:
+    from bayescal.errors import ConfigError
+
+    if args.binary_annotators < 1:
+        raise ConfigError(f"--binary-annotators must be at least 1; got {args.binary_annotators}.")
     extra = args.extra.split()
-    result: dict = {
-        "benchmark": "audit-large",
-        "targets": TARGETS,
-        "extra_args": extra,
-        "environment": environment(),
-        "cases": {},
-    }
+    k = args.binary_annotators
+    binary = "binary" if k == 3 else f"binary_k{k}"
     makers = {
-        "binary": (_binary_csv, args.binary_items),
-        "multiclass": (_multiclass_csv, args.multiclass_items),
+        "binary": (
+            binary,
+            args.binary_items,
+            _binary_csv if k == 3 else lambda n, seed, path: _many_csv(n, k, seed, path),
+        ),
+        "multiclass": ("multiclass", args.multiclass_items, _multiclass_csv),
     }
+    result = _earlier(args.json)
+    result.update(benchmark="audit-large", targets=TARGETS)
+    result.setdefault("cases", {})
     with tempfile.TemporaryDirectory() as tmp:
         for case in args.cases:
-            make, n = makers[case]
-            path = Path(tmp) / f"{case}.csv"
+            key, n, make = makers[case]
+            path = Path(tmp) / f"{key}.csv"
             t0 = time.perf_counter()
             columns = make(n, args.seed, path)
             generate = time.perf_counter() - t0
-            argv = ["audit", str(path), *columns, "--out", f"{tmp}/{case}-report", *extra]
+            argv = ["audit", str(path), *columns, "--out", f"{tmp}/{key}-report", *extra]
             record = _run_case(argv)
-            record.update(n_items=n, generate_seconds=generate, csv_bytes=path.stat().st_size)
-            result["cases"][case] = record
+            record.update(
+                n_items=n,
+                generate_seconds=generate,
+                csv_bytes=path.stat().st_size,
+                extra_args=extra,
+                environment=environment(),
+            )
+            if case == "binary":
+                record["n_annotators"] = k
+            result["cases"][key] = record
             print(
-                f"{case}: {record['seconds']:.1f} s, exit {record['exit_status']}, peak RSS "
+                f"{key}: {record['seconds']:.1f} s wall, {record['cpu_seconds'] or 0:.1f} CPU s, "
+                f"exit {record['exit_status']}, peak RSS "
                 f"{(record['peak_rss_bytes'] or 0) / 1e9:.2f} GB",
                 file=sys.stderr,
                 flush=True,
             )
     write_json(result, args.json)
     return 0
+
+
+def _earlier(path) -> dict:
+    """The results already in ``path`` (cases not run now keep their entries), or none."""
+    if path is None or not Path(path).exists():
+        return {}
+    try:
+        earlier = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as err:
+        from bayescal.errors import ConfigError
+
+        raise ConfigError(
+            f"{path} is not JSON ({err}); give another --json path or remove the file."
+        ) from None
+    return earlier if isinstance(earlier, dict) else {}

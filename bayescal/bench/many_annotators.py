@@ -54,7 +54,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", dest="json_path", default=None)
 
 
-def _write_csv(path: Path, k: int, n: int, missing: float, seed: int) -> None:
+def write_csv(path: Path, k: int, n: int, missing: float, seed: int) -> None:
+    """The benchmark's table: ``k`` flip annotators on ``n`` items, ``missing`` share unanswered."""
     import numpy as np
 
     from bayescal.simulate import simulate_flip_data
@@ -81,7 +82,7 @@ def run(args) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for missing in args.missing:
             data = Path(tmp) / f"k{args.k}_m{missing}.csv"
-            _write_csv(data, args.k, args.items, missing, args.seed)
+            write_csv(data, args.k, args.items, missing, args.seed)
             for choice in args.channels:
                 argv = ["audit", str(data), "--channels", choice, "--seed", str(args.seed)]
                 argv += ["--quiet", "--out", str(Path(tmp) / f"report_{choice}_{missing}")]

@@ -57,7 +57,14 @@ from typing import Any, Literal
 import numpy as np
 from scipy.stats import norm
 
-from bayescal.channels.items import _check_fit, _draws, _gold_mask, cell_posterior_draws, item_cells
+from bayescal.channels.items import (
+    _check_fit,
+    _draws,
+    _gold_mask,
+    cell_posterior_draws,
+    item_cells,
+    write_csv,
+)
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError
@@ -122,6 +129,17 @@ class AnnotationTargets:
         left = self.variance - float(self.reduction[: max(0, int(n))].sum())
         return _width(max(left, 0.0), self.prob)
 
+    def widths_after(self) -> np.ndarray:
+        """:meth:`width_after` for every ``n`` from 1 to ``n_candidates``, in one pass.
+
+        A running sum of the reductions and one normal quantile, so a ranking of 10^6
+        items costs milliseconds (a quantile per rank cost a minute). The running sum
+        adds in a different order than :meth:`width_after`'s ``sum``, so the two agree
+        to rounding (relative ``n_candidates * eps`` of the variance), not bit for bit.
+        """
+        left = np.maximum(self.variance - np.cumsum(self.reduction), 0.0)
+        return 2 * float(norm.ppf(0.5 + self.prob / 2)) * np.sqrt(left)
+
     def to_frame(self) -> Any:
         """A pandas DataFrame, one row per candidate, best first (``rank`` from 1)."""
         import pandas as pd
@@ -133,14 +151,14 @@ class AnnotationTargets:
                 "item": self.items,
                 "variance_reduction": self.reduction,
                 "share_of_variance": share,
-                "width_after_top": [self.width_after(k) for k in range(1, self.n_candidates + 1)],
+                "width_after_top": self.widths_after(),
             }
         )
         return frame
 
     def to_csv(self, path: Any) -> None:
         """Write :meth:`to_frame` as CSV (17 significant digits)."""
-        self.to_frame().to_csv(path, index=False, float_format="%.17g")
+        write_csv(self.to_frame(), path, index=False)
 
     def to_dict(self, *, max_listed: int = 10) -> dict[str, Any]:
         """A JSON-ready record: the rule, the width now and after the top 10 / 50, the top items."""

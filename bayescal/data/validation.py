@@ -271,6 +271,13 @@ def class_indices(values, classes, name: str, *, where: Where | None = None) -> 
     >>> class_indices([["dog", None], [0, "cat"]], ["cat", "dog"], "labels").tolist()
     [[1.0, nan], [0.0, 0.0]]
     """
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
+        # numbers already (a CSV's answer columns): no names to look up, so no pass over
+        # the values as Python objects (20 s for 3 x 10^6 answers on a loaded machine)
+        numeric = as_numeric(values, name)
+        if classes is not None and (~np.isnan(numeric)).any() and _names_are_other_numbers(classes):
+            raise DataError(_ambiguous(name, classes))
+        return numeric
     try:
         arr = np.asarray(values, dtype=object)
     except ValueError:

@@ -57,16 +57,17 @@ Deviation from the paper: its partitions are 20 / 40 / 40% of 50,000 images; an 
 has a few thousand items, so the default gives the pilot half (each pilot subset
 then holds a sixth) and the evaluation-channel and test partitions a quarter each.
 
-Item cap (C > 2). The selection's cost grows with the items, not with the summary:
+Item cap. The selection's cost grows with the items, not with the summary:
 every pilot split refits the channels and the maps on its items, and the posterior
 band refits a corrected map under each of up to 200 draws on the whole pilot. Beyond
-:data:`MAX_CLASS_SELECTION_ITEMS` annotated items a C-class selection runs on a
-seeded random subsample of that many (``max_items=``; ``sizes["annotated"]`` and
-``sizes["used"]`` record both). The protocol is valid at any size: the one-SE rule
-compares the maps with their own split-to-split spread measured on the subsample, so
-fewer items only make it keep the original probabilities more often (less power),
-never recommend a map more often. At the cap each pilot subset holds about 3,300
-items and the test 5,000.
+:data:`MAX_CLASS_SELECTION_ITEMS` annotated items a C-class selection, and beyond
+:data:`MAX_BINARY_SELECTION_ITEMS` a binary one, runs on a seeded random subsample of
+that many (``max_items=``; ``sizes["annotated"]`` and ``sizes["used"]`` record both).
+The protocol is valid at any size: the one-SE rule compares the maps with their own
+split-to-split spread measured on the subsample, so fewer items only make it keep the
+original probabilities more often (less power), never recommend a map more often. At
+the C-class cap each pilot subset holds about 3,300 items and the test 5,000; at the
+binary cap about 16,700 and 25,000.
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ __all__ = [
     "BASE",
     "MIN_PART_ITEMS",
     "MAX_CLASS_SELECTION_ITEMS",
+    "MAX_BINARY_SELECTION_ITEMS",
     "SELECTION_FAMILIES",
     "CLASS_FAMILIES",
     "RecalibrationChoice",
@@ -125,6 +127,12 @@ MIN_PART_ITEMS = 50
 #: (module docstring, "Item cap"). At 10^5 items, C = 10 the whole-data selection took
 #: 180 s of a 530 s audit (``docs/results/audit_large.json``).
 MAX_CLASS_SELECTION_ITEMS = 20_000
+
+#: Most annotated items a binary selection uses (module docstring, "Item cap"). On all
+#: 10^6 items of ``bench audit-large`` the selection took 193 s of the audit's 356 s wall
+#: (81 CPU s in all, load 15); capped, 16 s of 101 s (32 CPU s, load 12). At the cap each
+#: pilot subset still holds about 16,700 items and the test 25,000.
+MAX_BINARY_SELECTION_ITEMS = 100_000
 
 #: Bootstrap replicates of each validation estimate (its Monte Carlo error, about
 #: sd / sqrt(500), is small beside the split-to-split spread the one-SE rule uses).
@@ -353,7 +361,7 @@ def _band(family, data, posterior, histogram, prob) -> MapBand:
 def _item_cap(n_classes: int, max_items) -> int | None:
     """The number of annotated items a selection uses at most (None: all)."""
     if max_items is None:
-        return MAX_CLASS_SELECTION_ITEMS if n_classes > 2 else None
+        return MAX_CLASS_SELECTION_ITEMS if n_classes > 2 else MAX_BINARY_SELECTION_ITEMS
     if isinstance(max_items, bool) or not isinstance(max_items, (int, np.integer)):
         raise ConfigError(f"max_items must be an integer or None; got {max_items!r}.")
     if max_items < 6 * MIN_PART_ITEMS:
@@ -451,8 +459,8 @@ def choose_recalibration(
     random_state : None, int or Generator, default 0
     max_items : int, optional
         Use at most this many annotated items (a seeded random subsample beyond it);
-        default :data:`MAX_CLASS_SELECTION_ITEMS` for more than two classes, every item
-        for two (module docstring, "Item cap").
+        default :data:`MAX_CLASS_SELECTION_ITEMS` for more than two classes,
+        :data:`MAX_BINARY_SELECTION_ITEMS` for two (module docstring, "Item cap").
 
     Returns
     -------

@@ -45,7 +45,7 @@ def report_outcome(
 ) -> dict[str, str]:
     """Save ``result`` to ``--out``, then print the headline, the flags and the files."""
     display = display_of(args)
-    display.line(f"bayescal: writing the report to {args.out}...")
+    display.stage(f"bayescal: writing the report to {args.out}...")
     draw_figures(result)
     written = result.save(args.out)
     saved = str(result.summary.get("reproducibility", {}).get("saved", ""))

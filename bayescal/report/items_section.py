@@ -77,7 +77,8 @@ def _notes(post: ItemPosteriors) -> list[str]:
 
 def _table(data: Annotations, post: ItemPosteriors) -> Table:
     p = np.where(np.isfinite(post.surprise_p), post.surprise_p, np.inf)
-    order = [int(i) for i in np.argsort(p, kind="stable") if post.surprising[i]][:MAX_SHOWN]
+    ranked = np.argsort(p, kind="stable")
+    order = [int(i) for i in ranked[post.surprising[ranked]][:MAX_SHOWN]]
     classes = np.asarray(post.classes, dtype=object)
     rows = []
     for i in order:

@@ -230,6 +230,14 @@ def recalibration_section(ctx: Context) -> Section:
         f"Channels of the selection: {ctx.point_method} point fits on the channel subsets, not "
         "the audit's channels (those saw every item).",
     ]
+    if sizes["used"] < sizes["annotated"]:
+        notes.insert(
+            2,
+            f"The selection used a seeded random subsample of {sizes['used']} of the "
+            f"{sizes['annotated']} annotated items (bayescal.recal.selection."
+            "MAX_BINARY_SELECTION_ITEMS): its cost grows with the items, the protocol holds "
+            "at any size, and fewer items only make it keep the original score more often.",
+        )
     return _choice_section(
         choice,
         "Recalibration",
