@@ -233,6 +233,8 @@ def test_cli_smoke(tmp_path, capsys):
         "200,800",
         "--reps",
         "3",
+        "--predict-reps",
+        "5",
         "--interval",
         "evaluation",
         "--json",
@@ -243,6 +245,7 @@ def test_cli_smoke(tmp_path, capsys):
     assert "power >= 0.8" in capsys.readouterr().out
     doc = json.loads(out.read_text())
     assert doc["scenario"]["n_classes"] == 2 and len(doc["grid"]) == 2
+    assert doc["settings"]["predict_reps"] == 5
 
 
 def test_cli_refuses_missing_channels(capsys):
