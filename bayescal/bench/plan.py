@@ -14,6 +14,16 @@ mean width, rejection rate and coverage of the exact population binned ECE. Chec
 of the realised one; and the goal itself at the recommended size: realised power within
 0.1 of the target 0.8, realised width within 10% of the target width.
 
+The predictor and the check run the same estimation on the same population, so their
+difference is Monte Carlo error alone; each check reports it: ``power_diff_mc_se``
+``sigma = sqrt(se_pred^2 + se_real^2)``, ``power_z`` (the difference over sigma), and
+``power_false_fail`` = ``2 Phi(-0.1 / sigma)``, the chance that a correct predictor
+fails the 0.1 tolerance by Monte Carlo error alone (the same for the width, relative).
+With 60 repetitions per prediction and 150 checks (the first run) sigma was 0.075 at
+power 0.5 and a correct predictor failed 0.1 with probability 0.18; the defaults
+(``--predict-reps 300``, ``--check-reps 300``) make sigma <= 0.041 and that probability
+<= 0.015, so a failed check points at the predictor rather than at the dice.
+
 JSON: ``protocol``, ``cases`` (per case: the plan, and per recommendation the
 predicted and realised figures with their Monte Carlo SE and the checks), ``checks_pass``,
 ``seconds``, ``environment``.
@@ -54,8 +64,11 @@ POWER_TOL = 0.10  # absolute
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated CASES")
     parser.add_argument("--reps", type=int, default=60, help="plan simulations per design")
-    parser.add_argument("--check-reps", type=int, default=150, help="check repetitions")
-    parser.add_argument("--sizes", default="1000,2000,4000,8000,16000,32000")
+    parser.add_argument(
+        "--predict-reps", type=int, default=300, help="plan simulations at the recommended size"
+    )
+    parser.add_argument("--check-reps", type=int, default=300, help="check repetitions")
+    parser.add_argument("--sizes", default="1000,2000,4000,8000")
     parser.add_argument(
         "--interval",
         choices=("bootstrap", "evaluation"),
@@ -65,6 +78,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--channel-draws", type=int, default=100)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--json", dest="json_path", default=None, help="write JSON here")
+
+
+def _false_fail(tol: float, sigma: float) -> float:
+    """Chance that a difference of pure Monte Carlo error (sd ``sigma``) exceeds ``tol``."""
+    from scipy.stats import norm
+
+    return float(2 * norm.sf(tol / sigma)) if sigma > 0 else 0.0
 
 
 def _check(
@@ -134,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
             power=0.8,
             sizes=sizes,
             reps=args.reps,
+            predict_reps=args.predict_reps,
             interval=args.interval,
             channel_draws=args.channel_draws,
             random_state=args.seed,
@@ -156,6 +177,18 @@ def run(args: argparse.Namespace) -> int:
             )
             w_err = abs(pred.width - real["width"]) / real["width"]
             p_err = abs(pred.power - real["power"])
+            p_sigma = float(np.hypot(pred.power_se, real["power_se"]))
+            w_sigma = float(np.hypot(pred.width_se, real["width_se"]) / real["width"])
+            mc = {
+                "power_diff_mc_se": p_sigma,
+                "power_z": (pred.power - real["power"]) / p_sigma if p_sigma > 0 else 0.0,
+                "power_false_fail": _false_fail(POWER_TOL, p_sigma),
+                "width_rel_diff_mc_se": w_sigma,
+                "width_z": (pred.width - real["width"]) / real["width"] / w_sigma
+                if w_sigma > 0
+                else 0.0,
+                "width_false_fail": _false_fail(WIDTH_TOL, w_sigma),
+            }
             if rec.goal.startswith("power"):
                 goal_err = abs(real["power"] - 0.8)
                 goal_ok = goal_err <= POWER_TOL
@@ -175,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
                     "goal_error": goal_err,
                     "goal_pass": bool(goal_ok),
                     "pass": passed,
+                    **mc,
                 }
             )
         cases[name] = {"spec": asdict(spec), "plan": plan.to_dict(), "checks": checks}
@@ -182,6 +216,7 @@ def run(args: argparse.Namespace) -> int:
         "protocol": {
             "command": "bayescal " + " ".join(getattr(args, "_argv", ["bench", "plan"])),
             "reps": args.reps,
+            "predict_reps": args.predict_reps,
             "check_reps": args.check_reps,
             "sizes": sizes,
             "seed": args.seed,

@@ -312,8 +312,10 @@ def _one_rep(
     interval: str,
     channel_draws: int,
 ) -> tuple[float, float, float]:
-    rng = np.random.default_rng(seed)
-    data = simulate_multiclass(n, population=pop, random_state=rng)
+    # the data and the simulated audit draw from independent streams (one seed for both
+    # made the EM's random starts replay the data's first uniforms)
+    data_seq, audit_seq = np.random.SeedSequence(seed).spawn(2)
+    data = simulate_multiclass(n, population=pop, random_state=np.random.default_rng(data_seq))
     truth = data.truth
     if gold and truth is not None:  # simulate_multiclass always returns the truth
         g = np.full(n, np.nan)
@@ -326,7 +328,8 @@ def _one_rep(
             annotators=pop.annotators,
             classes=pop.classes,
         )
-    iv = audit_interval(data, interval, channel_draws, prob, n_bootstrap, seed)
+    audit_seed = int(audit_seq.generate_state(1)[0] % (2**31 - 3))
+    iv = audit_interval(data, interval, channel_draws, prob, n_bootstrap, audit_seed)
     part = iv.classwise if metric == "classwise" else iv.top_label
     lo, hi = part.interval()
     return lo, hi, part.p_value()
@@ -548,6 +551,7 @@ def plan_audit(
     interval: str = "bootstrap",
     channel_draws: int = 100,
     refine_steps: int = 2,
+    predict_reps: int | None = None,
     random_state: int = 0,
 ) -> AuditPlan:
     """Predict width and power over a grid of designs and recommend the sizes.
@@ -572,6 +576,11 @@ def plan_audit(
         Designs simulated at the local fit's solution between the bracketing grid points
         (seeds ``random_state + 1 + step``) before the final fit; the recommended size is
         then simulated again with the seed ``random_state + 1000`` (the prediction).
+    predict_reps : int, optional
+        Repetitions of that final prediction (default ``reps``). The prediction's Monte
+        Carlo SE is ``sqrt(power (1 - power) / predict_reps)``: 0.065 at power 0.5 with
+        40-60 repetitions, so a prediction meant to be read within 0.1 needs a few
+        hundred (300: SE <= 0.029).
     random_state : int
     """
     if width is None and power is None:
@@ -587,16 +596,19 @@ def plan_audit(
         raise ConfigError(f"sizes must be two or more increasing item counts; got {list(sizes)}.")
     if not (0 <= int(refine_steps) <= 10):
         raise ConfigError(f"refine_steps must be between 0 and 10; got {refine_steps!r}.")
+    final_reps = int(reps if predict_reps is None else predict_reps)
+    if final_reps < 2:
+        raise ConfigError(f"predict_reps must be 2 or more; got {predict_reps!r}.")
     rs = [float(scenario.n_annotators)] if answers_per_item is None else list(answers_per_item)
     gs = [0] if gold_items is None else [int(g) for g in gold_items]
 
-    def design(n: int, r: float, g: int, seed: int) -> DesignPoint:
+    def design(n: int, r: float, g: int, seed: int, n_reps: int = reps) -> DesignPoint:
         return simulate_design(
             scenario,
             n,
             answers_per_item=r,
             gold_items=g,
-            reps=reps,
+            reps=n_reps,
             metric=metric,
             prob=prob,
             level=level,
@@ -613,7 +625,7 @@ def plan_audit(
             return Recommendation(goal, r, g, None, pts[-1].n_items, None)
         if i == 0:  # met at the grid's smallest size: no bracket to refine in
             n_rec = pts[0].n_items
-            pred = design(n_rec, r, g, random_state + 1000)
+            pred = design(n_rec, r, g, random_state + 1000, final_reps)
             return Recommendation(goal, r, g, n_rec, pts[-1].n_items, pred)
         lo_n, hi_n = pts[i - 1].n_items, pts[i].n_items
         local = [pts[i - 1], pts[i]]
@@ -638,7 +650,7 @@ def plan_audit(
         n_final = hi_n if solved is None else solved
         curve = fit_curve(local)
         fitted = None if curve is None else _curve_value(curve, n_final, is_power)
-        pred = design(n_final, r, g, random_state + 1000)
+        pred = design(n_final, r, g, random_state + 1000, final_reps)
         return Recommendation(goal, r, g, n_final, pts[-1].n_items, pred, fitted, refinements)
 
     grid: list[DesignPoint] = []
@@ -665,6 +677,7 @@ def plan_audit(
         "interval": interval,
         "channel_draws": channel_draws if interval == "bootstrap" else None,
         "refine_steps": refine_steps,
+        "predict_reps": final_reps,
         "random_state": random_state,
     }
     return AuditPlan(scenario, settings, grid, recs)

@@ -13,27 +13,35 @@ annotator noise with channels chosen by ``channels``:
     identify its channels (:func:`~bayescal.channels.identification.check_multiclass_design`)
     or whose fit is degenerate (a confusion matrix with smallest singular value below
     :data:`MIN_SINGULAR`, the EM's own acceptance rule).
-``"pooled"`` (default): empirical-Bayes partial pooling
-    Each subgroup's confusion rows get a Dirichlet prior centred on the shared fit,
-    ``T_gj[y, .] ~ Dirichlet(kappa T_j[y, .] + 1)``, and EM maximises the subgroup's
-    posterior (:func:`~bayescal.channels.em.em_run` with ``prior``). The concentration
-    ``kappa`` (prior items per confusion row) is estimated from the between-subgroup
-    spread of the per-subgroup EM rows by moments: with ``p_g`` a subgroup's row entry,
-    ``n_g`` its expected answers and ``T`` the shared entry,
+``"pooled"`` (default): empirical-Bayes partial pooling within reader clusters
+    First the subgroups are split into clusters of subgroups whose readers err alike
+    (:func:`reader_clusters`): every pair of subgroups is tested for equal confusion
+    rows (Hotelling's T^2 on the difference of their own EM rows, covariance from the
+    bootstrap replicates, level :data:`POOLING_LEVEL`), and, largest subgroup first,
+    each subgroup joins the first cluster all of whose members it agrees with. Within a
+    cluster each subgroup's confusion rows get a Dirichlet prior centred on the
+    cluster's shared fit, ``T_gj[y, .] ~ Dirichlet(kappa T_j[y, .] + 1)``, and EM
+    maximises the subgroup's posterior (:func:`~bayescal.channels.em.em_run` with
+    ``prior``); a subgroup alone in its cluster keeps its own channels. The
+    concentration ``kappa`` (prior items per confusion row) is estimated from the
+    within-cluster spread of the per-subgroup EM rows by moments: with ``p_g`` a
+    subgroup's row entry, ``n_g`` its expected answers and ``T`` the cluster's entry,
     ``E (p_g - T)^2 = T (1 - T) [1 / n_g + (1 - 1 / n_g) / (kappa + 1)]``, so
     ``1 / (kappa + 1) = sum [(p_g - T)^2 - T (1 - T) / n_g] / sum T (1 - T) (1 - 1 / n_g)``
-    over subgroups, annotators, true and answered classes, clipped to
-    ``[MIN_KAPPA, MAX_KAPPA]``. The same sum restricted to one subgroup gives that
-    subgroup's own concentration, and each subgroup is pooled with the smaller of the two:
-    one family ``kappa`` averages a subgroup whose readers differ with subgroups whose
-    readers agree, and pulls the odd one's rows toward channels that are wrong for it (a
-    shrinkage bias the bootstrap reproduces instead of correcting), while a subgroup that
-    agrees with the family keeps the family's pooling. Small subgroups borrow strength
-    (their rows move toward the shared ones by ``kappa / (n_g + kappa)``); when
-    subgroups' readers really differ, ``kappa`` is small and each subgroup keeps its own
-    channels. The E-step counts are
-    soft (the class is latent), which makes ``T (1 - T) / n_g`` understate the sampling
-    variance, so ``kappa`` errs small (less pooling): the conservative side.
+    over the cluster's subgroups, annotators, true and answered classes, clipped to
+    ``[MIN_KAPPA, MAX_KAPPA]``; the same sum restricted to one subgroup gives its own
+    concentration, and each subgroup is pooled with the smaller of the two. Why the
+    clusters: the moment ``kappa`` is right on average over subgroups, but a subgroup
+    whose readers really differ is still pulled part of the way toward channels that are
+    wrong for it, a bias every bootstrap replicate reproduces (each shrinks toward its
+    own centre), so the interval does not cover it (``bench subgroups`` before the
+    clusters: the 600-item subgroup with noisier readers covered 0.80-0.85, misses all
+    above). Small subgroups whose readers agree borrow strength (their rows move toward
+    the cluster's by ``kappa / (n_g + kappa)``). The E-step counts are soft (the class is
+    latent), which makes ``T (1 - T) / n_g`` understate the sampling variance, so
+    ``kappa`` errs small (less pooling): the conservative side. The clusters are chosen
+    once on the point fits and held in the bootstrap, so the intervals do not carry the
+    uncertainty of that choice.
 
 Uncertainty: a stratified Bayesian bootstrap of the whole procedure. Each replicate
 draws item weights ``Dirichlet(1, ..., 1)`` within every subgroup (subgroup sizes
@@ -103,6 +111,8 @@ __all__ = [
     "MIN_KAPPA",
     "MAX_KAPPA",
     "MIN_SINGULAR",
+    "POOLING_LEVEL",
+    "reader_clusters",
 ]
 
 #: How each subgroup's channels are obtained (module docstring; the CLI's choices).
@@ -126,6 +136,16 @@ DEFAULT_SUBGROUP_REPLICATES = 400
 #: pooling for any subgroup this module accepts.
 MIN_KAPPA = 1.0
 MAX_KAPPA = 1e4
+
+#: Level of the pairwise tests that split the subgroups into reader clusters
+#: (:func:`reader_clusters`). Pooling a subgroup whose channels differ biases its NC-ECE
+#: toward the others' channels, a bias the bootstrap reproduces rather than covers
+#: (``bench subgroups`` with the moment concentration alone: the 600-item noisier
+#: subgroup covered 0.80-0.85). The bootstrap spread of an EM fit's rows understates
+#: their sampling spread somewhat (12 data sets of two 1500-item subgroups with the same
+#: readers, C = 2, 100 replicates: 3 pairwise p-values below 0.03), so the level is
+#: strict: a false split costs a subgroup its pooling (a wider interval), not coverage.
+POOLING_LEVEL = 0.01
 
 #: Smallest singular value of an accepted per-subgroup confusion (the EM's default rule).
 MIN_SINGULAR = 1e-3
@@ -161,6 +181,14 @@ class SubgroupEstimate:
     shrinkage : float
         ``kappa / (n + kappa)``: how far the pooled channels sit toward the shared ones
         (1 = shared, 0 = the subgroup's own; 1 for ``"shared"``, 0 for ``"per-subgroup"``).
+    pooled : bool
+        Whether the subgroup's channels were pooled with others' (``"pooled"``: it shares
+        a reader cluster with another subgroup, :func:`reader_clusters`; True for
+        ``"shared"``, False for ``"per-subgroup"``).
+    agreement_p : float or None
+        ``"pooled"`` only: the smallest pairwise p-value of "these readers err alike"
+        with the members of its cluster; for a subgroup alone in its cluster, the p-value
+        that kept it out of the most compatible cluster.
     """
 
     name: str
@@ -173,6 +201,8 @@ class SubgroupEstimate:
     p_holm: float
     identified: bool
     shrinkage: float
+    pooled: bool = False
+    agreement_p: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -186,6 +216,8 @@ class SubgroupEstimate:
             "p_holm": self.p_holm,
             "identified": self.identified,
             "shrinkage": self.shrinkage,
+            "pooled": self.pooled,
+            "agreement_p": self.agreement_p,
         }
 
 
@@ -208,7 +240,10 @@ class SubgroupCalibration:
     gap : dict
         ``worst``, ``best``, ``estimate``, ``lo``, ``hi``.
     kappa : float or None
-        The pooling concentration (``"pooled"`` only).
+        The pooling concentration of the largest subgroup's reader cluster (``"pooled"``
+        only; :data:`MIN_KAPPA` when that cluster pools nothing).
+    clusters : list of list of str or None
+        ``"pooled"`` only: the reader clusters the channels pool within.
     n_replicates, failed_replicates : int
     label : str
         The name of the subgroup variable (``"site"``).
@@ -227,6 +262,7 @@ class SubgroupCalibration:
     failed_replicates: int
     label: str = "subgroup"
     warnings: list[str] = field(default_factory=list)
+    clusters: list[list[str]] | None = None
 
     @property
     def names(self) -> list[str]:
@@ -253,6 +289,7 @@ class SubgroupCalibration:
             },
             "gap": dict(self.gap),
             "kappa": self.kappa,
+            "clusters": self.clusters,
             "n_replicates": self.n_replicates,
             "failed_replicates": self.failed_replicates,
             "interval_method": "stratified Bayesian bootstrap of items within subgroups, "
@@ -481,6 +518,94 @@ def _identified(data: Annotations, values: np.ndarray, name: str, groups, bins) 
     return True
 
 
+@dataclass
+class _OwnFits:
+    """One pass's shared fit and per-subgroup EM fits (R replicates; R = 1 for the point)."""
+
+    shared: np.ndarray  # (R, K, C, C)
+    shared_rho: np.ndarray  # (R, L, C)
+    own: np.ndarray  # (G, R, K, C, C)
+    counts: list[np.ndarray]  # per subgroup (R, L, P)
+    rhos: list[np.ndarray]  # per subgroup (R, L, C)
+    n_rows: np.ndarray  # (G, R, K, C, C) E-step counts of the own fits
+
+
+def _rows(n_rows: np.ndarray) -> np.ndarray:
+    """Confusion rows of E-step counts (an empty row stays 0: its entries carry no test)."""
+    n = n_rows.sum(axis=-1, keepdims=True)
+    return np.where(n > 0, n_rows / np.maximum(n, 1e-300), 0.0)
+
+
+def _agreement_p(rows_g: np.ndarray, rows_h: np.ndarray) -> float:
+    """P-value of "the readers of two subgroups err alike" (Hotelling T^2).
+
+    ``rows_g``, ``rows_h`` (1 + R, K, C, C): the two subgroups' confusion rows from their
+    own fits, first the point fit then R bootstrap replicates (the stratified bootstrap
+    draws the subgroups independently, so the replicates' spread of the difference is its
+    sampling spread). The free entries (the first C - 1 answers of each row) of the
+    difference are standardised by their bootstrap sd (entries whose sd is below 1e-8 of
+    the largest are dropped: an empty or boundary row carries no evidence);
+    ``T^2 = d' S^+ d`` with ``S`` the replicates' correlation matrix of rank ``q``,
+    referred to ``q (R - 1) / (R - q) F(q, R - q)`` (Hotelling's law for a covariance
+    estimated from R draws).
+    """
+    from scipy.stats import f as f_dist
+
+    diff = (rows_g - rows_h)[..., :-1].reshape(rows_g.shape[0], -1)
+    d0, reps = diff[0], diff[1:]
+    sd = reps.std(axis=0, ddof=1)
+    keep = sd > 1e-8 * max(float(sd.max()), 1e-300)
+    if not keep.any():
+        return 1.0
+    z0 = d0[keep] / sd[keep]
+    zr = (reps[:, keep] - reps[:, keep].mean(axis=0)) / sd[keep]
+    corr = zr.T @ zr / (zr.shape[0] - 1)
+    q = int(np.linalg.matrix_rank(corr, tol=1e-8 * corr.shape[0]))
+    r = reps.shape[0]
+    if q < 1 or r - q < 1:
+        return 1.0
+    t2 = float(z0 @ np.linalg.pinv(corr, rcond=1e-8, hermitian=True) @ z0)
+    return float(f_dist.sf(t2 * (r - q) / (q * (r - 1)), q, r - q))
+
+
+def reader_clusters(
+    point: np.ndarray, replicates: np.ndarray, sizes: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which subgroups' readers err alike: the clusters the pooled channels pool within.
+
+    ``point`` (G, 1, K, C, C) and ``replicates`` (G, R, K, C, C) are the per-subgroup
+    E-step counts of the subgroups' own fits, ``sizes`` (G,) their items. Every pair of
+    subgroups is tested (:func:`_agreement_p`); then, largest subgroup first, each
+    subgroup joins the first cluster all of whose members it agrees with (p >= ``level``)
+    or opens a new one. Pairwise tests, not a test of each subgroup against the rest: the
+    rest mixes the readers of every other subgroup, so with one deviant subgroup every
+    subgroup differs from its rest and nothing is pooled; and dropping the most
+    significant subgroup first drops the largest one (its rows are the most precise)
+    and pools the deviant ones with each other.
+
+    Returns ``cluster`` (G,) (0 is the largest subgroup's cluster) and the pairwise
+    p-values (G, G) (1 on the diagonal).
+    """
+    n = _rows(np.concatenate([point, replicates], axis=1))  # (G, 1 + R, K, C, C)
+    g_count = n.shape[0]
+    p = np.ones((g_count, g_count))
+    for g in range(g_count):
+        for h in range(g + 1, g_count):
+            p[g, h] = p[h, g] = _agreement_p(n[g], n[h])
+    cluster = np.full(g_count, -1)
+    members: list[list[int]] = []
+    for g in np.argsort(-np.asarray(sizes), kind="stable"):
+        for c, m in enumerate(members):
+            if all(p[g, h] >= level for h in m):
+                m.append(int(g))
+                cluster[g] = c
+                break
+        else:
+            members.append([int(g)])
+            cluster[g] = len(members) - 1
+    return cluster, p
+
+
 class _Fitter:
     """Every channel fit of one (point or bootstrap) pass, vectorised over replicates."""
 
@@ -500,15 +625,24 @@ class _Fitter:
         self.failed += int((~res["converged"]).sum())
         return res["confusion"], res["prevalence"]
 
-    def fit(self, weights: np.ndarray, channels: str):
-        """Confusions (G, R, K, C, C) per subgroup, the shared ones and kappa (R,)."""
-        d, r = self.design, weights.shape[0]
-        rows_all = np.arange(d.pattern.size)
+    def _start(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         t0 = np.broadcast_to(self.start_t, (r, *self.start_t.shape)).copy()
         rho0 = np.broadcast_to(self.start_rho, (r, *self.start_rho.shape)).copy()
-        shared, shared_rho = self._em(_counts(d, rows_all, weights), t0, rho0)
-        if channels == "shared":
-            return np.broadcast_to(shared, (self.n_sub, *shared.shape)), shared, None
+        return t0, rho0
+
+    def shared(self, weights: np.ndarray) -> np.ndarray:
+        """The shared fit on every item (R, K, C, C)."""
+        d = self.design
+        return self._em(_counts(d, np.arange(d.pattern.size), weights), *self._start(len(weights)))[
+            0
+        ]
+
+    def own(self, weights: np.ndarray) -> _OwnFits:
+        """The shared fit and each subgroup's own EM fit (started at the shared one)."""
+        d = self.design
+        shared, shared_rho = self._em(
+            _counts(d, np.arange(d.pattern.size), weights), *self._start(len(weights))
+        )
         own, counts, rhos = [], [], []
         for g in range(self.n_sub):
             rows = np.flatnonzero(d.subgroup == g)
@@ -518,26 +652,56 @@ class _Fitter:
             counts.append(cg)
             rhos.append(rg)
         own_t = np.stack(own)
-        if channels == "per-subgroup":
-            return own_t, shared, None
         n_rows = np.stack(
             [
                 expected_answer_counts(counts[g], d.states, own_t[g], rhos[g])
                 for g in range(self.n_sub)
             ]
         )
-        # Each subgroup is pooled no more than the family's spread or its own allows.
-        self.family_kappa = _kappa(n_rows, shared)
-        kappa = np.minimum(self.family_kappa[None], _kappa(n_rows, shared, per_subgroup=True))
+        return _OwnFits(shared, shared_rho, own_t, counts, rhos, n_rows)
+
+    def pooled(self, fits: _OwnFits, cluster: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pooled confusions (G, R, K, C, C) and each subgroup's kappa (G, R).
+
+        Within each cluster of two or more subgroups (:func:`reader_clusters`) the centre
+        is the shared fit of the cluster's items (the shared fit itself when the cluster
+        holds every subgroup), and a member is pooled no more than the cluster's spread
+        or its own allows; a subgroup alone in its cluster keeps its own channels (the
+        :data:`MIN_KAPPA` prior toward the shared fit only keeps its rows off the simplex
+        boundary). ``family_kappa`` is the concentration of cluster 0 (the largest
+        subgroup's), :data:`MIN_KAPPA` when it pools nothing.
+        """
+        r = fits.shared.shape[0]
+        kappa = np.full((self.n_sub, r), MIN_KAPPA)
+        centres = np.broadcast_to(fits.shared, (self.n_sub, *fits.shared.shape)).copy()
+        self.family_kappa = np.full(r, MIN_KAPPA)
+        for c in np.unique(cluster):
+            members = np.flatnonzero(cluster == c)
+            if members.size < 2:
+                continue
+            if members.size == self.n_sub:
+                centre = fits.shared
+            else:
+                counts = sum(fits.counts[g] for g in members)
+                centre = self._em(counts, fits.shared, fits.shared_rho)[0]
+            family = _kappa(fits.n_rows[members], centre)
+            own_k = _kappa(fits.n_rows[members], centre, per_subgroup=True)
+            kappa[members] = np.minimum(family[None], own_k)
+            centres[members] = centre
+            if c == 0:
+                self.family_kappa = family
         pooled = np.stack(
             [
-                self._em(counts[g], shared, rhos[g], prior=kappa[g][:, None, None, None] * shared)[
-                    0
-                ]
+                self._em(
+                    fits.counts[g],
+                    centres[g],
+                    fits.rhos[g],
+                    prior=kappa[g][:, None, None, None] * centres[g],
+                )[0]
                 for g in range(self.n_sub)
             ]
         )
-        return pooled, shared, kappa
+        return pooled, kappa
 
 
 def _stratified_weights(design: _Design, n_rep: int, rng: np.random.Generator) -> np.ndarray:
@@ -629,10 +793,21 @@ def subgroup_nc_ece(
     start_rho = np.asarray(shared_fit.class_prevalence.values[0])
     fitter = _Fitter(design, len(names), start_t, start_rho)
     n = design.pattern.size
-    point_t, _, point_kappa = fitter.fit(np.ones((1, n)), channels)
-    family_kappa = None if fitter.family_kappa is None else float(fitter.family_kappa[0])
+    rng = check_random_state(random_state)
+    w = _stratified_weights(design, n_bootstrap, rng)
+    point_kappa: np.ndarray | None = None
+    family_kappa: float | None = None
+    agreement_p: np.ndarray | None = None
+    accepted = np.ones(len(names), dtype=bool)
+    clusters: list[list[str]] | None = None
+    if channels == "shared":
+        point_t = np.broadcast_to(fitter.shared(np.ones((1, n))), (len(names), 1, *start_t.shape))
+        point_own = None
+    else:
+        point = fitter.own(np.ones((1, n)))
+        point_t = point_own = point.own
     for g, name in enumerate(names):
-        if identified[g] and _degenerate(point_t[g, 0]) and channels != "shared":
+        if identified[g] and point_own is not None and _degenerate(point_own[g, 0]):
             identified[g] = False
         if not identified[g]:
             if channels == "per-subgroup":
@@ -646,11 +821,47 @@ def subgroup_nc_ece(
                 f"subgroup {name!r}: its own channels are not identified; its pooled "
                 "channels lean on the shared fit."
             )
-    fitter.failed = 0
     fitter.tol, fitter.max_iter = BOOTSTRAP_TOL, BOOTSTRAP_MAX_ITER
-    rng = check_random_state(random_state)
-    w = _stratified_weights(design, n_bootstrap, rng)
-    rep_t, _, _ = fitter.fit(w, channels)
+    point_failed, fitter.failed = fitter.failed, 0
+    if channels == "shared":
+        rep_t = np.broadcast_to(fitter.shared(w), (len(names), n_bootstrap, *start_t.shape))
+    else:
+        reps = fitter.own(w)
+        rep_t = reps.own
+    if channels == "pooled":
+        sizes = np.bincount(design.subgroup, minlength=len(names))
+        cluster, pair_p = reader_clusters(point.n_rows, reps.n_rows, sizes, POOLING_LEVEL)
+        # a subgroup that cannot identify its own channels has to borrow them
+        cluster[~np.asarray(identified)] = 0
+        in_cluster = np.bincount(cluster, minlength=len(names))[cluster] >= 2
+        agreement_p = np.ones(len(names))
+        for g in range(len(names)):
+            mates = np.flatnonzero((cluster == cluster[g]) & (np.arange(len(names)) != g))
+            if in_cluster[g]:
+                agreement_p[g] = pair_p[g, mates].min()
+            else:  # the p-value that kept it out of the most compatible cluster
+                agreement_p[g] = max(
+                    pair_p[g, cluster == c].min() for c in np.unique(cluster) if c != cluster[g]
+                )
+                warnings.append(
+                    f"subgroup {names[g]!r}: its readers err unlike every other cluster's "
+                    f"(agreement p = {agreement_p[g]:.2g} < {POOLING_LEVEL}); it keeps its "
+                    "own channels (no pooling)."
+                )
+        accepted = in_cluster
+        clusters = [[names[g] for g in np.flatnonzero(cluster == c)] for c in np.unique(cluster)]
+        failed = fitter.failed
+        fitter.tol, fitter.max_iter = 1e-9, 1000
+        point_t, point_kappa = fitter.pooled(point, cluster)
+        family_kappa = float(fitter.family_kappa[0]) if fitter.family_kappa is not None else None
+        point_failed += fitter.failed
+        fitter.failed = failed
+        fitter.tol, fitter.max_iter = BOOTSTRAP_TOL, BOOTSTRAP_MAX_ITER
+        rep_t = fitter.pooled(reps, cluster)[0]
+    if point_failed:
+        warnings.append(
+            f"{point_failed} point EM fit(s) stopped at the iteration cap before converging."
+        )
     if fitter.failed > _MAX_FAILED * n_bootstrap * (1 + 2 * len(names)):
         warnings.append(
             f"{fitter.failed} bootstrap EM runs stopped at the iteration cap before converging; "
@@ -669,7 +880,7 @@ def subgroup_nc_ece(
         thetas.append(np.abs(d0 + dev).sum(axis=1))
         plugins.append(float(np.abs(d0).sum()))
         shrink = {"shared": 1.0, "per-subgroup": 0.0}.get(channels)
-        if shrink is None:
+        if shrink is None and point_kappa is not None:
             kappa0 = float(point_kappa[g, 0])
             shrink = kappa0 / (rows.size + kappa0)
         estimates.append(
@@ -682,7 +893,9 @@ def subgroup_nc_ece(
                 hi=hi,
                 p_value=calibration_p_value(d0, dr),
                 identified=bool(identified[g]),
-                shrinkage=float(shrink),
+                shrinkage=float(shrink if shrink is not None else 0.0),
+                pooled=bool(accepted[g]) if channels == "pooled" else channels == "shared",
+                agreement_p=None if agreement_p is None else float(agreement_p[g]),
             )
         )
     p_holm = holm_adjust(np.array([e["p_value"] for e in estimates]))
@@ -700,6 +913,7 @@ def subgroup_nc_ece(
         failed_replicates=int(fitter.failed),
         label=label,
         warnings=warnings,
+        clusters=clusters,
     )
 
 

@@ -135,6 +135,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--reps", type=int, default=40, help="simulations per design (default: %(default)s)"
     )
     parser.add_argument(
+        "--predict-reps",
+        type=int,
+        default=None,
+        help="simulations of the prediction at each recommended size (default: --reps; "
+        "300 give a power SE <= 0.029)",
+    )
+    parser.add_argument(
         "--prob", type=float, default=0.9, help="interval probability (default: %(default)s)"
     )
     parser.add_argument(

@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         interval=args.interval,
         channel_draws=args.channel_draws,
         refine_steps=args.refine_steps,
+        predict_reps=args.predict_reps,
         random_state=args.seed,
     )
     print(plan.summary())

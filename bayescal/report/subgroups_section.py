@@ -25,8 +25,10 @@ KEY = "subgroups"
 TITLE = "Subgroups: calibration in every subgroup"
 
 _CHANNEL_WORDS = {
-    "pooled": "each subgroup's own channels, partially pooled toward the shared ones "
-    "(empirical-Bayes Dirichlet prior, concentration from the between-subgroup spread)",
+    "pooled": "each subgroup's own channels, partially pooled toward those of the "
+    "subgroups whose readers err alike (pairwise tests form the reader clusters; "
+    "empirical-Bayes Dirichlet prior, concentration from the within-cluster spread); a "
+    "subgroup whose readers differ from every cluster keeps its own",
     "shared": "one set of channels for every subgroup (readers assumed to err alike)",
     "per-subgroup": "each subgroup's own EM channels",
 }
@@ -116,6 +118,13 @@ def _notes(res: SubgroupCalibration) -> list[str]:
             ""
             if res.kappa is None
             else f" Pooling concentration {res.kappa:.3g} prior items per confusion row."
+        )
+        + (
+            ""
+            if not res.clusters
+            else " Reader clusters: "
+            + "; ".join("{" + ", ".join(c) + "}" for c in res.clusters)
+            + "."
         ),
         f"Calibrated in every {res.label}: Holm-corrected across {len(res.subgroups)} "
         f"subgroups (family-wise level {1.0 - res.prob:.2g}), p = {fmt_p(res.p_all)}; "

@@ -10,7 +10,13 @@ from bayescal.channels.em import dawid_skene_em, em_run, expected_answer_counts
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError, IdentificationError
 from bayescal.metrics.ncece import class_nc_ece, nc_ece
-from bayescal.metrics.subgroups import holm_adjust, subgroup_nc_ece
+from bayescal.metrics.subgroups import (
+    MIN_KAPPA,
+    _agreement_p,
+    holm_adjust,
+    reader_clusters,
+    subgroup_nc_ece,
+)
 from bayescal.simulate.multiclass import (
     default_confusions,
     multiclass_population,
@@ -186,11 +192,12 @@ def test_result_dict_has_one_entry_per_subgroup_and_the_family_test():
     assert again == d  # seeded
 
 
-def test_a_subgroup_whose_readers_differ_is_pooled_less_than_the_family_spread_says():
+def test_a_subgroup_whose_readers_differ_keeps_its_own_channels():
     # A and B share readers, the small C has noisier ones (rows mixed 45% with the
-    # uniform row). The family concentration averages C's spread with A's and B's near
-    # zero spread; C's own spread is larger, so C is pooled by its own (smaller) kappa,
-    # while no subgroup is ever pooled more than the family kappa allows.
+    # uniform row). The pairwise reader tests put A and B in one cluster, which pools
+    # (a large concentration: their rows agree), and leave C alone with its own
+    # channels: pooled toward A's and B's readers, C's labels would be under-corrected
+    # and its NC-ECE biased upward (bench subgroups).
     base = default_confusions(3, 2, random_state=7)
     pops = {
         name: multiclass_population(2, (1 - w) * base + w / 2, temperature=1.6, random_state=0)
@@ -198,8 +205,52 @@ def test_a_subgroup_whose_readers_differ_is_pooled_less_than_the_family_spread_s
     }
     data = simulate_subgroups(pops, {"A": 1500, "B": 1500, "C": 300}, random_state=8)
     res = subgroup_nc_ece(data, n_bootstrap=100)
-    family = res.kappa
-    for s in res.subgroups:
-        assert s.shrinkage <= family / (s.n_items + family) + 1e-12
-    c = res.subgroups[2]
-    assert c.shrinkage < 0.5 * family / (c.n_items + family)
+    assert res.clusters == [["A", "B"], ["C"]]
+    a, b, c = res.subgroups
+    assert a.pooled and b.pooled and not c.pooled
+    assert res.kappa is not None and res.kappa > 100
+    for s in (a, b):
+        assert s.shrinkage <= res.kappa / (s.n_items + res.kappa) + 1e-12
+    assert c.shrinkage == pytest.approx(MIN_KAPPA / (c.n_items + MIN_KAPPA))
+    assert c.agreement_p < 0.01 <= min(a.agreement_p, b.agreement_p)
+    assert any("'C'" in w and "own channels" in w for w in res.warnings)
+
+
+def _rows_draws(rows, n, reps, rng):
+    """(1 + reps, K, C, C) multinomial row estimates from n answers per row."""
+    return rng.multinomial(n, rows, size=(1 + reps, *rows.shape[:-1])) / n
+
+
+def test_agreement_p_is_uniform_under_the_null_and_small_under_a_difference():
+    # Rows estimated from n answers (exact multinomial sampling, so the replicates'
+    # spread is the sampling spread): the Hotelling p-value of two subgroups with the
+    # same rows is ~U(0, 1); rows mixed 40% with the uniform row (diagonal 0.1-0.2 lower,
+    # 3-6 sd of a difference at n = 400) give p << 0.01.
+    rng = np.random.default_rng(0)
+    rows = default_confusions(3, 3, random_state=1)
+    null = [
+        _agreement_p(_rows_draws(rows, 400, 200, rng), _rows_draws(rows, 400, 200, rng))
+        for _ in range(200)
+    ]
+    # MC bounds: 200 uniform p-values put 20 +- 4.2 below 0.1 (binomial sd)
+    assert 20 - 3.5 * 4.2 <= sum(p < 0.1 for p in null) <= 20 + 3.5 * 4.2
+    assert 0.5 - 3.5 * 0.02 <= float(np.mean(null)) <= 0.5 + 3.5 * 0.02
+    moved = 0.6 * rows + 0.4 / 3
+    p = _agreement_p(_rows_draws(rows, 400, 200, rng), _rows_draws(moved, 400, 200, rng))
+    assert p < 1e-3
+
+
+def test_reader_clusters_join_the_agreeing_and_keep_the_odd_one_alone():
+    rng = np.random.default_rng(1)
+    rows = default_confusions(3, 2, random_state=2)
+    odd = 0.6 * rows + 0.4 / 2
+    n = {"A": 600, "B": 400, "C": 300}
+    counts = []
+    for name, r in (("A", rows), ("B", rows), ("C", odd)):
+        counts.append(_rows_draws(r, n[name], 200, rng) * n[name])
+    point = np.stack([x[:1] for x in counts])
+    reps = np.stack([x[1:] for x in counts])
+    cluster, p = reader_clusters(point, reps, np.array([600, 400, 300]), 0.01)
+    assert cluster.tolist() == [0, 0, 1]
+    assert p[0, 1] >= 0.01 and max(p[0, 2], p[1, 2]) < 1e-3
+    assert np.allclose(p, p.T) and np.all(np.diag(p) == 1)

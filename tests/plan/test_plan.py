@@ -74,6 +74,32 @@ def test_plan_recommends_and_brackets():
     json.dumps(plan.to_dict())  # serialisable
 
 
+def test_predict_reps_sets_the_final_prediction_only():
+    sc = PlanScenario.stated(ACC, 2, temperature=1.0)
+    plan = plan_audit(
+        sc,
+        width=0.08,
+        power=None,
+        sizes=[200, 800, 3200],
+        reps=4,
+        predict_reps=9,
+        interval="evaluation",
+    )
+    (rec,) = plan.recommendations
+    assert rec.predicted is not None and rec.predicted.reps + rec.predicted.failed == 9
+    assert all(p.reps + p.failed == 4 for p in plan.grid + rec.refinements)
+    assert plan.settings["predict_reps"] == 9
+
+
+def test_false_fail_probability_of_the_bench_check():
+    from bayescal.bench.plan import _false_fail
+
+    # sigma 0.075 (60 predictions and 150 checks at power 0.5): a correct predictor
+    # misses a 0.1 tolerance with probability 2 Phi(-1.333) = 0.182
+    assert _false_fail(0.1, 0.075) == pytest.approx(0.1824, abs=1e-3)
+    assert _false_fail(0.1, 0.0) == 0.0
+
+
 def _point(n: int, width: float, power: float, reps: int) -> DesignPoint:
     return DesignPoint(n, 3.0, 0, reps, width, 0.0, power, 0.0, 0.9, 0.05)
 
@@ -185,6 +211,7 @@ def test_pilot_scores_define_the_population():
         (lambda: simulate_design(PlanScenario.stated([0.8], 2), 50, interval="x"), "interval"),
         (lambda: simulate_design(PlanScenario.stated([0.8], 2), 50, channel_draws=5), "draws"),
         (lambda: plan_audit(PlanScenario.stated([0.8], 2), refine_steps=-1), "refine_steps"),
+        (lambda: plan_audit(PlanScenario.stated([0.8], 2), predict_reps=1), "predict_reps"),
     ],
 )
 def test_bad_input_refused(build, match):
@@ -206,6 +233,8 @@ def test_cli_smoke(tmp_path, capsys):
         "200,800",
         "--reps",
         "3",
+        "--predict-reps",
+        "5",
         "--interval",
         "evaluation",
         "--json",
@@ -216,6 +245,7 @@ def test_cli_smoke(tmp_path, capsys):
     assert "power >= 0.8" in capsys.readouterr().out
     doc = json.loads(out.read_text())
     assert doc["scenario"]["n_classes"] == 2 and len(doc["grid"]) == 2
+    assert doc["settings"]["predict_reps"] == 5
 
 
 def test_cli_refuses_missing_channels(capsys):
