@@ -5,9 +5,11 @@ import numpy as np
 from bayescal import ChannelFit
 from bayescal.metrics.binned import _as_summary, _channels_for, summary_cells
 from bayescal.metrics.uncertainty import (
+    RATE_PRIOR_WEIGHT,
     multiclass_cell_rates,
     multiclass_nc_ece_interval,
     posterior_bin_rates,
+    posterior_group_rates,
 )
 from bayescal.simulate import (
     TOY_FN,
@@ -50,6 +52,7 @@ def test_two_classes_is_the_binary_route():
         table.count,
         200,
         np.random.default_rng(5),
+        expand=False,
     )
     np.testing.assert_allclose(cells, binary[:, table.bin], rtol=0, atol=1e-12)
 
@@ -99,3 +102,97 @@ def test_joint_needs_a_posterior():
         multiclass_nc_ece_interval(
             data, ChannelFit.known_confusion(pop.confusion), sample_use="joint"
         )
+
+
+def test_rate_prior_centred_on_the_score_has_the_beta_posterior():
+    # Annotators that never err: an item's pattern tells its class, so given the channels a
+    # group of n items with x of the target class has the conjugate posterior
+    # Beta(x + w zbar, n - x + w (1 - zbar)). Groups at the ends of the score range with
+    # rates near 0 and 1 are where the uniform prior's pull towards 1/2 enlarged |rate - zbar|
+    # (issue 22 item 4); the score-centred prior must give the closed form there.
+    n = np.array([40.0, 40.0, 400.0])
+    x = np.array([2.0, 37.0, 120.0])
+    zbar = np.array([0.03, 0.95, 0.31])
+    group = np.repeat(np.arange(3), 2)
+    count = np.stack([x, n - x], axis=1).ravel()
+    hit = np.tile([0.0, -60.0], 3)  # log P(pattern | target class): positives, negatives
+
+    def cell_loglik(rows):
+        return np.broadcast_to(hit[::-1], (rows.size, 6)), np.broadcast_to(hit, (rows.size, 6))
+
+    w = RATE_PRIOR_WEIGHT
+    a, b = x + w * zbar, n - x + w * (1 - zbar)
+    rates = posterior_group_rates(
+        group,
+        count,
+        3,
+        cell_loglik,
+        4,
+        20_000,
+        np.random.default_rng(0),
+        prior=(w * zbar, w * (1 - zbar)),
+    )
+    sd = np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
+    # 20,000 draws: the mean's Monte Carlo SE is sd / 141; 5 SE
+    np.testing.assert_array_less(np.abs(rates.mean(axis=0) - a / (a + b)), 5 * sd / 141)
+    np.testing.assert_allclose(rates.std(axis=0), sd, rtol=0.03)
+    uniform = posterior_group_rates(
+        group, count, 3, cell_loglik, 4, 20_000, np.random.default_rng(0)
+    )
+    # the uniform prior's mean (x + 1) / (n + 2) is off by more than 10 Monte Carlo SE in the
+    # two small end groups, in the direction that enlarges the calibration gap
+    gap = uniform.mean(axis=0)[:2] - rates.mean(axis=0)[:2]
+    assert gap[0] > 10 * sd[0] / 141 and gap[1] < -10 * sd[1] / 141
+
+
+def test_expansion_around_the_mean_channels_matches_a_grid_per_draw():
+    pop = multiclass_population(4, temperature=1.5)
+    n = 2000
+    data = simulate_multiclass(n, population=pop, random_state=2)
+    from bayescal.summaries import summarize_multiclass
+
+    summary = summarize_multiclass(data, bins=10)
+    ds = summary.dataset
+    rng = np.random.default_rng(4)
+    s = 60
+    # a channel posterior as spread as a 2,000-item fit's (rows of ~500 items: sd ~ 0.015)
+    conf = np.stack(
+        [
+            np.stack([[rng.dirichlet(500 * row + 0.5) for row in t] for t in pop.confusion])
+            for _ in range(s)
+        ]
+    )
+    cls = ds["top_cell_class"].values.astype(np.int64)
+    group = ds["top_cell_bin"].values.astype(np.int64) * 4 + cls
+    args = (
+        summary.states,
+        conf,
+        ds["top_cell_pattern"].values,
+        cls,
+        group,
+        ds["top_cell_count"].values.astype(float),
+        4000,
+        None,
+        60,
+    )
+    out = {}
+    for expand in (False, True):
+        out[expand] = multiclass_cell_rates(
+            *args[:6],
+            args[6],
+            np.random.default_rng(7),
+            args[8],
+            expand=expand,
+            score_sum=ds["top_cell_conf_sum"].values,
+        )
+    _, first, sizes = np.unique(group, return_index=True, return_counts=True)
+    exact, fast = out[False][:, first], out[True][:, first]
+    sd = exact.std(axis=0)
+    # same uniform numbers, so the difference is the expansion's error plus the Monte Carlo
+    # error of two sd estimates from 4,000 draws (~1.1%): groups' means within 0.1 sd,
+    # sds within 5%, 5% / 95% quantiles within 0.2 sd
+    assert np.max(np.abs(exact.mean(0) - fast.mean(0)) / sd) < 0.1
+    assert np.max(np.abs(fast.std(0) / sd - 1)) < 0.05
+    for q in (0.05, 0.95):
+        d = np.abs(np.quantile(exact, q, axis=0) - np.quantile(fast, q, axis=0)) / sd
+        assert np.max(d) < 0.2
