@@ -38,7 +38,7 @@ def test_every_alias_targets_a_registered_benchmark_and_no_twin_module_remains()
     assert {target[0] for target in BENCH_ALIASES.values()} <= set(BENCHMARKS)
     # issue 21: no module of the package is named after its track
     left = {str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("multiclass_*.py")}
-    assert left <= {"bayes/multiclass_fit.py"}, left  # (merged by the branch mcfit)
+    assert not left, left
 
 
 @pytest.mark.parametrize(
