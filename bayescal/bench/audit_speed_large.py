@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from bayescal.bench._io import environment, write_json
+from bayescal.bench.many_annotators import write_csv
 
 TARGETS = {"binary_seconds": 60.0, "multiclass_seconds": 300.0, "peak_rss_bytes": 2 * 1024**3}
 
@@ -91,8 +92,6 @@ def _binary_csv(n: int, seed: int, path: Path) -> list[str]:
 
 
 def _many_csv(n: int, k: int, seed: int, path: Path) -> list[str]:
-    from bayescal.bench.many_annotators import write_csv
-
     write_csv(path, k, n, 0.0, seed)
     return []
 

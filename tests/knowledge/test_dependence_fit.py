@@ -114,11 +114,8 @@ def test_fit_refuses_unidentified_designs_and_bad_pairs():
         fit_channels_dependence(data, "all", "marginal", groups=1, draws=10, tune=10)
     with pytest.raises(ConfigError, match="itself"):
         fit_channels_dependence(data, "a1:a1", groups=5, draws=10, tune=10)
-    from bayescal.simulate import simulate_multiclass
-
-    multi = simulate_multiclass(200, random_state=0)
-    with pytest.raises(ConfigError, match="binary channels only"):
-        fit_channels_bayes(multi, dependence="all", draws=10, tune=10)
+    # C > 2 with dependence= is the C-class dependence model now (issue 21 item 2: one fit
+    # function); its refusals and fits: tests/multiclass/test_multiclass_dependence_fit.py
 
 
 def test_compare_refuses_fits_on_different_data(fits):
