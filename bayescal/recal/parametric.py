@@ -508,7 +508,7 @@ class MulticlassRecalibrator(BaseEstimator):
 
     # ------------------------------------------------------------ the family (subclasses)
     def _bounds(self, c: int) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement _bounds(c).")
 
     def _start(self, c: int) -> np.ndarray:
         raise NotImplementedError
