@@ -1143,13 +1143,21 @@ class MulticlassNCECEInterval:
         return {"top_label": self.top_label.to_dict(), "classwise": self.classwise.to_dict()}
 
 
-def _bin_sums(index, n_out, values):
+def _onehot(index, n_out) -> np.ndarray:
+    """The cells' one-hot matrix (cells x n_out) of output ``index[cell]``."""
+    onehot = np.zeros((np.size(index), n_out))
+    onehot[np.arange(np.size(index)), np.asarray(index, dtype=np.int64)] = 1.0
+    return onehot
+
+
+def _bin_sums(index, n_out, values, onehot=None):
     """Sum ``values[..., cell]`` into ``n_out`` outputs by ``index[cell]``: (..., n_out).
 
     One product with the cells' one-hot matrix (cells x n_out), so a chunk of replicates
-    is read once rather than once per output."""
-    onehot = np.zeros((np.size(index), n_out))
-    onehot[np.arange(np.size(index)), np.asarray(index, dtype=np.int64)] = 1.0
+    is read once rather than once per output; ``onehot`` (:func:`_onehot`) is that
+    matrix built once by a caller that sums many chunks."""
+    if onehot is None:
+        onehot = _onehot(index, n_out)
     return np.asarray(values, dtype=np.float64) @ onehot
 
 
@@ -1176,19 +1184,23 @@ def _multiclass_replicates(
         out[f"rate_{key}"] = np.empty((n_rep, n_out))
     d_all = np.arange(n_rep) % draws
     chan = np.empty((n_rep, n_out))
+    # built once for all chunks (the same operands as a per-call build: identical sums)
+    onehot = _onehot(index, n_out)
+    point_dev = point - zbar
     for rows in row_chunks(n_rep, count.size):
         u = targets(d_all[rows])  # (r, cells)
-        chan[rows] = _bin_sums(index, n_out, u * count - zsum) / n
+        chan[rows] = _bin_sums(index, n_out, u * count - zsum, onehot) / n
         g = rng.standard_gamma(count, size=(u.shape[0], count.size))
         g /= g.sum(axis=1, keepdims=True)
-        weight = _bin_sums(index, n_out, g)
+        weight = _bin_sums(index, n_out, g, onehot)
         values = {"full": u, "evaluation": np.broadcast_to(point, u.shape)}
         if rates is not None:
             values["posterior"] = rates[0][rows][:, rates[1]]
         for key in sources:
-            out[key][rows] = _bin_sums(index, n_out, g * (values[key] - zbar))
+            dev = g * point_dev if key == "evaluation" else g * (values[key] - zbar)
+            out[key][rows] = _bin_sums(index, n_out, dev, onehot)
             with np.errstate(invalid="ignore", divide="ignore"):
-                out[f"rate_{key}"][rows] = _bin_sums(index, n_out, g * values[key]) / weight
+                out[f"rate_{key}"][rows] = _bin_sums(index, n_out, g * values[key], onehot) / weight
     out["channel"] = chan
     return out
 

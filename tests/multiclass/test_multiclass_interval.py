@@ -78,3 +78,53 @@ def test_arguments_are_checked():
         multiclass_nc_ece_interval(data, ch, n_bootstrap=10)
     with pytest.raises(ConfigError, match="prob"):
         multiclass_nc_ece_interval(data, ch, prob=1.5)
+
+
+def test_replicates_equal_a_per_replicate_reference(monkeypatch):
+    """The chunked one-hot route of the bootstrap moments (one-hot built once per part) gives
+    the per-replicate formula ``sum_cells g (U - zbar)`` (SPEC §4) with the same Gamma stream,
+    over several chunks. Tolerance: the two routes sum at most 60 terms of size <= 1 in
+    different orders, so they differ by at most 60 float64 epsilons (1.3e-14)."""
+    import bayescal.metrics.uncertainty as unc
+
+    monkeypatch.setattr(
+        unc, "row_chunks", lambda n, size: [slice(i, min(i + 7, n)) for i in range(0, n, 7)]
+    )
+    rng = np.random.default_rng(3)
+    n_cells, n_out, n_rep, draws = 60, 4, 30, 9
+    index = rng.integers(0, n_out, n_cells)
+    count = rng.integers(1, 5, n_cells).astype(np.float64)
+    zsum = count * rng.random(n_cells)
+    table = rng.random((draws, n_cells))
+    point = rng.random(n_cells)
+    rate = rng.random((n_rep, 3))
+    group = rng.integers(0, 3, n_cells)
+    out = unc._multiclass_replicates(
+        index,
+        n_out,
+        count,
+        zsum,
+        lambda d: table[d],
+        point,
+        n_rep,
+        np.random.default_rng(5),
+        draws,
+        (rate, group),
+    )
+    ref_rng = np.random.default_rng(5)
+    zbar = zsum / count
+    for start in range(0, n_rep, 7):
+        rows = range(start, min(start + 7, n_rep))
+        g = ref_rng.standard_gamma(count, size=(len(rows), n_cells))
+        g /= g.sum(axis=1, keepdims=True)
+        for i, r in enumerate(rows):
+            values = {"full": table[r % draws], "evaluation": point, "posterior": rate[r][group]}
+            weight = np.bincount(index, g[i], n_out)
+            for key, v in values.items():
+                moment = np.bincount(index, g[i] * (v - zbar), n_out)
+                np.testing.assert_allclose(out[key][r], moment, rtol=0, atol=60 * 2.2e-16)
+                np.testing.assert_allclose(
+                    out[f"rate_{key}"][r], np.bincount(index, g[i] * v, n_out) / weight, rtol=1e-13
+                )
+            channel = np.bincount(index, table[r % draws] * count - zsum, n_out) / count.sum()
+            np.testing.assert_allclose(out["channel"][r], channel, rtol=0, atol=60 * 2.2e-16)
