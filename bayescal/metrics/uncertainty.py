@@ -1178,14 +1178,14 @@ def _multiclass_replicates(
     n = count.sum()
     zbar = zsum / count
     sources = ("full", "evaluation") + (() if rates is None else ("posterior",))
-    out = {"point": _bin_sums(index, n_out, point * count - zsum) / n}
+    # built once for the point sum and all chunks (same operands as a per-call build)
+    onehot = _onehot(index, n_out)
+    out = {"point": _bin_sums(index, n_out, point * count - zsum, onehot) / n}
     for key in sources:
         out[key] = np.empty((n_rep, n_out))
         out[f"rate_{key}"] = np.empty((n_rep, n_out))
     d_all = np.arange(n_rep) % draws
     chan = np.empty((n_rep, n_out))
-    # built once for all chunks (the same operands as a per-call build: identical sums)
-    onehot = _onehot(index, n_out)
     point_dev = point - zbar
     for rows in row_chunks(n_rep, count.size):
         u = targets(d_all[rows])  # (r, cells)
