@@ -11,13 +11,16 @@ skipped with that reason.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bayescal.channels.items import ItemPosteriors, item_posteriors
 from bayescal.data.container import Annotations
 from bayescal.report.core import Section, Table, fmt_p
+
+if TYPE_CHECKING:
+    from bayescal.report.sections import Context
 
 __all__ = ["KEY", "TITLE", "items_section", "items_artifacts", "MAX_SHOWN"]
 
@@ -28,7 +31,7 @@ TITLE = "Items: the true class given the answers"
 MAX_SHOWN = 10
 
 
-def items_section(ctx: Any) -> Section:
+def items_section(ctx: Context) -> Section:
     """Compute the item posteriors into ``ctx.items`` and describe them."""
     data, fit, summary = ctx.data, ctx.channels, ctx.summary
     if not isinstance(data, Annotations):
@@ -46,7 +49,7 @@ def items_section(ctx: Any) -> Section:
     return Section(KEY, TITLE, tables=[_table(data, post)], notes=_notes(post))
 
 
-def items_artifacts(ctx: Any) -> dict[str, Any]:
+def items_artifacts(ctx: Context) -> dict[str, Any]:
     """``{"items.csv": writer}`` when the item posteriors were computed."""
     post = getattr(ctx, "items", None)
     return {} if post is None else {"items.csv": post.to_csv}

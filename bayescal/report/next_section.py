@@ -11,7 +11,7 @@ section is skipped with that reason.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from bayescal.channels.acquisition import AnnotationTargets, rank_annotation_tar
 from bayescal.data.container import Annotations
 from bayescal.errors import DataError
 from bayescal.report.core import Section, Table
+
+if TYPE_CHECKING:
+    from bayescal.report.sections import Context
 
 __all__ = ["KEY", "TITLE", "next_section", "next_artifacts", "next_summary", "MAX_SHOWN"]
 
@@ -29,7 +32,7 @@ TITLE = "Where to annotate next"
 MAX_SHOWN = 10
 
 
-def next_section(ctx: Any) -> Section:
+def next_section(ctx: Context) -> Section:
     """Rank the items into ``ctx.next_gold`` / ``ctx.next_reread`` and describe the top."""
     data, fit, summary = ctx.data, ctx.channels, ctx.summary
     if not isinstance(data, Annotations):
@@ -55,13 +58,13 @@ def next_section(ctx: Any) -> Section:
     return Section(KEY, TITLE, tables=[_table(data, gold)], notes=_notes(gold, reread))
 
 
-def next_artifacts(ctx: Any) -> dict[str, Any]:
+def next_artifacts(ctx: Context) -> dict[str, Any]:
     """``{"next.csv": writer}`` when the ranking was computed."""
     gold = getattr(ctx, "next_gold", None)
     return {} if gold is None else {"next.csv": gold.to_csv}
 
 
-def next_summary(ctx: Any) -> dict[str, Any]:
+def next_summary(ctx: Context) -> dict[str, Any]:
     """``{"next_annotations": {...}}`` when the ranking was computed, else nothing."""
     gold = getattr(ctx, "next_gold", None)
     reread = getattr(ctx, "next_reread", None)
