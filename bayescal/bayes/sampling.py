@@ -275,8 +275,9 @@ def sample_nutpie(density, settings: NUTSSettings, *, to_posterior=None):
     (posterior, sample_stats, timings)
         ``posterior`` with PyMC's variables and dims, ``sample_stats`` with PyMC's
         names (``diverging``, ``energy``, ``lp``, ``tree_depth``, ...), ``timings``
-        with ``load_seconds`` (first kernel call: numba compile or cache load) and
-        ``sampling_seconds``.
+        with ``load_seconds`` (first kernel call: numba compile or cache load),
+        ``sampling_seconds`` and ``tuning_gradient_evaluations`` (leapfrog steps of all
+        chains' tuning; the draws' steps are ``sample_stats["n_steps"]``).
     """
     t0 = time.perf_counter()
     density(density.initial_point())
@@ -319,7 +320,9 @@ def sample_nutpie(density, settings: NUTSSettings, *, to_posterior=None):
         cores=settings.cores or parallel_chains(settings.chains),
         seed=settings.seed,
         target_accept=settings.target_accept,
-        save_warmup=False,
+        # warmup statistics kept (not its draws' use: only ``posterior`` is read) so the fit
+        # can say how many gradient evaluations tuning cost; the draws are the same either way
+        save_warmup=True,
         progress_bar=settings.progress,
         blocking=False,
     )
@@ -346,7 +349,14 @@ def sample_nutpie(density, settings: NUTSSettings, *, to_posterior=None):
         {new: stats[old] for old, new in _NUTPIE_STATS.items() if old in stats},
         attrs=attrs,
     ).assign_coords({CHAIN: posterior[CHAIN].values, DRAW: posterior[DRAW].values})
-    return posterior, sample_stats, {"load_seconds": load_seconds, "sampling_seconds": seconds}
+    warm = getattr(trace, "warmup_sample_stats", None)
+    tuning_steps = int(warm["n_steps"].sum()) if warm is not None and "n_steps" in warm else None
+    timings = {
+        "load_seconds": load_seconds,
+        "sampling_seconds": seconds,
+        "tuning_gradient_evaluations": tuning_steps,
+    }
+    return posterior, sample_stats, timings
 
 
 def sample_pymc(built: BuiltModel | BuiltMulticlassModel, settings: NUTSSettings):
@@ -379,4 +389,9 @@ def sample_pymc(built: BuiltModel | BuiltMulticlassModel, settings: NUTSSettings
         )
     seconds = time.perf_counter() - t0
     check_complete(idata.posterior, draws=settings.draws, chains=settings.chains)
-    return idata.posterior, idata.sample_stats, {"load_seconds": 0.0, "sampling_seconds": seconds}
+    timings = {
+        "load_seconds": 0.0,
+        "sampling_seconds": seconds,
+        "tuning_gradient_evaluations": None,
+    }
+    return idata.posterior, idata.sample_stats, timings

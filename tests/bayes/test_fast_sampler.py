@@ -324,3 +324,36 @@ def test_posterior_moments_match_pymc_nuts(orientation):
         tol = 4 * np.hypot(mcse["nutpie"][name].values, mcse["pymc"][name].values)
         assert np.all(np.abs(m1 - m2) < tol), (name, m1, m2, tol)
         assert np.all(np.abs(s1 - s2) < 0.2 * s2), (name, s1, s2)
+
+
+def test_fit_counts_the_gradient_evaluations_of_tuning_and_of_the_draws(small_fit):
+    """Each NUTS iteration takes at least one leapfrog step (one gradient): 200 tuning and 200
+    kept iterations in each of 2 chains give at least 400 of each; the draws' count is the sum
+    of ``n_steps``."""
+    diag = small_fit.diagnostics
+    assert diag["gradient_evaluations"] == int(small_fit.idata.sample_stats["n_steps"].sum())
+    assert diag["gradient_evaluations"] >= 400
+    assert isinstance(diag["tuning_gradient_evaluations"], int)
+    assert diag["tuning_gradient_evaluations"] >= 400
+
+
+def test_keeping_the_warmup_statistics_leaves_the_draws_unchanged(small_fit, monkeypatch):
+    """The statistics of tuning are kept to count its gradients; the draws are those of a run
+    that discards them."""
+    import nutpie
+
+    real = nutpie.sample
+
+    def discarding(*args, **kwargs):
+        kwargs["save_warmup"] = False
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(nutpie, "sample", discarding)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = fit_channels_bayes(
+            _summary(3), orientation="designated", orient=1, draws=200, tune=200, chains=2
+        )
+    np.testing.assert_array_equal(again.a.values, small_fit.a.values)
+    np.testing.assert_array_equal(again.prevalence.values, small_fit.prevalence.values)
+    assert again.diagnostics["tuning_gradient_evaluations"] is None
