@@ -51,7 +51,7 @@ def items_section(ctx: Context) -> Section:
 
 def items_artifacts(ctx: Context) -> dict[str, Any]:
     """``{"items.csv": writer}`` when the item posteriors were computed."""
-    post = getattr(ctx, "items", None)
+    post = ctx.items
     return {} if post is None else {"items.csv": post.to_csv}
 
 

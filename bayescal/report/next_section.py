@@ -60,14 +60,14 @@ def next_section(ctx: Context) -> Section:
 
 def next_artifacts(ctx: Context) -> dict[str, Any]:
     """``{"next.csv": writer}`` when the ranking was computed."""
-    gold = getattr(ctx, "next_gold", None)
+    gold = ctx.next_gold
     return {} if gold is None else {"next.csv": gold.to_csv}
 
 
 def next_summary(ctx: Context) -> dict[str, Any]:
     """``{"next_annotations": {...}}`` when the ranking was computed, else nothing."""
-    gold = getattr(ctx, "next_gold", None)
-    reread = getattr(ctx, "next_reread", None)
+    gold = ctx.next_gold
+    reread = ctx.next_reread
     if gold is None or reread is None:
         return {}
     return {"next_annotations": {"gold": gold.to_dict(), "reread": reread.to_dict()}}
