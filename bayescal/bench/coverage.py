@@ -774,6 +774,7 @@ MULTICLASS = {
     "c4-overconfident": {"classes": 4, "temperature": 1.5, "n": 2000},
     "c4-calibrated": {"classes": 4, "temperature": 1.0, "n": 2000},
     "c10-overconfident": {"classes": 10, "temperature": 1.5, "n": 2000},
+    "c10-calibrated": {"classes": 10, "temperature": 1.0, "n": 2000},
 }
 _PARTS = ("top_label", "classwise")
 
