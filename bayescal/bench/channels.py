@@ -113,7 +113,6 @@ MODE_DEFAULTS: dict[str, dict[str, object]] = {
     "draws": {"priors": 300},
     "tune": {"priors": 600},
     "chains": {"priors": 2},
-    "start": {"priors": "em"},
 }
 
 
@@ -163,13 +162,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--draws", type=int, help="--priors: draws per chain (300)")
     parser.add_argument("--tune", type=int, help="--priors: tuning steps (600)")
     parser.add_argument("--chains", type=int, help="--priors: chains (2)")
-    parser.add_argument(
-        "--start",
-        choices=("em", "prior"),
-        help="--priors: where the chains start: 'em' (default), at the EM fit of the same "
-        "data, as the audit starts them; 'prior', at the priors' mean rows (the library "
-        "default without start=)",
-    )
 
 
 def _mode(args) -> str:
@@ -478,7 +470,6 @@ def one_fit(
             tune=args.tune,
             chains=args.chains,
             random_state=seed,
-            start=em if args.start == "em" else None,
         )
     seconds = time.perf_counter() - t0
     idata = fit.idata
@@ -550,7 +541,6 @@ def _run_priors(args: argparse.Namespace) -> int:
             "draws": args.draws,
             "tune": args.tune,
             "chains": args.chains,
-            "start": args.start,
             "seed": args.seed,
         },
         "accuracies": accuracies.tolist(),

@@ -60,19 +60,3 @@ def test_an_option_of_another_mode_is_refused_in_one_line(argv, message, capsys)
 def test_alias_help_is_the_merged_benchmark_help(capsys):
     assert main(["bench", "multiclass-priors", "--help"]) == 0
     assert "--per-class" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("start", ["em", "prior"])
-def test_prior_check_records_where_its_chains_start(start, tmp_path):
-    """Issue 22 item 3: the prior check starts its chains at the EM fit by default (as the
-    audit does: label-switched modes at C = 20 otherwise), or at the priors' mean rows."""
-    import json
-
-    out = tmp_path / "p.json"
-    argv = ["channels", "--priors", "--classes", "3", "--per-class", "40", "--reps", "1"]
-    argv += ["--draws", "40", "--tune", "40", "--chains", "1", "--json", str(out)]
-    assert main(["bench", *argv, *(["--start", start] if start == "prior" else [])]) == 0
-    result = json.loads(out.read_text())
-    assert result["settings"]["start"] == start
-    (cell,) = result["cells"]
-    assert cell["coverage"]["n"] == 9  # K x C diagonal entries of the one repetition
