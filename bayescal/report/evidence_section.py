@@ -26,6 +26,18 @@ from bayescal.report.sections import Context
 __all__ = ["evidence_section", "ambiguity_view_section"]
 
 
+#: The per-class table's columns after the class: (key of the check, digits shown).
+_CLASS_COLUMNS = (
+    ("items", 0),
+    ("dispersion_observed", 3),
+    ("dispersion_replicated", 3),
+    ("dispersion_tail", 3),
+    ("disagreement_observed", 4),
+    ("disagreement_excess", 4),
+    ("disagreement_tail", 3),
+)
+
+
 # --------------------------------------------------------------------------- evidence
 def evidence_section(ctx: Context) -> Section:
     """The noise-or-ambiguity check; it decides which analysis runs with ``view="auto"``."""
@@ -39,31 +51,11 @@ def evidence_section(ctx: Context) -> Section:
             ctx.flags.append(f)
     pc = chk.per_class
     rows = [
-        (
-            str(cls),
-            fmt(float(pc["items"][i]), 0),
-            fmt(float(pc["dispersion_observed"][i]), 3),
-            fmt(float(pc["dispersion_replicated"][i]), 3),
-            fmt(float(pc["dispersion_tail"][i]), 3),
-            fmt(float(pc["disagreement_observed"][i]), 4),
-            fmt(float(pc["disagreement_excess"][i]), 4),
-            fmt(float(pc["disagreement_tail"][i]), 3),
-        )
+        (str(cls), *(fmt(float(pc[key][i]), digits) for key, digits in _CLASS_COLUMNS))
         for i, cls in enumerate(pc["class"].values)
     ]
     o = chk.overall
-    rows.append(
-        (
-            "all",
-            fmt(o["items"], 0),
-            fmt(o["dispersion_observed"], 3),
-            fmt(o["dispersion_replicated"], 3),
-            fmt(o["dispersion_tail"], 3),
-            fmt(o["disagreement_observed"], 4),
-            fmt(o["disagreement_excess"], 4),
-            fmt(o["disagreement_tail"], 3),
-        )
-    )
+    rows.append(("all", *(fmt(o[key], digits) for key, digits in _CLASS_COLUMNS)))
     tables = [
         Table(
             "Within-item dispersion and disagreement per latent class (items with 2+ answers)",
