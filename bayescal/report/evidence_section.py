@@ -46,9 +46,7 @@ def evidence_section(ctx: Context) -> Section:
     with _warnings.catch_warnings(record=True):
         ctx.check = noise_or_ambiguity(ctx.summary, fit, random_state=ctx.seed)
     chk = ctx.check
-    for f in chk.flags:
-        if f not in ctx.flags:
-            ctx.flags.append(f)
+    ctx.add_flags(chk.flags)
     pc = chk.per_class
     rows = [
         (str(cls), *(fmt(float(pc[key][i]), digits) for key, digits in _CLASS_COLUMNS))
@@ -131,6 +129,9 @@ def evidence_section(ctx: Context) -> Section:
 
 
 # --------------------------------------------------------------------------- ambiguity view
+_AMBIGUITY_TITLE = "Calibration error, ambiguity view (the answer distribution as truth)"
+
+
 def ambiguity_view_section(ctx: Context) -> Section:
     """ECE against the annotators' answer distribution (Tao et al.), on the audit's bins."""
     data = cast(Annotations, ctx.data)  # the class-wise audit refuses a bare summary
@@ -144,14 +145,13 @@ def ambiguity_view_section(ctx: Context) -> Section:
     uniform = np.array_equal(ctx.summary.bin_edges, np.linspace(0, 1, m + 1))
     ctx.ambiguity = {"bins": m, "uniform_bins": uniform}
     if uniform:
-        ctx.ambiguity["ece_true"] = float(
-            ece_true(probs, counts, n_bins=m, random_state=ctx.seed).ece
-        )
+        curve = ece_true(probs, counts, n_bins=m, random_state=ctx.seed)
+        ctx.ambiguity["ece_true"] = float(curve.ece)
         ctx.ambiguity["ece_plugin"] = float(ece_plugin(probs, counts, n_bins=m).ece)
     if not ctx.runs("ambiguity"):
         return Section(
             key="ambiguity",
-            title="Calibration error, ambiguity view (the answer distribution as truth)",
+            title=_AMBIGUITY_TITLE,
             status="skipped",
             reason=f"the evidence supports the {ctx.check.view} view; ECE_true is still in "
             "summary.json. Run with --view both (or --view ambiguity) to show this section.",
@@ -159,7 +159,7 @@ def ambiguity_view_section(ctx: Context) -> Section:
     if not uniform:
         return Section(
             key="ambiguity",
-            title="Calibration error, ambiguity view (the answer distribution as truth)",
+            title=_AMBIGUITY_TITLE,
             status="skipped",
             reason="ECE_true (Tao et al.) is defined on equal-width bins; the audit's bins are "
             "not equal-width.",
@@ -174,7 +174,6 @@ def ambiguity_view_section(ctx: Context) -> Section:
             fmt(ctx.ambiguity["ece_plugin"]),
         ),
     ]
-    curve = ece_true(probs, counts, n_bins=m, random_state=ctx.seed)
     answer_reliability = responsive_figure(
         "Reliability against the answer distribution",
         lambda fig, narrow: reliability_diagram(
@@ -194,7 +193,7 @@ def ambiguity_view_section(ctx: Context) -> Section:
     ]
     return Section(
         key="ambiguity",
-        title="Calibration error, ambiguity view (the answer distribution as truth)",
+        title=_AMBIGUITY_TITLE,
         tables=[Table("Ambiguity-view calibration error", ("criterion", "value"), rows)],
         figures=[answer_reliability],
         notes=notes,

@@ -187,9 +187,7 @@ def recalibration_section(ctx: Context) -> Section:
         )
     except (FitError, DataError) as exc:
         return _skipped(f"the held-out map selection could not run: {exc}")
-    for f in choice.flags:
-        if f not in ctx.flags:
-            ctx.flags.append(f)
+    ctx.add_flags(choice.flags)
     record = choice.to_dict()
     record["keeps_original"] = choice.keeps_original
     ctx.diagnostics["recalibration"] = record

@@ -175,8 +175,11 @@ class Context:
 
     def flag(self, code: str, messages: Iterable[str], source: str) -> None:
         """Add one flag per message (each message once)."""
-        for message in messages:
-            f = Flag(code, str(message), source)
+        self.add_flags(Flag(code, str(message), source) for message in messages)
+
+    def add_flags(self, flags: Iterable[Flag]) -> None:
+        """Add flags made by a step's library call (each once, in order)."""
+        for f in flags:
             if f not in self.flags:
                 self.flags.append(f)
 
@@ -782,9 +785,7 @@ def _add_plausibility_flags(ctx: Context) -> None:
         *ece_range_flags(iv.plugin, rates, sd, counts),
     ]
     found += [Flag("ece.bins", m, "NC-ECE") for m in iv.info.get("warnings", [])]
-    for f in found:
-        if f not in ctx.flags:
-            ctx.flags.append(f)
+    ctx.add_flags(found)
     ctx.flags.sort(key=lambda f: f.severity != "error")
 
 
@@ -933,12 +934,12 @@ def _noise_view_section(ctx: Context) -> Section:
         random_state=ctx.seed,
     )
     acc = iv.top_label.accuracy
-    for f in [
-        *implausible_flags(e["nc_point"].top_label, None if acc is None else acc.std(axis=0)),
-        *implausible_flags(e["nc_point"].classwise),
-    ]:
-        if f not in ctx.flags:
-            ctx.flags.append(f)
+    ctx.add_flags(
+        [
+            *implausible_flags(e["nc_point"].top_label, None if acc is None else acc.std(axis=0)),
+            *implausible_flags(e["nc_point"].classwise),
+        ]
+    )
     ctx.flags.sort(key=lambda f: f.severity != "error")
     if not ctx.runs("noise"):
         return Section(
