@@ -451,44 +451,40 @@ def _methods_section(a: AmbiguityAssessment) -> Section:
 def _interval_tables(summary: dict) -> list[Table]:
     pct = int(round(100 * summary["prob"]))
     keys = [k for k in _INTERVAL_TEXT if k != "accuracy"]
-    rows = []
-    for name, metrics in summary["methods"].items():
-        cells = []
-        for key in keys:
-            v, digits = metrics[key], _INTERVAL_TEXT[key][1]
-            cells.append(
-                f"{fmt(v['estimate'], digits)} [{fmt(v['lo'], digits)}, {fmt(v['hi'], digits)}]"
-            )
-        rows.append((name, *cells))
+    header = ("method", *[_INTERVAL_TEXT[k][0] for k in keys])
+
+    def rows(methods: dict, cell) -> list[tuple]:
+        return [
+            (name, *(cell(metrics[k], _INTERVAL_TEXT[k][1]) for k in keys))
+            for name, metrics in methods.items()
+        ]
+
     tables = [
         Table(
             f"Test-half metrics with {pct}% intervals ({summary['interval_method']}; "
             f"{summary['n_boot']} replicates)",
-            ("method", *[_INTERVAL_TEXT[k][0] for k in keys]),
-            rows,
+            header,
+            rows(
+                summary["methods"],
+                lambda v, d: f"{fmt(v['estimate'], d)} [{fmt(v['lo'], d)}, {fmt(v['hi'], d)}]",
+            ),
         )
     ]
     versus = summary.get("versus_recommended")
     if versus and versus["methods"]:
-        ref = versus["reference"]
-        rows = []
-        for name, metrics in versus["methods"].items():
-            cells = []
-            for key in keys:
-                v, digits = metrics[key], _INTERVAL_TEXT[key][1]
-                mark = "" if v["distinguishable"] else " (n.d.)"
-                cells.append(
-                    f"{v['estimate']:+.{digits}f} [{fmt(v['lo'], digits)}, "
-                    f"{fmt(v['hi'], digits)}]{mark}"
-                )
-            rows.append((name, *cells))
         tables.append(
             Table(
-                f"Each method minus the recommended {ref}, paired on the same resampled items "
-                f"and label draws ({pct}% intervals; n.d. = not distinguishable: the interval "
-                "contains 0)",
-                ("method", *[_INTERVAL_TEXT[k][0] for k in keys]),
-                rows,
+                f"Each method minus the recommended {versus['reference']}, paired on the same "
+                f"resampled items and label draws ({pct}% intervals; n.d. = not "
+                "distinguishable: the interval contains 0)",
+                header,
+                rows(
+                    versus["methods"],
+                    lambda v, d: (
+                        f"{v['estimate']:+.{d}f} [{fmt(v['lo'], d)}, {fmt(v['hi'], d)}]"
+                        + ("" if v["distinguishable"] else " (n.d.)")
+                    ),
+                ),
             )
         )
     return tables
