@@ -149,12 +149,11 @@ def ambiguity_view_section(ctx: Context) -> Section:
         ctx.ambiguity["ece_true"] = float(curve.ece)
         ctx.ambiguity["ece_plugin"] = float(ece_plugin(probs, counts, n_bins=m).ece)
     if not ctx.runs("ambiguity"):
-        return Section(
-            key="ambiguity",
-            title=_AMBIGUITY_TITLE,
-            status="skipped",
-            reason=f"the evidence supports the {ctx.check.view} view; ECE_true is still in "
-            "summary.json. Run with --view both (or --view ambiguity) to show this section.",
+        return ctx.other_view(
+            "ambiguity",
+            _AMBIGUITY_TITLE,
+            "; ECE_true is still in summary.json. Run with --view both (or --view ambiguity) "
+            "to show this section.",
         )
     if not uniform:
         return Section(

@@ -17,6 +17,7 @@ import logging
 import warnings as _warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import cast
 
 import numpy as np
@@ -199,6 +200,12 @@ class Context:
     def percent(self) -> int:
         """The interval probability in percent, as the report prints it."""
         return int(round(self.prob * 100))
+
+    def other_view(self, key: str, title: str, rest: str) -> Section:
+        """The section of the view the evidence does not support, skipped; ``rest`` ends
+        the reason."""
+        reason = f"the evidence supports the {self.check.view} view{rest}"
+        return Section(key=key, title=title, status="skipped", reason=reason)
 
     def runs(self, view: str) -> bool:
         """Whether the ``view`` ("noise" / "ambiguity") analysis runs (class-wise audit)."""
@@ -794,6 +801,18 @@ def unreliable_codes(ctx: Context) -> list[str]:
     return sorted({f.code for f in ctx.flags if f.severity == "error"})
 
 
+def _point_errors(ctx: Context, s: Summary, soft, majority, oracle, nc) -> ChannelFit:
+    """The vote baselines, the error against the truth (when given) and the point NC-ECE into
+    ``ctx.errors``, by the two-class or the class-wise functions; returns the point channels."""
+    e = ctx.errors
+    e["soft_vote"], e["majority_vote"] = soft(s), majority(s)
+    if s.has_truth:
+        e["oracle"] = oracle(s)
+    point = ctx.point if ctx.point is not None else ctx.channels
+    e["nc_point"] = nc(s, point, weights=ctx.weights)
+    return point
+
+
 def ece_section(ctx: Context) -> Section:
     """The calibration error: the binary NC-ECE for two classes, the noise view's top-label
     and class-wise errors for the class-wise audit."""
@@ -801,12 +820,7 @@ def ece_section(ctx: Context) -> Section:
         return _noise_view_section(ctx)
     s = ctx.summary
     e = ctx.errors
-    e["soft_vote"] = soft_vote_ece(s)
-    e["majority_vote"] = majority_vote_ece(s)
-    if s.has_truth:
-        e["oracle"] = oracle_ece(s)
-    point = ctx.point if ctx.point is not None else ctx.channels
-    e["nc_point"] = nc_ece(s, point, weights=ctx.weights)
+    _point_errors(ctx, s, soft_vote_ece, majority_vote_ece, oracle_ece, nc_ece)
     # The audit fits the channels on the very items it evaluates. With a channel posterior the
     # headline is the posterior route ("joint": each bin's rate drawn given each channel draw,
     # so priors and gold move it as they move the channels); point channels get the item
@@ -912,16 +926,15 @@ def ece_section(ctx: Context) -> Section:
     )
 
 
+_NOISE_TITLE = "Calibration error, noise view (one true class per item)"
+
+
 def _noise_view_section(ctx: Context) -> Section:
     """Top-label and class-wise NC-ECE with intervals, beside the vote baselines."""
     s = ctx.eval_summary
     e = ctx.errors
-    e["soft_vote"] = class_vote_ece(s, "soft_vote")
-    e["majority_vote"] = class_vote_ece(s, "majority_vote")
-    if s.has_truth:
-        e["oracle"] = class_oracle_ece(s)
-    point = ctx.point if ctx.point is not None else ctx.channels
-    e["nc_point"] = class_nc_ece(s, point, weights=ctx.weights)
+    soft = partial(class_vote_ece, kind="soft_vote")
+    point = _point_errors(ctx, s, soft, class_vote_ece, class_oracle_ece, class_nc_ece)
     # channels fitted on these items: joint route for a posterior, evaluation-only for a
     # point fit (adding channel draws as an independent source over-covers, issue 22)
     ctx.interval = iv = multiclass_nc_ece_interval(
@@ -942,12 +955,11 @@ def _noise_view_section(ctx: Context) -> Section:
     )
     ctx.flags.sort(key=lambda f: f.severity != "error")
     if not ctx.runs("noise"):
-        return Section(
-            key="noise",
-            title="Calibration error, noise view (one true class per item)",
-            status="skipped",
-            reason=f"the evidence supports the {ctx.check.view} view; the noise-corrected errors "
-            "are still in summary.json. Run with --view both (or --view noise) to show them.",
+        return ctx.other_view(
+            "noise",
+            _NOISE_TITLE,
+            "; the noise-corrected errors are still in summary.json. Run with --view both (or "
+            "--view noise) to show them.",
         )
     rows = []
     for name, part, label in (
@@ -981,20 +993,8 @@ def _noise_view_section(ctx: Context) -> Section:
     dec = iv.top_label.decomposition()
     bayesian = ctx.channels.n_draws > 1
     if bayesian:  # point channels have no channel source: no zero-width row (issue 12 item 4)
-        rows.append(
-            (
-                "top-label: channel uncertainty only",
-                "",
-                f"[{fmt(dec['channel']['lo'])}, {fmt(dec['channel']['hi'])}]",
-            )
-        )
-    rows.append(
-        (
-            "top-label: evaluation-sample uncertainty only",
-            "",
-            f"[{fmt(dec['evaluation']['lo'])}, {fmt(dec['evaluation']['hi'])}]",
-        )
-    )
+        rows.append(("top-label: channel uncertainty only", "", _bracket(dec, "channel")))
+    rows.append(("top-label: evaluation-sample uncertainty only", "", _bracket(dec, "evaluation")))
     per_class = [
         (
             str(cls),
@@ -1053,7 +1053,7 @@ def _noise_view_section(ctx: Context) -> Section:
     ]
     return Section(
         key="noise",
-        title="Calibration error, noise view (one true class per item)",
+        title=_NOISE_TITLE,
         tables=[
             Table(
                 "Expected calibration error (binned, lower is better)",
