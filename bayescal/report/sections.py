@@ -216,7 +216,7 @@ class Context:
         return self.view == view
 
 
-def _interval(x: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
+def equal_tailed(x: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
     """Equal-tailed ``prob`` interval over the first (draw) axis, elementwise."""
     q = np.quantile(x, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
     return q[0], q[1]
@@ -481,7 +481,7 @@ def channel_entries(ctx: Context) -> list[dict] | dict:
     post = ctx.channels
     if ctx.classwise:
         t = post.confusion.values
-        lo, hi = _interval(t, ctx.prob) if post.n_draws > 1 else (None, None)
+        lo, hi = equal_tailed(t, ctx.prob) if post.n_draws > 1 else (None, None)
         return {
             name: {
                 "point": None if ctx.point is None else ctx.point.confusion.values[0, j].tolist(),
@@ -498,7 +498,7 @@ def channel_entries(ctx: Context) -> list[dict] | dict:
             vals = getattr(post, key).values[:, j]
             pt = float(getattr(ctx.point, key).values[0, j]) if ctx.point is not None else None
             if post.n_draws > 1:
-                lo, hi = _interval(vals, ctx.prob)
+                lo, hi = equal_tailed(vals, ctx.prob)
                 entry[key] = {
                     "point": pt,
                     "mean": float(vals.mean()),
@@ -558,7 +558,7 @@ def _ab_section(ctx: Context, note: str) -> Section:
         vals = post.prevalence.values[:, g]
         n_g = int(post.group_counts.values[g])
         if draws:
-            lo, hi = _interval(vals, ctx.prob)
+            lo, hi = equal_tailed(vals, ctx.prob)
             prev_rows.append((str(label), n_g, f"{fmt(vals.mean())} [{fmt(lo)}, {fmt(hi)}]"))
         else:
             prev_rows.append((str(label), n_g, fmt(vals[0])))
@@ -607,7 +607,7 @@ def _confusion_section(ctx: Context, note: str) -> Section:
         for y, cls in enumerate(post.classes):
             vals = t[:, j, y, y]
             if post.n_draws > 1:
-                lo, hi = _interval(vals, ctx.prob)
+                lo, hi = equal_tailed(vals, ctx.prob)
                 cell = f"{vals.mean():.3f} [{lo:.3f}, {hi:.3f}]"
             else:
                 cell = f"{vals[0]:.3f}"
@@ -1112,7 +1112,7 @@ def build_summary(ctx: Context) -> dict:
     prevalence = post.class_prevalence if ctx.classwise else post.prevalence
     for g, label in enumerate(prevalence["group"].values):
         vals = prevalence.values[:, g]
-        lo, hi = _interval(vals, ctx.prob) if post.n_draws > 1 else (None, None)
+        lo, hi = equal_tailed(vals, ctx.prob) if post.n_draws > 1 else (None, None)
         prev[str(label)] = {
             "mean": vals.mean(axis=0).tolist(),
             "lo": None if lo is None else lo.tolist(),
