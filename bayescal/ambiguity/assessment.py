@@ -126,27 +126,33 @@ def assess_ambiguity(
         Logits and annotator counts.
     random_state : None, int or Generator, default 0
         The one seed: split, cross-validation folds, MCTS draws, ECE label draws.
+        (``bayescal bench ambiguity`` passes 42, Tao et al.'s split seed.)
     methods : list of str, optional
         Methods of :data:`~bayescal.ambiguity.METHODS` to compare (default all);
         Uncalibrated, TS and the recommended method always run.
     annotations : {"auto", "voted", "samples", "distribution"}, default "auto"
-        What the calibration data hold; ``"auto"`` reads it from the counts.
+        What the calibration data hold; ``"auto"`` reads it from the counts. Declare
+        ``"samples"`` when one label per item is a random annotator's answer rather than
+        a consensus, or a lower level to see what you would get with less.
     objective : {"overall", "ece", "both"}, default "overall"
-        ``"both"``: true-label and voted-label ECE (the two-stage recipe).
+        ``"ece"`` follows the guideline for "the sole objective is minimising ECE";
+        ``"both"`` the two-stage recipe for true-label and voted-label ECE.
     cal_fraction : float, default 0.5
-        Share of items in the calibration half.
+        Share of items in the calibration half (stratified by voted label).
     n_bins, n_draws : int, default 15, 100
         Bins and label draws of the sampled ECEs.
     cv_folds : int, default 5
-        Folds of the calibration-half check.
+        Folds of the calibration-half check behind the recommendation.
     entropy_strata : int, default 5
-        Strata of the error-by-entropy table; below 2, no table.
+        Strata of the error-versus-annotation-entropy table (unanimous items first);
+        below 2, no table.
     distribution_threshold : int, default 10
         Median annotations per item from which counts read as distributions.
     n_boot : int, default 200
-        Bootstrap replicates of the metric intervals (0: no intervals).
+        Bootstrap replicates behind the metric intervals and the "not
+        distinguishable" statements (0: none).
     interval_prob : float, default 0.9
-        Probability of the metric intervals.
+        Probability of those intervals.
 
     Returns
     -------

@@ -58,11 +58,12 @@ import numpy as np
 from scipy.stats import norm
 
 from bayescal.channels.items import (
-    _check_fit,
     _draws,
     _gold_mask,
     cell_posterior_draws,
+    check_inputs,
     item_cells,
+    plain,
     write_csv,
 )
 from bayescal.channels.result import ChannelFit
@@ -173,15 +174,11 @@ class AnnotationTargets:
             "width": self.width,
             "width_after": {str(k): self.width_after(k) for k in (10, 50)},
             "top": [
-                {"item": _plain(self.items[r]), "variance_reduction": float(self.reduction[r])}
+                {"item": plain(self.items[r]), "variance_reduction": float(self.reduction[r])}
                 for r in range(min(max_listed, self.n_candidates))
             ],
             "notes": list(self.notes),
         }
-
-
-def _plain(x: Any) -> Any:
-    return x.item() if isinstance(x, np.generic) else x
 
 
 def _width(variance: float, prob: float) -> float:
@@ -242,10 +239,6 @@ def rank_annotation_targets(
     >>> bool(r.width_after(10) < r.width), bool(np.all(np.diff(r.reduction) <= 0))
     (True, True)
     """
-    if not isinstance(data, Annotations):
-        raise DataError(
-            f"rank_annotation_targets expects an Annotations container; got {type(data).__name__}."
-        )
     if action not in ACTIONS:
         raise ConfigError(f"action must be one of {ACTIONS}; got {action!r}.")
     if annotator is not None and action != "reread":
@@ -258,11 +251,9 @@ def rank_annotation_targets(
     prob = float(prob)
     if not 0 < prob < 1:
         raise ConfigError(f"prob must lie in (0, 1); got {prob!r}.")
-    if int(max_draws) < 1:
-        raise ConfigError(f"max_draws must be at least 1; got {max_draws!r}.")
     if not isinstance(gold_in_ece, bool):
         raise ConfigError(f"gold_in_ece must be True or False; got {gold_in_ece!r}.")
-    _check_fit(data, fit, summary)
+    check_inputs("rank_annotation_targets", data, fit, summary, max_draws)
     t, pi, n_draws = _draws(fit, int(max_draws))
     c = data.n_classes
     states, uniq, cell_pat, cell_group, cell_of_item = item_cells(data, summary, pi.shape[1])

@@ -110,6 +110,13 @@ class ItemPosteriors:
         """Items flagged by chance under the model: ``alpha`` times the items checked."""
         return float(self.alpha * np.isfinite(self.surprise_p).sum())
 
+    def most_surprising(self, n: int) -> list[int]:
+        """Positions of at most ``n`` flagged items, the smallest tail probability first."""
+        order = np.argsort(
+            np.where(np.isfinite(self.surprise_p), self.surprise_p, np.inf), kind="stable"
+        )
+        return [int(i) for i in order[self.surprising[order]][:n]]
+
     def to_frame(self) -> Any:
         """A pandas DataFrame, one row per item (index ``item``).
 
@@ -152,8 +159,7 @@ class ItemPosteriors:
     def to_dict(self, *, max_listed: int = 20) -> dict[str, Any]:
         """A JSON-ready record: counts, the rule, and the most surprising items."""
         checked = np.isfinite(self.surprise_p)
-        order = np.argsort(np.where(checked, self.surprise_p, np.inf), kind="stable")
-        flagged = [int(i) for i in order[self.surprising[order]][:max_listed]]
+        flagged = self.most_surprising(max_listed)
         return {
             "n_items": self.n_items,
             "n_gold": int(self.gold.sum()),
@@ -167,7 +173,7 @@ class ItemPosteriors:
             "exact_surprise": self.exact_surprise,
             "most_surprising": [
                 {
-                    "item": _plain(self.items[i]),
+                    "item": plain(self.items[i]),
                     "surprise_p": float(self.surprise_p[i]),
                     "corrected_label": self.classes[int(self.corrected_label[i])],
                     "probability": float(self.probability[i, self.corrected_label[i]]),
@@ -178,7 +184,8 @@ class ItemPosteriors:
         }
 
 
-def _plain(x: Any) -> Any:
+def plain(x: Any) -> Any:
+    """A numpy scalar as the Python value (for JSON records); anything else unchanged."""
     return x.item() if isinstance(x, np.generic) else x
 
 
@@ -269,17 +276,11 @@ def item_posteriors(
     >>> post.probability.shape, bool(np.allclose(post.probability.sum(axis=1), 1))
     ((500, 2), True)
     """
-    if not isinstance(data, Annotations):
-        raise DataError(
-            f"item_posteriors expects an Annotations container; got {type(data).__name__}."
-        )
     alpha = float(alpha)
     if not 0 < alpha < 1:
         raise ConfigError(f"alpha must lie in (0, 1); got {alpha!r}.")
-    if int(max_draws) < 1:
-        raise ConfigError(f"max_draws must be at least 1; got {max_draws!r}.")
+    check_inputs("item_posteriors", data, fit, summary, max_draws)
     c = data.n_classes
-    _check_fit(data, fit, summary)
     t, pi, n_draws = _draws(fit, int(max_draws))
     states, uniq, cell_pat, cell_group, cell_of_item = item_cells(data, summary, pi.shape[1])
     prob_cells = _cell_posteriors(uniq[cell_pat], cell_group, t, pi)
@@ -393,6 +394,17 @@ def _posterior_blocks(states, cell_group, t, pi):
         post = np.exp(logpost)
         post /= post.sum(axis=2, keepdims=True)
         yield d, post
+
+
+def check_inputs(
+    caller: str, data: Annotations, fit: ChannelFit, summary: Summary, max_draws: int
+) -> None:
+    """What every per-item computation checks: the container, ``max_draws`` and the fit."""
+    if not isinstance(data, Annotations):
+        raise DataError(f"{caller} expects an Annotations container; got {type(data).__name__}.")
+    if int(max_draws) < 1:
+        raise ConfigError(f"max_draws must be at least 1; got {max_draws!r}.")
+    _check_fit(data, fit, summary)
 
 
 def _check_fit(data: Annotations, fit: ChannelFit, summary: Summary) -> None:

@@ -14,12 +14,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from bayescal._typing import RandomState
 from bayescal.ambiguity.assessment import AmbiguityAssessment, assess_ambiguity
 from bayescal.ambiguity.loaders import AmbiguityData
 from bayescal.ambiguity.metric_intervals import intervals_to_dict, paired_differences
@@ -92,20 +91,9 @@ class AmbiguityReport(Report):
 def audit_ambiguity(
     data: AmbiguityData,
     *,
-    random_state: RandomState = 0,
-    methods: Iterable[str] | None = None,
-    annotations: str = "auto",
-    objective: str = "overall",
-    cal_fraction: float = 0.5,
-    n_bins: int = 15,
-    n_draws: int = 100,
-    cv_folds: int = 5,
-    entropy_strata: int = 5,
-    distribution_threshold: int = 10,
-    n_boot: int = 200,
-    interval_prob: float = 0.9,
     command: str | None = None,
     title: str | None = None,
+    **settings: Any,
 ) -> AmbiguityReport:
     """Audit multiclass calibration against annotator distributions and recommend a calibrator.
 
@@ -118,38 +106,14 @@ def audit_ambiguity(
     data : AmbiguityData
         Logits and annotator counts (``load_cifar10h``, ``load_chaosnli``,
         ``load_npz`` or built directly).
-    random_state : None, int or Generator, default 0
-        The one seed: split, cross-validation folds, MCTS draws, ECE label draws.
-        (``bayescal bench ambiguity`` passes 42, Tao et al.'s split seed.)
-    methods : list of str, optional
-        Methods of :data:`bayescal.ambiguity.METHODS` for the comparison table
-        (default: all). Uncalibrated, TS and the recommended method always run.
-    annotations : {"auto", "voted", "samples", "distribution"}, default "auto"
-        What your calibration data holds; ``"auto"`` reads it from the counts.
-        Declare ``"samples"`` when one label per item is a random annotator's
-        answer rather than a consensus, or a lower level to see what you would
-        get with less.
-    objective : {"overall", "ece", "both"}, default "overall"
-        ``"ece"`` follows the guideline for "the sole objective is minimising ECE";
-        ``"both"`` the two-stage recipe for true-label and voted-label ECE.
-    cal_fraction : float, default 0.5
-        Share of items in the calibration half (stratified by voted label).
-    n_bins, n_draws : int, default 15, 100
-        Bins and label draws of the sampled ECEs.
-    cv_folds : int, default 5
-        Folds of the calibration-half check behind the recommendation.
-    entropy_strata : int, default 5
-        Strata of the error-versus-annotation-entropy table (unanimous items first).
-    distribution_threshold : int, default 10
-        Median annotations per item from which counts read as distributions.
-    n_boot : int, default 200
-        Bootstrap replicates behind the metric intervals and the "not
-        distinguishable" statements (0: none).
-    interval_prob : float, default 0.9
-        Probability of those intervals.
     command : str, optional
         The command line, recorded for reproducibility.
     title : str, optional
+    **settings
+        The settings of :func:`~bayescal.ambiguity.assess_ambiguity`, with its defaults
+        (``random_state``, ``methods``, ``annotations``, ``objective``, ``cal_fraction``,
+        ``n_bins``, ``n_draws``, ``cv_folds``, ``entropy_strata``,
+        ``distribution_threshold``, ``n_boot``, ``interval_prob``).
 
     Returns
     -------
@@ -171,21 +135,7 @@ def audit_ambiguity(
     if not isinstance(data, AmbiguityData):
         raise ConfigError(f"audit_ambiguity expects AmbiguityData; got {type(data).__name__}.")
     started = time.perf_counter()
-    a = assess_ambiguity(
-        data,
-        random_state=random_state,
-        methods=methods,
-        annotations=annotations,
-        objective=objective,
-        cal_fraction=cal_fraction,
-        n_bins=n_bins,
-        n_draws=n_draws,
-        cv_folds=cv_folds,
-        entropy_strata=entropy_strata,
-        distribution_threshold=distribution_threshold,
-        n_boot=n_boot,
-        interval_prob=interval_prob,
-    )
+    a = assess_ambiguity(data, **settings)
     _log.info("drawing the report")
     summary = _summary(data, a)
     sections = [
@@ -501,44 +451,40 @@ def _methods_section(a: AmbiguityAssessment) -> Section:
 def _interval_tables(summary: dict) -> list[Table]:
     pct = int(round(100 * summary["prob"]))
     keys = [k for k in _INTERVAL_TEXT if k != "accuracy"]
-    rows = []
-    for name, metrics in summary["methods"].items():
-        cells = []
-        for key in keys:
-            v, digits = metrics[key], _INTERVAL_TEXT[key][1]
-            cells.append(
-                f"{fmt(v['estimate'], digits)} [{fmt(v['lo'], digits)}, {fmt(v['hi'], digits)}]"
-            )
-        rows.append((name, *cells))
+    header = ("method", *[_INTERVAL_TEXT[k][0] for k in keys])
+
+    def rows(methods: dict, cell) -> list[tuple]:
+        return [
+            (name, *(cell(metrics[k], _INTERVAL_TEXT[k][1]) for k in keys))
+            for name, metrics in methods.items()
+        ]
+
     tables = [
         Table(
             f"Test-half metrics with {pct}% intervals ({summary['interval_method']}; "
             f"{summary['n_boot']} replicates)",
-            ("method", *[_INTERVAL_TEXT[k][0] for k in keys]),
-            rows,
+            header,
+            rows(
+                summary["methods"],
+                lambda v, d: f"{fmt(v['estimate'], d)} [{fmt(v['lo'], d)}, {fmt(v['hi'], d)}]",
+            ),
         )
     ]
     versus = summary.get("versus_recommended")
     if versus and versus["methods"]:
-        ref = versus["reference"]
-        rows = []
-        for name, metrics in versus["methods"].items():
-            cells = []
-            for key in keys:
-                v, digits = metrics[key], _INTERVAL_TEXT[key][1]
-                mark = "" if v["distinguishable"] else " (n.d.)"
-                cells.append(
-                    f"{v['estimate']:+.{digits}f} [{fmt(v['lo'], digits)}, "
-                    f"{fmt(v['hi'], digits)}]{mark}"
-                )
-            rows.append((name, *cells))
         tables.append(
             Table(
-                f"Each method minus the recommended {ref}, paired on the same resampled items "
-                f"and label draws ({pct}% intervals; n.d. = not distinguishable: the interval "
-                "contains 0)",
-                ("method", *[_INTERVAL_TEXT[k][0] for k in keys]),
-                rows,
+                f"Each method minus the recommended {versus['reference']}, paired on the same "
+                f"resampled items and label draws ({pct}% intervals; n.d. = not "
+                "distinguishable: the interval contains 0)",
+                header,
+                rows(
+                    versus["methods"],
+                    lambda v, d: (
+                        f"{v['estimate']:+.{d}f} [{fmt(v['lo'], d)}, {fmt(v['hi'], d)}]"
+                        + ("" if v["distinguishable"] else " (n.d.)")
+                    ),
+                ),
             )
         )
     return tables

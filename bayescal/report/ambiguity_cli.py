@@ -19,6 +19,8 @@ from bayescal.report.cli_options import (
     MAX_BOOT,
     MAX_CELLS,
     MAX_LABEL_DRAWS,
+    OUT_PROMISE,
+    add_quiet,
     integer,
     open_unit,
     seed,
@@ -33,10 +35,8 @@ examples:
   bayescal audit-ambiguity --cifar10h cifar10h-probs.csv --max-items 2000 --out cifar-report/
   bayescal audit-ambiguity --chaosnli chaosNLI_snli.jsonl roberta.jsonl \\
       --missing-predictions drop --annotations samples --out snli-report/
-
---out is replaced as a whole, and only once the report is complete: after an error or
-Ctrl-C it holds the earlier report, byte for byte.
 """
+EPILOG += OUT_PROMISE
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -150,12 +150,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="audit a seeded random subset of this many items, for quick looks "
         "(default: every item)",
     )
-    parser.add_argument(
-        "--quiet",
-        action="store_true",
-        help="print only warnings and errors (default: progress lines, and live progress on "
-        "a terminal)",
-    )
+    add_quiet(parser)
 
 
 def _command(args) -> str:

@@ -535,7 +535,7 @@ def left_out_title(key: str) -> str:
 
 
 def run_stages(
-    ctx: Any,
+    ctx: steps.Context,
     stages: Iterable[Stage],
     skip: tuple[str, ...],
     left_out: Callable[[str], Section],

@@ -29,6 +29,8 @@ from bayescal.report.cli_options import (
     MAX_CHAINS,
     MAX_DRAWS,
     MIN_DRAWS,
+    OUT_PROMISE,
+    add_quiet,
     integer,
     open_unit,
     seed,
@@ -47,10 +49,8 @@ examples:
   bayescal audit ratings.csv --annotators r1,r2 --gold known --groups 1 --out audit/
   bayescal audit q2.csv --annotators r1,r2,r3 --priors q1-audit/posterior.nc --out q2-audit/
   bayescal audit q2.csv --probs p0,p1,p2 --gold known --priors q1/posterior.nc --out q2-audit/
-
---out is replaced as a whole, and only once the report is complete: after an error or
-Ctrl-C it holds the earlier report, byte for byte.
 """
+EPILOG += OUT_PROMISE
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -242,12 +242,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the same as --skip crowdkit (default: the comparison runs when crowd-kit is "
         "installed)",
     )
-    parser.add_argument(
-        "--quiet",
-        action="store_true",
-        help="print only warnings and errors (default: progress lines, and live progress on "
-        "a terminal)",
-    )
+    add_quiet(parser)
 
 
 def check_arguments(args: argparse.Namespace) -> None:

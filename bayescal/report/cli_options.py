@@ -28,6 +28,8 @@ from collections.abc import Callable
 from bayescal.options import MAX_CELLS
 
 __all__ = [
+    "add_quiet",
+    "OUT_PROMISE",
     "integer",
     "open_unit",
     "seed",
@@ -62,6 +64,23 @@ MAX_BOOT = 100_000
 
 #: Largest seed: the range numpy's legacy ``RandomState`` and scikit-learn accept.
 MAX_SEED = 2**32 - 1
+
+
+#: The end of both audit commands' --help: what --out holds after a failure.
+OUT_PROMISE = """
+--out is replaced as a whole, and only once the report is complete: after an error or
+Ctrl-C it holds the earlier report, byte for byte.
+"""
+
+
+def add_quiet(parser: argparse.ArgumentParser) -> None:
+    """``--quiet``, the same for both audit commands."""
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only warnings and errors (default: progress lines, and live progress on "
+        "a terminal)",
+    )
 
 
 def integer(

@@ -26,6 +26,18 @@ from bayescal.report.sections import Context
 __all__ = ["evidence_section", "ambiguity_view_section"]
 
 
+#: The per-class table's columns after the class: (key of the check, digits shown).
+_CLASS_COLUMNS = (
+    ("items", 0),
+    ("dispersion_observed", 3),
+    ("dispersion_replicated", 3),
+    ("dispersion_tail", 3),
+    ("disagreement_observed", 4),
+    ("disagreement_excess", 4),
+    ("disagreement_tail", 3),
+)
+
+
 # --------------------------------------------------------------------------- evidence
 def evidence_section(ctx: Context) -> Section:
     """The noise-or-ambiguity check; it decides which analysis runs with ``view="auto"``."""
@@ -34,36 +46,14 @@ def evidence_section(ctx: Context) -> Section:
     with _warnings.catch_warnings(record=True):
         ctx.check = noise_or_ambiguity(ctx.summary, fit, random_state=ctx.seed)
     chk = ctx.check
-    for f in chk.flags:
-        if f not in ctx.flags:
-            ctx.flags.append(f)
+    ctx.add_flags(chk.flags)
     pc = chk.per_class
     rows = [
-        (
-            str(cls),
-            fmt(float(pc["items"][i]), 0),
-            fmt(float(pc["dispersion_observed"][i]), 3),
-            fmt(float(pc["dispersion_replicated"][i]), 3),
-            fmt(float(pc["dispersion_tail"][i]), 3),
-            fmt(float(pc["disagreement_observed"][i]), 4),
-            fmt(float(pc["disagreement_excess"][i]), 4),
-            fmt(float(pc["disagreement_tail"][i]), 3),
-        )
+        (str(cls), *(fmt(float(pc[key][i]), digits) for key, digits in _CLASS_COLUMNS))
         for i, cls in enumerate(pc["class"].values)
     ]
     o = chk.overall
-    rows.append(
-        (
-            "all",
-            fmt(o["items"], 0),
-            fmt(o["dispersion_observed"], 3),
-            fmt(o["dispersion_replicated"], 3),
-            fmt(o["dispersion_tail"], 3),
-            fmt(o["disagreement_observed"], 4),
-            fmt(o["disagreement_excess"], 4),
-            fmt(o["disagreement_tail"], 3),
-        )
-    )
+    rows.append(("all", *(fmt(o[key], digits) for key, digits in _CLASS_COLUMNS)))
     tables = [
         Table(
             "Within-item dispersion and disagreement per latent class (items with 2+ answers)",
@@ -139,6 +129,9 @@ def evidence_section(ctx: Context) -> Section:
 
 
 # --------------------------------------------------------------------------- ambiguity view
+_AMBIGUITY_TITLE = "Calibration error, ambiguity view (the answer distribution as truth)"
+
+
 def ambiguity_view_section(ctx: Context) -> Section:
     """ECE against the annotators' answer distribution (Tao et al.), on the audit's bins."""
     data = cast(Annotations, ctx.data)  # the class-wise audit refuses a bare summary
@@ -152,22 +145,20 @@ def ambiguity_view_section(ctx: Context) -> Section:
     uniform = np.array_equal(ctx.summary.bin_edges, np.linspace(0, 1, m + 1))
     ctx.ambiguity = {"bins": m, "uniform_bins": uniform}
     if uniform:
-        ctx.ambiguity["ece_true"] = float(
-            ece_true(probs, counts, n_bins=m, random_state=ctx.seed).ece
-        )
+        curve = ece_true(probs, counts, n_bins=m, random_state=ctx.seed)
+        ctx.ambiguity["ece_true"] = float(curve.ece)
         ctx.ambiguity["ece_plugin"] = float(ece_plugin(probs, counts, n_bins=m).ece)
     if not ctx.runs("ambiguity"):
-        return Section(
-            key="ambiguity",
-            title="Calibration error, ambiguity view (the answer distribution as truth)",
-            status="skipped",
-            reason=f"the evidence supports the {ctx.check.view} view; ECE_true is still in "
-            "summary.json. Run with --view both (or --view ambiguity) to show this section.",
+        return ctx.other_view(
+            "ambiguity",
+            _AMBIGUITY_TITLE,
+            "; ECE_true is still in summary.json. Run with --view both (or --view ambiguity) "
+            "to show this section.",
         )
     if not uniform:
         return Section(
             key="ambiguity",
-            title="Calibration error, ambiguity view (the answer distribution as truth)",
+            title=_AMBIGUITY_TITLE,
             status="skipped",
             reason="ECE_true (Tao et al.) is defined on equal-width bins; the audit's bins are "
             "not equal-width.",
@@ -182,7 +173,6 @@ def ambiguity_view_section(ctx: Context) -> Section:
             fmt(ctx.ambiguity["ece_plugin"]),
         ),
     ]
-    curve = ece_true(probs, counts, n_bins=m, random_state=ctx.seed)
     answer_reliability = responsive_figure(
         "Reliability against the answer distribution",
         lambda fig, narrow: reliability_diagram(
@@ -202,7 +192,7 @@ def ambiguity_view_section(ctx: Context) -> Section:
     ]
     return Section(
         key="ambiguity",
-        title="Calibration error, ambiguity view (the answer distribution as truth)",
+        title=_AMBIGUITY_TITLE,
         tables=[Table("Ambiguity-view calibration error", ("criterion", "value"), rows)],
         figures=[answer_reliability],
         notes=notes,

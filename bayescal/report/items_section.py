@@ -11,7 +11,7 @@ skipped with that reason.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -33,20 +33,37 @@ MAX_SHOWN = 10
 
 def items_section(ctx: Context) -> Section:
     """Compute the item posteriors into ``ctx.items`` and describe them."""
-    data, fit, summary = ctx.data, ctx.channels, ctx.summary
-    if not isinstance(data, Annotations):
-        return Section(
-            KEY,
-            TITLE,
-            status="skipped",
-            reason="out-of-core input: item posteriors need the items in memory, and the "
-            "out-of-core summary keeps pattern counts only.",
-        )
-    if fit is None or summary is None:
-        return Section(KEY, TITLE, status="skipped", reason="no channel fit to condition on.")
-    post = item_posteriors(data, fit, summary, random_state=ctx.seed)
+    refused = needs_items(ctx, KEY, TITLE, "item posteriors need")
+    if refused is not None:
+        return refused
+    data = cast(Annotations, ctx.data)
+    post = item_posteriors(data, ctx.channels, ctx.summary, random_state=ctx.seed)
     ctx.items = post
     return Section(KEY, TITLE, tables=[_table(data, post)], notes=_notes(post))
+
+
+def needs_items(ctx: Context, key: str, title: str, need: str) -> Section | None:
+    """The skipped section of a per-item step (items, next) that cannot run, else None."""
+    if not isinstance(ctx.data, Annotations):
+        return Section(
+            key,
+            title,
+            status="skipped",
+            reason=f"out-of-core input: {need} the items in memory, and the out-of-core "
+            "summary keeps pattern counts only.",
+        )
+    if ctx.channels is None or ctx.summary is None:
+        return Section(key, title, status="skipped", reason="no channel fit to condition on.")
+    return None
+
+
+def answers_text(data: Annotations, i: int, classes: np.ndarray) -> str:
+    """Item ``i``'s answers as ``"annotator: class, ..."`` (missing answers left out)."""
+    return ", ".join(
+        f"{a}: {classes[int(v)]}"
+        for a, v in zip(data.annotators, data.labels[i])
+        if not np.isnan(v)
+    )
 
 
 def items_artifacts(ctx: Context) -> dict[str, Any]:
@@ -79,17 +96,11 @@ def _notes(post: ItemPosteriors) -> list[str]:
 
 
 def _table(data: Annotations, post: ItemPosteriors) -> Table:
-    p = np.where(np.isfinite(post.surprise_p), post.surprise_p, np.inf)
-    ranked = np.argsort(p, kind="stable")
-    order = [int(i) for i in ranked[post.surprising[ranked]][:MAX_SHOWN]]
+    order = post.most_surprising(MAX_SHOWN)
     classes = np.asarray(post.classes, dtype=object)
     rows = []
     for i in order:
-        answers = ", ".join(
-            f"{a}: {classes[int(v)]}"
-            for a, v in zip(data.annotators, data.labels[i])
-            if not np.isnan(v)
-        )
+        answers = answers_text(data, i, classes)
         k = int(post.corrected_label[i])
         rows.append(
             (

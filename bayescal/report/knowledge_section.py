@@ -59,7 +59,7 @@ TITLE = "Prior knowledge: gold items and earlier audits"
 
 def interval_width(draws: np.ndarray, prob: float) -> np.ndarray:
     """Width of the equal-tailed ``prob`` interval of each column of ``draws``."""
-    lo, hi = np.quantile(draws, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
+    lo, hi = steps.equal_tailed(draws, prob)
     return hi - lo
 
 

@@ -11,7 +11,7 @@ section is skipped with that reason.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from bayescal.channels.acquisition import AnnotationTargets, rank_annotation_tar
 from bayescal.data.container import Annotations
 from bayescal.errors import DataError
 from bayescal.report.core import Section, Table
+from bayescal.report.items_section import answers_text, needs_items
 
 if TYPE_CHECKING:
     from bayescal.report.sections import Context
@@ -34,17 +35,10 @@ MAX_SHOWN = 10
 
 def next_section(ctx: Context) -> Section:
     """Rank the items into ``ctx.next_gold`` / ``ctx.next_reread`` and describe the top."""
-    data, fit, summary = ctx.data, ctx.channels, ctx.summary
-    if not isinstance(data, Annotations):
-        return Section(
-            KEY,
-            TITLE,
-            status="skipped",
-            reason="out-of-core input: ranking items needs the items in memory, and the "
-            "out-of-core summary keeps pattern counts only.",
-        )
-    if fit is None or summary is None:
-        return Section(KEY, TITLE, status="skipped", reason="no channel fit to condition on.")
+    refused = needs_items(ctx, KEY, TITLE, "ranking items needs")
+    if refused is not None:
+        return refused
+    data, fit, summary = cast(Annotations, ctx.data), ctx.channels, ctx.summary
     try:
         gold = rank_annotation_targets(
             data, fit, summary, action="gold", prob=ctx.prob, gold_in_ece=ctx.gold_in_ece
@@ -111,11 +105,7 @@ def _table(data: Annotations, r: AnnotationTargets) -> Table:
     rows = []
     for rank in range(min(MAX_SHOWN, r.n_candidates)):
         i = int(r.index[rank])
-        answers = ", ".join(
-            f"{a}: {classes[int(v)]}"
-            for a, v in zip(data.annotators, data.labels[i])
-            if not np.isnan(v)
-        )
+        answers = answers_text(data, i, classes)
         share = r.reduction[rank] / r.variance if r.variance > 0 else 0.0
         rows.append(
             (str(r.items[rank]), answers, f"{100 * share:.2f}%", f"{r.width_after(rank + 1):.4f}")

@@ -148,14 +148,12 @@ def recalibration_section(ctx: Context) -> Section:
     """Choose between the original score (probabilities) and the maps on held-out data;
     report the choice. The class-wise audit shows it in the noise view only."""
     if ctx.classwise and not ctx.runs("noise"):
-        return Section(
-            key="recalibration",
-            title="Recalibration (noise view)",
-            status="skipped",
-            reason=f"the evidence supports the {ctx.check.view} view, and corrected maps assume "
-            "one true class per item. Soft-target calibrators fitted to the answer distribution "
-            "are compared by `bayescal audit-ambiguity`; --view both runs the corrected maps "
-            "here anyway.",
+        return ctx.other_view(
+            "recalibration",
+            "Recalibration (noise view)",
+            ", and corrected maps assume one true class per item. Soft-target calibrators "
+            "fitted to the answer distribution are compared by `bayescal audit-ambiguity`; "
+            "--view both runs the corrected maps here anyway.",
         )
     if isinstance(ctx.data, Summary):
         return _skipped(
@@ -187,9 +185,7 @@ def recalibration_section(ctx: Context) -> Section:
         )
     except (FitError, DataError) as exc:
         return _skipped(f"the held-out map selection could not run: {exc}")
-    for f in choice.flags:
-        if f not in ctx.flags:
-            ctx.flags.append(f)
+    ctx.add_flags(choice.flags)
     record = choice.to_dict()
     record["keeps_original"] = choice.keeps_original
     ctx.diagnostics["recalibration"] = record

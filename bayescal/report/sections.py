@@ -17,6 +17,7 @@ import logging
 import warnings as _warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import cast
 
 import numpy as np
@@ -175,8 +176,11 @@ class Context:
 
     def flag(self, code: str, messages: Iterable[str], source: str) -> None:
         """Add one flag per message (each message once)."""
-        for message in messages:
-            f = Flag(code, str(message), source)
+        self.add_flags(Flag(code, str(message), source) for message in messages)
+
+    def add_flags(self, flags: Iterable[Flag]) -> None:
+        """Add flags made by a step's library call (each once, in order)."""
+        for f in flags:
             if f not in self.flags:
                 self.flags.append(f)
 
@@ -197,6 +201,12 @@ class Context:
         """The interval probability in percent, as the report prints it."""
         return int(round(self.prob * 100))
 
+    def other_view(self, key: str, title: str, rest: str) -> Section:
+        """The section of the view the evidence does not support, skipped; ``rest`` ends
+        the reason."""
+        reason = f"the evidence supports the {self.check.view} view{rest}"
+        return Section(key=key, title=title, status="skipped", reason=reason)
+
     def runs(self, view: str) -> bool:
         """Whether the ``view`` ("noise" / "ambiguity") analysis runs (class-wise audit)."""
         if self.view == "both":
@@ -206,7 +216,7 @@ class Context:
         return self.view == view
 
 
-def _interval(x: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
+def equal_tailed(x: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray]:
     """Equal-tailed ``prob`` interval over the first (draw) axis, elementwise."""
     q = np.quantile(x, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
     return q[0], q[1]
@@ -471,7 +481,7 @@ def channel_entries(ctx: Context) -> list[dict] | dict:
     post = ctx.channels
     if ctx.classwise:
         t = post.confusion.values
-        lo, hi = _interval(t, ctx.prob) if post.n_draws > 1 else (None, None)
+        lo, hi = equal_tailed(t, ctx.prob) if post.n_draws > 1 else (None, None)
         return {
             name: {
                 "point": None if ctx.point is None else ctx.point.confusion.values[0, j].tolist(),
@@ -488,7 +498,7 @@ def channel_entries(ctx: Context) -> list[dict] | dict:
             vals = getattr(post, key).values[:, j]
             pt = float(getattr(ctx.point, key).values[0, j]) if ctx.point is not None else None
             if post.n_draws > 1:
-                lo, hi = _interval(vals, ctx.prob)
+                lo, hi = equal_tailed(vals, ctx.prob)
                 entry[key] = {
                     "point": pt,
                     "mean": float(vals.mean()),
@@ -548,7 +558,7 @@ def _ab_section(ctx: Context, note: str) -> Section:
         vals = post.prevalence.values[:, g]
         n_g = int(post.group_counts.values[g])
         if draws:
-            lo, hi = _interval(vals, ctx.prob)
+            lo, hi = equal_tailed(vals, ctx.prob)
             prev_rows.append((str(label), n_g, f"{fmt(vals.mean())} [{fmt(lo)}, {fmt(hi)}]"))
         else:
             prev_rows.append((str(label), n_g, fmt(vals[0])))
@@ -597,7 +607,7 @@ def _confusion_section(ctx: Context, note: str) -> Section:
         for y, cls in enumerate(post.classes):
             vals = t[:, j, y, y]
             if post.n_draws > 1:
-                lo, hi = _interval(vals, ctx.prob)
+                lo, hi = equal_tailed(vals, ctx.prob)
                 cell = f"{vals.mean():.3f} [{lo:.3f}, {hi:.3f}]"
             else:
                 cell = f"{vals[0]:.3f}"
@@ -782,15 +792,25 @@ def _add_plausibility_flags(ctx: Context) -> None:
         *ece_range_flags(iv.plugin, rates, sd, counts),
     ]
     found += [Flag("ece.bins", m, "NC-ECE") for m in iv.info.get("warnings", [])]
-    for f in found:
-        if f not in ctx.flags:
-            ctx.flags.append(f)
+    ctx.add_flags(found)
     ctx.flags.sort(key=lambda f: f.severity != "error")
 
 
 def unreliable_codes(ctx: Context) -> list[str]:
     """Codes of the error flags that make the NC-ECE not a measurement."""
     return sorted({f.code for f in ctx.flags if f.severity == "error"})
+
+
+def _point_errors(ctx: Context, s: Summary, soft, majority, oracle, nc) -> ChannelFit:
+    """The vote baselines, the error against the truth (when given) and the point NC-ECE into
+    ``ctx.errors``, by the two-class or the class-wise functions; returns the point channels."""
+    e = ctx.errors
+    e["soft_vote"], e["majority_vote"] = soft(s), majority(s)
+    if s.has_truth:
+        e["oracle"] = oracle(s)
+    point = ctx.point if ctx.point is not None else ctx.channels
+    e["nc_point"] = nc(s, point, weights=ctx.weights)
+    return point
 
 
 def ece_section(ctx: Context) -> Section:
@@ -800,12 +820,7 @@ def ece_section(ctx: Context) -> Section:
         return _noise_view_section(ctx)
     s = ctx.summary
     e = ctx.errors
-    e["soft_vote"] = soft_vote_ece(s)
-    e["majority_vote"] = majority_vote_ece(s)
-    if s.has_truth:
-        e["oracle"] = oracle_ece(s)
-    point = ctx.point if ctx.point is not None else ctx.channels
-    e["nc_point"] = nc_ece(s, point, weights=ctx.weights)
+    _point_errors(ctx, s, soft_vote_ece, majority_vote_ece, oracle_ece, nc_ece)
     # The audit fits the channels on the very items it evaluates. With a channel posterior the
     # headline is the posterior route ("joint": each bin's rate drawn given each channel draw,
     # so priors and gold move it as they move the channels); point channels get the item
@@ -911,16 +926,15 @@ def ece_section(ctx: Context) -> Section:
     )
 
 
+_NOISE_TITLE = "Calibration error, noise view (one true class per item)"
+
+
 def _noise_view_section(ctx: Context) -> Section:
     """Top-label and class-wise NC-ECE with intervals, beside the vote baselines."""
     s = ctx.eval_summary
     e = ctx.errors
-    e["soft_vote"] = class_vote_ece(s, "soft_vote")
-    e["majority_vote"] = class_vote_ece(s, "majority_vote")
-    if s.has_truth:
-        e["oracle"] = class_oracle_ece(s)
-    point = ctx.point if ctx.point is not None else ctx.channels
-    e["nc_point"] = class_nc_ece(s, point, weights=ctx.weights)
+    soft = partial(class_vote_ece, kind="soft_vote")
+    point = _point_errors(ctx, s, soft, class_vote_ece, class_oracle_ece, class_nc_ece)
     # channels fitted on these items: joint route for a posterior, evaluation-only for a
     # point fit (adding channel draws as an independent source over-covers, issue 22)
     ctx.interval = iv = multiclass_nc_ece_interval(
@@ -933,20 +947,19 @@ def _noise_view_section(ctx: Context) -> Section:
         random_state=ctx.seed,
     )
     acc = iv.top_label.accuracy
-    for f in [
-        *implausible_flags(e["nc_point"].top_label, None if acc is None else acc.std(axis=0)),
-        *implausible_flags(e["nc_point"].classwise),
-    ]:
-        if f not in ctx.flags:
-            ctx.flags.append(f)
+    ctx.add_flags(
+        [
+            *implausible_flags(e["nc_point"].top_label, None if acc is None else acc.std(axis=0)),
+            *implausible_flags(e["nc_point"].classwise),
+        ]
+    )
     ctx.flags.sort(key=lambda f: f.severity != "error")
     if not ctx.runs("noise"):
-        return Section(
-            key="noise",
-            title="Calibration error, noise view (one true class per item)",
-            status="skipped",
-            reason=f"the evidence supports the {ctx.check.view} view; the noise-corrected errors "
-            "are still in summary.json. Run with --view both (or --view noise) to show them.",
+        return ctx.other_view(
+            "noise",
+            _NOISE_TITLE,
+            "; the noise-corrected errors are still in summary.json. Run with --view both (or "
+            "--view noise) to show them.",
         )
     rows = []
     for name, part, label in (
@@ -980,20 +993,8 @@ def _noise_view_section(ctx: Context) -> Section:
     dec = iv.top_label.decomposition()
     bayesian = ctx.channels.n_draws > 1
     if bayesian:  # point channels have no channel source: no zero-width row (issue 12 item 4)
-        rows.append(
-            (
-                "top-label: channel uncertainty only",
-                "",
-                f"[{fmt(dec['channel']['lo'])}, {fmt(dec['channel']['hi'])}]",
-            )
-        )
-    rows.append(
-        (
-            "top-label: evaluation-sample uncertainty only",
-            "",
-            f"[{fmt(dec['evaluation']['lo'])}, {fmt(dec['evaluation']['hi'])}]",
-        )
-    )
+        rows.append(("top-label: channel uncertainty only", "", _bracket(dec, "channel")))
+    rows.append(("top-label: evaluation-sample uncertainty only", "", _bracket(dec, "evaluation")))
     per_class = [
         (
             str(cls),
@@ -1052,7 +1053,7 @@ def _noise_view_section(ctx: Context) -> Section:
     ]
     return Section(
         key="noise",
-        title="Calibration error, noise view (one true class per item)",
+        title=_NOISE_TITLE,
         tables=[
             Table(
                 "Expected calibration error (binned, lower is better)",
@@ -1111,7 +1112,7 @@ def build_summary(ctx: Context) -> dict:
     prevalence = post.class_prevalence if ctx.classwise else post.prevalence
     for g, label in enumerate(prevalence["group"].values):
         vals = prevalence.values[:, g]
-        lo, hi = _interval(vals, ctx.prob) if post.n_draws > 1 else (None, None)
+        lo, hi = equal_tailed(vals, ctx.prob) if post.n_draws > 1 else (None, None)
         prev[str(label)] = {
             "mean": vals.mean(axis=0).tolist(),
             "lo": None if lo is None else lo.tolist(),

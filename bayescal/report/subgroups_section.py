@@ -12,12 +12,16 @@ it out.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+from bayescal.data.container import Annotations
 from bayescal.metrics.subgroups import SubgroupCalibration, subgroup_nc_ece
 from bayescal.plotting.binary import subgroup_forest
 from bayescal.report.core import Section, Table, fmt, fmt_p
 from bayescal.report.figures import responsive_figure
+
+if TYPE_CHECKING:
+    from bayescal.report.sections import Context
 
 __all__ = ["KEY", "TITLE", "subgroups_section", "subgroups_summary"]
 
@@ -34,15 +38,16 @@ _CHANNEL_WORDS = {
 }
 
 
-def subgroups_section(ctx: Any) -> Section:
+def subgroups_section(ctx: Context) -> Section:
     """Compute the subgroup calibration into ``ctx.subgroups`` and describe it."""
     res = subgroup_nc_ece(
-        ctx.data,
+        cast(Annotations, ctx.data),  # check_subgroup_request refused a bare summary
         ctx.subgroup,
         channels=ctx.subgroup_channels,
         groups=ctx.groups,
         bins=ctx.bins,
-        weights=ctx.weights,
+        # a rule name or per-annotator weights: both reach corrected_onehot_targets
+        weights=cast(str, ctx.weights),
         prob=ctx.prob,
         random_state=ctx.seed,
     )
@@ -67,9 +72,9 @@ def subgroups_section(ctx: Any) -> Section:
     return Section(KEY, TITLE, tables=[_table(res)], figures=[forest], notes=_notes(res))
 
 
-def subgroups_summary(ctx: Any) -> dict[str, Any]:
+def subgroups_summary(ctx: Context) -> dict[str, Any]:
     """``summary.json`` entries: ``subgroups`` (one per subgroup) and the family results."""
-    res: SubgroupCalibration | None = getattr(ctx, "subgroups", None)
+    res = ctx.subgroups
     if res is None:
         return {}
     family = res.to_dict()

@@ -143,6 +143,13 @@ def test_surprise_p_is_super_uniform_under_the_model():
     hits = np.flatnonzero((data.labels == [0, 1, 2]).all(axis=1))
     assert hits.size > 0
     np.testing.assert_allclose(post.surprise_p[hits], expected, rtol=1e-12)
+    # the one ranking of flagged items (report table, summary.json) against a sort by hand
+    flagged = sorted(np.flatnonzero(post.surprising), key=lambda i: (post.surprise_p[i], i))
+    assert len(flagged) > 10
+    assert post.most_surprising(10) == [int(i) for i in flagged[:10]]
+    assert [r["surprise_p"] for r in post.to_dict(max_listed=10)["most_surprising"]] == [
+        float(post.surprise_p[i]) for i in flagged[:10]
+    ]
 
 
 def test_monte_carlo_tail_agrees_with_exact(monkeypatch):
