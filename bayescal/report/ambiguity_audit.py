@@ -14,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from bayescal._typing import RandomState
 from bayescal.ambiguity.assessment import AmbiguityAssessment, assess_ambiguity
 from bayescal.ambiguity.loaders import AmbiguityData
 from bayescal.ambiguity.metric_intervals import intervals_to_dict, paired_differences
@@ -91,9 +92,20 @@ class AmbiguityReport(Report):
 def audit_ambiguity(
     data: AmbiguityData,
     *,
+    random_state: RandomState = 0,
+    methods: Iterable[str] | None = None,
+    annotations: str = "auto",
+    objective: str = "overall",
+    cal_fraction: float = 0.5,
+    n_bins: int = 15,
+    n_draws: int = 100,
+    cv_folds: int = 5,
+    entropy_strata: int = 5,
+    distribution_threshold: int = 10,
+    n_boot: int = 200,
+    interval_prob: float = 0.9,
     command: str | None = None,
     title: str | None = None,
-    **settings: Any,
 ) -> AmbiguityReport:
     """Audit multiclass calibration against annotator distributions and recommend a calibrator.
 
@@ -109,11 +121,11 @@ def audit_ambiguity(
     command : str, optional
         The command line, recorded for reproducibility.
     title : str, optional
-    **settings
-        The settings of :func:`~bayescal.ambiguity.assess_ambiguity`, with its defaults
-        (``random_state``, ``methods``, ``annotations``, ``objective``, ``cal_fraction``,
-        ``n_bins``, ``n_draws``, ``cv_folds``, ``entropy_strata``,
-        ``distribution_threshold``, ``n_boot``, ``interval_prob``).
+    random_state, methods, annotations, objective, cal_fraction, n_bins, n_draws
+        Settings of :func:`~bayescal.ambiguity.assess_ambiguity`, described there, with
+        the same defaults (listed here so that the signature says what the audit takes).
+    cv_folds, entropy_strata, distribution_threshold, n_boot, interval_prob
+        Likewise.
 
     Returns
     -------
@@ -135,7 +147,21 @@ def audit_ambiguity(
     if not isinstance(data, AmbiguityData):
         raise ConfigError(f"audit_ambiguity expects AmbiguityData; got {type(data).__name__}.")
     started = time.perf_counter()
-    a = assess_ambiguity(data, **settings)
+    a = assess_ambiguity(
+        data,
+        random_state=random_state,
+        methods=methods,
+        annotations=annotations,
+        objective=objective,
+        cal_fraction=cal_fraction,
+        n_bins=n_bins,
+        n_draws=n_draws,
+        cv_folds=cv_folds,
+        entropy_strata=entropy_strata,
+        distribution_threshold=distribution_threshold,
+        n_boot=n_boot,
+        interval_prob=interval_prob,
+    )
     _log.info("drawing the report")
     summary = _summary(data, a)
     sections = [
