@@ -113,6 +113,7 @@ MODE_DEFAULTS: dict[str, dict[str, object]] = {
     "draws": {"priors": 300},
     "tune": {"priors": 600},
     "chains": {"priors": 2},
+    "off_diagonal": {"priors": 0.0},
 }
 
 
@@ -162,6 +163,12 @@ def add_arguments(parser) -> None:
     parser.add_argument("--draws", type=int, help="--priors: draws per chain (300)")
     parser.add_argument("--tune", type=int, help="--priors: tuning steps (600)")
     parser.add_argument("--chains", type=int, help="--priors: chains (2)")
+    parser.add_argument(
+        "--off-diagonal",
+        type=float,
+        help="--priors: Dirichlet concentration of each off-diagonal confusion entry "
+        "(default 0: the package default, 1 / (C - 1))",
+    )
 
 
 def _mode(args) -> str:
@@ -453,6 +460,7 @@ def one_fit(
     import arviz as az
 
     from bayescal.bayes.fit import fit_channels_bayes
+    from bayescal.bayes.priors import ChannelPriors
     from bayescal.channels.em import dawid_skene_em
     from bayescal.summaries import summarize_multiclass
 
@@ -463,9 +471,11 @@ def one_fit(
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence problems are reported below
+        priors = ChannelPriors(off_diagonal=args.off_diagonal) if args.off_diagonal > 0 else None
         fit = fit_channels_bayes(
             summary,
             model="marginal",
+            priors=priors,
             draws=args.draws,
             tune=args.tune,
             chains=args.chains,
@@ -492,6 +502,7 @@ def one_fit(
         "ess_bulk_diag_min": float(az.ess(ds)["d"].min()),
         "rhat_all_max": fit.diagnostics.get("rhat_max"),
         "ess_bulk_all_min": fit.diagnostics.get("ess_bulk_min"),
+        "mean_tree_depth": float(idata["sample_stats"]["tree_depth"].mean()),
         "seconds": seconds,
     }
 
@@ -527,6 +538,7 @@ def _run_priors(args: argparse.Namespace) -> int:
                     "ess_bulk_diag_min": min(f["ess_bulk_diag_min"] for f in fits),
                     "rhat_all_max": max(f["rhat_all_max"] or np.nan for f in fits),
                     "ess_bulk_all_min": min(f["ess_bulk_all_min"] or np.nan for f in fits),
+                    "mean_tree_depth": float(np.mean([f["mean_tree_depth"] for f in fits])),
                     "seconds": sum(f["seconds"] for f in fits),
                 }
             )
@@ -541,6 +553,7 @@ def _run_priors(args: argparse.Namespace) -> int:
             "draws": args.draws,
             "tune": args.tune,
             "chains": args.chains,
+            "off_diagonal": args.off_diagonal or "default: 1 / (C - 1)",
             "seed": args.seed,
         },
         "accuracies": accuracies.tolist(),

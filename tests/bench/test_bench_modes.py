@@ -60,3 +60,19 @@ def test_an_option_of_another_mode_is_refused_in_one_line(argv, message, capsys)
 def test_alias_help_is_the_merged_benchmark_help(capsys):
     assert main(["bench", "multiclass-priors", "--help"]) == 0
     assert "--per-class" in capsys.readouterr().out
+
+
+def test_prior_check_takes_an_off_diagonal_concentration(tmp_path):
+    """Issue 22 item 3: the prior check can be run with another off-diagonal concentration
+    (the C = 20 diagnosis, models/multiclass.md) and records it and the sampler's tree depth."""
+    import json
+
+    out = tmp_path / "p.json"
+    argv = ["channels", "--priors", "--classes", "3", "--per-class", "40", "--reps", "1"]
+    argv += ["--draws", "40", "--tune", "40", "--chains", "1", "--off-diagonal", "0.3"]
+    assert main(["bench", *argv, "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["settings"]["off_diagonal"] == 0.3
+    (cell,) = result["cells"]
+    assert cell["coverage"]["n"] == 9  # K x C diagonal entries of the one repetition
+    assert 0 < cell["mean_tree_depth"] <= 10
