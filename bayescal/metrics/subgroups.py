@@ -137,6 +137,11 @@ DEFAULT_SUBGROUP_REPLICATES = 400
 MIN_KAPPA = 1.0
 MAX_KAPPA = 1e4
 
+#: The largest binned calibration error of probabilities against targets in [0, 1]
+#: (binary, top-label, and class-wise averaged over classes): a subgroup's plug-in above it
+#: is impossible, not an estimate.
+MAX_ECE = 1.0
+
 #: Level of the pairwise tests that split the subgroups into reader clusters
 #: (:func:`reader_clusters`). Pooling a subgroup whose channels differ biases its NC-ECE
 #: toward the others' channels, a bias the bootstrap reproduces rather than covers
@@ -189,6 +194,11 @@ class SubgroupEstimate:
         ``"pooled"`` only: the smallest pairwise p-value of "these readers err alike"
         with the members of its cluster; for a subgroup alone in its cluster, the p-value
         that kept it out of the most compatible cluster.
+    plausible : bool
+        False when the plug-in exceeds 1, which no binned calibration error of
+        probabilities can (:data:`MAX_ECE`): the subgroup's channels are then nearly
+        unidentified and its inverse correction amplifies noise; its numbers are not an
+        estimate (the audit flags them as an error).
     """
 
     name: str
@@ -203,6 +213,7 @@ class SubgroupEstimate:
     shrinkage: float
     pooled: bool = False
     agreement_p: float | None = None
+    plausible: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -218,6 +229,7 @@ class SubgroupEstimate:
             "shrinkage": self.shrinkage,
             "pooled": self.pooled,
             "agreement_p": self.agreement_p,
+            "plausible": self.plausible,
         }
 
 
@@ -896,6 +908,7 @@ def subgroup_nc_ece(
                 shrinkage=float(shrink if shrink is not None else 0.0),
                 pooled=bool(accepted[g]) if channels == "pooled" else channels == "shared",
                 agreement_p=None if agreement_p is None else float(agreement_p[g]),
+                plausible=bool(plugins[-1] <= MAX_ECE),
             )
         )
     p_holm = holm_adjust(np.array([e["p_value"] for e in estimates]))

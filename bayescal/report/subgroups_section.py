@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from bayescal.data.container import Annotations
+from bayescal.flags import Flag
 from bayescal.metrics.subgroups import SubgroupCalibration, subgroup_nc_ece
 from bayescal.plotting.binary import subgroup_forest
 from bayescal.report.core import Section, Table, fmt, fmt_p
@@ -63,6 +64,20 @@ def subgroups_section(ctx: Context) -> Section:
             KEY,
         )
     ctx.flag("subgroups.channels", res.warnings, KEY)
+    ctx.add_flags(
+        Flag(
+            "subgroups.out-of-range",
+            f"{res.label} {s.name}: plug-in NC-ECE {s.plugin:.3g} exceeds 1, which no "
+            "calibration error of probabilities can; its channels are nearly unidentified "
+            f"({s.n_items} items) and the correction amplifies noise, so its NC-ECE, "
+            "interval and test are not estimates. Use shared channels (--subgroup-channels "
+            "shared) or merge it with a similar subgroup.",
+            KEY,
+            severity="error",
+        )
+        for s in res.subgroups
+        if not s.plausible
+    )
     forest = responsive_figure(
         f"NC-ECE per {res.label}",
         lambda fig, narrow: subgroup_forest(res, ax=fig.subplots()),
@@ -98,7 +113,7 @@ def _table(res: SubgroupCalibration) -> Table:
             (
                 s.name,
                 str(s.n_items),
-                fmt(s.estimate),
+                fmt(s.estimate) if s.plausible else f"impossible (plug-in {fmt(s.plugin)})",
                 f"[{fmt(s.lo)}, {fmt(s.hi)}]",
                 fmt_p(s.p_value),
                 fmt_p(s.p_holm),

@@ -108,3 +108,24 @@ def test_load_csv_reads_the_group_column_not_as_an_annotator(tmp_path):
     d = load_csv(_csv(tmp_path / "g.csv", 2, n=60), group="site")
     assert d.annotators == ["a1", "a2", "a3"] and d.columns["group"] == "site"
     assert list(np.unique(d.group)) == ["north", "south"]
+
+
+def test_an_impossible_subgroup_nc_ece_is_an_error_flag_not_an_estimate(monkeypatch):
+    """A subgroup plug-in above 1 (no binned ECE of probabilities can be) marks that
+    subgroup implausible and raises an error flag; ordinary data raise none. The bound is
+    lowered here to make every subgroup exceed it (a real case: a 200-item subgroup with
+    nearly unidentified readers gave NC-ECE ~20 in `bench subgroups`)."""
+    import bayescal.metrics.subgroups as sg
+
+    d = simulate_multiclass(400, 2, random_state=2)
+    site = np.repeat(["a", "b"], 200)
+    kw = dict(channels="score-bin-em", subgroup=site, skip=("crowdkit", "recalibration", "items"))
+    ok = audit(d, **kw)
+    assert all(e["plausible"] for e in ok.summary["subgroups"])
+    assert not [f for f in ok.flags if f.code == "subgroups.out-of-range"]
+    monkeypatch.setattr(sg, "MAX_ECE", 1e-12)
+    bad = audit(d, **kw)
+    assert [e["plausible"] for e in bad.summary["subgroups"]] == [False, False]
+    flags = [f for f in bad.flags if f.code == "subgroups.out-of-range"]
+    assert [f.severity for f in flags] == ["error", "error"]
+    assert "exceeds 1" in flags[0].message and "--subgroup-channels shared" in flags[0].message
