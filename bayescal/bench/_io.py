@@ -1,4 +1,6 @@
-"""Shared output helpers for benchmarks: JSON to a file and to stdout, environment facts."""
+"""What every benchmark shares: JSON to a file and to stdout, environment facts, option
+defaults per mode, Monte Carlo summaries (shares, means and their standard errors, interval
+coverage) and repetition seeds."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import json
 import os
 import platform
 from pathlib import Path
+
+import numpy as np
 
 from bayescal._json import json_default
 from bayescal.report.core import package_versions
@@ -64,3 +68,42 @@ def mode_defaults(args, mode: str, table: dict[str, dict[str, object]]) -> None:
                 f"{flag} applies to the {' / '.join(defaults)} mode only, not to {mode}; "
                 f"drop it or choose that mode."
             )
+
+
+# ------------------------------------------------------------------ Monte Carlo summaries
+def share_se(p: float, n: int) -> float:
+    """Monte Carlo standard error ``sqrt(p (1 - p) / n)`` of a share ``p`` over ``n`` trials."""
+    return float(np.sqrt(p * (1 - p) / n))
+
+
+def mean_se(values) -> float:
+    """Monte Carlo standard error of a mean: the sd (ddof 1) over ``sqrt(n)``."""
+    v = np.asarray(values, dtype=np.float64)
+    return float(v.std(ddof=1) / np.sqrt(v.size))
+
+
+def mean_sd(values, *, single: float | None = 0.0) -> dict[str, float | None]:
+    """``{"mean", "sd"}`` of ``values`` (sd with ddof 1; ``single`` for one value)."""
+    v = np.asarray(values, dtype=np.float64)
+    return {"mean": float(v.mean()), "sd": float(v.std(ddof=1)) if v.size > 1 else single}
+
+
+def interval_coverage(lo, hi, truth: float) -> dict[str, float]:
+    """Coverage of ``truth`` by the intervals ``[lo, hi]`` (one per repetition), its
+    binomial SE, the shares of misses with the truth above ``hi`` / below ``lo``, and the
+    mean width."""
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    cov = float(np.mean((lo <= truth) & (truth <= hi)))
+    return {
+        "coverage": cov,
+        "coverage_se": share_se(cov, lo.size),
+        "miss_above": float(np.mean(truth > hi)),
+        "miss_below": float(np.mean(truth < lo)),
+        "mean_width": float(np.mean(hi - lo)),
+    }
+
+
+def rep_seed(*keys: int) -> int:
+    """The seed of one repetition: ``SeedSequence(keys)``'s first 32-bit word (a cell's
+    repetitions depend on its own keys only, not on which other cells run)."""
+    return int(np.random.SeedSequence(list(keys)).generate_state(1, dtype=np.uint32)[0])

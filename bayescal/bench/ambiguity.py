@@ -38,7 +38,7 @@ from bayescal.ambiguity.calibrators import (
     SoftDirichletCalibration,
 )
 from bayescal.ambiguity.evaluation import entropy_strata_errors, fit_evaluate
-from bayescal.bench._io import environment
+from bayescal.bench._io import environment, mean_sd
 
 __all__ = ["add_arguments", "run"]
 
@@ -187,23 +187,15 @@ def _load(args):
 
 
 def _summary(per_seed: dict) -> dict:
-    import numpy as np
-
-    seeds = list(per_seed)
-    methods = list(per_seed[seeds[0]])
-    out = {}
-    for name in methods:
-        row = {}
-        for key, val in per_seed[seeds[0]][name].items():
-            if isinstance(val, bool) or not isinstance(val, (int, float)):
-                continue
-            vals = np.array([per_seed[s][name][key] for s in seeds], dtype=float)
-            row[key] = {
-                "mean": float(vals.mean()),
-                "sd": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0,
-            }
-        out[name] = row
-    return out
+    first = next(iter(per_seed.values()))
+    return {
+        name: {
+            key: mean_sd([r[name][key] for r in per_seed.values()])
+            for key, val in row.items()
+            if isinstance(val, (int, float)) and not isinstance(val, bool)
+        }
+        for name, row in first.items()
+    }
 
 
 def _cal_size_ablation(data, cal, test, specs, args, seed):
@@ -273,7 +265,6 @@ def _annotation_ablation(data, cal, test, specs, args, seed):
 
 def _mcts_sweep(data, cal, test, args, seed):
     """Tao et al., Table 1: MCTS for each S and sampling seed; the metric's draws fixed."""
-    import numpy as np
 
     from bayescal.errors import ConfigError
 
@@ -301,12 +292,8 @@ def _mcts_sweep(data, cal, test, args, seed):
             runs.append(r)
         row = {"sampling_seeds": list(args.mcts_seeds)}
         for key in ("T", *_ABLATION_KEYS, "ece_voted"):
-            vals = np.array([r[key] for r in runs], dtype=float)
-            row[key] = {
-                "mean": float(vals.mean()),
-                "sd": float(vals.std(ddof=1)) if vals.size > 1 else 0.0,
-                "values": vals.tolist(),
-            }
+            vals = [float(r[key]) for r in runs]
+            row[key] = {**mean_sd(vals), "values": vals}
         rows[str(s)] = row
     return rows
 

@@ -90,7 +90,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayescal.bench._io import environment, mode_defaults, write_json
+from bayescal.bench._io import environment, mode_defaults, share_se, write_json
 from bayescal.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -498,7 +498,7 @@ def one_fit(
 
 def _share(flags: list[bool]) -> dict:
     p = float(np.mean(flags))
-    return {"value": p, "mc_se": float(np.sqrt(p * (1 - p) / len(flags))), "n": len(flags)}
+    return {"value": p, "mc_se": share_se(p, len(flags)), "n": len(flags)}
 
 
 def _run_priors(args: argparse.Namespace) -> int:

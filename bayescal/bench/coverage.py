@@ -64,7 +64,7 @@ import warnings
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, interval_coverage, rep_seed, share_se, write_json
 
 DEFAULT_SIZES = (2000, 8000)
 CONDITIONS = ("calibrated", "shifted", "nonlinear")
@@ -237,11 +237,6 @@ def _alternatives(d, reps, prob, rng):
 
 
 # ---------------------------------------------------------------- one repetition
-def _rep_seed(base, cond, n, mode, r):
-    seq = np.random.SeedSequence([base, CONDITIONS.index(cond), n, MODES.index(mode), r])
-    return int(seq.generate_state(1, dtype=np.uint32)[0])
-
-
 def _summaries(data, mode):
     from bayescal.summaries.summary import summarize_arrays
 
@@ -339,15 +334,13 @@ def _run_cell(args, cond, n, mode, pop, samplers):
 
     sources = ("evaluation",) if args.channels == "point" else ("full", "evaluation")
     sources = sources + ("reported",)
-    hits = {s: [] for s in sources}
-    above = {s: [] for s in sources}
-    widths = {s: [] for s in sources}
+    ends: dict[str, list[tuple[float, float]]] = {s: [] for s in sources}
     alt_hits, alt_widths, alt_est, alt_rej = {}, {}, {}, {}
     estimates, plugins, rejects = [], [], []
     divergences, compile_seconds, sparse = 0, 0.0, 0
     t0 = time.perf_counter()
     for r in range(args.reps):
-        seed = _rep_seed(args.seed, cond, n, mode, r)
+        seed = rep_seed(args.seed, CONDITIONS.index(cond), n, MODES.index(mode), r)
         data = simulate_toy(n, cond, random_state=seed)
         ch_s, ev_s = _summaries(data, mode)
         fit, point, div, comp = _channels(
@@ -365,10 +358,7 @@ def _run_cell(args, cond, n, mode, pop, samplers):
             random_state=seed,
         )
         for s in sources:
-            lo, hi = iv.interval(None if s == "reported" else s)
-            hits[s].append(lo <= pop <= hi)
-            above[s].append(pop > hi)
-            widths[s].append(hi - lo)
+            ends[s].append(iv.interval(None if s == "reported" else s))
         sparse += bool(iv.info["warnings"])
         estimates.append(iv.estimate)
         plugins.append(iv.plugin)
@@ -388,18 +378,14 @@ def _run_cell(args, cond, n, mode, pop, samplers):
     reject_rate = float(np.mean(rejects))
     rows = []
     for s in sources:
-        cov = float(np.mean(hits[s]))
+        lo, hi = np.array(ends[s]).T
         rows.append(
             {
                 "condition": cond,
                 "n": n,
                 "mode": mode,
                 "interval": {"evaluation": "evaluation_only"}.get(s, s),
-                "coverage": cov,
-                "coverage_se": float(np.sqrt(cov * (1 - cov) / args.reps)),
-                "miss_above": float(np.mean(above[s])),
-                "miss_below": float(1 - cov - np.mean(above[s])),
-                "mean_width": float(np.mean(widths[s])),
+                **interval_coverage(lo, hi, pop),
                 "reps": args.reps,
                 "test_rejection_rate": reject_rate,
                 "population_binned_ece": pop,
@@ -414,7 +400,7 @@ def _run_cell(args, cond, n, mode, pop, samplers):
         "estimate_rmse": float(np.sqrt(np.mean((np.array(estimates) - pop) ** 2))),
         "plugin_bias": float(np.mean(plugins) - pop),
         "test_rejection_rate": reject_rate,
-        "test_rejection_se": float(np.sqrt(reject_rate * (1 - reject_rate) / args.reps)),
+        "test_rejection_se": share_se(reject_rate, args.reps),
         "divergences": divergences,
         "sparse_bin_warnings": sparse,
         "seconds": seconds,
@@ -574,13 +560,6 @@ def _simulate_design(design, cond, n, rng):
     )
 
 
-def _design_seed(base, design, cond, n, r):
-    seq = np.random.SeedSequence(
-        [base, 1 + list(DESIGNS).index(design), CONDITIONS.index(cond), n, r]
-    )
-    return int(seq.generate_state(1, dtype=np.uint32)[0])
-
-
 def _design_fit(summary, args, seed, priors=None):
     from bayescal.bayes.fit import fit_channels_bayes
 
@@ -640,6 +619,27 @@ def calibration_p_value_of(iv, source) -> float:
 _DESIGN_INTERVALS = {"posterior": "reported", "evaluation": "evaluation_only", "full": "full"}
 
 
+def _joint_rows(keys: dict, ends: dict, pop: float, prob: float) -> list[dict]:
+    """One row per interval of a joint-route cell (designs, multiclass populations): coverage
+    of ``pop`` and the test's rejection rate, ``ends[source]`` holding ``(lo, hi, p)`` rows."""
+    rows = []
+    for source, label in _DESIGN_INTERVALS.items():
+        lo, hi, p = np.asarray(ends[source], dtype=np.float64).T
+        rej = float(np.mean(p <= 1 - prob))
+        rows.append(
+            {
+                **keys,
+                "interval": label,
+                **interval_coverage(lo, hi, pop),
+                "reps": lo.size,
+                "test_rejection_rate": rej,
+                "test_rejection_se": share_se(rej, lo.size),
+                "population_binned_ece": pop,
+            }
+        )
+    return rows
+
+
 def _design_cell(args, design, cond, n, done_reps, until):
     """Coverage, width and test level per interval of one design cell, with Monte Carlo SEs.
 
@@ -650,32 +650,11 @@ def _design_cell(args, design, cond, n, done_reps, until):
     reps = list(done_reps)
     t0 = time.perf_counter()
     for r in range(len(reps), until):
-        reps.append(_design_rep(args, design, cond, n, _design_seed(args.seed, design, cond, n, r)))
+        seed = rep_seed(args.seed, 1 + list(DESIGNS).index(design), CONDITIONS.index(cond), n, r)
+        reps.append(_design_rep(args, design, cond, n, seed))
     seconds = time.perf_counter() - t0
-    rows = []
-    for source, label in _DESIGN_INTERVALS.items():
-        lo = np.array([x[source][0] for x in reps])
-        hi = np.array([x[source][1] for x in reps])
-        p = np.array([x[source][2] for x in reps])
-        cov, rej = float(np.mean((lo <= pop) & (pop <= hi))), float(np.mean(p <= 1 - args.prob))
-        rows.append(
-            {
-                "design": design,
-                "condition": cond,
-                "n": n,
-                "mode": "joint",
-                "interval": label,
-                "coverage": cov,
-                "coverage_se": float(np.sqrt(cov * (1 - cov) / len(reps))),
-                "miss_above": float(np.mean(pop > hi)),
-                "miss_below": float(np.mean(pop < lo)),
-                "mean_width": float(np.mean(hi - lo)),
-                "reps": len(reps),
-                "test_rejection_rate": rej,
-                "test_rejection_se": float(np.sqrt(rej * (1 - rej) / len(reps))),
-                "population_binned_ece": pop,
-            }
-        )
+    keys = {"design": design, "condition": cond, "n": n, "mode": "joint"}
+    rows = _joint_rows(keys, {s: [x[s] for x in reps] for s in _DESIGN_INTERVALS}, pop, args.prob)
     est = np.array([x["estimate"] for x in reps])
     cell = {
         "design": design,
@@ -822,27 +801,9 @@ def _multiclass_rows(args, name, reps) -> tuple[list[dict], dict]:
     rows, cell = [], {"population": name, **MULTICLASS[name], "reps": len(reps)}
     for part_name in _PARTS:
         pop = pop_ece[part_name]
-        for source, label in _DESIGN_INTERVALS.items():
-            v = np.array([x[part_name][source] for x in reps])
-            lo, hi, p = v[:, 0], v[:, 1], v[:, 2]
-            cov, rej = float(np.mean((lo <= pop) & (pop <= hi))), float(np.mean(p <= 1 - args.prob))
-            rows.append(
-                {
-                    "population": name,
-                    "error": part_name,
-                    "interval": label,
-                    "n": MULTICLASS[name]["n"],
-                    "coverage": cov,
-                    "coverage_se": float(np.sqrt(cov * (1 - cov) / len(reps))),
-                    "miss_above": float(np.mean(pop > hi)),
-                    "miss_below": float(np.mean(pop < lo)),
-                    "mean_width": float(np.mean(hi - lo)),
-                    "reps": len(reps),
-                    "test_rejection_rate": rej,
-                    "test_rejection_se": float(np.sqrt(rej * (1 - rej) / len(reps))),
-                    "population_binned_ece": pop,
-                }
-            )
+        keys = {"population": name, "error": part_name, "n": MULTICLASS[name]["n"]}
+        ends = {s: [x[part_name][s] for x in reps] for s in _DESIGN_INTERVALS}
+        rows += _joint_rows(keys, ends, pop, args.prob)
         est = np.array([x[part_name]["estimate"] for x in reps])
         cell[part_name] = {
             "population_binned_ece": pop,
@@ -872,8 +833,8 @@ def run_multiclass(args) -> int:
         reps = state["replicates"].get(name, [])
         t0 = time.perf_counter()
         while len(reps) < args.reps:
-            seq = np.random.SeedSequence([args.seed, 7, list(MULTICLASS).index(name), len(reps)])
-            reps.append(_multiclass_rep(args, name, int(seq.generate_state(1)[0])))
+            seed = rep_seed(args.seed, 7, list(MULTICLASS).index(name), len(reps))
+            reps.append(_multiclass_rep(args, name, seed))
             if len(reps) % 10 and len(reps) < args.reps:
                 continue
             rows, cell = _multiclass_rows(args, name, reps)

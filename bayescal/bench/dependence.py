@@ -54,7 +54,7 @@ import warnings
 
 import numpy as np
 
-from bayescal.bench._io import write_run
+from bayescal.bench._io import interval_coverage, mean_se, rep_seed, write_run
 from bayescal.bench.coverage import _summaries
 
 LEVELS = {"none": 0.0, "moderate": 1.0, "strong": 2.0}
@@ -93,11 +93,6 @@ def _check_args(args):
         raise ConfigError(f"--n must be at least 400 items; got {args.n}.")
     if not 0 < args.prob < 1:
         raise ConfigError(f"--prob must be in (0, 1); got {args.prob}.")
-
-
-def _rep_seed(base, level, r):
-    seq = np.random.SeedSequence([base, list(LEVELS).index(level), r])
-    return int(seq.generate_state(1, dtype=np.uint32)[0])
 
 
 def _fits(summary, settings):
@@ -141,22 +136,16 @@ def _fits(summary, settings):
     return out
 
 
-def _coverage(hit, above, width, estimate, truth: float) -> dict[str, float]:
-    """Coverage of one model's intervals over repetitions (per-rep hit, miss above, width and
-    estimate), with its binomial SE, the miss rates and the estimate's bias against ``truth``."""
-    reps = len(hit)
-    cov = float(np.mean(hit))
-    above_rate = float(np.mean(above))
+def _coverage(lo, hi, estimate, truth: float) -> dict[str, float]:
+    """Coverage of one model's intervals ``[lo, hi]`` over repetitions, with its binomial SE,
+    the miss rates and the bias of the estimates against ``truth``."""
+    cov = interval_coverage(lo, hi, truth)
     est = np.asarray(estimate, dtype=float)
     return {
-        "coverage": cov,
-        "coverage_se": float(np.sqrt(cov * (1 - cov) / reps)),
-        "miss_rate": 1 - cov,
-        "miss_above": above_rate,
-        "miss_below": float(1 - cov - above_rate),
-        "mean_width": float(np.mean(width)),
+        **cov,
+        "miss_rate": 1 - cov["coverage"],
         "estimate_bias": float(est.mean() - truth),
-        "estimate_bias_se": float(est.std(ddof=1) / np.sqrt(reps)),
+        "estimate_bias_se": mean_se(est),
     }
 
 
@@ -164,15 +153,12 @@ def _run_cell(args, level, pop, settings_for):
     from bayescal.metrics.uncertainty import nc_ece_interval
     from bayescal.simulate.dependent import simulate_dependent
 
-    rec = {
-        m: {"hit": [], "above": [], "width": [], "est": [], "bias": [], "div": 0, "sec": 0.0}
-        for m in MODELS
-    }
+    rec = {m: {"lo": [], "hi": [], "est": [], "bias": [], "div": 0, "sec": 0.0} for m in MODELS}
     loadings = []
     load_seconds = 0.0
     t0 = time.perf_counter()
     for r in range(args.reps):
-        seed = _rep_seed(args.seed, level, r)
+        seed = rep_seed(args.seed, list(LEVELS).index(level), r)
         data, truth = simulate_dependent(
             args.n,
             args.condition,
@@ -195,9 +181,8 @@ def _run_cell(args, level, pop, settings_for):
             )
             lo, hi = iv.interval()
             rr = rec[name]
-            rr["hit"].append(lo <= pop <= hi)
-            rr["above"].append(pop > hi)
-            rr["width"].append(hi - lo)
+            rr["lo"].append(lo)
+            rr["hi"].append(hi)
             rr["est"].append(iv.estimate)
             err = np.concatenate(
                 [fit.a.mean("draw").values - truth.a, fit.b.mean("draw").values - truth.b]
@@ -213,7 +198,7 @@ def _run_cell(args, level, pop, settings_for):
     for name, rr in rec.items():
         bias = np.mean(rr["bias"], axis=0)
         models[name] = {
-            **_coverage(rr["hit"], rr["above"], rr["width"], rr["est"], pop),
+            **_coverage(rr["lo"], rr["hi"], rr["est"], pop),
             "channel_bias_max_abs": float(np.abs(bias).max()),
             "channel_bias": {"a": bias[: len(FP)].tolist(), "b": bias[len(FP) :].tolist()},
             "divergences": rr["div"],
@@ -247,7 +232,7 @@ def _population():
     )
 
 
-def _one_rep(args, level_s, seed, pop, truth_ece):
+def _one_rep(args, level_s, seed, pop):
     from bayescal.bayes.fit import fit_channels_bayes
     from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
     from bayescal.simulate.dependent import simulate_multiclass_dependent
@@ -276,9 +261,7 @@ def _one_rep(args, level_s, seed, pop, truth_ece):
         row = {}
         for metric in METRICS:
             part = getattr(iv, metric)
-            lo, hi = part.interval()
-            t = truth_ece[metric]
-            row[metric] = (lo <= t <= hi, t > hi, hi - lo, part.estimate)
+            row[metric] = (*part.interval(), part.estimate)
         err = float(np.abs(fit.confusion.values.mean(0) - truth.confusion).max())
         loading = None
         if name == "dependent":
@@ -294,8 +277,8 @@ def _summarise(records, truth_ece):
         rows = [r[name] for r in records]
         entry = {}
         for metric in METRICS:
-            hit, above, width, est = zip(*(r[0][metric] for r in rows), strict=True)
-            entry[metric] = _coverage(hit, above, width, est, truth_ece[metric])
+            lo, hi, est = zip(*(r[0][metric] for r in rows), strict=True)
+            entry[metric] = _coverage(lo, hi, est, truth_ece[metric])
         entry["confusion_bias_max_abs_mean"] = float(np.mean([r[1] for r in rows]))
         entry["divergences"] = int(sum(r[3] for r in rows))
         entry["sampling_seconds"] = float(sum(r[4] for r in rows))
@@ -329,8 +312,8 @@ def _run_multiclass(args) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # per-fit convergence notes; divergences are counted
             for r in range(args.reps):
-                seed = _rep_seed(args.seed, level, r)
-                records.append(_one_rep(args, LEVELS[level], seed, pop, truth_ece))
+                seed = rep_seed(args.seed, list(LEVELS).index(level), r)
+                records.append(_one_rep(args, LEVELS[level], seed, pop))
         models, loading = _summarise(records, truth_ece)
         s = LEVELS[level]
         cells.append(

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bayescal._json import json_default
-from bayescal.bench._io import write_run
+from bayescal.bench._io import share_se, write_run
 from bayescal.channels.em import dawid_skene_em
 from bayescal.data.container import Annotations
 from bayescal.errors import BayescalError
@@ -369,7 +369,7 @@ def run_cell(cell: Cell, datasets: int, replicates: int, seed: int) -> dict:
         hits = views.count(view)
         p = hits / n
         lower = float(beta.ppf(0.05, hits, n - hits + 1)) if hits > 0 else 0.0
-        return {"share": p, "mc_se": float(np.sqrt(p * (1 - p) / n)), "lower95": lower}
+        return {"share": p, "mc_se": share_se(p, n), "lower95": lower}
 
     target = "noise" if cell.truth == "noise" else "ambiguity"
     out = {

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mean_se, write_json
 
 FAMILIES = ("temperature", "platt", "histogram")
 TARGETS = ("naive", "corrected", "clean")
@@ -231,7 +231,7 @@ def run(args) -> int:
                         "target": "corrected-minus-naive",
                         "metric": k,
                         "mean": float(d.mean()),
-                        "se": float(d.std(ddof=1) / np.sqrt(d.size)),
+                        "se": mean_se(d),
                         "share_corrected_better": float((d < 0).mean()),
                     }
                 )

@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mean_sd, write_json
 
 __all__ = ["add_arguments", "run", "PAPER_TABLE3"]
 
@@ -148,16 +148,13 @@ def run(args) -> int:
                 random_state=seed,
             )
             intervals = intervals_to_dict(ds)
-    summary: dict[str, dict[str, dict[str, float]]] = {}
+    summary: dict[str, dict[str, dict[str, float | None]]] = {}
     for name in names:
         summary[name] = {}
         for key in ("T", "ece_true", "aece", "cwece", "brier", "brier_sampled", "nll"):
             vals: list[float] = [v for s in per_seed if (v := per_seed[s][name][key]) is not None]
             if vals:
-                summary[name][key] = {
-                    "mean": float(np.mean(vals)),
-                    "sd": float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0,
-                }
+                summary[name][key] = mean_sd(vals)
     ok = [n for n in names if "(oracle)" not in n]
 
     def best(key):

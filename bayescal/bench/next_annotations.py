@@ -37,7 +37,7 @@ import warnings
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mean_se, write_json
 from bayescal.errors import FitError
 
 STRATEGIES = ("ranked", "uncertain", "random")
@@ -168,7 +168,6 @@ def run(args) -> int:
         removed = (arr["random"][:, 0] - arr["random"][:, k]) / (
             arr["ranked"][:, 0] - arr["ranked"][:, k]
         )
-        se = lambda x: float(x.std(ddof=1) / np.sqrt(x.shape[0]))  # noqa: E731
         out[population] = {
             "gold_items": [args.batch * i for i in range(args.batches * args.horizon + 1)],
             "curves_stopped": failed,
@@ -178,20 +177,20 @@ def run(args) -> int:
             },
             "items_ratio_random_vs_ranked": {
                 "mean": float(vals.mean()),
-                "mc_se": se(vals),
+                "mc_se": mean_se(vals),
                 "lower_bounds": int(sum(b for _, b in ratios)),
             },
             "items_ratio_uncertain_vs_ranked": {
                 "mean": float(uvals.mean()),
-                "mc_se": se(uvals),
+                "mc_se": mean_se(uvals),
                 "lower_bounds": int(sum(b for _, b in unc)),
             },
             "width_removed_random_over_ranked": {
                 "mean": float(removed.mean()),
-                "mc_se": se(removed),
+                "mc_se": mean_se(removed),
             },
-            "final_width_ranked_minus_random": {"mean": float(diff.mean()), "mc_se": se(diff)},
-            "ranking_beats_random": bool(diff.mean() + norm.ppf(0.975) * se(diff) < 0),
+            "final_width_ranked_minus_random": {"mean": float(diff.mean()), "mc_se": mean_se(diff)},
+            "ranking_beats_random": bool(diff.mean() + norm.ppf(0.975) * mean_se(diff) < 0),
             "widths": {k: a.tolist() for k, a in arr.items()},
         }
     result = {

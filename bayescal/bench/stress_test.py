@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mean_sd, write_json
 
 DATASETS = ("cifar10h-catdog", "chaosnli-snli-entailment")
 CHANNELS = ("dawid_skene_em", "score_bin_em")
@@ -190,9 +190,8 @@ def _one(name, loaded, method, args, rng):
     for c in candidates:
         test[c] = {}
         for key in ("oracle", "soft_vote", "nc"):
-            vals = np.array([r.test[c][key] for r in runs])
-            test[c][key] = float(vals.mean())
-            test[c][f"{key}_sd"] = float(vals.std(ddof=1)) if vals.size > 1 else None
+            m = mean_sd([r.test[c][key] for r in runs], single=None)
+            test[c][key], test[c][f"{key}_sd"] = m["mean"], m["sd"]
         test[c]["validation_nc"] = float(np.mean([np.nanmean(r.validation[c]) for r in runs]))
         test[c]["wins"] = int(sum(r.wins[c] for r in runs))
     return {

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mean_se, write_json
 from bayescal.metrics.toy_study import TOY_METHODS as METHODS
 from bayescal.metrics.toy_study import TOY_MODES as MODES
 from bayescal.metrics.toy_study import toy_replicate
@@ -95,7 +95,7 @@ def run(args) -> int:
                         "mae": float(np.abs(err).mean()),
                         "bias": float(err.mean()),
                         "rmse": float(np.sqrt((err**2).mean())),
-                        "mae_se": float(np.abs(err).std(ddof=1) / np.sqrt(err.size)),
+                        "mae_se": mean_se(np.abs(err)),
                         "sd": float(est.std(ddof=1)),
                         "failures": int(fails),
                         "reps": int(err.size),
