@@ -35,6 +35,11 @@ def write_json(result: dict, path) -> None:
     print(text)
 
 
+def load_average(start) -> dict[str, list[float]]:
+    """The load average at the start of a run (``os.getloadavg()`` then) and now."""
+    return {"start": list(start), "end": list(os.getloadavg())}
+
+
 def write_run(protocol: dict, cells: list, *, started: float, load_start, path) -> None:
     """Write ``{protocol, cells, seconds, load_average, environment}`` (the layout of the
     coverage-style benchmarks); ``started`` is the ``time.perf_counter()`` of the start."""
@@ -44,7 +49,7 @@ def write_run(protocol: dict, cells: list, *, started: float, load_start, path) 
         "protocol": protocol,
         "cells": cells,
         "seconds": time.perf_counter() - started,
-        "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
+        "load_average": load_average(load_start),
         "environment": environment(),
     }
     write_json(out, path)
@@ -107,3 +112,48 @@ def rep_seed(*keys: int) -> int:
     """The seed of one repetition: ``SeedSequence(keys)``'s first 32-bit word (a cell's
     repetitions depend on its own keys only, not on which other cells run)."""
     return int(np.random.SeedSequence(list(keys)).generate_state(1, dtype=np.uint32)[0])
+
+
+# ------------------------------------------------------------------ fresh processes
+def fresh_python(argv: list[str], env: dict | None = None):
+    """``python ARGV`` in a fresh process, output captured: ``(completed process, wall
+    seconds, CPU seconds)``, the CPU its user + system time from start to exit (``getrusage``
+    of the finished child: interpreter start, imports, the work and exit, what ``time``
+    shows)."""
+    import resource
+    import subprocess
+    import sys
+    import time
+
+    def children_cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    cpu0 = children_cpu()
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env)
+    return proc, time.perf_counter() - t0, children_cpu() - cpu0
+
+
+def child_result(proc) -> dict:
+    """A finished child's result: its last line of stdout as JSON, or ``status: failed`` with
+    the end of its stderr."""
+    if proc.returncode != 0:
+        return {"status": "failed", "stderr": proc.stderr[-2000:]}
+    return {"status": "ok", **json.loads(proc.stdout.strip().splitlines()[-1])}
+
+
+def earlier_json(path) -> dict:
+    """What an earlier run wrote to ``path`` (a rerun resumes from or updates it); empty when
+    there is no such file. A file that is not JSON is refused, never overwritten."""
+    if path is None or not Path(path).exists():
+        return {}
+    try:
+        earlier = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as err:
+        from bayescal.errors import ConfigError
+
+        raise ConfigError(
+            f"{path} is not JSON ({err}); give another --json path or remove the file."
+        ) from None
+    return earlier if isinstance(earlier, dict) else {}

@@ -27,7 +27,6 @@ entries (each with its own environment and options), the others are kept as they
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -36,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import earlier_json, environment, write_json
 from bayescal.bench.many_annotators import write_csv
 
 TARGETS = {"binary_seconds": 60.0, "multiclass_seconds": 300.0, "peak_rss_bytes": 2 * 1024**3}
@@ -164,7 +163,7 @@ def run(args) -> int:
         ),
         "multiclass": ("multiclass", args.multiclass_items, _multiclass_csv),
     }
-    result = _earlier(args.json)
+    result = earlier_json(args.json)
     result.update(benchmark="audit-large", targets=TARGETS)
     result.setdefault("cases", {})
     with tempfile.TemporaryDirectory() as tmp:
@@ -195,18 +194,3 @@ def run(args) -> int:
             )
     write_json(result, args.json)
     return 0
-
-
-def _earlier(path) -> dict:
-    """The results already in ``path`` (cases not run now keep their entries), or none."""
-    if path is None or not Path(path).exists():
-        return {}
-    try:
-        earlier = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as err:
-        from bayescal.errors import ConfigError
-
-        raise ConfigError(
-            f"{path} is not JSON ({err}); give another --json path or remove the file."
-        ) from None
-    return earlier if isinstance(earlier, dict) else {}

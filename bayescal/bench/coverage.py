@@ -58,13 +58,22 @@ rejection, seconds), ``methods`` (the comparison above), load and timings.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 import warnings
 
 import numpy as np
 
-from bayescal.bench._io import environment, interval_coverage, rep_seed, share_se, write_json
+from bayescal.bench._io import (
+    earlier_json,
+    environment,
+    interval_coverage,
+    load_average,
+    rep_seed,
+    share_se,
+    write_json,
+)
 
 DEFAULT_SIZES = (2000, 8000)
 CONDITIONS = ("calibrated", "shifted", "nonlinear")
@@ -480,7 +489,7 @@ def run(args) -> int:
         "methods": methods,
         "compile_seconds": compile_seconds,
         "seconds": time.perf_counter() - t_start,
-        "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
+        "load_average": load_average(load_start),
         "environment": environment(),
     }
     write_json(out, args.json_path)
@@ -640,19 +649,9 @@ def _joint_rows(keys: dict, ends: dict, pop: float, prob: float) -> list[dict]:
     return rows
 
 
-def _design_cell(args, design, cond, n, done_reps, until):
-    """Coverage, width and test level per interval of one design cell, with Monte Carlo SEs.
-
-    Runs repetitions ``len(done_reps) .. until - 1`` (their seeds depend only on the index,
-    so a cell grown in chunks equals one run in one go); ``seconds`` is this call's time.
-    """
+def _design_summary(args, design, cond, n, reps):
+    """Coverage, width and test level per interval of one design cell, with Monte Carlo SEs."""
     pop = _population_ece(design, cond)
-    reps = list(done_reps)
-    t0 = time.perf_counter()
-    for r in range(len(reps), until):
-        seed = rep_seed(args.seed, 1 + list(DESIGNS).index(design), CONDITIONS.index(cond), n, r)
-        reps.append(_design_rep(args, design, cond, n, seed))
-    seconds = time.perf_counter() - t0
     keys = {"design": design, "condition": cond, "n": n, "mode": "joint"}
     rows = _joint_rows(keys, {s: [x[s] for x in reps] for s in _DESIGN_INTERVALS}, pop, args.prob)
     est = np.array([x["estimate"] for x in reps])
@@ -664,51 +663,69 @@ def _design_cell(args, design, cond, n, done_reps, until):
         "estimate_bias": float(est.mean() - pop),
         "estimate_rmse": float(np.sqrt(np.mean((est - pop) ** 2))),
         "divergences": int(sum(x["divergences"] for x in reps)),
-        "seconds": seconds,
     }
-    return rows, cell, reps
+    return rows, cell
 
 
 def _cell_key(row: dict) -> tuple:
     return row["design"], row["condition"], row["n"]
 
 
-def run_designs(args) -> int:
-    """The design cells; the JSON is rewritten every 10 repetitions (rerun to resume)."""
-    import json
-    import warnings
+_SAVE_EVERY = 10
 
+
+def _resume(args, state, key, one_rep, merge, protocol, load_start) -> None:
+    """Grow cell ``key``'s repetitions to ``--reps`` (their seeds depend only on the index, so
+    a cell grown in chunks equals one run in one go). Every ``_SAVE_EVERY`` repetitions and at
+    the end ``merge(reps, seconds)`` folds them into ``state`` and the JSON is rewritten: a
+    stopped run keeps them, a rerun with the same ``--json`` resumes."""
+    reps = state["replicates"].setdefault(key, [])
+    t0 = time.perf_counter()
+    while len(reps) < args.reps:
+        reps.append(one_rep(len(reps)))
+        if len(reps) % _SAVE_EVERY and len(reps) < args.reps:
+            continue
+        merge(reps, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        state["protocol"] = protocol()
+        state["load_average"] = load_average(load_start)
+        state["environment"] = environment()
+        write_json(state, args.json_path)
+
+
+def run_designs(args) -> int:
+    """The design cells (:func:`_resume`)."""
     from bayescal.errors import IdentificationWarning
 
     _check_args(args)
-    path = args.json_path
-    state: dict = {"results": [], "cells": [], "replicates": {}}
-    if path and os.path.exists(path):
-        with open(path) as fh:
-            state.update(json.load(fh))
-    t_start = time.perf_counter()
+    state: dict = {"results": [], "cells": [], "replicates": {}, **earlier_json(args.json_path)}
     load_start = os.getloadavg()
-    for design in args.designs:
-        for cond in args.conditions:
-            for n in args.sizes:
-                key = f"{design}/{cond}/{n}"
-                here = (design, cond, n)
-                while len(done := state["replicates"].get(key, [])) < args.reps:
-                    # rewrite the JSON every _SAVE_EVERY repetitions, so a stopped run keeps them
-                    until = min(len(done) + _SAVE_EVERY, args.reps)
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", IdentificationWarning)
-                        rows, cell, reps = _design_cell(args, design, cond, n, done, until)
-                    if done:
-                        cell["seconds"] += sum(
-                            c["seconds"] for c in state["cells"] if _cell_key(c) == here
-                        )
-                    _save_design_cell(state, args, here, rows, cell, reps, load_start, t_start)
-                    t_start = time.perf_counter()
+
+    def protocol() -> dict:
+        names = sorted({k.split("/")[0] for k in state["replicates"]})
+        designs = {d: DESIGNS[d] for d in names}
+        return _joint_protocol(args, designs=designs, test_level=round(1 - args.prob, 10))
+
+    for design, cond, n in itertools.product(args.designs, args.conditions, args.sizes):
+        here = (design, cond, n)
+        keys = (args.seed, 1 + list(DESIGNS).index(design), CONDITIONS.index(cond), n)
+
+        def one_rep(r, design=design, cond=cond, n=n, keys=keys):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", IdentificationWarning)
+                return _design_rep(args, design, cond, n, rep_seed(*keys, r))
+
+        def merge(reps, seconds, here=here):
+            rows, cell = _design_summary(args, *here, reps)
+            before = [c for c in state["cells"] if _cell_key(c) == here]
+            cell["seconds"] = seconds + sum(c["seconds"] for c in before)
+            state["results"] = [r for r in state["results"] if _cell_key(r) != here] + rows
+            state["cells"] = [c for c in state["cells"] if _cell_key(c) != here] + [cell]
+            state["seconds"] = state.get("seconds", 0.0) + seconds
+
+        key = "/".join(str(x) for x in here)
+        _resume(args, state, key, one_rep, merge, protocol, load_start)
     return 0
-
-
-_SAVE_EVERY = 10
 
 
 def _joint_protocol(args, **cells) -> dict:
@@ -725,25 +742,6 @@ def _joint_protocol(args, **cells) -> dict:
         "tune": args.tune,
         "sample_use": "joint",
     }
-
-
-def _save_design_cell(state, args, here, rows, cell, reps, load_start, t_start) -> None:
-    """Merge one (possibly partial) design cell into ``state`` and rewrite the JSON."""
-    key = "/".join(str(x) for x in here)
-    state["results"] = [r for r in state["results"] if _cell_key(r) != here] + rows
-    state["cells"] = [c for c in state["cells"] if _cell_key(c) != here] + [cell]
-    state["replicates"][key] = [
-        {k: list(v) if isinstance(v, tuple) else v for k, v in x.items()} for x in reps
-    ]
-    state["protocol"] = _joint_protocol(
-        args,
-        designs={d: DESIGNS[d] for d in sorted({k.split("/")[0] for k in state["replicates"]})},
-        test_level=round(1 - args.prob, 10),
-    )
-    state["load_average"] = {"start": list(load_start), "end": list(os.getloadavg())}
-    state["seconds"] = state.get("seconds", 0.0) + time.perf_counter() - t_start
-    state["environment"] = environment()
-    write_json(state, args.json_path)
 
 
 # ------------------------------------------------------------------ multiclass (issue 22 item 4)
@@ -815,40 +813,31 @@ def _multiclass_rows(args, name, reps) -> tuple[list[dict], dict]:
 
 
 def run_multiclass(args) -> int:
-    """The multiclass cells; the JSON is rewritten every 10 repetitions (rerun to resume)."""
-    import json
-
+    """The multiclass cells (:func:`_resume`)."""
     from bayescal.errors import ConfigError
 
     unknown = sorted(set(args.multiclass) - set(MULTICLASS))
     if unknown:
         raise ConfigError(f"unknown --multiclass {unknown}; choose from {sorted(MULTICLASS)}.")
-    path = args.json_path
     state: dict = {"results": [], "cells": [], "replicates": {}, "seconds": {}}
-    if path and os.path.exists(path):
-        with open(path) as fh:
-            state.update(json.load(fh))
+    state.update(earlier_json(args.json_path))
     load_start = os.getloadavg()
+
+    def protocol() -> dict:
+        populations = {p: MULTICLASS[p] for p in state["replicates"]}
+        return _joint_protocol(args, populations=populations, channel_groups="predicted")
+
     for name in args.multiclass:
-        reps = state["replicates"].get(name, [])
-        t0 = time.perf_counter()
-        while len(reps) < args.reps:
-            seed = rep_seed(args.seed, 7, list(MULTICLASS).index(name), len(reps))
-            reps.append(_multiclass_rep(args, name, seed))
-            if len(reps) % 10 and len(reps) < args.reps:
-                continue
+        index = list(MULTICLASS).index(name)
+
+        def one_rep(r, name=name, index=index):
+            return _multiclass_rep(args, name, rep_seed(args.seed, 7, index, r))
+
+        def merge(reps, seconds, name=name):
             rows, cell = _multiclass_rows(args, name, reps)
             state["results"] = [r for r in state["results"] if r["population"] != name] + rows
             state["cells"] = [c for c in state["cells"] if c["population"] != name] + [cell]
-            state["replicates"][name] = reps
-            state["seconds"][name] = state["seconds"].get(name, 0.0) + time.perf_counter() - t0
-            t0 = time.perf_counter()
-            state["protocol"] = _joint_protocol(
-                args,
-                populations={p: MULTICLASS[p] for p in state["replicates"]},
-                channel_groups="predicted",
-            )
-            state["load_average"] = {"start": list(load_start), "end": list(os.getloadavg())}
-            state["environment"] = environment()
-            write_json(state, path)
+            state["seconds"][name] = state["seconds"].get(name, 0.0) + seconds
+
+        _resume(args, state, name, one_rep, merge, protocol, load_start)
     return 0

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bayescal._json import json_default
-from bayescal.bench._io import share_se, write_run
+from bayescal.bench._io import earlier_json, load_average, share_se, write_run
 from bayescal.channels.em import dawid_skene_em
 from bayescal.data.container import Annotations
 from bayescal.errors import BayescalError
@@ -405,7 +405,7 @@ def _save(path, protocol, cells, started, load_start) -> None:
         "protocol": {**protocol, "complete": False},
         "cells": cells,
         "seconds": time.perf_counter() - started,
-        "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
+        "load_average": load_average(load_start),
     }
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(out, indent=2, default=json_default) + "\n")
@@ -432,12 +432,9 @@ def run(args) -> int:
         "check": "noise_or_ambiguity(summary, fit): parametric bootstrap refitted per replicate",
     }
     done: list[dict] = []
-    if args.resume and args.json_path and Path(args.json_path).exists():
-        old = json.loads(Path(args.json_path).read_text())
-        same = {k: v for k, v in old.get("protocol", {}).items() if k != "complete"}
-        if same == protocol:
-            names = {c.name for c in cells}
-            done = [c for c in old["cells"] if c["name"] in names]
+    old = earlier_json(args.json_path) if args.resume else {}
+    if {k: v for k, v in old.get("protocol", {}).items() if k != "complete"} == protocol:
+        done = [c for c in old["cells"] if c["name"] in {x.name for x in cells}]
     finished = {c["name"] for c in done}
     for cell in cells:
         if cell.name in finished:
