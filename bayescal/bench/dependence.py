@@ -149,73 +149,102 @@ def _coverage(lo, hi, estimate, truth: float) -> dict[str, float]:
     }
 
 
-def _run_cell(args, level, pop, settings_for):
+def _binary_rep(args, level_s, seed, pop) -> dict:
+    """One repetition of the binary scenario: per model, its interval and the error of its
+    posterior-mean channels."""
+    from bayescal.bayes.sampling import NUTSSettings
     from bayescal.metrics.uncertainty import nc_ece_interval
     from bayescal.simulate.dependent import simulate_dependent
 
-    rec = {m: {"lo": [], "hi": [], "est": [], "bias": [], "div": 0, "sec": 0.0} for m in MODELS}
-    loadings = []
-    load_seconds = 0.0
-    t0 = time.perf_counter()
-    for r in range(args.reps):
-        seed = rep_seed(args.seed, list(LEVELS).index(level), r)
-        data, truth = simulate_dependent(
-            args.n,
-            args.condition,
-            loading=LEVELS[level],
-            groups=[(0, 1)],
-            fp=FP,
-            fn=FN,
+    data, truth = simulate_dependent(
+        args.n, args.condition, loading=level_s, groups=[(0, 1)], fp=FP, fn=FN, random_state=seed
+    )
+    ch_s, ev_s = _summaries(data, "split")
+    settings = NUTSSettings(
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        cores=1,
+        seed=seed,
+        target_accept=0.9,
+        progress=False,
+    )
+    out = {}
+    for name, (fit, div, timings, loading) in _fits(ch_s, settings).items():
+        iv = nc_ece_interval(
+            ev_s,
+            fit,
+            prob=args.prob,
+            n_bootstrap=args.n_bootstrap,
+            sample_use="split",
             random_state=seed,
         )
-        ch_s, ev_s = _summaries(data, "split")
-        fits = _fits(ch_s, settings_for(seed))
-        for name, (fit, div, timings, loading) in fits.items():
-            iv = nc_ece_interval(
-                ev_s,
-                fit,
-                prob=args.prob,
-                n_bootstrap=args.n_bootstrap,
-                sample_use="split",
-                random_state=seed,
-            )
-            lo, hi = iv.interval()
-            rr = rec[name]
-            rr["lo"].append(lo)
-            rr["hi"].append(hi)
-            rr["est"].append(iv.estimate)
-            err = np.concatenate(
+        out[name] = {
+            "interval": {"nc_ece": (*iv.interval(), iv.estimate)},
+            "error": np.concatenate(
                 [fit.a.mean("draw").values - truth.a, fit.b.mean("draw").values - truth.b]
-            )
-            rr["bias"].append(err)
-            rr["div"] += div
-            rr["sec"] += timings["sampling_seconds"]
-            load_seconds += timings["load_seconds"] if r == 0 else 0.0
-            if loading is not None:
-                loadings.append(loading)
-    seconds = time.perf_counter() - t0
+            ),
+            "loading": loading,
+            "divergences": div,
+            "sampling_seconds": timings["sampling_seconds"],
+            "load_seconds": timings["load_seconds"],
+        }
+    return out
+
+
+def _binary_models(records, pop) -> dict:
     models = {}
-    for name, rr in rec.items():
-        bias = np.mean(rr["bias"], axis=0)
+    for name in MODELS:
+        lo, hi, est = zip(*(r[name]["interval"]["nc_ece"] for r in records), strict=True)
+        bias = np.mean([r[name]["error"] for r in records], axis=0)
         models[name] = {
-            **_coverage(rr["lo"], rr["hi"], rr["est"], pop),
+            **_coverage(lo, hi, est, pop),
             "channel_bias_max_abs": float(np.abs(bias).max()),
             "channel_bias": {"a": bias[: len(FP)].tolist(), "b": bias[len(FP) :].tolist()},
-            "divergences": rr["div"],
-            "sampling_seconds": rr["sec"],
+            **_totals(records, name),
         }
+    # the kernels compile (or load from the cache) on the first repetition
+    load = sum(records[0][m]["load_seconds"] for m in MODELS)
+    return {"models": models, "kernel_load_seconds": load}
+
+
+def _totals(records, name) -> dict:
+    """Divergences and sampling seconds of one model over the repetitions."""
     return {
-        "level": level,
-        "loading": LEVELS[level],
-        "latent_correlation": LEVELS[level] ** 2 / (1 + LEVELS[level] ** 2),
-        "n": args.n,
-        "reps": args.reps,
-        "population_binned_ece": pop,
-        "models": models,
-        "dependent_loading_posterior_mean": np.mean(loadings, axis=0).tolist(),
-        "seconds": seconds,
-        "kernel_load_seconds": load_seconds,
+        "divergences": int(sum(r[name]["divergences"] for r in records)),
+        "sampling_seconds": float(sum(r[name]["sampling_seconds"] for r in records)),
     }
+
+
+def _levels(args, one_rep, summarise, truth, ignore) -> list[dict]:
+    """One cell per dependence level: ``--reps`` repetitions of ``one_rep(loading, seed)``
+    (warnings of class ``ignore`` silenced; divergences are counted), ``summarise``d."""
+    cells = []
+    for level in args.levels:
+        s = LEVELS[level]
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ignore)
+            seeds = [rep_seed(args.seed, list(LEVELS).index(level), r) for r in range(args.reps)]
+            records = [one_rep(s, seed) for seed in seeds]
+        summary = summarise(records)
+        cells.append(
+            {
+                "level": level,
+                "loading": s,
+                "latent_correlation": s**2 / (1 + s**2),
+                "n": args.n,
+                "reps": args.reps,
+                "population_binned_ece": truth,
+                "models": summary.pop("models"),
+                "dependent_loading_posterior_mean": np.mean(
+                    [r["dependent"]["loading"] for r in records], axis=0
+                ).tolist(),
+                "seconds": time.perf_counter() - t0,
+                **summary,
+            }
+        )
+    return cells
 
 
 CLASSES = 3
@@ -232,7 +261,7 @@ def _population():
     )
 
 
-def _one_rep(args, level_s, seed, pop):
+def _multiclass_rep(args, level_s, seed, pop):
     from bayescal.bayes.fit import fit_channels_bayes
     from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
     from bayescal.simulate.dependent import simulate_multiclass_dependent
@@ -258,33 +287,29 @@ def _one_rep(args, level_s, seed, pop):
         iv = multiclass_nc_ece_interval(
             evaluation, fit, prob=args.prob, n_bootstrap=args.n_bootstrap, random_state=seed
         )
-        row = {}
-        for metric in METRICS:
-            part = getattr(iv, metric)
-            row[metric] = (*part.interval(), part.estimate)
-        err = float(np.abs(fit.confusion.values.mean(0) - truth.confusion).max())
-        loading = None
-        if name == "dependent":
-            loading = fit.idata.posterior["loading"].mean(("chain", "draw")).values
-        div = int(fit.idata.sample_stats["diverging"].sum())
-        out[name] = (row, err, loading, div, fit.diagnostics["sampling_seconds"])
+        parts = {metric: getattr(iv, metric) for metric in METRICS}
+        post = fit.idata.posterior
+        loading = post["loading"].mean(("chain", "draw")).values if name == "dependent" else None
+        out[name] = {
+            "interval": {m: (*part.interval(), part.estimate) for m, part in parts.items()},
+            "error": float(np.abs(fit.confusion.values.mean(0) - truth.confusion).max()),
+            "loading": loading,
+            "divergences": int(fit.idata.sample_stats["diverging"].sum()),
+            "sampling_seconds": fit.diagnostics["sampling_seconds"],
+        }
     return out
 
 
-def _summarise(records, truth_ece):
+def _multiclass_models(records, truth_ece):
     models = {}
     for name in MODELS:
-        rows = [r[name] for r in records]
         entry = {}
         for metric in METRICS:
-            lo, hi, est = zip(*(r[0][metric] for r in rows), strict=True)
+            lo, hi, est = zip(*(r[name]["interval"][metric] for r in records), strict=True)
             entry[metric] = _coverage(lo, hi, est, truth_ece[metric])
-        entry["confusion_bias_max_abs_mean"] = float(np.mean([r[1] for r in rows]))
-        entry["divergences"] = int(sum(r[3] for r in rows))
-        entry["sampling_seconds"] = float(sum(r[4] for r in rows))
-        models[name] = entry
-    loads = [r["dependent"][2] for r in records]
-    return models, np.mean(loads, axis=0).tolist()
+        entry["confusion_bias_max_abs_mean"] = float(np.mean([r[name]["error"] for r in records]))
+        models[name] = {**entry, **_totals(records, name)}
+    return {"models": models}
 
 
 def _sampling_protocol(args, sampler: str) -> dict:
@@ -305,30 +330,14 @@ def _run_multiclass(args) -> int:
     t_start = time.perf_counter()
     pop = _population()
     truth_ece = pop.binned_ece(10)
-    cells = []
-    for level in args.levels:
-        t0 = time.perf_counter()
-        records = []
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # per-fit convergence notes; divergences are counted
-            for r in range(args.reps):
-                seed = rep_seed(args.seed, list(LEVELS).index(level), r)
-                records.append(_one_rep(args, LEVELS[level], seed, pop))
-        models, loading = _summarise(records, truth_ece)
-        s = LEVELS[level]
-        cells.append(
-            {
-                "level": level,
-                "loading": s,
-                "latent_correlation": s**2 / (1 + s**2),
-                "n": args.n,
-                "reps": args.reps,
-                "population_binned_ece": truth_ece,
-                "models": models,
-                "dependent_loading_posterior_mean": loading,
-                "seconds": time.perf_counter() - t0,
-            }
-        )
+    # every warning is a per-fit convergence note; divergences are counted
+    cells = _levels(
+        args,
+        lambda s, seed: _multiclass_rep(args, s, seed, pop),
+        lambda records: _multiclass_models(records, truth_ece),
+        truth_ece,
+        Warning,
+    )
     protocol = {
         "track": "multiclass",
         "reps": args.reps,
@@ -356,7 +365,6 @@ def _run_multiclass(args) -> int:
 
 
 def run(args) -> int:
-    from bayescal.bayes.sampling import NUTSSettings
     from bayescal.errors import IdentificationWarning
     from bayescal.simulate import toy_population_binned_ece
 
@@ -366,23 +374,13 @@ def run(args) -> int:
     load_start = os.getloadavg()
     t_start = time.perf_counter()
     pop = toy_population_binned_ece(args.condition, np.linspace(0, 1, 11))
-
-    def settings_for(seed):
-        return NUTSSettings(
-            draws=args.draws,
-            tune=args.tune,
-            chains=args.chains,
-            cores=1,
-            seed=seed,
-            target_accept=0.9,
-            progress=False,
-        )
-
-    cells = []
-    for level in args.levels:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", IdentificationWarning)
-            cells.append(_run_cell(args, level, pop, settings_for))
+    cells = _levels(
+        args,
+        lambda s, seed: _binary_rep(args, s, seed, pop),
+        lambda records: _binary_models(records, pop),
+        pop,
+        IdentificationWarning,
+    )
     protocol = {
         "reps": args.reps,
         "n": args.n,
