@@ -114,68 +114,96 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", dest="json_path", default=None)
 
 
-class _Sampler:
-    """Posterior draws of the grouped model for new pattern counts, compiled once."""
+class Sampler:
+    """NUTS on a PyMC model, compiled once (nutpie's numba backend, ``kind="nutpie"``, or
+    PyMC's own NUTS at target_accept 0.9), then sampled as often as needed; ``counts``
+    swaps the grouped model's pattern counts between runs (``set_counts`` for PyMC).
+    ``nutpie_options`` go to ``nutpie.sample``, ``compile_kwargs`` to ``pm.NUTS``."""
 
-    def __init__(self, spec, kind, draws, tune):
+    def __init__(
+        self,
+        model,
+        kind,
+        draws,
+        tune,
+        *,
+        chains=2,
+        set_counts=None,
+        nutpie_options=None,
+        compile_kwargs=None,
+    ):
         import logging
 
-        import pymc  # noqa: F401
-
-        from bayescal.bayes.models import build_pymc_model
-
         logging.getLogger("pymc").setLevel(logging.ERROR)
-        self.kind, self.draws, self.tune = kind, draws, tune
-        self.built = build_pymc_model(spec)
+        self.model, self.kind, self.set_counts = model, kind, set_counts
+        self.draws, self.tune, self.chains = draws, tune, chains
+        self.nutpie_options = nutpie_options or {}
         t0 = time.perf_counter()
         if kind == "nutpie":
             import nutpie
 
-            self.compiled = nutpie.compile_pymc_model(self.built.model, backend="numba")
+            self.compiled = nutpie.compile_pymc_model(model, backend="numba")
         else:
             import pymc as pm
 
-            with self.built.model:
-                self.step = pm.NUTS(target_accept=0.9)
+            with model:
+                nuts = {"compile_kwargs": compile_kwargs} if compile_kwargs else {}
+                self.step = pm.NUTS(target_accept=0.9, **nuts)
         self.compile_seconds = time.perf_counter() - t0
 
-    def __call__(self, counts, seed):
+    def sample(self, seed, counts=None):
         if self.kind == "nutpie":
             import nutpie
 
-            comp = self.compiled.with_data(pattern_counts=np.asarray(counts, dtype=np.float64))
-            idata = nutpie.sample(
+            comp = self.compiled
+            if counts is not None:
+                comp = comp.with_data(pattern_counts=np.asarray(counts, dtype=np.float64))
+            return nutpie.sample(
                 comp,
                 draws=self.draws,
                 tune=self.tune,
-                chains=2,
+                chains=self.chains,
                 seed=seed,
                 progress_bar=False,
                 cores=1,
+                **self.nutpie_options,
             )
-        else:
-            import pymc as pm
+        import pymc as pm
 
-            self.built.set_counts(counts)
-            with self.built.model:
-                idata = pm.sample(
-                    draws=self.draws,
-                    tune=self.tune,
-                    chains=2,
-                    cores=1,
-                    step=self.step,
-                    random_seed=seed,
-                    progressbar=False,
-                    compute_convergence_checks=False,
-                )
-        div = int(idata.sample_stats["diverging"].sum())
-        post = idata.posterior
-        s = post.sizes["chain"] * post.sizes["draw"]
+        if counts is not None:
+            self.set_counts(counts)
+        with self.model:
+            return pm.sample(
+                draws=self.draws,
+                tune=self.tune,
+                chains=self.chains,
+                cores=1,
+                step=self.step,
+                random_seed=seed,  # PyMC's own argument names
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
 
-        def flat(name, dim):
-            return post[name].transpose("chain", "draw", dim).values.reshape(s, -1)
 
-        return flat("a", "annotator"), flat("b", "annotator"), flat("prevalence", "group"), div
+def posterior_channels(post, spec, method, annotators=None):
+    """The binary channels of a posterior (``a``, ``b``, ``prevalence`` by chain and draw)
+    as a :class:`~bayescal.channels.result.ChannelFit` of its draws."""
+    from bayescal.channels.result import ChannelFit
+
+    s = post.sizes["chain"] * post.sizes["draw"]
+
+    def flat(name, dim):
+        return post[name].transpose("chain", "draw", dim).values.reshape(s, -1)
+
+    return ChannelFit.from_draws(
+        flat("a", "annotator"),
+        flat("b", "annotator"),
+        flat("prevalence", "group"),
+        annotators=spec.annotators if annotators is None else annotators,
+        groups=list(spec.prevalence_groups),
+        group_counts=spec.prevalence_group_counts(),
+        method=method,
+    )
 
 
 # ---------------------------------------------------------------- the alternatives
@@ -272,7 +300,6 @@ def _channels(kind, channel_summary, samplers, args, seed, annotators):
     """(channels, point channels or None, divergences, compile seconds) for one repetition."""
     from bayescal.channels.bootstrap import bootstrap_channels
     from bayescal.channels.fit import fit_channels
-    from bayescal.channels.result import ChannelFit
 
     if kind != "bayes":
         fit = fit_channels(channel_summary, "score_bin_em", random_state=seed)
@@ -282,24 +309,20 @@ def _channels(kind, channel_summary, samplers, args, seed, annotators):
             channel_summary, fit, n_draws=args.channel_draws, random_state=seed
         )
         return draws, fit, 0, 0.0
-    from bayescal.bayes.models import make_spec
+    from bayescal.bayes.models import build_pymc_model, make_spec
 
     spec = make_spec(channel_summary, "grouped")
     key = spec.counts.shape
     compile_seconds = 0.0
     if key not in samplers:
-        samplers[key] = _Sampler(spec, args.sampler_kind, args.draws, args.tune)
+        built = build_pymc_model(spec)
+        samplers[key] = Sampler(
+            built.model, args.sampler_kind, args.draws, args.tune, set_counts=built.set_counts
+        )
         compile_seconds = samplers[key].compile_seconds
-    a, b, prev, div = samplers[key](spec.counts, seed)
-    post = ChannelFit.from_draws(
-        a,
-        b,
-        prev,
-        annotators=annotators,
-        groups=list(spec.prevalence_groups),
-        group_counts=spec.prevalence_group_counts(),
-        method="bayes_grouped",
-    )
+    idata = samplers[key].sample(seed, spec.counts)
+    post = posterior_channels(idata.posterior, spec, "bayes_grouped", annotators)
+    div = int(idata.sample_stats["diverging"].sum())
     return post, None, div, compile_seconds
 
 

@@ -1,49 +1,34 @@
 """``bayescal bench dependence``: NC-ECE interval coverage under conditionally dependent annotators.
 
-Data: :func:`bayescal.simulate.dependent.simulate_dependent`, the toy study
-(Sec. 6.1, ``--condition``, default ``shifted``) with four annotators
-(false-positive rates 0.08, 0.13, 0.18, 0.10; false-negative rates 0.16, 0.11,
-0.06, 0.12) of which ``a1`` and ``a2`` share a latent difficulty with loading
-``s`` in both classes (Qu, Tan & Kutner 1996): ``none`` (s = 0), ``moderate``
-(s = 1, latent within-class correlation 0.5) and ``strong`` (s = 2, 0.8).
+Two scenarios with the same levels, seeds and statistics. Annotators ``a1`` and ``a2`` share
+a latent item difficulty with loading ``s`` in every class (Qu, Tan & Kutner 1996): ``none``
+(s = 0), ``moderate`` (s = 1, latent within-class correlation 0.5) and ``strong`` (s = 2,
+0.8). Per repetition (seeds fixed) the channels are fitted on the first half of the items,
+the NC-ECE interval computed on the second half, once with the independence model's
+posterior and once with the dependence model's (pair ``a1:a2``), both sampled by nutpie.
 
-Per repetition (seeds fixed): channels on the first half of the items (five
-equal-width score groups), NC-ECE (:func:`bayescal.nc_ece_interval`,
-``sample_use="split"``, ten bins) on the second half, once with the independence
-model's posterior (``grouped``) and once with the dependence model's (pair
-``a1:a2``; marginal channels), both sampled by nutpie on the hand-written
-densities (numba kernels compiled once per process and reused). The truth is the
-toy's exact population binned ECE, as in ``bench coverage``.
+- binary (default): :func:`bayescal.simulate.dependent.simulate_dependent`, the toy study
+  (Sec. 6.1, ``--condition``, default ``shifted``) with four annotators (false-positive rates
+  0.08, 0.13, 0.18, 0.10; false-negative rates 0.16, 0.11, 0.06, 0.12); channels in five
+  equal-width score groups (``grouped``; the dependence model's marginal channels) on the
+  hand-written densities (numba kernels compiled once per process and reused);
+  :func:`bayescal.nc_ece_interval` (``sample_use="split"``, ten bins). The truth is the
+  toy's exact population binned ECE, as in ``bench coverage``.
+- ``--multiclass``: :func:`bayescal.simulate.dependent.simulate_multiclass_dependent` on a
+  fixed population (:func:`~bayescal.simulate.multiclass.multiclass_population`: C = 3
+  classes, four annotators with the default confusions, temperature 1.5, an over-confident
+  model); channel groups by predicted class, :func:`~bayescal.bayes.fit.fit_channels_bayes`;
+  :func:`~bayescal.metrics.uncertainty.multiclass_nc_ece_interval` (ten bins). The truth is
+  the population's exact binned top-label and class-wise ECE
+  (:meth:`~bayescal.simulate.multiclass.MulticlassPopulation.binned_ece`): it does not
+  involve the annotators.
 
-JSON: ``protocol``; ``cells`` with, per model, the interval's coverage, its Monte
-Carlo SE, miss rates above/below, mean width, the estimate's bias, the largest
-absolute bias of the channels' posterior means, divergences and seconds; the
-dependence model's posterior mean loadings; load average and environment.
-
-``--multiclass``: multiclass NC-ECE interval coverage under conditionally dependent
-annotators (independence vs dependence model), same options and levels.
-
-Data: :func:`bayescal.simulate.dependent.simulate_multiclass_dependent`
-on a fixed population (:func:`~bayescal.simulate.multiclass.multiclass_population`:
-C = 3 classes, four annotators with the default confusions, temperature 1.5, an
-over-confident model) of which ``a1`` and ``a2`` share a latent item difficulty
-with loading ``s`` for every class: ``none`` (s = 0), ``moderate`` (s = 1, latent
-within-class correlation 0.5) and ``strong`` (s = 2, 0.8).
-
-Per repetition (seeds fixed): channels on the first half of the items (channel
-groups by predicted class), the multiclass NC-ECE interval
-(:func:`~bayescal.metrics.uncertainty.multiclass_nc_ece_interval`, ten
-bins) on the second half, once with the independence model's posterior and once
-with the dependence model's (pair ``a1:a2``), both from
-:func:`~bayescal.bayes.fit.fit_channels_bayes` (nutpie). The
-truth is the population's exact binned top-label and class-wise ECE
-(:meth:`~bayescal.simulate.multiclass.MulticlassPopulation.binned_ece`): it does not
-involve the annotators.
-
-JSON (``docs/results/dependence_multiclass.json``): ``protocol``; ``cells`` with, per
-model and metric (top-label, class-wise), coverage, its binomial SE, miss rates
-above/below, mean width, the estimate's bias; the largest absolute bias of the
-posterior-mean confusions; the dependence model's posterior mean loadings.
+JSON (``docs/results/dependence.json``, ``dependence_multiclass.json``): ``protocol``;
+``cells`` with, per model (and per metric, top-label and class-wise, for the multiclass
+scenario), the interval's coverage, its binomial SE, miss rates above/below, mean width, the
+estimate's bias; the largest absolute bias of the posterior-mean channels (confusions),
+divergences and seconds; the dependence model's posterior mean loadings; load average and
+environment.
 """
 
 from __future__ import annotations
@@ -55,7 +40,7 @@ import warnings
 import numpy as np
 
 from bayescal.bench._io import interval_coverage, mean_se, rep_seed, write_run
-from bayescal.bench.coverage import _summaries
+from bayescal.bench.coverage import _summaries, posterior_channels
 
 LEVELS = {"none": 0.0, "moderate": 1.0, "strong": 2.0}
 FP = (0.08, 0.13, 0.18, 0.10)
@@ -103,7 +88,6 @@ def _fits(summary, settings):
     from bayescal.bayes.logdensity import ChannelLogDensity
     from bayescal.bayes.models import make_spec
     from bayescal.bayes.sampling import sample_nutpie
-    from bayescal.channels.result import ChannelFit
 
     spec = make_spec(summary, "grouped")
     dspec = make_dependence_spec(spec, PAIR)
@@ -117,20 +101,8 @@ def _fits(summary, settings):
                 settings,
                 to_posterior=lambda d, x, at: dependence_posterior(dspec, d, x, at),
             )
-        s = post.sizes["chain"] * post.sizes["draw"]
-
-        def flat(var, dim, post=post, s=s):
-            return post[var].transpose("chain", "draw", dim).values.reshape(s, -1)
-
-        fit = ChannelFit.from_draws(
-            flat("a", "annotator"),
-            flat("b", "annotator"),
-            flat("prevalence", "group"),
-            annotators=spec.annotators,
-            groups=list(spec.prevalence_groups),
-            group_counts=spec.prevalence_group_counts(),
-            method="bayes_grouped" if name == "independent" else "bayes_dependence",
-        )
+        method = "bayes_grouped" if name == "independent" else "bayes_dependence"
+        fit = posterior_channels(post, spec, method)
         loading = post["loading"].mean(("chain", "draw")).values if name == "dependent" else None
         out[name] = (fit, int(stats["diverging"].sum()), timings, loading)
     return out
