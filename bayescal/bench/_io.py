@@ -157,3 +157,14 @@ def earlier_json(path) -> dict:
             f"{path} is not JSON ({err}); give another --json path or remove the file."
         ) from None
     return earlier if isinstance(earlier, dict) else {}
+
+
+def map_jobs(fn, items, jobs: int) -> list:
+    """``[fn(x) for x in items]``, in ``jobs`` worker processes when ``jobs > 1`` (``fn`` a
+    module-level function, its results in the order of ``items``)."""
+    if jobs <= 1:
+        return [fn(x) for x in items]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(fn, items))

@@ -52,7 +52,7 @@ import time
 
 import numpy as np
 
-from bayescal.bench._io import environment, mean_sd, write_json
+from bayescal.bench._io import environment, map_jobs, mean_sd, write_json
 
 #: Minimum gap of an admissible channel fit, and the GMM's required prevalence order (App. G.3).
 MIN_GAP = 1e-4
@@ -455,8 +455,6 @@ def _one_seed(args):
 
 
 def run(args) -> int:
-    from concurrent.futures import ProcessPoolExecutor
-
     import pandas as pd
 
     from bayescal.errors import ConfigError, DataError
@@ -480,11 +478,7 @@ def run(args) -> int:
     X = frame.drop(columns=[c for c in ("ID", LABEL) if c in frame.columns]).to_numpy(np.float64)
     t0 = time.perf_counter()
     jobs = [(X, y, s, list(args.predictors)) for s in args.seeds]
-    if args.jobs > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            done = list(pool.map(_one_seed, jobs))
-    else:
-        done = [_one_seed(j) for j in jobs]
+    done = map_jobs(_one_seed, jobs, args.jobs)
     rows = [r for d in done for r in d[0]]
     failures = [f for d in done for f in d[1]]
     t7_rows = [r for d in done for r in d[2]]
