@@ -82,15 +82,9 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 def _cifar(data: Path):
     """Scores, per-image vote pools (1 = cat, 0 = dog, NaN = other) and the reference."""
-    from bayescal.errors import DataError
+    from bayescal.bench.cifar_recal import read_resnet110
 
-    path = data / "cifar10h" / "resnet-110.csv"
-    if not path.is_file():
-        raise DataError(f"no such file: {str(path)!r} (the CIFAR-10H + ResNet-110 CSV).")
-    table = np.loadtxt(path, delimiter=",")
-    label = table[:, 0].astype(int)
-    counts = table[:, 1:11].astype(int)
-    prob = table[:, 11:21]
+    label, counts, prob = read_resnet110(data / "cifar10h" / "resnet-110.csv")
     keep = np.flatnonzero((label == 3) | (label == 5))  # cat = 3, dog = 5
     score = prob[keep, 3] / (prob[keep, 3] + prob[keep, 5])
     pools = []
