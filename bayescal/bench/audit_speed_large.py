@@ -78,15 +78,18 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=int, default=2026)
 
 
-def _binary_csv(n: int, seed: int, path: Path) -> list[str]:
+def _write(path: Path, columns: list[str], *arrays) -> None:
     import numpy as np
 
+    table = np.column_stack(arrays)
+    np.savetxt(path, table, delimiter=",", header=",".join(columns), comments="", fmt="%.6g")
+
+
+def _binary_csv(n: int, seed: int, path: Path) -> list[str]:
     from bayescal.simulate import simulate_toy
 
     data = simulate_toy(n, "shifted", random_state=seed)
-    table = np.column_stack([data.score, data.labels])
-    header = "score," + ",".join(data.annotators)
-    np.savetxt(path, table, delimiter=",", header=header, comments="", fmt="%.6g")
+    _write(path, ["score", *data.annotators], data.score, data.labels)
     return ["--annotators", ",".join(data.annotators)]
 
 
@@ -96,15 +99,11 @@ def _many_csv(n: int, k: int, seed: int, path: Path) -> list[str]:
 
 
 def _multiclass_csv(n: int, seed: int, path: Path) -> list[str]:
-    import numpy as np
-
     from bayescal.simulate import simulate_multiclass
 
     data = simulate_multiclass(n, 10, random_state=seed, n_annotators=5)
     probs = [f"p{c}" for c in range(data.n_classes)]
-    table = np.column_stack([data.probs, data.labels])
-    header = ",".join(probs + list(data.annotators))
-    np.savetxt(path, table, delimiter=",", header=header, comments="", fmt="%.6g")
+    _write(path, [*probs, *data.annotators], data.probs, data.labels)
     return ["--probs", ",".join(probs), "--annotators", ",".join(data.annotators)]
 
 
