@@ -38,7 +38,7 @@ from bayescal.ambiguity.calibrators import (
     SoftDirichletCalibration,
 )
 from bayescal.ambiguity.evaluation import entropy_strata_errors, fit_evaluate
-from bayescal.bench._io import environment
+from bayescal.bench._io import environment, mean_sd
 
 __all__ = ["add_arguments", "run"]
 
@@ -186,24 +186,50 @@ def _load(args):
     return load_chaosnli(args.chaosnli[0], args.chaosnli[1:])
 
 
-def _summary(per_seed: dict) -> dict:
-    import numpy as np
+def select_methods(requested, table: dict, default: list[str]) -> dict:
+    """The specs of the ``--methods`` asked for (``default`` without any); an unknown name is
+    refused with the list to choose from."""
+    from bayescal.errors import ConfigError
 
-    seeds = list(per_seed)
-    methods = list(per_seed[seeds[0]])
-    out = {}
-    for name in methods:
-        row = {}
-        for key, val in per_seed[seeds[0]][name].items():
-            if isinstance(val, bool) or not isinstance(val, (int, float)):
-                continue
-            vals = np.array([per_seed[s][name][key] for s in seeds], dtype=float)
-            row[key] = {
-                "mean": float(vals.mean()),
-                "sd": float(vals.std(ddof=1)) if len(vals) > 1 else 0.0,
-            }
-        out[name] = row
-    return out
+    names = list(requested) if requested else list(default)
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise ConfigError(f"unknown method(s) {unknown}; choose from {', '.join(table)}.")
+    return {n: table[n] for n in names}
+
+
+def evaluate_methods(specs, data, seed, n_bins=15, n_draws=100, *, keep_bins=False):
+    """Tao et al.'s protocol on one split seed (SPEC §2): a stratified 50/50 calibration /
+    test split by voted label, every method fitted and scored by :func:`fit_evaluate`:
+    ``(cal, test, results, bins, probas)``, the last three by method."""
+    from bayescal.ambiguity import stratified_split
+
+    cal, test = stratified_split(data.voted, fraction=0.5, random_state=seed)
+    results, bins, probas = {}, {}, {}
+    for name, spec in specs.items():
+        results[name], bins[name], probas[name] = fit_evaluate(
+            spec,
+            data,
+            cal,
+            test,
+            random_state=seed,
+            n_bins=n_bins,
+            n_draws=n_draws,
+            keep_bins=keep_bins,
+        )
+    return cal, test, results, bins, probas
+
+
+def _summary(per_seed: dict) -> dict:
+    first = next(iter(per_seed.values()))
+    return {
+        name: {
+            key: mean_sd([r[name][key] for r in per_seed.values()])
+            for key, val in row.items()
+            if isinstance(val, (int, float)) and not isinstance(val, bool)
+        }
+        for name, row in first.items()
+    }
 
 
 def _cal_size_ablation(data, cal, test, specs, args, seed):
@@ -218,21 +244,27 @@ def _cal_size_ablation(data, cal, test, specs, args, seed):
         else:
             first, _ = stratified_split(data.voted[cal], fraction=frac, random_state=seed)
             sub = cal[first]
-        res = {}
-        for name in ABLATION_METHODS:
-            if name in specs:
-                r, _, _ = fit_evaluate(
-                    specs[name],
-                    data,
-                    sub,
-                    test,
-                    random_state=seed,
-                    n_bins=args.n_bins,
-                    n_draws=args.n_draws,
-                )
-                res[name] = {k: r[k] for k in _ABLATION_KEYS}
+        res = _ablation_results(data, sub, test, specs, args, seed)
         rows[f"{frac:g}"] = {"n_cal": int(np.size(sub)), "results": res}
     return rows
+
+
+def _ablation_results(data, cal, test, specs, args, seed, targets=None, keys=_ABLATION_KEYS):
+    """The ablation's metrics of every :data:`ABLATION_METHODS` entry among ``specs``."""
+    res = {}
+    for name in (n for n in ABLATION_METHODS if n in specs):
+        r, _, _ = fit_evaluate(
+            specs[name],
+            data,
+            cal,
+            test,
+            random_state=seed,
+            n_bins=args.n_bins,
+            n_draws=args.n_draws,
+            targets=targets,
+        )
+        res[name] = {k: r[k] for k in keys if k in r}
+    return res
 
 
 def _annotation_ablation(data, cal, test, specs, args, seed):
@@ -251,29 +283,13 @@ def _annotation_ablation(data, cal, test, specs, args, seed):
                     f"--annotation-counts takes integers or 'all', got {m!r}."
                 ) from exc
             targets = subsample_annotations(data.counts[cal], mm, random_state=seed)
-        res = {}
-        for name in ABLATION_METHODS:
-            if name in specs:
-                r, _, _ = fit_evaluate(
-                    specs[name],
-                    data,
-                    cal,
-                    test,
-                    random_state=seed,
-                    n_bins=args.n_bins,
-                    n_draws=args.n_draws,
-                    targets=targets,
-                )
-                res[name] = {k: r[k] for k in _ABLATION_KEYS}
-                if "T" in r:
-                    res[name]["T"] = r["T"]
-        rows[str(m)] = res
+        keys = (*_ABLATION_KEYS, "T")  # T where the method has one
+        rows[str(m)] = _ablation_results(data, cal, test, specs, args, seed, targets, keys)
     return rows
 
 
 def _mcts_sweep(data, cal, test, args, seed):
     """Tao et al., Table 1: MCTS for each S and sampling seed; the metric's draws fixed."""
-    import numpy as np
 
     from bayescal.errors import ConfigError
 
@@ -301,12 +317,8 @@ def _mcts_sweep(data, cal, test, args, seed):
             runs.append(r)
         row = {"sampling_seeds": list(args.mcts_seeds)}
         for key in ("T", *_ABLATION_KEYS, "ece_voted"):
-            vals = np.array([r[key] for r in runs], dtype=float)
-            row[key] = {
-                "mean": float(vals.mean()),
-                "sd": float(vals.std(ddof=1)) if vals.size > 1 else 0.0,
-                "values": vals.tolist(),
-            }
+            vals = [float(r[key]) for r in runs]
+            row[key] = {**mean_sd(vals), "values": vals}
         rows[str(s)] = row
     return rows
 
@@ -316,7 +328,7 @@ def run(args) -> int:
 
     import numpy as np
 
-    from bayescal.ambiguity import METHODS, metric_intervals, stratified_split
+    from bayescal.ambiguity import METHODS, metric_intervals
     from bayescal.ambiguity.metric_intervals import intervals_to_dict
     from bayescal.errors import ConfigError
 
@@ -325,41 +337,15 @@ def run(args) -> int:
         raise ConfigError(f"--entropy-bins must be at least 2, got {args.entropy_bins}.")
     data = _load(args)
     table = {**METHODS, **FIXED_ODIR}
-    names = list(args.methods) if args.methods else list(table)
-    unknown = [n for n in names if n not in table]
-    if unknown:
-        raise ConfigError(f"unknown method(s) {unknown}; choose from {', '.join(table)}.")
-    specs = {n: table[n] for n in names}
+    specs = select_methods(args.methods, table, list(table))
     if not args.seeds:
         raise ConfigError("--seeds needs at least one integer.")
-
-    per_seed, bins_first, probas_first, split_first = {}, {}, {}, None
-    for i, seed in enumerate(args.seeds):
-        cal, test = stratified_split(data.voted, fraction=0.5, random_state=seed)
-        if i == 0:
-            split_first = (cal, test)
-        res = {}
-        for name, spec in specs.items():
-            r, b, p = fit_evaluate(
-                spec,
-                data,
-                cal,
-                test,
-                random_state=seed,
-                n_bins=args.n_bins,
-                n_draws=args.n_draws,
-                keep_bins=(i == 0),
-            )
-            res[name] = r
-            if i == 0:
-                bins_first[name] = b
-                probas_first[name] = p
-        per_seed[seed] = res
-
-    if split_first is None:  # args.seeds is never empty (nargs='+')
-        raise ValueError("no seed was run")
-    cal, test = split_first
     first = args.seeds[0]
+    split = evaluate_methods(specs, data, first, args.n_bins, args.n_draws, keep_bins=True)
+    cal, test, _, bins_first, probas_first = split
+    per_seed = {first: split[2]}
+    for seed in args.seeds[1:]:
+        per_seed[seed] = evaluate_methods(specs, data, seed, args.n_bins, args.n_draws)[2]
     intervals = None
     if args.n_boot:
         ds = metric_intervals(

@@ -63,13 +63,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, fresh_python, write_json
 from bayescal.bench.audit_speed_probe import AUDIT, EXAMPLE, NO_DASK, PROB, TARGETS
 
 
@@ -147,33 +144,12 @@ _CHILD = (
 )
 
 
-def _children_cpu() -> float:
-    """User + system CPU seconds of the finished child processes so far."""
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _spawn(args, env) -> tuple[dict, float, list[float]]:
     load = list(os.getloadavg())
-    cpu0 = _children_cpu()
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-P",  # the working directory is not put first on sys.path: PYTHONPATH decides
-            "-c",  # which checkout's bayescal is measured
-            _CHILD,
-            str(Path(__file__).with_name("audit_speed_probe.py")),
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    wall = time.perf_counter() - t0
-    cpu = _children_cpu() - cpu0
+    probe = str(Path(__file__).with_name("audit_speed_probe.py"))
+    # -P: the working directory is not put first on sys.path: PYTHONPATH decides which
+    # checkout's bayescal is measured
+    proc, wall, cpu = fresh_python(["-P", "-c", _CHILD, probe, *args], env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(
@@ -233,64 +209,46 @@ STARTUP_COMMANDS = {
 }
 
 
-def _command(argv: list[str], env: dict) -> tuple[subprocess.CompletedProcess, float, float]:
-    """``python -m bayescal ARGV`` in a fresh process: the result, wall and CPU (user +
-    system of the finished child) seconds."""
-    cpu0 = _children_cpu()
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-P", "-m", "bayescal", *argv], capture_output=True, text=True, env=env
-    )
-    return proc, time.perf_counter() - t0, _children_cpu() - cpu0
+def _commands(jobs: dict, repeats: int, *, first_line: bool = False) -> dict:
+    """Wall and CPU seconds of ``bayescal ARGV`` for each job (name -> (command shown, argv,
+    env, the exit status it must give)), ``repeats`` fresh processes each, round-robin."""
+    out = {
+        name: {"command": shown, "seconds": [], "cpu_seconds": [], "loadavg_before": []}
+        for name, (shown, *_) in jobs.items()
+    }
+    for _ in range(repeats):
+        for name, (_, argv, env, code) in jobs.items():
+            entry = out[name]
+            entry["loadavg_before"].append(list(os.getloadavg()))
+            proc, wall, cpu = fresh_python(["-P", "-m", "bayescal", *argv], env)
+            if proc.returncode != code:
+                raise RuntimeError(f"bayescal {argv} exited {proc.returncode}: {proc.stderr}")
+            entry["seconds"].append(wall)
+            entry["cpu_seconds"].append(cpu)
+            if first_line:
+                entry["first_line"] = (proc.stdout or proc.stderr).splitlines()[0]
+    for entry in out.values():
+        entry.update(best=min(entry["seconds"]), best_cpu=min(entry["cpu_seconds"]))
+    return out
 
 
 def _cli_walls(envs: dict, repeats: int) -> dict:
-    """Wall and CPU seconds of the README command ``bayescal audit --example ... --out DIR``
-    per checkout, fresh processes, round-robin."""
-    out: dict[str, dict[str, Any]] = {
-        name: {"seconds": [], "cpu_seconds": [], "loadavg_before": []} for name in envs
-    }
+    """The README command ``bayescal audit --example ... --out DIR`` per checkout."""
+    shown = "bayescal " + " ".join(README_COMMAND) + " report/"
     with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(repeats):
-            for name, env in envs.items():
-                out[name]["loadavg_before"].append(list(os.getloadavg()))
-                proc, wall, cpu = _command([*README_COMMAND, f"{tmp}/report/"], env)
-                out[name]["seconds"].append(wall)
-                out[name]["cpu_seconds"].append(cpu)
-                if proc.returncode != 0:
-                    raise RuntimeError(f"bayescal audit ({name}) failed:\n{proc.stderr[-2000:]}")
-    for entry in out.values():
-        entry["command"] = "bayescal " + " ".join(README_COMMAND) + " report/"
-        entry["best"] = min(entry["seconds"])
-        entry["best_cpu"] = min(entry["cpu_seconds"])
-    return out
+        argv = [*README_COMMAND, f"{tmp}/report/"]
+        return _commands({n: (shown, argv, e, 0) for n, e in envs.items()}, repeats)
 
 
 def _startup(env: dict, repeats: int) -> dict:
-    """Wall and CPU seconds of the answers given without an audit (:data:`STARTUP_COMMANDS`),
-    fresh processes; each must exit as expected (0 for the help, 2 for the errors)."""
-    out: dict[str, dict] = {}
+    """The answers given without an audit (:data:`STARTUP_COMMANDS`): 0 for the help, 2 for
+    the errors."""
     with tempfile.TemporaryDirectory() as tmp:
+        jobs = {}
         for name, argv in STARTUP_COMMANDS.items():
             argv = argv if name == "help" else [*argv, f"{tmp}/report"]
-            walls, cpus, load = [], [], []
-            for _ in range(repeats):
-                load.append(list(os.getloadavg()))
-                proc, wall, cpu = _command(argv, env)
-                if proc.returncode != (0 if name == "help" else 2):
-                    raise RuntimeError(f"bayescal {argv} exited {proc.returncode}: {proc.stderr}")
-                walls.append(wall)
-                cpus.append(cpu)
-            out[name] = {
-                "command": "bayescal " + " ".join(argv),
-                "seconds": walls,
-                "cpu_seconds": cpus,
-                "loadavg_before": load,
-                "best": min(walls),
-                "best_cpu": min(cpus),
-                "first_line": (proc.stdout or proc.stderr).splitlines()[0],
-            }
-    return out
+            jobs[name] = ("bayescal " + " ".join(argv), argv, env, 0 if name == "help" else 2)
+        return _commands(jobs, repeats, first_line=True)
 
 
 def _cli_stages(env: dict, repeats: int) -> dict:

@@ -27,7 +27,6 @@ entries (each with its own environment and options), the others are kept as they
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -36,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import earlier_json, environment, write_json
 from bayescal.bench.many_annotators import write_csv
 
 TARGETS = {"binary_seconds": 60.0, "multiclass_seconds": 300.0, "peak_rss_bytes": 2 * 1024**3}
@@ -79,15 +78,18 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=int, default=2026)
 
 
-def _binary_csv(n: int, seed: int, path: Path) -> list[str]:
+def _write(path: Path, columns: list[str], *arrays) -> None:
     import numpy as np
 
+    table = np.column_stack(arrays)
+    np.savetxt(path, table, delimiter=",", header=",".join(columns), comments="", fmt="%.6g")
+
+
+def _binary_csv(n: int, seed: int, path: Path) -> list[str]:
     from bayescal.simulate import simulate_toy
 
     data = simulate_toy(n, "shifted", random_state=seed)
-    table = np.column_stack([data.score, data.labels])
-    header = "score," + ",".join(data.annotators)
-    np.savetxt(path, table, delimiter=",", header=header, comments="", fmt="%.6g")
+    _write(path, ["score", *data.annotators], data.score, data.labels)
     return ["--annotators", ",".join(data.annotators)]
 
 
@@ -97,15 +99,11 @@ def _many_csv(n: int, k: int, seed: int, path: Path) -> list[str]:
 
 
 def _multiclass_csv(n: int, seed: int, path: Path) -> list[str]:
-    import numpy as np
-
     from bayescal.simulate import simulate_multiclass
 
     data = simulate_multiclass(n, 10, random_state=seed, n_annotators=5)
     probs = [f"p{c}" for c in range(data.n_classes)]
-    table = np.column_stack([data.probs, data.labels])
-    header = ",".join(probs + list(data.annotators))
-    np.savetxt(path, table, delimiter=",", header=header, comments="", fmt="%.6g")
+    _write(path, [*probs, *data.annotators], data.probs, data.labels)
     return ["--probs", ",".join(probs), "--annotators", ",".join(data.annotators)]
 
 
@@ -164,7 +162,7 @@ def run(args) -> int:
         ),
         "multiclass": ("multiclass", args.multiclass_items, _multiclass_csv),
     }
-    result = _earlier(args.json)
+    result = earlier_json(args.json)
     result.update(benchmark="audit-large", targets=TARGETS)
     result.setdefault("cases", {})
     with tempfile.TemporaryDirectory() as tmp:
@@ -195,18 +193,3 @@ def run(args) -> int:
             )
     write_json(result, args.json)
     return 0
-
-
-def _earlier(path) -> dict:
-    """The results already in ``path`` (cases not run now keep their entries), or none."""
-    if path is None or not Path(path).exists():
-        return {}
-    try:
-        earlier = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as err:
-        from bayescal.errors import ConfigError
-
-        raise ConfigError(
-            f"{path} is not JSON ({err}); give another --json path or remove the file."
-        ) from None
-    return earlier if isinstance(earlier, dict) else {}

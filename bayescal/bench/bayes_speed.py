@@ -185,45 +185,22 @@ def _time_pattern_nutpie(spec, args, seed):
 
 
 def _time_model(model, args, seed):
-    import pymc as pm
+    """(compile seconds, sampling seconds, idata) of NUTS on a PyMC model: nutpie (numba) or
+    PyMC's NUTS with ``--mode``, target_accept 0.9 (:class:`bayescal.bench.coverage.Sampler`)."""
+    from bayescal.bench.coverage import Sampler
 
-    if args.sampler == "nutpie":
-        import nutpie
-
-        t0 = time.perf_counter()
-        compiled = nutpie.compile_pymc_model(model, backend="numba")
-        compile_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        idata = nutpie.sample(
-            compiled,
-            draws=args.draws,
-            tune=args.tune,
-            chains=args.chains,
-            seed=seed,
-            target_accept=0.9,
-            progress_bar=False,
-            cores=1,
-        )
-        return compile_s, time.perf_counter() - t0, idata
+    sampler = Sampler(
+        model,
+        args.sampler,
+        args.draws,
+        args.tune,
+        chains=args.chains,
+        nutpie_options={"target_accept": 0.9},
+        compile_kwargs={"mode": args.mode} if args.mode != "C" else None,
+    )
     t0 = time.perf_counter()
-    with model:
-        step = pm.NUTS(
-            target_accept=0.9, compile_kwargs={"mode": args.mode} if args.mode != "C" else {}
-        )
-    compile_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    with model:
-        idata = pm.sample(
-            draws=args.draws,
-            tune=args.tune,
-            chains=args.chains,
-            cores=1,
-            step=step,
-            random_seed=seed,  # PyMC's own argument names
-            progressbar=False,
-            compute_convergence_checks=False,
-        )
-    return compile_s, time.perf_counter() - t0, idata
+    idata = sampler.sample(seed)
+    return sampler.compile_seconds, time.perf_counter() - t0, idata
 
 
 def run(args) -> int:

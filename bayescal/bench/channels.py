@@ -16,49 +16,29 @@ result: the relabelling that maximises annotator 0's diagonal, which for C = 2 i
 ``a_1 < b_1``), a cold run and the best of ``--repeats`` warm runs per side (``_timed``) and
 one report of each crowd-kit run against ours and the truth (``_peer_report``).
 
-**Binary** (default). Simulates K flip annotators on n items (generation excluded from timing),
-then times bayescal (container from numpy arrays + one-pass summary + EM with
-the paper's 10-start protocol) and crowd-kit's ``DawidSkene`` on the same
-answers in its native long format.
+**The data.** Binary (default): K flip annotators on n items. Multiclass (``--multiclass``):
+n items, K annotators and C classes (:func:`bayescal.simulate.simulate_multiclass`, default
+diagonally dominant confusions); our side's summary then includes the calibration bin cells
+and the EM is the pooled multiclass one. Generation is excluded from timing.
 
-crowd-kit stops when its per-answer ELBO rises by less than ``tol``; that ELBO
-is not monotone in its iterations, so even ``tol=1e-8`` stops after a handful
-of iterations, about 2e-3 away from the maximum likelihood (measured at
-n = 1e5). To run it to the same convergence as ours, the timed run disables
-that rule (``tol=-inf``) and takes ``--crowdkit-iter`` iterations (default 50),
-and the JSON records the last change of its ELBO to show it has converged.
-Its default settings (``n_iter=100, tol=1e-5``) and ``tol=1e-8`` runs are
-reported too, with their errors.
+**Convergence.** crowd-kit stops when its per-answer ELBO rises by less than ``tol``; that
+ELBO is not monotone in its iterations, so even ``tol=1e-8`` stops after a handful of
+iterations, about 2e-3 away from the maximum likelihood (binary, measured at n = 1e5). To run
+it to the same convergence as ours, the timed runs disable that rule (``tol=-inf``) and take
+``--crowdkit-iter`` iterations (default 50 binary, 100 multiclass), and the JSON records the
+last change of its ELBO to show where it stopped. Its default settings (``n_iter=100,
+tol=1e-5``) are run once and reported too, with their errors (multiclass: with
+``speedup_vs_crowdkit_default``; binary: also ``tol=1e-8``). Its latent classes are anchored
+to the labels by its majority-vote start; our orientation rule is applied to its result
+before comparing. ``max_abs_diff_vs_crowdkit`` is the largest difference between the two
+sides' confusion entries.
 
-Timing compares like with like: each side's first call in the process is reported
-separately (``*_cold_seconds``: it includes one-off costs such as xarray's and
-pandas' lazy imports), and the headline ``bayescal_seconds``, ``crowdkit_seconds``
-and ``speedup`` are warm, the best of ``--repeats`` further calls on the same
-answers (best, because on a shared machine the fastest run is the least disturbed).
-
-**Multiclass** (``--multiclass``). Simulates n items, K annotators and C classes
-(:func:`bayescal.simulate.simulate_multiclass`,
-default diagonally dominant confusions; generation excluded from timing), then
-times bayescal (container from numpy arrays + one-pass summary, including the
-calibration bin cells, + pooled multiclass EM with 10 starts) and crowd-kit's
-``DawidSkene`` on the same answers in its native long format.
-
-Timings: the first run of each side is reported as ``cold`` (first calls,
-caches); ``warm`` is the best of ``--repeats`` further runs. ``speedup`` is
-crowd-kit's warm time over bayescal's warm time (``speedup_cold`` compares the
-cold runs).
-
-Convergence: crowd-kit stops when its per-answer ELBO rises by less than
-``tol``; that ELBO is not monotone over its iterations, so its stopping rule can
-end far from the maximum (see ``bayescal bench channels``). As in the binary
-benchmark, the timed crowd-kit runs disable the rule (``tol=-inf``) and take
-``--crowdkit-iter`` iterations, and the JSON records the last ELBO change to
-show where it stopped; crowd-kit's default settings (``tol=1e-5``, at most 100
-iterations) are run once and reported too, with ``speedup_vs_crowdkit_default``.
-Its latent classes are anchored to the labels by its majority-vote start; our
-orientation rule (the assignment that maximises annotator 0's diagonal) is
-applied to its result before comparing. ``max_abs_diff_vs_crowdkit`` is the
-largest difference between the two sides' confusion entries.
+**Timing** compares like with like: each side's first call in the process is reported
+separately (``*_cold_seconds``: one-off costs such as xarray's and pandas' lazy imports,
+caches), and the headline ``bayescal_seconds``, ``crowdkit_seconds`` and ``speedup``
+(crowd-kit's time over ours) are warm, the best of ``--repeats`` further calls on the same
+answers (best, because on a shared machine the fastest run is the least disturbed);
+``speedup_cold`` compares the cold runs.
 
 **Priors** (``--priors``). Issue 22 item 3. The truth is *not* drawn from the prior: each of K
 annotators has
@@ -90,7 +70,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayescal.bench._io import environment, mode_defaults, write_json
+from bayescal.bench._io import environment, mode_defaults, share_se, write_json
 from bayescal.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -509,7 +489,7 @@ def one_fit(
 
 def _share(flags: list[bool]) -> dict:
     p = float(np.mean(flags))
-    return {"value": p, "mc_se": float(np.sqrt(p * (1 - p) / len(flags))), "n": len(flags)}
+    return {"value": p, "mc_se": share_se(p, len(flags)), "n": len(flags)}
 
 
 def _run_priors(args: argparse.Namespace) -> int:

@@ -46,14 +46,15 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(range(10)))
 
 
-def load_animal_scores(path):
-    """Animal-vs-vehicle scores and labels from the Kerrigan et al. CSV."""
+def read_resnet110(path):
+    """The Kerrigan et al. CSV of the CIFAR-10 test images: CIFAR-10 label, CIFAR-10H's 10
+    human vote counts and ResNet-110's 10 probabilities of each image."""
     from pathlib import Path
 
     from bayescal.errors import DataError
 
     path = Path(path)
-    if not path.exists():
+    if not path.is_file():
         raise DataError(f"no such file: {str(path)!r} (expected cifar10h/resnet-110.csv).")
     arr = np.loadtxt(path, delimiter=",")
     if arr.ndim != 2 or arr.shape[1] != 21:
@@ -61,8 +62,12 @@ def load_animal_scores(path):
             f"{str(path)!r} should have 21 columns (label, "
             f"10 counts, 10 probabilities); got {arr.shape}."
         )
-    label = arr[:, 0].astype(np.int64)
-    prob = arr[:, 11:21]
+    return arr[:, 0].astype(np.int64), arr[:, 1:11].astype(np.int64), arr[:, 11:21]
+
+
+def load_animal_scores(path):
+    """Animal-vs-vehicle scores and labels from the Kerrigan et al. CSV."""
+    label, _, prob = read_resnet110(path)
     animal = prob[:, list(ANIMALS)].sum(axis=1)
     vehicle = prob[:, [0, 1, 8, 9]].sum(axis=1)
     score = animal / (animal + vehicle)

@@ -58,13 +58,22 @@ rejection, seconds), ``methods`` (the comparison above), load and timings.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 import warnings
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import (
+    earlier_json,
+    environment,
+    interval_coverage,
+    load_average,
+    rep_seed,
+    share_se,
+    write_json,
+)
 
 DEFAULT_SIZES = (2000, 8000)
 CONDITIONS = ("calibrated", "shifted", "nonlinear")
@@ -105,68 +114,96 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", dest="json_path", default=None)
 
 
-class _Sampler:
-    """Posterior draws of the grouped model for new pattern counts, compiled once."""
+class Sampler:
+    """NUTS on a PyMC model, compiled once (nutpie's numba backend, ``kind="nutpie"``, or
+    PyMC's own NUTS at target_accept 0.9), then sampled as often as needed; ``counts``
+    swaps the grouped model's pattern counts between runs (``set_counts`` for PyMC).
+    ``nutpie_options`` go to ``nutpie.sample``, ``compile_kwargs`` to ``pm.NUTS``."""
 
-    def __init__(self, spec, kind, draws, tune):
+    def __init__(
+        self,
+        model,
+        kind,
+        draws,
+        tune,
+        *,
+        chains=2,
+        set_counts=None,
+        nutpie_options=None,
+        compile_kwargs=None,
+    ):
         import logging
 
-        import pymc  # noqa: F401
-
-        from bayescal.bayes.models import build_pymc_model
-
         logging.getLogger("pymc").setLevel(logging.ERROR)
-        self.kind, self.draws, self.tune = kind, draws, tune
-        self.built = build_pymc_model(spec)
+        self.model, self.kind, self.set_counts = model, kind, set_counts
+        self.draws, self.tune, self.chains = draws, tune, chains
+        self.nutpie_options = nutpie_options or {}
         t0 = time.perf_counter()
         if kind == "nutpie":
             import nutpie
 
-            self.compiled = nutpie.compile_pymc_model(self.built.model, backend="numba")
+            self.compiled = nutpie.compile_pymc_model(model, backend="numba")
         else:
             import pymc as pm
 
-            with self.built.model:
-                self.step = pm.NUTS(target_accept=0.9)
+            with model:
+                nuts = {"compile_kwargs": compile_kwargs} if compile_kwargs else {}
+                self.step = pm.NUTS(target_accept=0.9, **nuts)
         self.compile_seconds = time.perf_counter() - t0
 
-    def __call__(self, counts, seed):
+    def sample(self, seed, counts=None):
         if self.kind == "nutpie":
             import nutpie
 
-            comp = self.compiled.with_data(pattern_counts=np.asarray(counts, dtype=np.float64))
-            idata = nutpie.sample(
+            comp = self.compiled
+            if counts is not None:
+                comp = comp.with_data(pattern_counts=np.asarray(counts, dtype=np.float64))
+            return nutpie.sample(
                 comp,
                 draws=self.draws,
                 tune=self.tune,
-                chains=2,
+                chains=self.chains,
                 seed=seed,
                 progress_bar=False,
                 cores=1,
+                **self.nutpie_options,
             )
-        else:
-            import pymc as pm
+        import pymc as pm
 
-            self.built.set_counts(counts)
-            with self.built.model:
-                idata = pm.sample(
-                    draws=self.draws,
-                    tune=self.tune,
-                    chains=2,
-                    cores=1,
-                    step=self.step,
-                    random_seed=seed,
-                    progressbar=False,
-                    compute_convergence_checks=False,
-                )
-        div = int(idata.sample_stats["diverging"].sum())
-        post = idata.posterior
-        s = post.sizes["chain"] * post.sizes["draw"]
+        if counts is not None:
+            self.set_counts(counts)
+        with self.model:
+            return pm.sample(
+                draws=self.draws,
+                tune=self.tune,
+                chains=self.chains,
+                cores=1,
+                step=self.step,
+                random_seed=seed,  # PyMC's own argument names
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
 
-        def flat(name, dim):
-            return post[name].transpose("chain", "draw", dim).values.reshape(s, -1)
 
-        return flat("a", "annotator"), flat("b", "annotator"), flat("prevalence", "group"), div
+def posterior_channels(post, spec, method, annotators=None):
+    """The binary channels of a posterior (``a``, ``b``, ``prevalence`` by chain and draw)
+    as a :class:`~bayescal.channels.result.ChannelFit` of its draws."""
+    from bayescal.channels.result import ChannelFit
+
+    s = post.sizes["chain"] * post.sizes["draw"]
+
+    def flat(name, dim):
+        return post[name].transpose("chain", "draw", dim).values.reshape(s, -1)
+
+    return ChannelFit.from_draws(
+        flat("a", "annotator"),
+        flat("b", "annotator"),
+        flat("prevalence", "group"),
+        annotators=spec.annotators if annotators is None else annotators,
+        groups=list(spec.prevalence_groups),
+        group_counts=spec.prevalence_group_counts(),
+        method=method,
+    )
 
 
 # ---------------------------------------------------------------- the alternatives
@@ -237,11 +274,6 @@ def _alternatives(d, reps, prob, rng):
 
 
 # ---------------------------------------------------------------- one repetition
-def _rep_seed(base, cond, n, mode, r):
-    seq = np.random.SeedSequence([base, CONDITIONS.index(cond), n, MODES.index(mode), r])
-    return int(seq.generate_state(1, dtype=np.uint32)[0])
-
-
 def _summaries(data, mode):
     from bayescal.summaries.summary import summarize_arrays
 
@@ -268,7 +300,6 @@ def _channels(kind, channel_summary, samplers, args, seed, annotators):
     """(channels, point channels or None, divergences, compile seconds) for one repetition."""
     from bayescal.channels.bootstrap import bootstrap_channels
     from bayescal.channels.fit import fit_channels
-    from bayescal.channels.result import ChannelFit
 
     if kind != "bayes":
         fit = fit_channels(channel_summary, "score_bin_em", random_state=seed)
@@ -278,24 +309,20 @@ def _channels(kind, channel_summary, samplers, args, seed, annotators):
             channel_summary, fit, n_draws=args.channel_draws, random_state=seed
         )
         return draws, fit, 0, 0.0
-    from bayescal.bayes.models import make_spec
+    from bayescal.bayes.models import build_pymc_model, make_spec
 
     spec = make_spec(channel_summary, "grouped")
     key = spec.counts.shape
     compile_seconds = 0.0
     if key not in samplers:
-        samplers[key] = _Sampler(spec, args.sampler_kind, args.draws, args.tune)
+        built = build_pymc_model(spec)
+        samplers[key] = Sampler(
+            built.model, args.sampler_kind, args.draws, args.tune, set_counts=built.set_counts
+        )
         compile_seconds = samplers[key].compile_seconds
-    a, b, prev, div = samplers[key](spec.counts, seed)
-    post = ChannelFit.from_draws(
-        a,
-        b,
-        prev,
-        annotators=annotators,
-        groups=list(spec.prevalence_groups),
-        group_counts=spec.prevalence_group_counts(),
-        method="bayes_grouped",
-    )
+    idata = samplers[key].sample(seed, spec.counts)
+    post = posterior_channels(idata.posterior, spec, "bayes_grouped", annotators)
+    div = int(idata.sample_stats["diverging"].sum())
     return post, None, div, compile_seconds
 
 
@@ -339,15 +366,13 @@ def _run_cell(args, cond, n, mode, pop, samplers):
 
     sources = ("evaluation",) if args.channels == "point" else ("full", "evaluation")
     sources = sources + ("reported",)
-    hits = {s: [] for s in sources}
-    above = {s: [] for s in sources}
-    widths = {s: [] for s in sources}
+    ends: dict[str, list[tuple[float, float]]] = {s: [] for s in sources}
     alt_hits, alt_widths, alt_est, alt_rej = {}, {}, {}, {}
     estimates, plugins, rejects = [], [], []
     divergences, compile_seconds, sparse = 0, 0.0, 0
     t0 = time.perf_counter()
     for r in range(args.reps):
-        seed = _rep_seed(args.seed, cond, n, mode, r)
+        seed = rep_seed(args.seed, CONDITIONS.index(cond), n, MODES.index(mode), r)
         data = simulate_toy(n, cond, random_state=seed)
         ch_s, ev_s = _summaries(data, mode)
         fit, point, div, comp = _channels(
@@ -365,10 +390,7 @@ def _run_cell(args, cond, n, mode, pop, samplers):
             random_state=seed,
         )
         for s in sources:
-            lo, hi = iv.interval(None if s == "reported" else s)
-            hits[s].append(lo <= pop <= hi)
-            above[s].append(pop > hi)
-            widths[s].append(hi - lo)
+            ends[s].append(iv.interval(None if s == "reported" else s))
         sparse += bool(iv.info["warnings"])
         estimates.append(iv.estimate)
         plugins.append(iv.plugin)
@@ -388,18 +410,14 @@ def _run_cell(args, cond, n, mode, pop, samplers):
     reject_rate = float(np.mean(rejects))
     rows = []
     for s in sources:
-        cov = float(np.mean(hits[s]))
+        lo, hi = np.array(ends[s]).T
         rows.append(
             {
                 "condition": cond,
                 "n": n,
                 "mode": mode,
                 "interval": {"evaluation": "evaluation_only"}.get(s, s),
-                "coverage": cov,
-                "coverage_se": float(np.sqrt(cov * (1 - cov) / args.reps)),
-                "miss_above": float(np.mean(above[s])),
-                "miss_below": float(1 - cov - np.mean(above[s])),
-                "mean_width": float(np.mean(widths[s])),
+                **interval_coverage(lo, hi, pop),
                 "reps": args.reps,
                 "test_rejection_rate": reject_rate,
                 "population_binned_ece": pop,
@@ -414,7 +432,7 @@ def _run_cell(args, cond, n, mode, pop, samplers):
         "estimate_rmse": float(np.sqrt(np.mean((np.array(estimates) - pop) ** 2))),
         "plugin_bias": float(np.mean(plugins) - pop),
         "test_rejection_rate": reject_rate,
-        "test_rejection_se": float(np.sqrt(reject_rate * (1 - reject_rate) / args.reps)),
+        "test_rejection_se": share_se(reject_rate, args.reps),
         "divergences": divergences,
         "sparse_bin_warnings": sparse,
         "seconds": seconds,
@@ -494,7 +512,7 @@ def run(args) -> int:
         "methods": methods,
         "compile_seconds": compile_seconds,
         "seconds": time.perf_counter() - t_start,
-        "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
+        "load_average": load_average(load_start),
         "environment": environment(),
     }
     write_json(out, args.json_path)
@@ -574,13 +592,6 @@ def _simulate_design(design, cond, n, rng):
     )
 
 
-def _design_seed(base, design, cond, n, r):
-    seq = np.random.SeedSequence(
-        [base, 1 + list(DESIGNS).index(design), CONDITIONS.index(cond), n, r]
-    )
-    return int(seq.generate_state(1, dtype=np.uint32)[0])
-
-
 def _design_fit(summary, args, seed, priors=None):
     from bayescal.bayes.fit import fit_channels_bayes
 
@@ -640,42 +651,32 @@ def calibration_p_value_of(iv, source) -> float:
 _DESIGN_INTERVALS = {"posterior": "reported", "evaluation": "evaluation_only", "full": "full"}
 
 
-def _design_cell(args, design, cond, n, done_reps, until):
-    """Coverage, width and test level per interval of one design cell, with Monte Carlo SEs.
-
-    Runs repetitions ``len(done_reps) .. until - 1`` (their seeds depend only on the index,
-    so a cell grown in chunks equals one run in one go); ``seconds`` is this call's time.
-    """
-    pop = _population_ece(design, cond)
-    reps = list(done_reps)
-    t0 = time.perf_counter()
-    for r in range(len(reps), until):
-        reps.append(_design_rep(args, design, cond, n, _design_seed(args.seed, design, cond, n, r)))
-    seconds = time.perf_counter() - t0
+def _joint_rows(keys: dict, ends: dict, pop: float, prob: float) -> list[dict]:
+    """One row per interval of a joint-route cell (designs, multiclass populations): coverage
+    of ``pop`` and the test's rejection rate, ``ends[source]`` holding ``(lo, hi, p)`` rows."""
     rows = []
     for source, label in _DESIGN_INTERVALS.items():
-        lo = np.array([x[source][0] for x in reps])
-        hi = np.array([x[source][1] for x in reps])
-        p = np.array([x[source][2] for x in reps])
-        cov, rej = float(np.mean((lo <= pop) & (pop <= hi))), float(np.mean(p <= 1 - args.prob))
+        lo, hi, p = np.asarray(ends[source], dtype=np.float64).T
+        rej = float(np.mean(p <= 1 - prob))
         rows.append(
             {
-                "design": design,
-                "condition": cond,
-                "n": n,
-                "mode": "joint",
+                **keys,
                 "interval": label,
-                "coverage": cov,
-                "coverage_se": float(np.sqrt(cov * (1 - cov) / len(reps))),
-                "miss_above": float(np.mean(pop > hi)),
-                "miss_below": float(np.mean(pop < lo)),
-                "mean_width": float(np.mean(hi - lo)),
-                "reps": len(reps),
+                **interval_coverage(lo, hi, pop),
+                "reps": lo.size,
                 "test_rejection_rate": rej,
-                "test_rejection_se": float(np.sqrt(rej * (1 - rej) / len(reps))),
+                "test_rejection_se": share_se(rej, lo.size),
                 "population_binned_ece": pop,
             }
         )
+    return rows
+
+
+def _design_summary(args, design, cond, n, reps):
+    """Coverage, width and test level per interval of one design cell, with Monte Carlo SEs."""
+    pop = _population_ece(design, cond)
+    keys = {"design": design, "condition": cond, "n": n, "mode": "joint"}
+    rows = _joint_rows(keys, {s: [x[s] for x in reps] for s in _DESIGN_INTERVALS}, pop, args.prob)
     est = np.array([x["estimate"] for x in reps])
     cell = {
         "design": design,
@@ -685,51 +686,69 @@ def _design_cell(args, design, cond, n, done_reps, until):
         "estimate_bias": float(est.mean() - pop),
         "estimate_rmse": float(np.sqrt(np.mean((est - pop) ** 2))),
         "divergences": int(sum(x["divergences"] for x in reps)),
-        "seconds": seconds,
     }
-    return rows, cell, reps
+    return rows, cell
 
 
 def _cell_key(row: dict) -> tuple:
     return row["design"], row["condition"], row["n"]
 
 
-def run_designs(args) -> int:
-    """The design cells; the JSON is rewritten every 10 repetitions (rerun to resume)."""
-    import json
-    import warnings
+_SAVE_EVERY = 10
 
+
+def _resume(args, state, key, one_rep, merge, protocol, load_start) -> None:
+    """Grow cell ``key``'s repetitions to ``--reps`` (their seeds depend only on the index, so
+    a cell grown in chunks equals one run in one go). Every ``_SAVE_EVERY`` repetitions and at
+    the end ``merge(reps, seconds)`` folds them into ``state`` and the JSON is rewritten: a
+    stopped run keeps them, a rerun with the same ``--json`` resumes."""
+    reps = state["replicates"].setdefault(key, [])
+    t0 = time.perf_counter()
+    while len(reps) < args.reps:
+        reps.append(one_rep(len(reps)))
+        if len(reps) % _SAVE_EVERY and len(reps) < args.reps:
+            continue
+        merge(reps, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        state["protocol"] = protocol()
+        state["load_average"] = load_average(load_start)
+        state["environment"] = environment()
+        write_json(state, args.json_path)
+
+
+def run_designs(args) -> int:
+    """The design cells (:func:`_resume`)."""
     from bayescal.errors import IdentificationWarning
 
     _check_args(args)
-    path = args.json_path
-    state: dict = {"results": [], "cells": [], "replicates": {}}
-    if path and os.path.exists(path):
-        with open(path) as fh:
-            state.update(json.load(fh))
-    t_start = time.perf_counter()
+    state: dict = {"results": [], "cells": [], "replicates": {}, **earlier_json(args.json_path)}
     load_start = os.getloadavg()
-    for design in args.designs:
-        for cond in args.conditions:
-            for n in args.sizes:
-                key = f"{design}/{cond}/{n}"
-                here = (design, cond, n)
-                while len(done := state["replicates"].get(key, [])) < args.reps:
-                    # rewrite the JSON every _SAVE_EVERY repetitions, so a stopped run keeps them
-                    until = min(len(done) + _SAVE_EVERY, args.reps)
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", IdentificationWarning)
-                        rows, cell, reps = _design_cell(args, design, cond, n, done, until)
-                    if done:
-                        cell["seconds"] += sum(
-                            c["seconds"] for c in state["cells"] if _cell_key(c) == here
-                        )
-                    _save_design_cell(state, args, here, rows, cell, reps, load_start, t_start)
-                    t_start = time.perf_counter()
+
+    def protocol() -> dict:
+        names = sorted({k.split("/")[0] for k in state["replicates"]})
+        designs = {d: DESIGNS[d] for d in names}
+        return _joint_protocol(args, designs=designs, test_level=round(1 - args.prob, 10))
+
+    for design, cond, n in itertools.product(args.designs, args.conditions, args.sizes):
+        here = (design, cond, n)
+        keys = (args.seed, 1 + list(DESIGNS).index(design), CONDITIONS.index(cond), n)
+
+        def one_rep(r, design=design, cond=cond, n=n, keys=keys):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", IdentificationWarning)
+                return _design_rep(args, design, cond, n, rep_seed(*keys, r))
+
+        def merge(reps, seconds, here=here):
+            rows, cell = _design_summary(args, *here, reps)
+            before = [c for c in state["cells"] if _cell_key(c) == here]
+            cell["seconds"] = seconds + sum(c["seconds"] for c in before)
+            state["results"] = [r for r in state["results"] if _cell_key(r) != here] + rows
+            state["cells"] = [c for c in state["cells"] if _cell_key(c) != here] + [cell]
+            state["seconds"] = state.get("seconds", 0.0) + seconds
+
+        key = "/".join(str(x) for x in here)
+        _resume(args, state, key, one_rep, merge, protocol, load_start)
     return 0
-
-
-_SAVE_EVERY = 10
 
 
 def _joint_protocol(args, **cells) -> dict:
@@ -746,25 +765,6 @@ def _joint_protocol(args, **cells) -> dict:
         "tune": args.tune,
         "sample_use": "joint",
     }
-
-
-def _save_design_cell(state, args, here, rows, cell, reps, load_start, t_start) -> None:
-    """Merge one (possibly partial) design cell into ``state`` and rewrite the JSON."""
-    key = "/".join(str(x) for x in here)
-    state["results"] = [r for r in state["results"] if _cell_key(r) != here] + rows
-    state["cells"] = [c for c in state["cells"] if _cell_key(c) != here] + [cell]
-    state["replicates"][key] = [
-        {k: list(v) if isinstance(v, tuple) else v for k, v in x.items()} for x in reps
-    ]
-    state["protocol"] = _joint_protocol(
-        args,
-        designs={d: DESIGNS[d] for d in sorted({k.split("/")[0] for k in state["replicates"]})},
-        test_level=round(1 - args.prob, 10),
-    )
-    state["load_average"] = {"start": list(load_start), "end": list(os.getloadavg())}
-    state["seconds"] = state.get("seconds", 0.0) + time.perf_counter() - t_start
-    state["environment"] = environment()
-    write_json(state, args.json_path)
 
 
 # ------------------------------------------------------------------ multiclass (issue 22 item 4)
@@ -822,27 +822,9 @@ def _multiclass_rows(args, name, reps) -> tuple[list[dict], dict]:
     rows, cell = [], {"population": name, **MULTICLASS[name], "reps": len(reps)}
     for part_name in _PARTS:
         pop = pop_ece[part_name]
-        for source, label in _DESIGN_INTERVALS.items():
-            v = np.array([x[part_name][source] for x in reps])
-            lo, hi, p = v[:, 0], v[:, 1], v[:, 2]
-            cov, rej = float(np.mean((lo <= pop) & (pop <= hi))), float(np.mean(p <= 1 - args.prob))
-            rows.append(
-                {
-                    "population": name,
-                    "error": part_name,
-                    "interval": label,
-                    "n": MULTICLASS[name]["n"],
-                    "coverage": cov,
-                    "coverage_se": float(np.sqrt(cov * (1 - cov) / len(reps))),
-                    "miss_above": float(np.mean(pop > hi)),
-                    "miss_below": float(np.mean(pop < lo)),
-                    "mean_width": float(np.mean(hi - lo)),
-                    "reps": len(reps),
-                    "test_rejection_rate": rej,
-                    "test_rejection_se": float(np.sqrt(rej * (1 - rej) / len(reps))),
-                    "population_binned_ece": pop,
-                }
-            )
+        keys = {"population": name, "error": part_name, "n": MULTICLASS[name]["n"]}
+        ends = {s: [x[part_name][s] for x in reps] for s in _DESIGN_INTERVALS}
+        rows += _joint_rows(keys, ends, pop, args.prob)
         est = np.array([x[part_name]["estimate"] for x in reps])
         cell[part_name] = {
             "population_binned_ece": pop,
@@ -854,40 +836,31 @@ def _multiclass_rows(args, name, reps) -> tuple[list[dict], dict]:
 
 
 def run_multiclass(args) -> int:
-    """The multiclass cells; the JSON is rewritten every 10 repetitions (rerun to resume)."""
-    import json
-
+    """The multiclass cells (:func:`_resume`)."""
     from bayescal.errors import ConfigError
 
     unknown = sorted(set(args.multiclass) - set(MULTICLASS))
     if unknown:
         raise ConfigError(f"unknown --multiclass {unknown}; choose from {sorted(MULTICLASS)}.")
-    path = args.json_path
     state: dict = {"results": [], "cells": [], "replicates": {}, "seconds": {}}
-    if path and os.path.exists(path):
-        with open(path) as fh:
-            state.update(json.load(fh))
+    state.update(earlier_json(args.json_path))
     load_start = os.getloadavg()
+
+    def protocol() -> dict:
+        populations = {p: MULTICLASS[p] for p in state["replicates"]}
+        return _joint_protocol(args, populations=populations, channel_groups="predicted")
+
     for name in args.multiclass:
-        reps = state["replicates"].get(name, [])
-        t0 = time.perf_counter()
-        while len(reps) < args.reps:
-            seq = np.random.SeedSequence([args.seed, 7, list(MULTICLASS).index(name), len(reps)])
-            reps.append(_multiclass_rep(args, name, int(seq.generate_state(1)[0])))
-            if len(reps) % 10 and len(reps) < args.reps:
-                continue
+        index = list(MULTICLASS).index(name)
+
+        def one_rep(r, name=name, index=index):
+            return _multiclass_rep(args, name, rep_seed(args.seed, 7, index, r))
+
+        def merge(reps, seconds, name=name):
             rows, cell = _multiclass_rows(args, name, reps)
             state["results"] = [r for r in state["results"] if r["population"] != name] + rows
             state["cells"] = [c for c in state["cells"] if c["population"] != name] + [cell]
-            state["replicates"][name] = reps
-            state["seconds"][name] = state["seconds"].get(name, 0.0) + time.perf_counter() - t0
-            t0 = time.perf_counter()
-            state["protocol"] = _joint_protocol(
-                args,
-                populations={p: MULTICLASS[p] for p in state["replicates"]},
-                channel_groups="predicted",
-            )
-            state["load_average"] = {"start": list(load_start), "end": list(os.getloadavg())}
-            state["environment"] = environment()
-            write_json(state, path)
+            state["seconds"][name] = state["seconds"].get(name, 0.0) + seconds
+
+        _resume(args, state, name, one_rep, merge, protocol, load_start)
     return 0

@@ -1,49 +1,34 @@
 """``bayescal bench dependence``: NC-ECE interval coverage under conditionally dependent annotators.
 
-Data: :func:`bayescal.simulate.dependent.simulate_dependent`, the toy study
-(Sec. 6.1, ``--condition``, default ``shifted``) with four annotators
-(false-positive rates 0.08, 0.13, 0.18, 0.10; false-negative rates 0.16, 0.11,
-0.06, 0.12) of which ``a1`` and ``a2`` share a latent difficulty with loading
-``s`` in both classes (Qu, Tan & Kutner 1996): ``none`` (s = 0), ``moderate``
-(s = 1, latent within-class correlation 0.5) and ``strong`` (s = 2, 0.8).
+Two scenarios with the same levels, seeds and statistics. Annotators ``a1`` and ``a2`` share
+a latent item difficulty with loading ``s`` in every class (Qu, Tan & Kutner 1996): ``none``
+(s = 0), ``moderate`` (s = 1, latent within-class correlation 0.5) and ``strong`` (s = 2,
+0.8). Per repetition (seeds fixed) the channels are fitted on the first half of the items,
+the NC-ECE interval computed on the second half, once with the independence model's
+posterior and once with the dependence model's (pair ``a1:a2``), both sampled by nutpie.
 
-Per repetition (seeds fixed): channels on the first half of the items (five
-equal-width score groups), NC-ECE (:func:`bayescal.nc_ece_interval`,
-``sample_use="split"``, ten bins) on the second half, once with the independence
-model's posterior (``grouped``) and once with the dependence model's (pair
-``a1:a2``; marginal channels), both sampled by nutpie on the hand-written
-densities (numba kernels compiled once per process and reused). The truth is the
-toy's exact population binned ECE, as in ``bench coverage``.
+- binary (default): :func:`bayescal.simulate.dependent.simulate_dependent`, the toy study
+  (Sec. 6.1, ``--condition``, default ``shifted``) with four annotators (false-positive rates
+  0.08, 0.13, 0.18, 0.10; false-negative rates 0.16, 0.11, 0.06, 0.12); channels in five
+  equal-width score groups (``grouped``; the dependence model's marginal channels) on the
+  hand-written densities (numba kernels compiled once per process and reused);
+  :func:`bayescal.nc_ece_interval` (``sample_use="split"``, ten bins). The truth is the
+  toy's exact population binned ECE, as in ``bench coverage``.
+- ``--multiclass``: :func:`bayescal.simulate.dependent.simulate_multiclass_dependent` on a
+  fixed population (:func:`~bayescal.simulate.multiclass.multiclass_population`: C = 3
+  classes, four annotators with the default confusions, temperature 1.5, an over-confident
+  model); channel groups by predicted class, :func:`~bayescal.bayes.fit.fit_channels_bayes`;
+  :func:`~bayescal.metrics.uncertainty.multiclass_nc_ece_interval` (ten bins). The truth is
+  the population's exact binned top-label and class-wise ECE
+  (:meth:`~bayescal.simulate.multiclass.MulticlassPopulation.binned_ece`): it does not
+  involve the annotators.
 
-JSON: ``protocol``; ``cells`` with, per model, the interval's coverage, its Monte
-Carlo SE, miss rates above/below, mean width, the estimate's bias, the largest
-absolute bias of the channels' posterior means, divergences and seconds; the
-dependence model's posterior mean loadings; load average and environment.
-
-``--multiclass``: multiclass NC-ECE interval coverage under conditionally dependent
-annotators (independence vs dependence model), same options and levels.
-
-Data: :func:`bayescal.simulate.dependent.simulate_multiclass_dependent`
-on a fixed population (:func:`~bayescal.simulate.multiclass.multiclass_population`:
-C = 3 classes, four annotators with the default confusions, temperature 1.5, an
-over-confident model) of which ``a1`` and ``a2`` share a latent item difficulty
-with loading ``s`` for every class: ``none`` (s = 0), ``moderate`` (s = 1, latent
-within-class correlation 0.5) and ``strong`` (s = 2, 0.8).
-
-Per repetition (seeds fixed): channels on the first half of the items (channel
-groups by predicted class), the multiclass NC-ECE interval
-(:func:`~bayescal.metrics.uncertainty.multiclass_nc_ece_interval`, ten
-bins) on the second half, once with the independence model's posterior and once
-with the dependence model's (pair ``a1:a2``), both from
-:func:`~bayescal.bayes.fit.fit_channels_bayes` (nutpie). The
-truth is the population's exact binned top-label and class-wise ECE
-(:meth:`~bayescal.simulate.multiclass.MulticlassPopulation.binned_ece`): it does not
-involve the annotators.
-
-JSON (``docs/results/dependence_multiclass.json``): ``protocol``; ``cells`` with, per
-model and metric (top-label, class-wise), coverage, its binomial SE, miss rates
-above/below, mean width, the estimate's bias; the largest absolute bias of the
-posterior-mean confusions; the dependence model's posterior mean loadings.
+JSON (``docs/results/dependence.json``, ``dependence_multiclass.json``): ``protocol``;
+``cells`` with, per model (and per metric, top-label and class-wise, for the multiclass
+scenario), the interval's coverage, its binomial SE, miss rates above/below, mean width, the
+estimate's bias; the largest absolute bias of the posterior-mean channels (confusions),
+divergences and seconds; the dependence model's posterior mean loadings; load average and
+environment.
 """
 
 from __future__ import annotations
@@ -54,8 +39,8 @@ import warnings
 
 import numpy as np
 
-from bayescal.bench._io import write_run
-from bayescal.bench.coverage import _summaries
+from bayescal.bench._io import interval_coverage, mean_se, rep_seed, write_run
+from bayescal.bench.coverage import _summaries, posterior_channels
 
 LEVELS = {"none": 0.0, "moderate": 1.0, "strong": 2.0}
 FP = (0.08, 0.13, 0.18, 0.10)
@@ -95,11 +80,6 @@ def _check_args(args):
         raise ConfigError(f"--prob must be in (0, 1); got {args.prob}.")
 
 
-def _rep_seed(base, level, r):
-    seq = np.random.SeedSequence([base, list(LEVELS).index(level), r])
-    return int(seq.generate_state(1, dtype=np.uint32)[0])
-
-
 def _fits(summary, settings):
     """Posterior draws of both models on one channel summary: {model: (ChannelFit, stats)}."""
     from bayescal.bayes.dependence import make_dependence_spec
@@ -108,7 +88,6 @@ def _fits(summary, settings):
     from bayescal.bayes.logdensity import ChannelLogDensity
     from bayescal.bayes.models import make_spec
     from bayescal.bayes.sampling import sample_nutpie
-    from bayescal.channels.result import ChannelFit
 
     spec = make_spec(summary, "grouped")
     dspec = make_dependence_spec(spec, PAIR)
@@ -122,115 +101,122 @@ def _fits(summary, settings):
                 settings,
                 to_posterior=lambda d, x, at: dependence_posterior(dspec, d, x, at),
             )
-        s = post.sizes["chain"] * post.sizes["draw"]
-
-        def flat(var, dim, post=post, s=s):
-            return post[var].transpose("chain", "draw", dim).values.reshape(s, -1)
-
-        fit = ChannelFit.from_draws(
-            flat("a", "annotator"),
-            flat("b", "annotator"),
-            flat("prevalence", "group"),
-            annotators=spec.annotators,
-            groups=list(spec.prevalence_groups),
-            group_counts=spec.prevalence_group_counts(),
-            method="bayes_grouped" if name == "independent" else "bayes_dependence",
-        )
+        method = "bayes_grouped" if name == "independent" else "bayes_dependence"
+        fit = posterior_channels(post, spec, method)
         loading = post["loading"].mean(("chain", "draw")).values if name == "dependent" else None
         out[name] = (fit, int(stats["diverging"].sum()), timings, loading)
     return out
 
 
-def _coverage(hit, above, width, estimate, truth: float) -> dict[str, float]:
-    """Coverage of one model's intervals over repetitions (per-rep hit, miss above, width and
-    estimate), with its binomial SE, the miss rates and the estimate's bias against ``truth``."""
-    reps = len(hit)
-    cov = float(np.mean(hit))
-    above_rate = float(np.mean(above))
+def _coverage(lo, hi, estimate, truth: float) -> dict[str, float]:
+    """Coverage of one model's intervals ``[lo, hi]`` over repetitions, with its binomial SE,
+    the miss rates and the bias of the estimates against ``truth``."""
+    cov = interval_coverage(lo, hi, truth)
     est = np.asarray(estimate, dtype=float)
     return {
-        "coverage": cov,
-        "coverage_se": float(np.sqrt(cov * (1 - cov) / reps)),
-        "miss_rate": 1 - cov,
-        "miss_above": above_rate,
-        "miss_below": float(1 - cov - above_rate),
-        "mean_width": float(np.mean(width)),
+        **cov,
+        "miss_rate": 1 - cov["coverage"],
         "estimate_bias": float(est.mean() - truth),
-        "estimate_bias_se": float(est.std(ddof=1) / np.sqrt(reps)),
+        "estimate_bias_se": mean_se(est),
     }
 
 
-def _run_cell(args, level, pop, settings_for):
+def _binary_rep(args, level_s, seed, pop) -> dict:
+    """One repetition of the binary scenario: per model, its interval and the error of its
+    posterior-mean channels."""
+    from bayescal.bayes.sampling import NUTSSettings
     from bayescal.metrics.uncertainty import nc_ece_interval
     from bayescal.simulate.dependent import simulate_dependent
 
-    rec = {
-        m: {"hit": [], "above": [], "width": [], "est": [], "bias": [], "div": 0, "sec": 0.0}
-        for m in MODELS
-    }
-    loadings = []
-    load_seconds = 0.0
-    t0 = time.perf_counter()
-    for r in range(args.reps):
-        seed = _rep_seed(args.seed, level, r)
-        data, truth = simulate_dependent(
-            args.n,
-            args.condition,
-            loading=LEVELS[level],
-            groups=[(0, 1)],
-            fp=FP,
-            fn=FN,
+    data, truth = simulate_dependent(
+        args.n, args.condition, loading=level_s, groups=[(0, 1)], fp=FP, fn=FN, random_state=seed
+    )
+    ch_s, ev_s = _summaries(data, "split")
+    settings = NUTSSettings(
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        cores=1,
+        seed=seed,
+        target_accept=0.9,
+        progress=False,
+    )
+    out = {}
+    for name, (fit, div, timings, loading) in _fits(ch_s, settings).items():
+        iv = nc_ece_interval(
+            ev_s,
+            fit,
+            prob=args.prob,
+            n_bootstrap=args.n_bootstrap,
+            sample_use="split",
             random_state=seed,
         )
-        ch_s, ev_s = _summaries(data, "split")
-        fits = _fits(ch_s, settings_for(seed))
-        for name, (fit, div, timings, loading) in fits.items():
-            iv = nc_ece_interval(
-                ev_s,
-                fit,
-                prob=args.prob,
-                n_bootstrap=args.n_bootstrap,
-                sample_use="split",
-                random_state=seed,
-            )
-            lo, hi = iv.interval()
-            rr = rec[name]
-            rr["hit"].append(lo <= pop <= hi)
-            rr["above"].append(pop > hi)
-            rr["width"].append(hi - lo)
-            rr["est"].append(iv.estimate)
-            err = np.concatenate(
+        out[name] = {
+            "interval": {"nc_ece": (*iv.interval(), iv.estimate)},
+            "error": np.concatenate(
                 [fit.a.mean("draw").values - truth.a, fit.b.mean("draw").values - truth.b]
-            )
-            rr["bias"].append(err)
-            rr["div"] += div
-            rr["sec"] += timings["sampling_seconds"]
-            load_seconds += timings["load_seconds"] if r == 0 else 0.0
-            if loading is not None:
-                loadings.append(loading)
-    seconds = time.perf_counter() - t0
+            ),
+            "loading": loading,
+            "divergences": div,
+            "sampling_seconds": timings["sampling_seconds"],
+            "load_seconds": timings["load_seconds"],
+        }
+    return out
+
+
+def _binary_models(records, pop) -> dict:
     models = {}
-    for name, rr in rec.items():
-        bias = np.mean(rr["bias"], axis=0)
+    for name in MODELS:
+        lo, hi, est = zip(*(r[name]["interval"]["nc_ece"] for r in records), strict=True)
+        bias = np.mean([r[name]["error"] for r in records], axis=0)
         models[name] = {
-            **_coverage(rr["hit"], rr["above"], rr["width"], rr["est"], pop),
+            **_coverage(lo, hi, est, pop),
             "channel_bias_max_abs": float(np.abs(bias).max()),
             "channel_bias": {"a": bias[: len(FP)].tolist(), "b": bias[len(FP) :].tolist()},
-            "divergences": rr["div"],
-            "sampling_seconds": rr["sec"],
+            **_totals(records, name),
         }
+    # the kernels compile (or load from the cache) on the first repetition
+    load = sum(records[0][m]["load_seconds"] for m in MODELS)
+    return {"models": models, "kernel_load_seconds": load}
+
+
+def _totals(records, name) -> dict:
+    """Divergences and sampling seconds of one model over the repetitions."""
     return {
-        "level": level,
-        "loading": LEVELS[level],
-        "latent_correlation": LEVELS[level] ** 2 / (1 + LEVELS[level] ** 2),
-        "n": args.n,
-        "reps": args.reps,
-        "population_binned_ece": pop,
-        "models": models,
-        "dependent_loading_posterior_mean": np.mean(loadings, axis=0).tolist(),
-        "seconds": seconds,
-        "kernel_load_seconds": load_seconds,
+        "divergences": int(sum(r[name]["divergences"] for r in records)),
+        "sampling_seconds": float(sum(r[name]["sampling_seconds"] for r in records)),
     }
+
+
+def _levels(args, one_rep, summarise, truth, ignore) -> list[dict]:
+    """One cell per dependence level: ``--reps`` repetitions of ``one_rep(loading, seed)``
+    (warnings of class ``ignore`` silenced; divergences are counted), ``summarise``d."""
+    cells = []
+    for level in args.levels:
+        s = LEVELS[level]
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ignore)
+            seeds = [rep_seed(args.seed, list(LEVELS).index(level), r) for r in range(args.reps)]
+            records = [one_rep(s, seed) for seed in seeds]
+        summary = summarise(records)
+        cells.append(
+            {
+                "level": level,
+                "loading": s,
+                "latent_correlation": s**2 / (1 + s**2),
+                "n": args.n,
+                "reps": args.reps,
+                "population_binned_ece": truth,
+                "models": summary.pop("models"),
+                "dependent_loading_posterior_mean": np.mean(
+                    [r["dependent"]["loading"] for r in records], axis=0
+                ).tolist(),
+                "seconds": time.perf_counter() - t0,
+                **summary,
+            }
+        )
+    return cells
 
 
 CLASSES = 3
@@ -247,7 +233,7 @@ def _population():
     )
 
 
-def _one_rep(args, level_s, seed, pop, truth_ece):
+def _multiclass_rep(args, level_s, seed, pop):
     from bayescal.bayes.fit import fit_channels_bayes
     from bayescal.metrics.uncertainty import multiclass_nc_ece_interval
     from bayescal.simulate.dependent import simulate_multiclass_dependent
@@ -273,35 +259,29 @@ def _one_rep(args, level_s, seed, pop, truth_ece):
         iv = multiclass_nc_ece_interval(
             evaluation, fit, prob=args.prob, n_bootstrap=args.n_bootstrap, random_state=seed
         )
-        row = {}
-        for metric in METRICS:
-            part = getattr(iv, metric)
-            lo, hi = part.interval()
-            t = truth_ece[metric]
-            row[metric] = (lo <= t <= hi, t > hi, hi - lo, part.estimate)
-        err = float(np.abs(fit.confusion.values.mean(0) - truth.confusion).max())
-        loading = None
-        if name == "dependent":
-            loading = fit.idata.posterior["loading"].mean(("chain", "draw")).values
-        div = int(fit.idata.sample_stats["diverging"].sum())
-        out[name] = (row, err, loading, div, fit.diagnostics["sampling_seconds"])
+        parts = {metric: getattr(iv, metric) for metric in METRICS}
+        post = fit.idata.posterior
+        loading = post["loading"].mean(("chain", "draw")).values if name == "dependent" else None
+        out[name] = {
+            "interval": {m: (*part.interval(), part.estimate) for m, part in parts.items()},
+            "error": float(np.abs(fit.confusion.values.mean(0) - truth.confusion).max()),
+            "loading": loading,
+            "divergences": int(fit.idata.sample_stats["diverging"].sum()),
+            "sampling_seconds": fit.diagnostics["sampling_seconds"],
+        }
     return out
 
 
-def _summarise(records, truth_ece):
+def _multiclass_models(records, truth_ece):
     models = {}
     for name in MODELS:
-        rows = [r[name] for r in records]
         entry = {}
         for metric in METRICS:
-            hit, above, width, est = zip(*(r[0][metric] for r in rows), strict=True)
-            entry[metric] = _coverage(hit, above, width, est, truth_ece[metric])
-        entry["confusion_bias_max_abs_mean"] = float(np.mean([r[1] for r in rows]))
-        entry["divergences"] = int(sum(r[3] for r in rows))
-        entry["sampling_seconds"] = float(sum(r[4] for r in rows))
-        models[name] = entry
-    loads = [r["dependent"][2] for r in records]
-    return models, np.mean(loads, axis=0).tolist()
+            lo, hi, est = zip(*(r[name]["interval"][metric] for r in records), strict=True)
+            entry[metric] = _coverage(lo, hi, est, truth_ece[metric])
+        entry["confusion_bias_max_abs_mean"] = float(np.mean([r[name]["error"] for r in records]))
+        models[name] = {**entry, **_totals(records, name)}
+    return {"models": models}
 
 
 def _sampling_protocol(args, sampler: str) -> dict:
@@ -322,30 +302,14 @@ def _run_multiclass(args) -> int:
     t_start = time.perf_counter()
     pop = _population()
     truth_ece = pop.binned_ece(10)
-    cells = []
-    for level in args.levels:
-        t0 = time.perf_counter()
-        records = []
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # per-fit convergence notes; divergences are counted
-            for r in range(args.reps):
-                seed = _rep_seed(args.seed, level, r)
-                records.append(_one_rep(args, LEVELS[level], seed, pop, truth_ece))
-        models, loading = _summarise(records, truth_ece)
-        s = LEVELS[level]
-        cells.append(
-            {
-                "level": level,
-                "loading": s,
-                "latent_correlation": s**2 / (1 + s**2),
-                "n": args.n,
-                "reps": args.reps,
-                "population_binned_ece": truth_ece,
-                "models": models,
-                "dependent_loading_posterior_mean": loading,
-                "seconds": time.perf_counter() - t0,
-            }
-        )
+    # every warning is a per-fit convergence note; divergences are counted
+    cells = _levels(
+        args,
+        lambda s, seed: _multiclass_rep(args, s, seed, pop),
+        lambda records: _multiclass_models(records, truth_ece),
+        truth_ece,
+        Warning,
+    )
     protocol = {
         "track": "multiclass",
         "reps": args.reps,
@@ -373,7 +337,6 @@ def _run_multiclass(args) -> int:
 
 
 def run(args) -> int:
-    from bayescal.bayes.sampling import NUTSSettings
     from bayescal.errors import IdentificationWarning
     from bayescal.simulate import toy_population_binned_ece
 
@@ -383,23 +346,13 @@ def run(args) -> int:
     load_start = os.getloadavg()
     t_start = time.perf_counter()
     pop = toy_population_binned_ece(args.condition, np.linspace(0, 1, 11))
-
-    def settings_for(seed):
-        return NUTSSettings(
-            draws=args.draws,
-            tune=args.tune,
-            chains=args.chains,
-            cores=1,
-            seed=seed,
-            target_accept=0.9,
-            progress=False,
-        )
-
-    cells = []
-    for level in args.levels:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", IdentificationWarning)
-            cells.append(_run_cell(args, level, pop, settings_for))
+    cells = _levels(
+        args,
+        lambda s, seed: _binary_rep(args, s, seed, pop),
+        lambda records: _binary_models(records, pop),
+        pop,
+        IdentificationWarning,
+    )
     protocol = {
         "reps": args.reps,
         "n": args.n,

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bayescal._json import json_default
-from bayescal.bench._io import write_run
+from bayescal.bench._io import earlier_json, load_average, share_se, write_run
 from bayescal.channels.em import dawid_skene_em
 from bayescal.data.container import Annotations
 from bayescal.errors import BayescalError
@@ -73,176 +73,49 @@ class Cell:
     note: str = ""
 
 
-def _grid() -> list[Cell]:
-    out = []
-    for c in (2, 5, 10):
-        for k in (3, 5, 8):
-            out.append(Cell(f"grid-C{c}-K{k}", "noise", "project", c, k, max(400, 100 * c)))
-    return out
+def _table(truth: str, rows) -> list[Cell]:
+    """Cells of one truth from ``(name, simulator, C, K, items, options, note)`` rows."""
+    return [Cell(name, truth, *rest) for name, *rest in rows]
 
 
-NULL_CELLS = [
-    *_grid(),
-    Cell("digits-C10-K3", "noise", "digits", 10, 3, 899, note="issue 22's example"),
-    Cell("few-C10-K3", "noise", "project", 10, 3, 300, note="30 items per class"),
-    Cell("few-C5-K8", "noise", "project", 5, 8, 150, note="30 items per class"),
-    Cell(
-        "skewed-C10-K4",
-        "noise",
-        "banded",
-        10,
-        4,
-        1000,
-        {"prevalence": "skewed"},
-        "Zipf prevalences, banded confusions",
-    ),
-    Cell(
-        "skewed-C2-K3",
-        "noise",
-        "banded",
-        2,
-        3,
-        600,
-        {"prevalence": [0.85, 0.15]},
-        "binary, 15% positives",
-    ),
-    Cell(
-        "accuracy-0.6-C4-K3",
-        "noise",
-        "sparse",
-        4,
-        3,
-        800,
-        {"accuracy": [0.6, 0.62]},
-        "every annotator at accuracy 0.6",
-    ),
-    Cell(
-        "accuracy-0.95-C4-K5",
-        "noise",
-        "banded",
-        4,
-        5,
-        800,
-        {"accuracy": [0.93, 0.95]},
-        "every annotator at accuracy 0.95",
-    ),
-    Cell(
-        "missing-C3-K6",
-        "noise",
-        "project",
-        3,
-        6,
-        600,
-        {"population": {"missing": 0.4}},
-        "40% of answers missing",
-    ),
-    Cell(
-        "crowd-C6-K8",
-        "noise",
-        "sparse",
-        6,
-        8,
-        900,
-        {"answers_per_item": [2, 4]},
-        "2-4 answers per item of 8",
-    ),
-    Cell(
-        "crowd-C10-K8",
-        "noise",
-        "sparse",
-        10,
-        8,
-        1000,
-        {"answers_per_item": 3},
-        "3 answers per item of 8",
-    ),
-    Cell(
-        "banded-C3-K8",
-        "noise",
-        "banded",
-        3,
-        8,
-        600,
-        {"missing": 0.2},
-        "banded, 20% missing",
-    ),
-]
-
-
-def _power_cells() -> list[Cell]:
-    out = []
-    for k in (3, 8, 20):
-        out.append(
-            Cell(
-                f"dirichlet-5-C4-K{k}",
-                "ambiguity",
-                "dirichlet",
-                4,
-                k,
-                1000,
-                {"concentration": 5.0},
-                "intra-item correlation 0.17",
-            )
-        )
-        out.append(
-            Cell(
-                f"dirichlet-20-C4-K{k}",
-                "ambiguity",
-                "dirichlet",
-                4,
-                k,
-                1000,
-                {"concentration": 20.0},
-                "intra-item correlation 0.048",
-            )
-        )
-        out.append(
-            Cell(
-                f"boundary-C4-K{k}",
-                "ambiguity",
-                "boundary",
-                4,
-                k,
-                1000,
-                {"share": 0.5},
-                "half the items between two classes",
-            )
-        )
-        out.append(
-            Cell(
-                f"difficulty-C4-K{k}",
-                "ambiguity",
-                "difficulty",
-                4,
-                k,
-                1000,
-                {"loading": 1.0},
-                "shared item difficulty, latent correlation 0.5",
-            )
-        )
-    out.append(Cell("boundary-C4-K5", "ambiguity", "boundary", 4, 5, 1000, {"share": 0.5}, "K = 5"))
-    out.append(
-        Cell("boundary-C2-K8", "ambiguity", "boundary", 2, 8, 1000, {"share": 0.5}, "binary")
-    )
-    out.append(
-        Cell(
-            "difficulty-C2-K8",
-            "ambiguity",
-            "difficulty",
-            2,
-            8,
-            1000,
-            {"loading": 1.0},
-            "binary, shared item difficulty",
-        )
-    )
-    out.append(
-        Cell("boundary-C10-K8", "ambiguity", "boundary", 10, 8, 1000, {"share": 0.5}, "C = 10")
-    )
-    return out
-
-
-POWER_CELLS = _power_cells()
+# fmt: off
+NULL_CELLS = _table("noise", [
+    *((f"grid-C{c}-K{k}", "project", c, k, max(400, 100 * c), {}, "")
+      for c in (2, 5, 10) for k in (3, 5, 8)),
+    ("digits-C10-K3", "digits", 10, 3, 899, {}, "issue 22's example"),
+    ("few-C10-K3", "project", 10, 3, 300, {}, "30 items per class"),
+    ("few-C5-K8", "project", 5, 8, 150, {}, "30 items per class"),
+    ("skewed-C10-K4", "banded", 10, 4, 1000, {"prevalence": "skewed"},
+     "Zipf prevalences, banded confusions"),
+    ("skewed-C2-K3", "banded", 2, 3, 600, {"prevalence": [0.85, 0.15]}, "binary, 15% positives"),
+    ("accuracy-0.6-C4-K3", "sparse", 4, 3, 800, {"accuracy": [0.6, 0.62]},
+     "every annotator at accuracy 0.6"),
+    ("accuracy-0.95-C4-K5", "banded", 4, 5, 800, {"accuracy": [0.93, 0.95]},
+     "every annotator at accuracy 0.95"),
+    ("missing-C3-K6", "project", 3, 6, 600, {"population": {"missing": 0.4}},
+     "40% of answers missing"),
+    ("crowd-C6-K8", "sparse", 6, 8, 900, {"answers_per_item": [2, 4]}, "2-4 answers per item of 8"),
+    ("crowd-C10-K8", "sparse", 10, 8, 1000, {"answers_per_item": 3}, "3 answers per item of 8"),
+    ("banded-C3-K8", "banded", 3, 8, 600, {"missing": 0.2}, "banded, 20% missing"),
+])
+#: name prefix: (simulator, options, note) of the power cells at K = 3, 8, 20 (C = 4)
+_POWER = {
+    "dirichlet-5": ("dirichlet", {"concentration": 5.0}, "intra-item correlation 0.17"),
+    "dirichlet-20": ("dirichlet", {"concentration": 20.0}, "intra-item correlation 0.048"),
+    "boundary": ("boundary", {"share": 0.5}, "half the items between two classes"),
+    "difficulty": ("difficulty", {"loading": 1.0},
+                   "shared item difficulty, latent correlation 0.5"),
+}
+POWER_CELLS = _table("ambiguity", [
+    *((f"{name}-C4-K{k}", sim, 4, k, 1000, opts, note)
+      for k in (3, 8, 20) for name, (sim, opts, note) in _POWER.items()),
+    ("boundary-C4-K5", "boundary", 4, 5, 1000, {"share": 0.5}, "K = 5"),
+    ("boundary-C2-K8", "boundary", 2, 8, 1000, {"share": 0.5}, "binary"),
+    ("difficulty-C2-K8", "difficulty", 2, 8, 1000, {"loading": 1.0},
+     "binary, shared item difficulty"),
+    ("boundary-C10-K8", "boundary", 10, 8, 1000, {"share": 0.5}, "C = 10"),
+])
+# fmt: on
 
 
 def add_arguments(parser) -> None:
@@ -369,7 +242,7 @@ def run_cell(cell: Cell, datasets: int, replicates: int, seed: int) -> dict:
         hits = views.count(view)
         p = hits / n
         lower = float(beta.ppf(0.05, hits, n - hits + 1)) if hits > 0 else 0.0
-        return {"share": p, "mc_se": float(np.sqrt(p * (1 - p) / n)), "lower95": lower}
+        return {"share": p, "mc_se": share_se(p, n), "lower95": lower}
 
     target = "noise" if cell.truth == "noise" else "ambiguity"
     out = {
@@ -405,7 +278,7 @@ def _save(path, protocol, cells, started, load_start) -> None:
         "protocol": {**protocol, "complete": False},
         "cells": cells,
         "seconds": time.perf_counter() - started,
-        "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
+        "load_average": load_average(load_start),
     }
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(out, indent=2, default=json_default) + "\n")
@@ -432,12 +305,9 @@ def run(args) -> int:
         "check": "noise_or_ambiguity(summary, fit): parametric bootstrap refitted per replicate",
     }
     done: list[dict] = []
-    if args.resume and args.json_path and Path(args.json_path).exists():
-        old = json.loads(Path(args.json_path).read_text())
-        same = {k: v for k, v in old.get("protocol", {}).items() if k != "complete"}
-        if same == protocol:
-            names = {c.name for c in cells}
-            done = [c for c in old["cells"] if c["name"] in names]
+    old = earlier_json(args.json_path) if args.resume else {}
+    if {k: v for k, v in old.get("protocol", {}).items() if k != "complete"} == protocol:
+        done = [c for c in old["cells"] if c["name"] in {x.name for x in cells}]
     finished = {c["name"] for c in done}
     for cell in cells:
         if cell.name in finished:

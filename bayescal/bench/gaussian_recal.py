@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, map_jobs, mean_se, write_json
+from bayescal.bench.tabular import binned_ece
 
 FAMILIES = ("temperature", "platt", "histogram")
 TARGETS = ("naive", "corrected", "clean")
@@ -70,17 +71,12 @@ def population_quantiles(probs) -> np.ndarray:
     return np.array(out)
 
 
-def _binned_ece(g, y, m_bins):
-    idx = np.minimum((g * m_bins).astype(np.int64), m_bins - 1)
-    return float(np.abs(np.bincount(idx, weights=y - g, minlength=m_bins)).sum() / g.size)
-
-
 def metrics(g, y, m, m_bins) -> dict:
     """Test-third metrics of recalibrated scores ``g`` (true labels ``y``, curve ``m``)."""
     p = np.clip(g, 1e-8, 1 - 1e-8)
     return {
-        "ece": _binned_ece(g, y, m_bins),
-        "ece_m": _binned_ece(g, m, m_bins),
+        "ece": binned_ece(g, y, m_bins),
+        "ece_m": binned_ece(g, m, m_bins),
         "l1_m": float(np.mean(np.abs(m - g))),
         "log_loss": float(np.mean(-y * np.log(p) - (1 - y) * np.log1p(-p))),
         "brier": float(np.mean((g - y) ** 2)),
@@ -180,8 +176,6 @@ def timing(n_items: int, n_draws: int, seed: int = 0) -> dict:
 
 
 def run(args) -> int:
-    from concurrent.futures import ProcessPoolExecutor
-
     from bayescal.errors import ConfigError
 
     if args.timing:
@@ -194,11 +188,7 @@ def run(args) -> int:
         raise ConfigError("every size must be at least 30 (three thirds with a few bins each).")
     t0 = time.perf_counter()
     cells = [(n, args.reps, args.seed + 100_000 * i) for i, n in enumerate(args.sizes)]
-    if args.jobs > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            done = list(pool.map(_cell, cells))
-    else:
-        done = [_cell(c) for c in cells]
+    done = map_jobs(_cell, cells, args.jobs)
     results = []
     for n, rows in done:
         keys = [("base", "none")] + [(f, t) for f in FAMILIES for t in TARGETS]
@@ -231,7 +221,7 @@ def run(args) -> int:
                         "target": "corrected-minus-naive",
                         "metric": k,
                         "mean": float(d.mean()),
-                        "se": float(d.std(ddof=1) / np.sqrt(d.size)),
+                        "se": mean_se(d),
                         "share_corrected_better": float((d < 0).mean()),
                     }
                 )

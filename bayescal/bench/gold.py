@@ -133,20 +133,22 @@ def _scenario(k, groups, levels, args):
             pred_b = 1 / np.sqrt(1 / base[1] ** 2 + n1 / (b * (1 - b)))
             rows[g]["obs"].append(np.concatenate([sd_a, sd_b]))
             rows[g]["pred"].append(np.concatenate([pred_a, pred_b]))
-    out = []
-    for g in levels:
-        obs, pred = np.array(rows[g]["obs"]), np.array(rows[g]["pred"])
-        out.append(
-            {
-                "n_gold": g,
-                "sd_observed_mean": float(obs.mean()),
-                "sd_predicted_mean": float(pred.mean()),
-                "ratio_observed_to_predicted_mean": float((obs / pred).mean()),
-                "ratio_min": float((obs / pred).min()),
-                "ratio_max": float((obs / pred).max()),
-            }
-        )
+    out = [_level(g, np.array(rows[g]["obs"]), np.array(rows[g]["pred"])) for g in levels]
     return {"annotators": k, "score_groups": groups, "levels": out, "all_converged": converged}
+
+
+def _level(n_gold, obs, pred) -> dict:
+    """Observed vs predicted posterior sds at one number of gold items (over entries and
+    seeds): their means and the ratio's mean, minimum and maximum."""
+    ratio = obs / pred
+    return {
+        "n_gold": n_gold,
+        "sd_observed_mean": float(obs.mean()),
+        "sd_predicted_mean": float(pred.mean()),
+        "ratio_observed_to_predicted_mean": float(ratio.mean()),
+        "ratio_min": float(ratio.min()),
+        "ratio_max": float(ratio.max()),
+    }
 
 
 def _binary_study(args, levels):
@@ -298,18 +300,13 @@ def _multiclass_scenario(diagonal, off, levels, args):
             rows[g]["rowwise"].append(predicted_sd(row_blocks(cov0, K, C), info, K, C).ravel())
     out = []
     for g in levels:
-        obs, pred = np.array(rows[g]["obs"]), np.array(rows[g]["pred"])
-        ratio = obs / pred
-        rowwise = obs / np.array(rows[g]["rowwise"])
+        obs = np.array(rows[g]["obs"])
         out.append(
             {
-                "n_gold": g,
-                "sd_observed_mean": float(obs.mean()),
-                "sd_predicted_mean": float(pred.mean()),
-                "ratio_observed_to_predicted_mean": float(ratio.mean()),
-                "ratio_min": float(ratio.min()),
-                "ratio_max": float(ratio.max()),
-                "ratio_to_rowwise_prediction_mean": float(rowwise.mean()),
+                **_level(g, obs, np.array(rows[g]["pred"])),
+                "ratio_to_rowwise_prediction_mean": float(
+                    (obs / np.array(rows[g]["rowwise"])).mean()
+                ),
                 "sd_reduction_observed": float((obs / np.array(rows[levels[0]]["obs"])).mean()),
             }
         )

@@ -22,7 +22,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mean_sd, write_json
+from bayescal.bench.ambiguity import evaluate_methods, select_methods
 
 __all__ = ["add_arguments", "run", "PAPER_TABLE3"]
 
@@ -66,6 +67,9 @@ PAPER_TABLE3: dict[str, dict[str, dict[str, Any]]] = {
 }
 #: The methods of Table 3, in its order.
 TABLE3_METHODS = tuple(PAPER_TABLE3["EfficientNet-B4"])
+#: What the JSON keeps of each method's evaluation per seed.
+_KEPT = ("T", "ece_true", "aece", "cwece", "ece_voted", "brier", "brier_sampled", "nll")
+_KEPT_ALSO = ("accuracy", "seconds")
 
 
 def add_arguments(parser) -> None:
@@ -95,17 +99,14 @@ def run(args) -> int:
 
     import numpy as np
 
-    from bayescal.ambiguity import METHODS, metric_intervals, stratified_split
-    from bayescal.ambiguity.evaluation import fit_evaluate
+    from bayescal.ambiguity import METHODS, metric_intervals
     from bayescal.ambiguity.isic import ISIC2019_CLASS_COUNTS, simulate_isic
     from bayescal.ambiguity.metric_intervals import intervals_to_dict
     from bayescal.ambiguity.targets import annotation_entropy
     from bayescal.errors import ConfigError
 
-    names = list(args.methods) if args.methods else list(TABLE3_METHODS)
-    unknown = [n for n in names if n not in METHODS]
-    if unknown:
-        raise ConfigError(f"unknown method(s) {unknown}; choose from {', '.join(METHODS)}.")
+    specs = select_methods(args.methods, METHODS, list(TABLE3_METHODS))
+    names = list(specs)
     if args.n_items < 100 or args.m < 1:
         raise ConfigError("--n-items must be at least 100 and --m at least 1.")
     started = time.perf_counter()
@@ -114,19 +115,10 @@ def run(args) -> int:
         data = simulate_isic(
             args.n_items, m=args.m, sharpness=args.sharpness, noise=args.noise, random_state=seed
         )
-        cal, test = stratified_split(data.voted, fraction=0.5, random_state=seed)
-        rows, probas = {}, {}
-        for name in names:
-            row, _, proba = fit_evaluate(
-                METHODS[name], data, cal, test, random_state=seed, n_draws=args.n_draws
-            )
-            rows[name] = {
-                k: row.get(k)
-                for k in ("T", "ece_true", "aece", "cwece", "ece_voted", "brier")
-                + ("brier_sampled", "nll", "accuracy", "seconds")
-            }
-            probas[name] = proba
-        per_seed[str(seed)] = rows
+        cal, test, rows, _, probas = evaluate_methods(specs, data, seed, n_draws=args.n_draws)
+        per_seed[str(seed)] = {
+            n: {k: r.get(k) for k in _KEPT + _KEPT_ALSO} for n, r in rows.items()
+        }
         if i == 0:
             describe = {
                 "accuracy_vs_voted": float(np.mean(data.logits.argmax(1) == data.voted)),
@@ -148,16 +140,13 @@ def run(args) -> int:
                 random_state=seed,
             )
             intervals = intervals_to_dict(ds)
-    summary: dict[str, dict[str, dict[str, float]]] = {}
+    summary: dict[str, dict[str, dict[str, float | None]]] = {}
     for name in names:
         summary[name] = {}
         for key in ("T", "ece_true", "aece", "cwece", "brier", "brier_sampled", "nll"):
             vals: list[float] = [v for s in per_seed if (v := per_seed[s][name][key]) is not None]
             if vals:
-                summary[name][key] = {
-                    "mean": float(np.mean(vals)),
-                    "sd": float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0,
-                }
+                summary[name][key] = mean_sd(vals)
     ok = [n for n in names if "(oracle)" not in n]
 
     def best(key):

@@ -17,15 +17,11 @@ one-line message (``status: "refused"``), not as a crash.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import child_result, environment, fresh_python, load_average, write_json
 
 _CHILD = r"""
 import contextlib, io, json, resource, sys, time
@@ -86,23 +82,12 @@ def run(args) -> int:
             for choice in args.channels:
                 argv = ["audit", str(data), "--channels", choice, "--seed", str(args.seed)]
                 argv += ["--quiet", "--out", str(Path(tmp) / f"report_{choice}_{missing}")]
-                t0 = time.perf_counter()
-                proc = subprocess.run(
-                    [sys.executable, "-c", _CHILD, *argv],
-                    capture_output=True,
-                    text=True,
-                    env=dict(os.environ),
-                    check=False,
-                )
+                proc, wall, _ = fresh_python(["-c", _CHILD, *argv])
                 row = {"k": args.k, "items": args.items, "missing": missing, "channels": choice}
-                row["wall_seconds"] = time.perf_counter() - t0
-                if proc.returncode != 0:
-                    row.update(status="failed", stderr=proc.stderr[-2000:])
-                else:
-                    child = json.loads(proc.stdout.strip().splitlines()[-1])
-                    row.update(child)
-                    row["status"] = {0: "ok", 2: "refused"}.get(child["exit_status"], "failed")
-                    row["under_2gb"] = child["peak_rss_mb"] < 2048
+                row.update(wall_seconds=wall, **child_result(proc))
+                if row["status"] == "ok":
+                    row["status"] = {0: "ok", 2: "refused"}.get(row["exit_status"], "failed")
+                    row["under_2gb"] = row["peak_rss_mb"] < 2048
                 results.append(row)
     write_json(
         {
@@ -113,7 +98,7 @@ def run(args) -> int:
                 "seed": args.seed,
             },
             "results": results,
-            "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
+            "load_average": load_average(load_start),
             "environment": environment(),
         },
         args.json_path,

@@ -19,13 +19,9 @@ Target: every case under 2 GB.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import time
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import child_result, environment, fresh_python, load_average, write_json
 
 CASES = (
     {"k": 6, "n": 500, "bins": 10},
@@ -113,20 +109,10 @@ def run(args) -> int:
     results = []
     for case in _cases(args.cases):
         argv = [case["k"], case["n"], case["bins"], args.draws, args.replicates, args.seed]
-        t0 = time.perf_counter()
-        proc = subprocess.run(
-            [sys.executable, "-c", _CHILD, *map(str, argv)],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ),
-            check=False,
-        )
-        row = dict(case, draws=args.draws, replicates=args.replicates)
-        row["wall_seconds"] = time.perf_counter() - t0
-        if proc.returncode != 0:
-            row.update(status="failed", stderr=proc.stderr[-2000:])
-        else:
-            row.update(status="ok", **json.loads(proc.stdout.strip().splitlines()[-1]))
+        proc, wall, _ = fresh_python(["-c", _CHILD, *map(str, argv)])
+        row = dict(case, draws=args.draws, replicates=args.replicates, wall_seconds=wall)
+        row.update(child_result(proc))
+        if row["status"] == "ok":
             row["under_2gb"] = row["peak_rss_mb"] < 2048
         results.append(row)
     write_json(
@@ -139,7 +125,7 @@ def run(args) -> int:
                 "groups": 5,
             },
             "results": results,
-            "load_average": {"start": list(load_start), "end": list(os.getloadavg())},
+            "load_average": load_average(load_start),
             "environment": environment(),
         },
         args.json_path,

@@ -37,7 +37,7 @@ import warnings
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mean_se, write_json
 from bayescal.errors import FitError
 
 STRATEGIES = ("ranked", "uncertain", "random")
@@ -141,6 +141,17 @@ def _items_ratio(ranked: np.ndarray, random: np.ndarray, batch: int) -> tuple[fl
     return float((items[j - 1] + frac * batch) / (k * batch)), False
 
 
+def _ratio_summary(ranked, other, batch: int) -> dict:
+    """:func:`_items_ratio` of a baseline over the data sets: mean, MC SE, lower bounds."""
+    ratios = [_items_ratio(r, q, batch) for r, q in zip(ranked, other)]
+    vals = np.array([r for r, _ in ratios])
+    return {
+        "mean": float(vals.mean()),
+        "mc_se": mean_se(vals),
+        "lower_bounds": int(sum(b for _, b in ratios)),
+    }
+
+
 def run(args) -> int:
     from scipy.stats import norm
 
@@ -157,10 +168,6 @@ def run(args) -> int:
                     n_batches = args.batches * (1 if name == "ranked" else args.horizon)
                     curves[name].append(_curve(name, truth_data, args, seed, n_batches))
         arr = {k: np.asarray(v) for k, v in curves.items()}
-        ratios = [_items_ratio(r, q, args.batch) for r, q in zip(arr["ranked"], arr["random"])]
-        vals = np.array([r for r, _ in ratios])
-        unc = [_items_ratio(r, q, args.batch) for r, q in zip(arr["ranked"], arr["uncertain"])]
-        uvals = np.array([r for r, _ in unc])
         k = args.batches
         failed = {name: int(np.isnan(a).any(axis=1).sum()) for name, a in arr.items()}
         diff = arr["ranked"][:, -1] - arr["random"][:, k]
@@ -168,7 +175,6 @@ def run(args) -> int:
         removed = (arr["random"][:, 0] - arr["random"][:, k]) / (
             arr["ranked"][:, 0] - arr["ranked"][:, k]
         )
-        se = lambda x: float(x.std(ddof=1) / np.sqrt(x.shape[0]))  # noqa: E731
         out[population] = {
             "gold_items": [args.batch * i for i in range(args.batches * args.horizon + 1)],
             "curves_stopped": failed,
@@ -176,22 +182,16 @@ def run(args) -> int:
             "width_mc_se": {
                 k: (np.nanstd(a, axis=0, ddof=1) / np.sqrt(len(a))).tolist() for k, a in arr.items()
             },
-            "items_ratio_random_vs_ranked": {
-                "mean": float(vals.mean()),
-                "mc_se": se(vals),
-                "lower_bounds": int(sum(b for _, b in ratios)),
-            },
-            "items_ratio_uncertain_vs_ranked": {
-                "mean": float(uvals.mean()),
-                "mc_se": se(uvals),
-                "lower_bounds": int(sum(b for _, b in unc)),
+            **{
+                f"items_ratio_{b}_vs_ranked": _ratio_summary(arr["ranked"], arr[b], args.batch)
+                for b in ("random", "uncertain")
             },
             "width_removed_random_over_ranked": {
                 "mean": float(removed.mean()),
-                "mc_se": se(removed),
+                "mc_se": mean_se(removed),
             },
-            "final_width_ranked_minus_random": {"mean": float(diff.mean()), "mc_se": se(diff)},
-            "ranking_beats_random": bool(diff.mean() + norm.ppf(0.975) * se(diff) < 0),
+            "final_width_ranked_minus_random": {"mean": float(diff.mean()), "mc_se": mean_se(diff)},
+            "ranking_beats_random": bool(diff.mean() + norm.ppf(0.975) * mean_se(diff) < 0),
             "widths": {k: a.tolist() for k, a in arr.items()},
         }
     result = {

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mean_se, share_se, write_json
 from bayescal.errors import ConfigError
 
 
@@ -120,11 +120,11 @@ def _check(
         "reps": int(w.size),
         "failed": failed,
         "width": float(w.mean()),
-        "width_se": float(w.std(ddof=1) / np.sqrt(w.size)),
+        "width_se": mean_se(w),
         "power": float(r.mean()),
-        "power_se": float(np.sqrt(r.mean() * (1 - r.mean()) / w.size)),
+        "power_se": share_se(r.mean(), w.size),
         "coverage": cov,
-        "coverage_se": float(np.sqrt(cov * (1 - cov) / w.size)),
+        "coverage_se": share_se(cov, w.size),
         "population_ece": float(truth),
     }
 

@@ -33,7 +33,7 @@ import time
 from bayescal.ambiguity.loaders import load_chaosnli, load_cifar10h
 from bayescal.ambiguity.metrics import ece_true
 from bayescal.ambiguity.targets import subsample_annotations
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mean_sd, write_json
 from bayescal.channels.em import dawid_skene_em
 from bayescal.data.multiclass import MulticlassAnnotations
 from bayescal.metrics import (
@@ -137,16 +137,8 @@ def _all_answers(probs, counts, truth, classes, bins, rng, seed):
 
 
 def _summaries(rows):
-    import numpy as np
-
     keys = [k for k, v in rows[0].items() if isinstance(v, float) and k != "seconds"]
-    return {
-        key: {
-            "mean": float(np.mean([r[key] for r in rows])),
-            "sd": float(np.std([r[key] for r in rows], ddof=1)) if len(rows) > 1 else None,
-        }
-        for key in keys
-    }
+    return {key: mean_sd([r[key] for r in rows], single=None) for key in keys}
 
 
 def run(args) -> int:

@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, map_jobs, write_json
 
 SCHEDULERS = ("threads", "processes", "distributed")
 
@@ -64,7 +64,7 @@ def _flip_rates(k: int):
     return np.tile(fp, reps)[:k], np.tile(fn, reps)[:k]
 
 
-def _write_file(path, n, k, missing, seed):
+def _write_file(path, n, k, missing, seed, row_group):
     """One Parquet file of ``n`` toy items (the shifted toy curve, flip annotators)."""
     import numpy as np
     import pyarrow as pa
@@ -84,16 +84,11 @@ def _write_file(path, n, k, missing, seed):
         lab = (rng.random(n, dtype=np.float32) < p1).astype(np.int8)
         miss = rng.random(n, dtype=np.float32) < missing
         cols[f"a{j + 1}"] = pa.array(lab, type=pa.int8(), mask=miss)
-    pq.write_table(pa.table(cols), path, row_group_size=_ROW_GROUP[0], compression="snappy")
-
-
-#: rows per Parquet row group of the written files (set by ``generate`` in its workers)
-_ROW_GROUP = [1 << 20]
+    pq.write_table(pa.table(cols), path, row_group_size=row_group, compression="snappy")
 
 
 def generate(folder, items, k, *, file_rows, row_group, missing, seed, jobs=2):
     """Write the chunked Parquet data set; returns the file paths."""
-    from concurrent.futures import ProcessPoolExecutor
     from pathlib import Path
 
     import numpy as np
@@ -105,21 +100,9 @@ def generate(folder, items, k, *, file_rows, row_group, missing, seed, jobs=2):
     seeds = np.random.SeedSequence(seed).spawn(len(starts))
     for i, s in enumerate(starts):
         n = min(file_rows, items - s)
-        tasks.append((str(folder / f"part-{i:05d}.parquet"), n, k, missing, seeds[i]))
-    _ROW_GROUP[0] = row_group
-    if jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_set_row_group, initargs=(row_group,)
-        ) as pool:
-            list(pool.map(_write_star, tasks))
-    else:
-        for t in tasks:
-            _write_file(*t)
+        tasks.append((str(folder / f"part-{i:05d}.parquet"), n, k, missing, seeds[i], row_group))
+    map_jobs(_write_star, tasks, jobs if len(tasks) > 1 else 1)
     return [t[0] for t in tasks]
-
-
-def _set_row_group(rg):
-    _ROW_GROUP[0] = rg
 
 
 def _write_star(t):

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mean_sd, write_json
 
 DATASETS = ("cifar10h-catdog", "chaosnli-snli-entailment")
 CHANNELS = ("dawid_skene_em", "score_bin_em")
@@ -82,15 +82,9 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 def _cifar(data: Path):
     """Scores, per-image vote pools (1 = cat, 0 = dog, NaN = other) and the reference."""
-    from bayescal.errors import DataError
+    from bayescal.bench.cifar_recal import read_resnet110
 
-    path = data / "cifar10h" / "resnet-110.csv"
-    if not path.is_file():
-        raise DataError(f"no such file: {str(path)!r} (the CIFAR-10H + ResNet-110 CSV).")
-    table = np.loadtxt(path, delimiter=",")
-    label = table[:, 0].astype(int)
-    counts = table[:, 1:11].astype(int)
-    prob = table[:, 11:21]
+    label, counts, prob = read_resnet110(data / "cifar10h" / "resnet-110.csv")
     keep = np.flatnonzero((label == 3) | (label == 5))  # cat = 3, dog = 5
     score = prob[keep, 3] / (prob[keep, 3] + prob[keep, 5])
     pools = []
@@ -190,9 +184,8 @@ def _one(name, loaded, method, args, rng):
     for c in candidates:
         test[c] = {}
         for key in ("oracle", "soft_vote", "nc"):
-            vals = np.array([r.test[c][key] for r in runs])
-            test[c][key] = float(vals.mean())
-            test[c][f"{key}_sd"] = float(vals.std(ddof=1)) if vals.size > 1 else None
+            m = mean_sd([r.test[c][key] for r in runs], single=None)
+            test[c][key], test[c][f"{key}_sd"] = m["mean"], m["sd"]
         test[c]["validation_nc"] = float(np.mean([np.nanmean(r.validation[c]) for r in runs]))
         test[c]["wins"] = int(sum(r.wins[c] for r in runs))
     return {

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bayescal.bench._io import write_run
+from bayescal.bench._io import interval_coverage, write_run
 from bayescal.errors import ConfigError
 
 SCENARIOS = ("calibration", "channels", "both")
@@ -119,18 +119,18 @@ def _cell(results, truths, prob, seconds):
         lo = np.array([r.subgroups[g].lo for r in results])
         hi = np.array([r.subgroups[g].hi for r in results])
         t = truths[name]
-        cover = (lo <= t) & (t <= hi)
-        cov = float(cover.mean())
+        cov = interval_coverage(lo, hi, t)
         rows.append(
             {
                 "subgroup": name,
                 "n_items": results[0].subgroups[g].n_items,
                 "truth": t,
-                "coverage": cov,
-                "coverage_mc_se": float(np.sqrt(cov * (1 - cov) / len(results))),
-                "miss_above": float((lo > t).mean()),
-                "miss_below": float((hi < t).mean()),
-                "mean_width": float((hi - lo).mean()),
+                "coverage": cov["coverage"],
+                "coverage_mc_se": cov["coverage_se"],
+                # this bench's misses name where the interval lies: above the truth (lo > t)
+                "miss_above": cov["miss_below"],
+                "miss_below": cov["miss_above"],
+                "mean_width": cov["mean_width"],
                 "bias": float(est.mean() - t),
                 "rmse": float(np.sqrt(((est - t) ** 2).mean())),
             }

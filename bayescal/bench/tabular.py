@@ -52,7 +52,7 @@ import time
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, map_jobs, mean_sd, write_json
 
 #: Minimum gap of an admissible channel fit, and the GMM's required prevalence order (App. G.3).
 MIN_GAP = 1e-4
@@ -205,13 +205,12 @@ def seed_level_summary(rows, keys=("family", "target"), value="ece"):
         by[tuple(r[k] for k in keys)][r["seed"]].append(r[value])
     out = []
     for key, seeds in sorted(by.items()):
-        means = np.array([np.mean(v) for v in seeds.values()])
+        means = [np.mean(v) for v in seeds.values()]
         out.append(
             {
                 **dict(zip(keys, key)),
-                "mean": float(means.mean()),
-                "sd": float(means.std(ddof=1)) if means.size > 1 else 0.0,
-                "n_seeds": int(means.size),
+                **mean_sd(means),
+                "n_seeds": len(means),
                 "n_cells": int(sum(len(v) for v in seeds.values())),
             }
         )
@@ -380,15 +379,7 @@ def cell_summary(rows, keys, value):
             by[tuple(r[k] for k in keys)].append(r[value])
     out = []
     for key, vals in sorted(by.items()):
-        v = np.asarray(vals, dtype=np.float64)
-        out.append(
-            {
-                **dict(zip(keys, key)),
-                "mean": float(v.mean()),
-                "sd": float(v.std(ddof=1)) if v.size > 1 else 0.0,
-                "n_cells": int(v.size),
-            }
-        )
+        out.append({**dict(zip(keys, key)), **mean_sd(vals), "n_cells": len(vals)})
     return out
 
 
@@ -464,8 +455,6 @@ def _one_seed(args):
 
 
 def run(args) -> int:
-    from concurrent.futures import ProcessPoolExecutor
-
     import pandas as pd
 
     from bayescal.errors import ConfigError, DataError
@@ -489,11 +478,7 @@ def run(args) -> int:
     X = frame.drop(columns=[c for c in ("ID", LABEL) if c in frame.columns]).to_numpy(np.float64)
     t0 = time.perf_counter()
     jobs = [(X, y, s, list(args.predictors)) for s in args.seeds]
-    if args.jobs > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            done = list(pool.map(_one_seed, jobs))
-    else:
-        done = [_one_seed(j) for j in jobs]
+    done = map_jobs(_one_seed, jobs, args.jobs)
     rows = [r for d in done for r in d[0]]
     failures = [f for d in done for f in d[1]]
     t7_rows = [r for d in done for r in d[2]]

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, map_jobs, mean_se, write_json
 from bayescal.metrics.toy_study import TOY_METHODS as METHODS
 from bayescal.metrics.toy_study import TOY_MODES as MODES
 from bayescal.metrics.toy_study import toy_replicate
@@ -52,7 +52,6 @@ def _cell(args):
 
 
 def run(args) -> int:
-    from concurrent.futures import ProcessPoolExecutor
     from pathlib import Path
 
     from bayescal.errors import ConfigError
@@ -72,11 +71,7 @@ def run(args) -> int:
         for ci, c in enumerate(args.conditions)
         for ni, n in enumerate(args.sizes)
     ]
-    if args.jobs > 1:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            done = list(pool.map(_cell, cells))
-    else:
-        done = [_cell(c) for c in cells]
+    done = map_jobs(_cell, cells, args.jobs)
     pop = {c: toy_population_ece(c) for c in args.conditions}
     pop_binned = {c: toy_population_binned_ece(c, np.linspace(0, 1, 11)) for c in args.conditions}
     results = []
@@ -95,7 +90,7 @@ def run(args) -> int:
                         "mae": float(np.abs(err).mean()),
                         "bias": float(err.mean()),
                         "rmse": float(np.sqrt((err**2).mean())),
-                        "mae_se": float(np.abs(err).std(ddof=1) / np.sqrt(err.size)),
+                        "mae_se": mean_se(np.abs(err)),
                         "sd": float(est.std(ddof=1)),
                         "failures": int(fails),
                         "reps": int(err.size),

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from bayescal.bench._io import environment, write_json
+from bayescal.bench._io import environment, mean_se, write_json
 
 PANELS = {
     "paper": ((0.08, 0.13, 0.18), (0.16, 0.11, 0.06)),
@@ -68,7 +68,7 @@ def run(args) -> int:
                         "condition": cond,
                         "lam": lam,
                         "mae": float(mae[li]),
-                        "mae_se": float(np.abs(errs[:, li]).std(ddof=1) / np.sqrt(args.reps)),
+                        "mae_se": mean_se(np.abs(errs[:, li])),
                     }
                 )
             rows.append(
@@ -77,7 +77,7 @@ def run(args) -> int:
                     "condition": cond,
                     "lam": "equal_weights",
                     "mae": float(mae[-1]),
-                    "mae_se": float(np.abs(errs[:, -1]).std(ddof=1) / np.sqrt(args.reps)),
+                    "mae_se": mean_se(np.abs(errs[:, -1])),
                 }
             )
     worst = {}
