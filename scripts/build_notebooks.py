@@ -734,8 +734,9 @@ SUBGROUPS = [
         "agree with every member's. Within a cluster each site's rows get a Dirichlet prior "
         "centred on the cluster's shared fit, with a strength estimated from the sites' "
         "spread around it; a site alone in its cluster keeps its own channels. The last "
-        "column (pooling) is how far a site's rows move toward its cluster's (here A, whose readers "
-        "are careful, stands alone; B and C, both noisier, pool with each other). The "
+        "column (pooling) is how far a site's rows move toward its cluster's (here A, "
+        "whose readers are careful, stands alone; B and C, both noisier, pool with each "
+        "other). The "
         "interval is a stratified bootstrap of the whole procedure, clusters held fixed.",
     ),
     (
