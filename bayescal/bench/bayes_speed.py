@@ -62,6 +62,7 @@ import os
 import time
 
 from bayescal.bench._io import environment, mode_defaults, write_json
+from bayescal.bench.coverage import Sampler
 
 SIZES = (1_000, 10_000, 1_000_000)
 
@@ -187,8 +188,6 @@ def _time_pattern_nutpie(spec, args, seed):
 def _time_model(model, args, seed):
     """(compile seconds, sampling seconds, idata) of NUTS on a PyMC model: nutpie (numba) or
     PyMC's NUTS with ``--mode``, target_accept 0.9 (:class:`bayescal.bench.coverage.Sampler`)."""
-    from bayescal.bench.coverage import Sampler
-
     sampler = Sampler(
         model,
         args.sampler,

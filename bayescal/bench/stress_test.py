@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from bayescal.bench._io import environment, mean_sd, write_json
+from bayescal.bench.cifar_recal import read_resnet110
 
 DATASETS = ("cifar10h-catdog", "chaosnli-snli-entailment")
 CHANNELS = ("dawid_skene_em", "score_bin_em")
@@ -82,8 +83,6 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 
 def _cifar(data: Path):
     """Scores, per-image vote pools (1 = cat, 0 = dog, NaN = other) and the reference."""
-    from bayescal.bench.cifar_recal import read_resnet110
-
     label, counts, prob = read_resnet110(data / "cifar10h" / "resnet-110.csv")
     keep = np.flatnonzero((label == 3) | (label == 5))  # cat = 3, dog = 5
     score = prob[keep, 3] / (prob[keep, 3] + prob[keep, 5])
