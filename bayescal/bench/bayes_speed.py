@@ -62,7 +62,7 @@ import os
 import time
 
 from bayescal.bench._io import environment, mode_defaults, write_json
-from bayescal.bench.coverage import Sampler
+from bayescal.bench.coverage import Sampler, nuts_settings
 
 SIZES = (1_000, 10_000, 1_000_000)
 
@@ -170,17 +170,9 @@ def _per_item_model(spec, labels, group):
 def _time_pattern_nutpie(spec, args, seed):
     """The default path: hand-written density + nutpie (compile = first kernel call)."""
     from bayescal.bayes.logdensity import ChannelLogDensity
-    from bayescal.bayes.sampling import NUTSSettings, sample_nutpie
+    from bayescal.bayes.sampling import sample_nutpie
 
-    settings = NUTSSettings(
-        draws=args.draws,
-        tune=args.tune,
-        chains=args.chains,
-        cores=1,
-        seed=seed,
-        target_accept=0.9,
-        progress=False,
-    )
+    settings = nuts_settings(args, seed)
     _, _, timings = sample_nutpie(ChannelLogDensity(spec), settings)
     return timings["load_seconds"], timings["sampling_seconds"]
 

@@ -114,6 +114,22 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", dest="json_path", default=None)
 
 
+def nuts_settings(args, seed: int):
+    """The benches' nutpie settings for one fit: ``--draws``/``--tune``/``--chains``, one core,
+    target_accept 0.9, no progress bar."""
+    from bayescal.bayes.sampling import NUTSSettings
+
+    return NUTSSettings(
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        cores=1,
+        seed=seed,
+        target_accept=0.9,
+        progress=False,
+    )
+
+
 class Sampler:
     """NUTS on a PyMC model, compiled once (nutpie's numba backend, ``kind="nutpie"``, or
     PyMC's own NUTS at target_accept 0.9), then sampled as often as needed; ``counts``

@@ -40,7 +40,7 @@ import warnings
 import numpy as np
 
 from bayescal.bench._io import interval_coverage, mean_se, rep_seed, write_run
-from bayescal.bench.coverage import _summaries, posterior_channels
+from bayescal.bench.coverage import _summaries, nuts_settings, posterior_channels
 
 LEVELS = {"none": 0.0, "moderate": 1.0, "strong": 2.0}
 FP = (0.08, 0.13, 0.18, 0.10)
@@ -124,7 +124,6 @@ def _coverage(lo, hi, estimate, truth: float) -> dict[str, float]:
 def _binary_rep(args, level_s, seed, pop) -> dict:
     """One repetition of the binary scenario: per model, its interval and the error of its
     posterior-mean channels."""
-    from bayescal.bayes.sampling import NUTSSettings
     from bayescal.metrics.uncertainty import nc_ece_interval
     from bayescal.simulate.dependent import simulate_dependent
 
@@ -132,15 +131,7 @@ def _binary_rep(args, level_s, seed, pop) -> dict:
         args.n, args.condition, loading=level_s, groups=[(0, 1)], fp=FP, fn=FN, random_state=seed
     )
     ch_s, ev_s = _summaries(data, "split")
-    settings = NUTSSettings(
-        draws=args.draws,
-        tune=args.tune,
-        chains=args.chains,
-        cores=1,
-        seed=seed,
-        target_accept=0.9,
-        progress=False,
-    )
+    settings = nuts_settings(args, seed)
     out = {}
     for name, (fit, div, timings, loading) in _fits(ch_s, settings).items():
         iv = nc_ece_interval(
