@@ -319,7 +319,9 @@ def main(argv: list[str] | None = None) -> int:
             display = Display(quiet=quiet, live=progress_wanted(quiet))
             args._display = display
             with display.attached():
-                return int(importlib.import_module(args._module).run(args) or 0)
+                status = int(importlib.import_module(args._module).run(args) or 0)
+            guard.check()  # a signal whose raise a callback from C lost (bayescal.interrupts)
+            return status
         except (_UsageError, BayescalError) as exc:
             print(f"bayescal: error: {exc}", file=sys.stderr)
             return 2

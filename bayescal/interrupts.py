@@ -25,18 +25,31 @@ ignored after the block too, until the process exits: a SIGTERM in the last
 instant of interpreter shutdown would otherwise kill it with 143 after it said
 "interrupted by SIGINT".
 
+An exception raised by a signal handler is lost when the handler happens to run
+inside a callback from C (a ctypes callback such as numba's object-cache hook
+while it compiles, a ``__del__`` or weakref finaliser): Python reports it to
+``sys.unraisablehook`` and carries on. Inside :func:`interrupts_raised` that hook
+recognises a lost :class:`Interrupted` and has it raised again a few
+milliseconds later, from whatever Python code runs next (again and again, until
+it is raised somewhere it propagates); :meth:`InterruptGuard.check` raises it at
+once where a stage ends, and the block raises it when it ends normally, so a
+stopped run never goes on to write its report and exit 0.
+
 Signal handlers belong to the main thread: elsewhere both context managers
 change nothing (a signal is then handled in the main thread, as always).
 """
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["Interrupted", "HELD_SIGNALS", "interrupts_raised", "signals_held", "exit_status"]
 
@@ -98,6 +111,10 @@ class InterruptGuard:
     quieted: bool = False
     arrivals: list[int] = field(default_factory=list)
     raised: bool = False
+    #: times the Interrupted was lost in a callback from C and raised again
+    lost: int = 0
+    #: a lost Interrupted that has not been raised again yet
+    pending: bool = False
 
     @property
     def first(self) -> int | None:
@@ -108,6 +125,13 @@ class InterruptGuard:
     def later(self) -> list[int]:
         """Signals that came after the first; they changed nothing."""
         return self.arrivals[1:]
+
+    def check(self) -> None:
+        """Raise the :class:`Interrupted` of a signal whose first raise was lost in a
+        callback from C and has not been raised again yet (nothing otherwise)."""
+        if self.pending and self.first is not None:
+            self.pending = False
+            raise Interrupted(self.first)
 
     def quiet(self) -> None:
         """Ignore further SIGINT / SIGTERM (the run is already stopping and saying so)."""
@@ -195,10 +219,17 @@ def interrupts_raised(*, ignore_after_stop: bool = False) -> Iterator[InterruptG
         return
     guard = InterruptGuard(active=True)
     order = _ArrivalOrder()
+    state = _Redelivery(guard)
 
     def handler(signum, frame) -> None:
+        arrived = order.take(signum)
+        if guard.pending and not state.in_hook:
+            if guard.first in arrived:  # the re-sent first signal (`_Redelivery.fire`)
+                arrived.remove(guard.first)
+            guard.arrivals += arrived
+            guard.check()
         # (a signal read ahead with an earlier one is not counted twice)
-        guard.arrivals += order.take(signum) or ([] if guard.arrivals else [int(signum)])
+        guard.arrivals += arrived or ([] if guard.arrivals else [int(signum)])
         if not guard.raised:
             guard.raised = True
             raise Interrupted(guard.arrivals[0])  # the first to arrive, not the first handled
@@ -207,15 +238,78 @@ def interrupts_raised(*, ignore_after_stop: bool = False) -> Iterator[InterruptG
     previous = _python_handlers()
     for signum in previous:
         signal.signal(signum, handler)
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = state.hook(previous_hook)
     try:
         yield guard
+        guard.check()  # a lost Interrupted not raised again before the block ended
     finally:
+        state.close()
+        if sys.unraisablehook is state.installed:
+            sys.unraisablehook = previous_hook
         stopped = guard.raised or guard.quieted
         for signum, previous_handler in previous.items():
             signal.signal(
                 signum, signal.SIG_IGN if ignore_after_stop and stopped else previous_handler
             )
         order.close()
+
+
+#: Seconds between a lost Interrupted and its next raise: long enough for the callback that
+#: lost it to return to the code that called it, short against any stage of a run.
+REDELIVER_AFTER = 0.01
+
+
+class _Redelivery:
+    """Raise again an :class:`Interrupted` that a callback from C lost.
+
+    The hook marks the guard ``pending`` and, from a timer thread, trips the main
+    thread's handler once more (``_thread.interrupt_main``: Python runs the handler at
+    the next Python instruction of the main thread); the handler raises again while
+    ``pending``. A raise lost again comes back here and is retried.
+    """
+
+    def __init__(self, guard: InterruptGuard) -> None:
+        self.guard = guard
+        self.open = True
+        self.in_hook = False
+        self.timer: threading.Timer | None = None
+        self.installed: Callable[[Any], object] | None = None
+
+    def hook(self, previous: Callable[[Any], object]) -> Callable[[Any], object]:
+        def hook(unraisable: Any) -> None:
+            if not (self.open and isinstance(unraisable.exc_value, Interrupted)):
+                previous(unraisable)
+                return
+            self.in_hook = True
+            try:
+                self.guard.lost += 1
+                self.guard.pending = True
+                self.schedule()
+            finally:
+                self.in_hook = False
+
+        self.installed = hook
+        return hook
+
+    def schedule(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer = threading.Timer(REDELIVER_AFTER, self.fire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def fire(self) -> None:
+        if self.open and self.guard.pending and self.guard.first is not None:
+            if self.in_hook:  # never raise inside the hook itself: it would be lost again
+                self.schedule()
+                return
+            _thread.interrupt_main(signal.Signals(self.guard.first))
+
+    def close(self) -> None:
+        self.open = False
+        if self.timer is not None:
+            self.timer.cancel()
 
 
 @dataclass

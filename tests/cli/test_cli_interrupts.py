@@ -187,3 +187,88 @@ def test_a_keyboard_interrupt_from_a_foreign_handler_still_ignores_later_signals
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("bayescal: interrupted by SIGINT"), err
+
+
+def _lost_in_a_c_callback(signum: int) -> None:
+    """Send ``signum`` from inside a ctypes callback: Python runs the handler there, and an
+    exception it raises there is lost (reported to ``sys.unraisablehook``, not propagated), as
+    in numba's object-cache hook while nutpie compiles (the CI failure this test is for)."""
+    import ctypes
+
+    def body() -> None:
+        os.kill(os.getpid(), signum)
+        for _ in range(10_000):  # the handler runs at one of these instructions
+            pass
+
+    ctypes.CFUNCTYPE(None)(body)()
+
+
+def test_an_interrupt_lost_in_a_c_callback_is_raised_again():
+    """The callback returns (its exception went to the unraisable hook) and the run goes on;
+    the Interrupted comes back from the next Python code, with the first signal's name."""
+    reached = []
+    with interrupts_raised() as guard:
+        with pytest.raises(Interrupted) as info:
+            _lost_in_a_c_callback(signal.SIGTERM)
+            reached.append("after the callback")
+            time.sleep(5)  # raised again within milliseconds, not after this
+            reached.append("after the sleep")
+    assert info.value.name == "SIGTERM"
+    assert reached == ["after the callback"]
+    assert (guard.lost, guard.pending, guard.later) == (1, False, [])
+
+
+def test_an_interrupt_lost_in_a_finaliser_is_raised_again():
+    """The same for ``__del__``, the other common place where Python drops an exception."""
+
+    class Finalised:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10_000):
+                pass
+
+    with interrupts_raised() as guard:
+        with pytest.raises(Interrupted) as info:
+            Finalised()  # collected at once
+            time.sleep(5)
+    assert info.value.name == "SIGINT" and guard.lost == 1
+
+
+def test_a_lost_interrupt_is_raised_when_the_block_ends_at_the_latest(monkeypatch):
+    """Had the re-raise not come yet (here: it never comes), the block's end raises it: a
+    stopped run cannot leave the guarded block as if it had finished."""
+    from bayescal import interrupts
+
+    monkeypatch.setattr(interrupts._Redelivery, "schedule", lambda self: None)
+    with pytest.raises(Interrupted) as info:
+        with interrupts_raised() as guard:
+            _lost_in_a_c_callback(signal.SIGINT)
+            assert guard.pending
+    assert info.value.name == "SIGINT" and not guard.pending
+
+
+def test_a_lost_interrupt_during_a_held_step_stops_after_it():
+    """Raised again while a step holds signals: the step records it and finishes, and the
+    signal follows (so a report swap never commits a run that was asked to stop)."""
+    with interrupts_raised() as guard:
+        with pytest.raises(Interrupted):
+            _lost_in_a_c_callback(signal.SIGINT)
+            with signals_held() as held:
+                time.sleep(0.3)  # the re-raise comes in here, and is held
+                received = list(held.received)
+    assert received == [signal.SIGINT]
+    assert guard.later == []
+
+
+def test_other_unraisable_exceptions_reach_the_previous_hook(monkeypatch):
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(type(u.exc_value)))
+
+    class Broken:
+        def __del__(self) -> None:
+            raise RuntimeError("a finaliser's own error")
+
+    with interrupts_raised():
+        Broken()
+    assert seen == [RuntimeError]
+    assert sys.unraisablehook is not None
