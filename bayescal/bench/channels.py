@@ -94,6 +94,8 @@ MODE_DEFAULTS: dict[str, dict[str, object]] = {
     "tune": {"priors": 600},
     "chains": {"priors": 2},
     "off_diagonal": {"priors": 0.0},
+    "errors": {"priors": "dirichlet"},
+    "split": {"priors": 0.0},
 }
 
 
@@ -144,10 +146,24 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tune", type=int, help="--priors: tuning steps (600)")
     parser.add_argument("--chains", type=int, help="--priors: chains (2)")
     parser.add_argument(
+        "--errors",
+        choices=ERROR_SPLITS,
+        help="--priors: how each true row's errors are spread over the wrong answers: "
+        "'dirichlet' a Dirichlet(1) draw per row, 'neighbours' half to each neighbouring "
+        "class (y - 1, y + 1 mod C; every other share 0), 'equal' evenly (default dirichlet)",
+    )
+    parser.add_argument(
+        "--split",
+        type=float,
+        help="--priors: concentration of each wrong answer's share of a row's errors "
+        "(default 0: the package default, 0.5)",
+    )
+    parser.add_argument(
         "--off-diagonal",
         type=float,
         help="--priors: Dirichlet concentration of each off-diagonal confusion entry "
-        "(default 0: the package default, 1 / (C - 1))",
+        "(default 0: the package default, nested rows T[y, y] ~ Beta(2, 1) with "
+        "Dirichlet(0.5, ..., 0.5) shares of the wrong answers)",
     )
 
 
@@ -403,14 +419,35 @@ def _multiclass_result(args, best, t_hat, truth, pop, prev_hat) -> dict:
     }
 
 
-def true_confusions(n_classes: int, accuracies: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """(K, C, C) rows with diagonal ``accuracies[j]`` and Dirichlet(1)-split errors."""
+#: ``--errors``: how the true rows' errors are spread (``true_confusions``).
+ERROR_SPLITS = ("dirichlet", "neighbours", "equal")
+
+
+def true_confusions(
+    n_classes: int,
+    accuracies: np.ndarray,
+    rng: np.random.Generator,
+    errors: str = "dirichlet",
+) -> np.ndarray:
+    """(K, C, C) rows with diagonal ``accuracies[j]`` and the errors spread by ``errors``:
+    a Dirichlet(1) draw per row, half to each neighbouring class, or evenly."""
+    if errors not in ERROR_SPLITS:
+        raise ConfigError(f"errors must be one of {ERROR_SPLITS}; got {errors!r}.")
     k = accuracies.size
     out = np.empty((k, n_classes, n_classes))
     for j in range(k):
         for y in range(n_classes):
-            errors = rng.dirichlet(np.ones(n_classes - 1)) * (1.0 - accuracies[j])
-            out[j, y] = np.insert(errors, y, accuracies[j])
+            if errors == "neighbours":  # y - 1 and y + 1 (the same class when C = 2)
+                out[j, y] = 0.0
+                for nb in ((y - 1) % n_classes, (y + 1) % n_classes):
+                    out[j, y, nb] += 0.5 * (1.0 - accuracies[j])
+                out[j, y, y] = accuracies[j]
+                continue
+            if errors == "dirichlet":
+                split = rng.dirichlet(np.ones(n_classes - 1))
+            else:
+                split = np.full(n_classes - 1, 1.0 / (n_classes - 1))
+            out[j, y] = np.insert(split * (1.0 - accuracies[j]), y, accuracies[j])
     return out
 
 
@@ -445,13 +482,15 @@ def one_fit(
     from bayescal.summaries import summarize_multiclass
 
     rng = np.random.default_rng(seed)
-    truth = true_confusions(n_classes, accuracies, rng)
+    truth = true_confusions(n_classes, accuracies, rng, args.errors)
     summary = summarize_multiclass(simulate_answers(truth, per_class, rng), groups="all")
     em = dawid_skene_em(summary, prevalence="grouped", random_state=seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence problems are reported below
-        priors = ChannelPriors(off_diagonal=args.off_diagonal) if args.off_diagonal > 0 else None
+        options = {"off_diagonal": args.off_diagonal, "split": args.split}
+        options = {key: value for key, value in options.items() if value > 0}
+        priors = ChannelPriors(options, family="dirichlet") if options else None
         fit = fit_channels_bayes(
             summary,
             model="marginal",
@@ -472,9 +511,18 @@ def one_fit(
     mean, sd = flat.mean(0), flat.std(0, ddof=1)
     true_d, em_d = _diagonal(truth), _diagonal(em.confusion.values[0])
     ds = az.convert_to_dataset({"d": diag})
+    entries = post.reshape(-1, *post.shape[2:])  # every entry, (draws, K, C, C)
+    e_lo, e_hi = np.quantile(entries, [0.05, 0.95], axis=0)
+    # wrong answers the true rows give (a true 0 lies outside every continuous posterior's
+    # central interval, so the 'neighbours' design's zeros are left out of the coverage)
+    off = ~np.eye(n_classes, dtype=bool)[None].repeat(truth.shape[0], 0)
+    off_covered = ((e_lo <= truth) & (truth <= e_hi))[off & (truth > 0)]
     return {
         "seed": seed,
         "covered": ((lo <= true_d) & (true_d <= hi)).ravel().tolist(),
+        "off_covered": off_covered.tolist(),
+        "off_abs_error": float(np.abs(entries.mean(0) - truth)[off].mean()),
+        "em_off_abs_error": float(np.abs(em.confusion.values[0] - truth)[off].mean()),
         "within": (np.abs(mean - em_d) <= 1.5 * sd).ravel().tolist(),
         "bias": (mean - true_d).ravel().tolist(),
         "em_bias": (em_d - true_d).ravel().tolist(),
@@ -512,6 +560,13 @@ def _run_priors(args: argparse.Namespace) -> int:
                     "reps": args.reps,
                     "coverage": _share(sum((f["covered"] for f in fits), [])),
                     "within_1p5_sd_of_em": _share(sum((f["within"] for f in fits), [])),
+                    "coverage_off_diagonal": _share(sum((f["off_covered"] for f in fits), [])),
+                    "off_diagonal_mean_abs_error": float(
+                        np.mean([f["off_abs_error"] for f in fits])
+                    ),
+                    "em_off_diagonal_mean_abs_error": float(
+                        np.mean([f["em_off_abs_error"] for f in fits])
+                    ),
                     "bias": float(np.mean(sum((f["bias"] for f in fits), []))),
                     "em_bias": float(np.mean(sum((f["em_bias"] for f in fits), []))),
                     "rhat_diag_max": max(f["rhat_diag_max"] for f in fits),
@@ -533,7 +588,10 @@ def _run_priors(args: argparse.Namespace) -> int:
             "draws": args.draws,
             "tune": args.tune,
             "chains": args.chains,
-            "off_diagonal": args.off_diagonal or "default: 1 / (C - 1)",
+            "errors": args.errors,
+            "split": args.split or "default: 0.5",
+            "off_diagonal": args.off_diagonal
+            or "default: nested rows, Beta(2, 1) diagonal, Dirichlet(0.5, ..., 0.5) shares",
             "seed": args.seed,
         },
         "accuracies": accuracies.tolist(),
