@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayescal.bench._io import environment, mode_defaults, share_se, write_json
+from bayescal.bench.evidence import digits_annotations, digits_confusions
 from bayescal.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -95,6 +96,7 @@ MODE_DEFAULTS: dict[str, dict[str, object]] = {
     "chains": {"priors": 2},
     "off_diagonal": {"priors": 0.0},
     "errors": {"priors": "dirichlet"},
+    "design": {"priors": "grid"},
     "split": {"priors": 0.0},
 }
 
@@ -151,6 +153,13 @@ def add_arguments(parser) -> None:
         help="--priors: how each true row's errors are spread over the wrong answers: "
         "'dirichlet' a Dirichlet(1) draw per row, 'neighbours' half to each neighbouring "
         "class (y - 1, y + 1 mod C; every other share 0), 'equal' evenly (default dirichlet)",
+    )
+    parser.add_argument(
+        "--design",
+        choices=("grid", "digits"),
+        help="--priors: 'grid' the simulated --classes x --per-class cells (default), "
+        "'digits' issue 22's example (899 scikit-learn digits, annotators 0.9 / 0.8 / 0.7, "
+        "errors spread evenly; --reps annotation draws)",
     )
     parser.add_argument(
         "--split",
@@ -474,16 +483,33 @@ def _diagonal(x: np.ndarray) -> np.ndarray:
 def one_fit(
     n_classes: int, per_class: int, accuracies: np.ndarray, args: argparse.Namespace, seed: int
 ) -> dict:
-    import arviz as az
-
-    from bayescal.bayes.fit import fit_channels_bayes
-    from bayescal.bayes.priors import ChannelPriors
-    from bayescal.channels.em import dawid_skene_em
+    """One simulated design: exactly ``per_class`` items of each class (``true_confusions``)."""
     from bayescal.summaries import summarize_multiclass
 
     rng = np.random.default_rng(seed)
     truth = true_confusions(n_classes, accuracies, rng, args.errors)
     summary = summarize_multiclass(simulate_answers(truth, per_class, rng), groups="all")
+    return score_fit(summary, truth, args, seed)
+
+
+def digits_fit(args: argparse.Namespace, seed: int) -> dict:
+    """Issue 22's example: scikit-learn's 899 test digits, three simulated annotators with
+    accuracies 0.9 / 0.8 / 0.7 and evenly spread errors (``bench evidence``'s digits)."""
+    from bayescal.summaries import summarize_multiclass
+
+    data = digits_annotations(np.random.default_rng(seed))
+    return score_fit(summarize_multiclass(data, groups="all"), digits_confusions(), args, seed)
+
+
+def score_fit(summary, truth: np.ndarray, args: argparse.Namespace, seed: int) -> dict:
+    """The pooled Bayesian fit of ``summary`` scored against the true confusions."""
+    import arviz as az
+
+    from bayescal.bayes.fit import fit_channels_bayes
+    from bayescal.bayes.priors import ChannelPriors
+    from bayescal.channels.em import dawid_skene_em
+
+    n_classes = truth.shape[-1]
     em = dawid_skene_em(summary, prevalence="grouped", random_state=seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -546,38 +572,43 @@ def _run_priors(args: argparse.Namespace) -> int:
     if not 0 < args.acc_low <= args.acc_high < 1:
         raise ConfigError("accuracies need 0 < --acc-low <= --acc-high < 1.")
     accuracies = np.linspace(args.acc_high, args.acc_low, args.k)
+    designs: list[tuple[str, int, int | None]] = (
+        [("digits", 10, None)]
+        if args.design == "digits"
+        else [("grid", c, n) for c in args.classes for n in args.per_class]
+    )
     cells = []
-    for c in args.classes:
-        for per_class in args.per_class:
-            fits = [
-                one_fit(c, per_class, accuracies, args, args.seed + 1000 * c + r)
-                for r in range(args.reps)
-            ]
-            cells.append(
-                {
-                    "classes": c,
-                    "per_class": per_class,
-                    "reps": args.reps,
-                    "coverage": _share(sum((f["covered"] for f in fits), [])),
-                    "within_1p5_sd_of_em": _share(sum((f["within"] for f in fits), [])),
-                    "coverage_off_diagonal": _share(sum((f["off_covered"] for f in fits), [])),
-                    "off_diagonal_mean_abs_error": float(
-                        np.mean([f["off_abs_error"] for f in fits])
-                    ),
-                    "em_off_diagonal_mean_abs_error": float(
-                        np.mean([f["em_off_abs_error"] for f in fits])
-                    ),
-                    "bias": float(np.mean(sum((f["bias"] for f in fits), []))),
-                    "em_bias": float(np.mean(sum((f["em_bias"] for f in fits), []))),
-                    "rhat_diag_max": max(f["rhat_diag_max"] for f in fits),
-                    "ess_bulk_diag_min": min(f["ess_bulk_diag_min"] for f in fits),
-                    "rhat_all_max": max(f["rhat_all_max"] or np.nan for f in fits),
-                    "ess_bulk_all_min": min(f["ess_bulk_all_min"] or np.nan for f in fits),
-                    "mean_tree_depth": float(np.mean([f["mean_tree_depth"] for f in fits])),
-                    "seconds": sum(f["seconds"] for f in fits),
-                }
-            )
-            print(cells[-1], flush=True)
+    for design, c, per_class in designs:
+        fits = [
+            digits_fit(args, args.seed + r)
+            if per_class is None
+            else one_fit(c, per_class, accuracies, args, args.seed + 1000 * c + r)
+            for r in range(args.reps)
+        ]
+        cells.append(
+            {
+                "design": design,
+                "classes": c,
+                "per_class": per_class,
+                "reps": args.reps,
+                "coverage": _share(sum((f["covered"] for f in fits), [])),
+                "within_1p5_sd_of_em": _share(sum((f["within"] for f in fits), [])),
+                "coverage_off_diagonal": _share(sum((f["off_covered"] for f in fits), [])),
+                "off_diagonal_mean_abs_error": float(np.mean([f["off_abs_error"] for f in fits])),
+                "em_off_diagonal_mean_abs_error": float(
+                    np.mean([f["em_off_abs_error"] for f in fits])
+                ),
+                "bias": float(np.mean(sum((f["bias"] for f in fits), []))),
+                "em_bias": float(np.mean(sum((f["em_bias"] for f in fits), []))),
+                "rhat_diag_max": max(f["rhat_diag_max"] for f in fits),
+                "ess_bulk_diag_min": min(f["ess_bulk_diag_min"] for f in fits),
+                "rhat_all_max": max(f["rhat_all_max"] or np.nan for f in fits),
+                "ess_bulk_all_min": min(f["ess_bulk_all_min"] or np.nan for f in fits),
+                "mean_tree_depth": float(np.mean([f["mean_tree_depth"] for f in fits])),
+                "seconds": sum(f["seconds"] for f in fits),
+            }
+        )
+        print(cells[-1], flush=True)
     result = {
         "benchmark": "multiclass-priors",
         "settings": {
@@ -588,6 +619,7 @@ def _run_priors(args: argparse.Namespace) -> int:
             "draws": args.draws,
             "tune": args.tune,
             "chains": args.chains,
+            "design": args.design,
             "errors": args.errors,
             "split": args.split or "default: 0.5",
             "off_diagonal": args.off_diagonal

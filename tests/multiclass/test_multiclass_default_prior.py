@@ -147,3 +147,25 @@ def test_prior_draws_have_the_beta_diagonal_and_dirichlet_shares():
     # the earlier default's Dirichlet(2, 1/9, ...) row has the same mean shares but variance
     # (1/9) (8/9) / 2 = 0.049: this bound tells the two apart
     assert abs(shares.var() - 0.5 * 4 / (4.5**2 * 5.5)) < 0.002
+
+
+def test_twenty_classes_sample_without_hitting_the_tree_depth_cap():
+    """C = 20, 60 items per class, accuracies 0.95 / 0.8 / 0.65 with errors spread unevenly:
+    the default rows sample (mean tree depth well below nutpie's cap of 10: the Dirichlet row
+    (2, 1/19, ...) of the earlier default sat at the cap on every draw, R-hat 3.8) and every
+    posterior mean diagonal is within 1.5 posterior sd of EM (tolerance as in the C = 6 test
+    above; at C = 20 the rows hold 60 items each, as there)."""
+    rng = np.random.default_rng(20)
+    truth = true_confusions(20, np.array([0.95, 0.8, 0.65]), rng)
+    summary = summarize_multiclass(simulate_answers(truth, 60, rng), groups="all")
+    em = dawid_skene_em(summary, prevalence="grouped", random_state=0)
+    fit = fit_channels_bayes(
+        summary, "marginal", draws=200, tune=300, chains=2, random_state=0, check=False
+    )
+    assert fit.idata is not None
+    depth = float(fit.idata["sample_stats"]["tree_depth"].mean())
+    assert depth < 7.0, depth
+    diag = np.diagonal(fit.confusion.values, axis1=-2, axis2=-1)
+    em_diag = np.diagonal(em.confusion.values[0], axis1=-2, axis2=-1)
+    z = np.abs(diag.mean(0) - em_diag) / diag.std(0, ddof=1)
+    assert z.max() < 1.5, z.round(2)
