@@ -43,8 +43,16 @@ def test_posterior_mean_within_posterior_sd_of_em():
     # posterior mean and the mode EM finds (skew, ~ 1 / sqrt(n) sd): 1.5 sd holds. The old
     # default (7 pseudo-answers, prior mean diagonal 2/7) moved a 0.95 row by
     # 7 / 67 * 0.66 = 0.069, about 2.5 sd: it fails this check.
-    rng = np.random.default_rng(7)
-    truth = true_confusions(6, np.array([0.95, 0.8, 0.65]), rng)
+    _, z = _fit_against_em(6, seed=7)
+    assert z.max() < 1.5, z.round(2)
+
+
+def _fit_against_em(n_classes: int, seed: int):
+    """60 items per class, accuracies 0.95 / 0.8 / 0.65, Dirichlet(1)-split errors: the
+    default-prior fit (2 x 200 draws) and each diagonal's |posterior mean - EM| in posterior
+    sds."""
+    rng = np.random.default_rng(seed)
+    truth = true_confusions(n_classes, np.array([0.95, 0.8, 0.65]), rng)
     summary = summarize_multiclass(simulate_answers(truth, 60, rng), groups="all")
     em = dawid_skene_em(summary, prevalence="grouped", random_state=0)
     fit = fit_channels_bayes(
@@ -52,8 +60,7 @@ def test_posterior_mean_within_posterior_sd_of_em():
     )
     diag = np.diagonal(fit.confusion.values, axis1=-2, axis2=-1)  # (draw, K, C)
     em_diag = np.diagonal(em.confusion.values[0], axis1=-2, axis2=-1)
-    z = np.abs(diag.mean(0) - em_diag) / diag.std(0, ddof=1)
-    assert z.max() < 1.5, z.round(2)
+    return fit, np.abs(diag.mean(0) - em_diag) / diag.std(0, ddof=1)
 
 
 def _nested_density(x, d, mass, s):
@@ -155,17 +162,8 @@ def test_twenty_classes_sample_without_hitting_the_tree_depth_cap():
     (2, 1/19, ...) of the earlier default sat at the cap on every draw, R-hat 3.8) and every
     posterior mean diagonal is within 1.5 posterior sd of EM (tolerance as in the C = 6 test
     above; at C = 20 the rows hold 60 items each, as there)."""
-    rng = np.random.default_rng(20)
-    truth = true_confusions(20, np.array([0.95, 0.8, 0.65]), rng)
-    summary = summarize_multiclass(simulate_answers(truth, 60, rng), groups="all")
-    em = dawid_skene_em(summary, prevalence="grouped", random_state=0)
-    fit = fit_channels_bayes(
-        summary, "marginal", draws=200, tune=300, chains=2, random_state=0, check=False
-    )
+    fit, z = _fit_against_em(20, seed=20)
     assert fit.idata is not None
     depth = float(fit.idata["sample_stats"]["tree_depth"].mean())
     assert depth < 7.0, depth
-    diag = np.diagonal(fit.confusion.values, axis1=-2, axis2=-1)
-    em_diag = np.diagonal(em.confusion.values[0], axis1=-2, axis2=-1)
-    z = np.abs(diag.mean(0) - em_diag) / diag.std(0, ddof=1)
     assert z.max() < 1.5, z.round(2)
