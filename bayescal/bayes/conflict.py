@@ -94,9 +94,7 @@ def _prior_confusion(summary, priors: ChannelPriors, model: str, draws: int, rng
         prior = sample_prior(make_spec(summary, model, priors=priors), draws, rng)
         a, b = prior["a"], prior["b"]
         return np.stack([np.stack([1 - a, a], -1), np.stack([1 - b, b], -1)], axis=2)
-    alpha = priors.confusion_alpha(k, c)  # (K, C, C)
-    t = rng.gamma(np.broadcast_to(alpha, (draws, k, c, c)))
-    t /= t.sum(axis=-1, keepdims=True)  # Dirichlet rows
+    t = priors.sample_confusion(rng, draws, k, c)  # Dirichlet or nested rows
     if isinstance(priors.joint, JointRatioNormal):  # rows under the joint normal come from it
         priors.joint.check_size(k, priors.joint.n_prevalence)
         for (j, y), rows in priors.joint.sample_rows(rng, draws)["confusion"].items():

@@ -290,6 +290,16 @@ def _likelihood(log_t, t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold
 
 
 @numba.njit(cache=True, nogil=True)
+def _off_mass(p, y, c):
+    """``1 - p[y]`` as the sum of the other entries (exact near ``p[y] = 1``)."""
+    tot = 0.0
+    for a in range(c):
+        if a != y:
+            tot += p[a]
+    return tot
+
+
+@numba.njit(cache=True, nogil=True)
 def _dirichlet_logp_grad(
     x,
     grad,
@@ -313,8 +323,11 @@ def _dirichlet_logp_grad(
     j_const,
     j_conf_rows,
     j_prev_rows,
+    kappa,
 ):
-    """Dirichlet rows: log density at ``x`` (returned) and its gradient (into ``grad``)."""
+    """Dirichlet rows: log density at ``x`` (returned) and its gradient (into ``grad``);
+    ``kappa[j, y] != 0`` adds ``kappa log(1 - T_j[y, y])`` (nested rows,
+    :meth:`~bayescal.bayes.priors.ChannelPriors.confusion_kernel`)."""
     k = states.shape[1]
     c = alpha.shape[1]
     n_prev = beta.shape[0]
@@ -332,6 +345,8 @@ def _dirichlet_logp_grad(
                 t[j, a, y] = row_p[a]
                 p_t[j, y, a] = row_p[a]
                 lp += alpha[j, y, a] * row_log[a]
+            if kappa[j, y] != 0.0:  # the wrong answers' total, not 1 - T[y, y] (cancellation)
+                lp += kappa[j, y] * math.log(_off_mass(row_p, y, c))
     off_prev = k * c * (c - 1)
     log_r = np.empty((n_prev, c))
     p_r = np.empty((n_prev, c))
@@ -342,6 +357,13 @@ def _dirichlet_logp_grad(
             p_r[q, y] = row_p[y]
             lp += beta[q, y] * row_log[y]
     g_t = alpha.copy()
+    for j in range(k):
+        for y in range(c):
+            if kappa[j, y] != 0.0:  # d / d log T[y, a] of kappa log(sum of wrong answers)
+                w = kappa[j, y] / _off_mass(p_t[j, y], y, c)
+                for a in range(c):
+                    if a != y:
+                        g_t[j, y, a] += w * p_t[j, y, a]
     g_r = beta.copy()
     lp += _likelihood(log_t, t, log_r, p_r, states, cell_g, cell_s, cell_n, pidx, gold, g_t, g_r)
     n_joint = j_mean.shape[0]
@@ -815,12 +837,10 @@ class MulticlassLogDensity:
 
     def __init__(self, spec):
         k, c = spec.n_annotators, spec.n_classes
-        alpha = np.ascontiguousarray(spec.confusion_alpha, dtype=np.float64)
+        kernel = spec.kernel
+        alpha = np.ascontiguousarray(kernel.alpha, dtype=np.float64)
         beta = np.ascontiguousarray(spec.prevalence_alpha, dtype=np.float64)
-        const = float(
-            (gammaln(alpha.sum(-1)) - gammaln(alpha).sum(-1)).sum()
-            + (gammaln(beta.sum(-1)) - gammaln(beta).sum(-1)).sum()
-        )
+        const = float(kernel.log_norm.sum() + (gammaln(beta.sum(-1)) - gammaln(beta).sum(-1)).sum())
         cells, gold = _cells(spec.states, spec.counts, spec.gold)
         self.spec = spec
         self._args = (
@@ -833,6 +853,7 @@ class MulticlassLogDensity:
             np.ascontiguousarray(spec.prevalence_reference, dtype=np.int64),
             const,
             *_joint_args(spec),
+            np.ascontiguousarray(kernel.kappa, dtype=np.float64),
         )
         self.n_confusion = k * c * (c - 1)
         self.n_dim = self.n_confusion + beta.shape[0] * (c - 1)

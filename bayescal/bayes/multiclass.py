@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayescal.bayes.models import pytensor_pattern_loglik
-from bayescal.bayes.priors import ChannelPriors
+from bayescal.bayes.priors import ChannelPriors, ConfusionKernel
 from bayescal.channels.orientation import (
     dominant_diagonal_permutation,
     orient_index,
@@ -103,10 +103,28 @@ class MulticlassModelSpec:
     group_edges: np.ndarray | None = None
     gold: np.ndarray | None = None
     extra: dict = field(default_factory=dict)
+    #: the confusion rows' prior density (``alpha`` is ``confusion_alpha``); default: the
+    #: Dirichlet rows ``confusion_alpha``
+    confusion_kernel: ConfusionKernel | None = None
 
     def __post_init__(self):
         if self.gold is None:
             self.gold = np.zeros((len(self.classes), self.states.shape[0]), dtype=np.int64)
+        if self.confusion_kernel is None:
+            from scipy.special import gammaln
+
+            alpha = np.asarray(self.confusion_alpha, dtype=np.float64)
+            self.confusion_kernel = ConfusionKernel(
+                alpha=alpha,
+                kappa=np.zeros(alpha.shape[:-1]),
+                log_norm=gammaln(alpha.sum(-1)) - gammaln(alpha).sum(-1),
+            )
+
+    @property
+    def kernel(self) -> ConfusionKernel:
+        """The confusion rows' prior density (:class:`~bayescal.bayes.priors.ConfusionKernel`)."""
+        assert self.confusion_kernel is not None  # __post_init__ fills it
+        return self.confusion_kernel
 
     @property
     def has_gold(self) -> bool:
@@ -191,10 +209,10 @@ def make_multiclass_spec(
     else:
         prevalence_groups = list(groups)
         prevalence_index = np.arange(len(groups), dtype=np.int64)
-    alpha = priors.confusion_alpha(k, c)
+    kernel = priors.confusion_kernel(k, c)
     beta = priors.prevalence_alpha(len(prevalence_groups), c)
     if start is None:
-        init_t = alpha / alpha.sum(axis=-1, keepdims=True)
+        init_t = priors.confusion_mean(k, c)
         shares = summary.answer_counts.values.sum(axis=0) + 1.0
         init_rho = np.tile(shares / shares.sum(), (len(prevalence_groups), 1))
     else:
@@ -210,7 +228,7 @@ def make_multiclass_spec(
         counts=summary.pattern_counts.values.astype(np.int64),
         orient=j,
         priors=priors,
-        confusion_alpha=alpha,
+        confusion_alpha=kernel.alpha,
         prevalence_alpha=beta,
         init_confusion=init_t,
         init_prevalence=init_rho,
@@ -218,6 +236,7 @@ def make_multiclass_spec(
         prevalence_reference=_references(init_rho, reference),
         group_edges=None if pooled else summary.group_edges,
         gold=summary.gold_counts().astype(np.int64),
+        confusion_kernel=kernel,
     )
 
 
@@ -374,7 +393,10 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
     """The PyMC model of ``spec`` (imports PyMC here, so ``import bayescal`` stays light).
 
     Free variables ``confusion[annotator, true_class, answered_class]`` (Dirichlet
-    rows, PyMC's simplex transform) and ``prevalence[group, class]``; the
+    rows, PyMC's simplex transform; nested rows add ``confusion_split_prior``, the
+    ``(1 - T[y, y])^kappa`` factor and normaliser of
+    :meth:`~bayescal.bayes.priors.ChannelPriors.confusion_kernel`) and
+    ``prevalence[group, class]``; the
     likelihood is a ``pm.Potential`` on the non-empty (group, pattern) cells
     (multinomial constants dropped), plus ``gold_loglik`` on the gold items.
     Initial values: ``spec.init_confusion`` and ``spec.init_prevalence``.
@@ -385,7 +407,7 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
     >>> from bayescal.summaries import summarize_multiclass
     >>> spec = make_multiclass_spec(summarize_multiclass(simulate_multiclass(300, random_state=0)))
     >>> built = build_multiclass_pymc_model(spec)
-    >>> sorted(built.model.named_vars)[:2]
+    >>> sorted(built.model.named_vars)[:2]  # C = 3: the default rows are Dirichlet rows
     ['confusion', 'pattern_loglik']
     """
     import pymc as pm
@@ -423,6 +445,19 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
             pt.log(confusion), pt.log(prevalence), spec.states, spec.prevalence_index, cells, c
         )
         pm.Potential("pattern_loglik", (counts * lp).sum())
+        kernel = spec.kernel
+        if np.any(kernel.kappa != 0):  # nested rows: (1 - T[y, y])^kappa and their normaliser
+            from scipy.special import gammaln
+
+            # the wrong answers' total, not 1 - T[y, y] (no cancellation near T[y, y] = 1)
+            off = (confusion * (1.0 - np.eye(c))).sum(axis=-1)
+            a = kernel.alpha
+            dirichlet_norm = gammaln(a.sum(-1)) - gammaln(a).sum(-1)
+            pm.Potential(
+                "confusion_split_prior",
+                (kernel.kappa * pt.log(off)).sum()
+                + float((kernel.log_norm - dirichlet_norm).sum()),
+            )
         joint = spec.priors.joint
         if joint is not None:
             pm.Potential("joint_prior", _joint_prior_term(joint, spec, confusion, prevalence))

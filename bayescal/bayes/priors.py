@@ -5,25 +5,39 @@ class prevalence row of each prevalence group. :class:`ChannelPriors` holds thei
 priors in one of two *families*:
 
 ``"dirichlet"`` (any C; the default for C > 2)
-    ``T_j[y, :] ~ Dirichlet(alpha_j[y, :])`` with ``diagonal`` (default 2) on
-    ``T_j[y, y]`` and ``off_diagonal`` (default ``1 / (C - 1)``) on each of the
-    ``C - 1`` other answers, and a symmetric ``Dirichlet(prevalence)`` (default 1)
-    per prevalence row. The default row holds a *fixed* total of 3 pseudo-answers
-    (2 on the own class, 1 spread over the wrong answers) whatever C: its prior mean
-    diagonal is 2/3 and its pull on a row fitted from ``n`` items of that class is
-    ``3 / (n + 3)`` of the gap between 2/3 and the data, for every C. (The earlier
-    default, ``off_diagonal = 1`` per entry, held ``C + 1`` pseudo-answers with a
-    prior mean diagonal of ``2 / (C + 1)``: at C = 10 and 90 items per class it
-    pulled diagonals of 0.9 down to 0.82, issue 22.) At C = 2 both are the row
-    ``(2, 1)``, so two-class Dirichlet fits are unchanged (and the two-class default
-    family stays the Beta family below). ``diagonal = 2 > off_diagonal``
+    Each confusion row ``T_j[y, :]`` is a *nested* row: its own class
+    ``T_j[y, y] ~ Beta(diagonal, M)`` and the wrong answers' shares of the rest,
+    ``T_j[y, a] / (1 - T_j[y, y]) ~ Dirichlet(split, ..., split)``, independent.
+    ``diagonal`` defaults to 2; ``M``, the row's off-diagonal mass, is ``C - 1``
+    times ``off_diagonal`` when that is given, else 1; ``split`` defaults to
+    ``off_diagonal`` when that is given (then the row is exactly the
+    ``Dirichlet(diagonal, off_diagonal, ...)`` of earlier versions), else 0.5. A
+    symmetric ``Dirichlet(prevalence)`` (default 1) per prevalence row.
+
+    The default row thus holds a *fixed* 3 pseudo-answers on its diagonal (2 on the
+    own class, 1 on the wrong ones) whatever C: its prior mean diagonal is 2/3 and
+    its pull on a row fitted from ``n`` items of that class is ``3 / (n + 3)`` of the
+    gap between 2/3 and the data, for every C. (Until issue 22 the default was
+    ``off_diagonal = 1`` per entry, ``C + 1`` pseudo-answers with a prior mean
+    diagonal of ``2 / (C + 1)``: at C = 10 and 90 items per class it pulled
+    diagonals of 0.9 down to 0.82.) The split of 0.5 per wrong answer keeps the
+    sampler's geometry sane at any C: the Dirichlet row with the same diagonal
+    marginal (``off_diagonal = 1 / (C - 1)`` per entry, the default before the split
+    was separated) gives wrong answers without data a density ``x^(1/(C-1))`` on the
+    log-ratio scale, an exponential tail of scale ``C - 1``, on which NUTS hit its
+    tree-depth cap and did not converge at C = 20 (R-hat 3.8); a split of 1 samples
+    as well but smooths sparse real confusions more (``models/multiclass.md``). At
+    C = 3 the default row is exactly the Dirichlet ``(2, 0.5, 0.5)`` it was. The
+    density on the simplex is ``prod_a T[y, a]^(alpha_a - 1) (1 - T[y, y])^kappa`` with
+    ``kappa = M - (C - 1) split`` (:meth:`ChannelPriors.confusion_kernel`);
+    :meth:`ChannelPriors.confusion_alpha` gives the Dirichlet rows with the same
+    mean and the same Beta diagonal. At C = 2 there is nothing to split and both
+    are the row ``(2, 1)``, so two-class Dirichlet fits are unchanged (and the
+    two-class default family stays the Beta family below). ``diagonal = 2 > 1``
     makes each row's own class the most likely answer a priori, which selects one
-    labelling of the latent classes (``models/multiclass.md``); ``off_diagonal < 1``
-    for C > 2 puts its density's peak at 0 for rare confusions, which the
-    sampler's log-ratio coordinates handle (density ``x^alpha`` there, integrable;
-    ``models/priors.md`` reports R-hat and coverage). Full arrays
-    ``confusion`` (K, C, C) and ``prevalence_rows`` (L', C) replace them
-    (:meth:`ChannelPriors.from_fit` builds these).
+    labelling of the latent classes (``models/multiclass.md``). Full arrays
+    ``confusion`` (K, C, C) and ``prevalence_rows`` (L', C) replace the scalars
+    with Dirichlet rows (:meth:`ChannelPriors.from_fit` builds these).
 ``"beta"`` (C = 2 only; the binary default)
     false-positive rates ``a_j = T_j[0, 1]``, sensitivities ``b_j = T_j[1, 1]`` and
     prevalences ``P(Y = 1)`` each get a Beta: ``a ~ Beta(2, 2)``, ``b ~ Beta(2, 2)``
@@ -535,13 +549,21 @@ DEFAULT_DIAGONAL = 2.0
 #: ``DEFAULT_OFF_DIAGONAL_MASS / (C - 1)``), so a row's pseudo-answers do not grow with C.
 DEFAULT_OFF_DIAGONAL_MASS = 1.0
 DEFAULT_PREVALENCE = 1.0
-#: How ``to_dict`` / ``repr`` show the default off-diagonal concentration.
+#: Default concentration of each wrong answer in the split of a row's error mass among the
+#: C - 1 wrong answers (``split``). With it the default row is the nested prior
+#: ``T[y, y] ~ Beta(2, 1)``, shares ``~ Dirichlet(0.5, ..., 0.5)`` (module docstring): at
+#: C = 3 exactly the Dirichlet row (2, 0.5, 0.5) of the earlier default, for larger C shares
+#: that NUTS samples well (``models/multiclass.md``, measured against 1 and 0.25).
+DEFAULT_SPLIT = 0.5
+#: How ``to_dict`` / ``repr`` show the default off-diagonal concentration and split.
 OFF_DIAGONAL_RULE = f"{DEFAULT_OFF_DIAGONAL_MASS:g}/(C-1)"
+SPLIT_RULE = f"{DEFAULT_SPLIT:g} (off_diagonal when given)"
 _BETA_PRIORS = tuple(DEFAULT_PRIORS)
 _BETA_FIELDS = {"alpha", "beta", "dist"}
 _DIRICHLET_SCALARS = {
     "diagonal": DEFAULT_DIAGONAL,
     "off_diagonal": None,  # None: DEFAULT_OFF_DIAGONAL_MASS / (C - 1) per entry
+    "split": None,  # None: off_diagonal when given (a Dirichlet row), else DEFAULT_SPLIT
     "prevalence": DEFAULT_PREVALENCE,
 }
 #: Full concentration arrays and their number of dimensions (priors from an earlier audit).
@@ -567,6 +589,20 @@ def _family_of(merged: Mapping, family: str | None, default: str = "beta") -> st
     return "dirichlet" if dirichlet else default
 
 
+@dataclass(frozen=True)
+class ConfusionKernel:
+    """The confusion rows' prior density on the simplex, per annotator ``j`` and row ``y``:
+    ``exp(log_norm) * prod_a T[y, a]^(alpha[y, a] - 1) * (1 - T[y, y])^kappa[y]``
+    (:meth:`ChannelPriors.confusion_kernel`; ``kappa = 0``: a Dirichlet row)."""
+
+    #: (K, C, C) exponents plus one
+    alpha: np.ndarray
+    #: (K, C) exponent of the row's error mass ``1 - T[y, y]``
+    kappa: np.ndarray
+    #: (K, C) log normalising constant of each row
+    log_norm: np.ndarray
+
+
 class ChannelPriors:
     """Priors of the channel model in one family, validated at construction (module docstring).
 
@@ -581,10 +617,10 @@ class ChannelPriors:
     **priors
         Beta family: ``a``, ``b``, ``prevalence``, each a :class:`Beta`, a pair
         ``(alpha, beta)`` or ``{"alpha": .., "beta": ..}`` (scalars or one value per
-        annotator / score group). Dirichlet family: ``diagonal``, ``off_diagonal``
-        (scalar or one per annotator), ``prevalence`` (scalar or one per prevalence
-        row), or the full arrays ``confusion`` (K, C, C) and ``prevalence_rows``
-        (L', C). Sizes are checked when a model is built.
+        annotator / score group). Dirichlet family: ``diagonal``, ``off_diagonal``,
+        ``split`` (scalar or one per annotator; module docstring), ``prevalence``
+        (scalar or one per prevalence row), or the full arrays ``confusion`` (K, C, C)
+        and ``prevalence_rows`` (L', C). Sizes are checked when a model is built.
 
     Raises
     ------
@@ -630,7 +666,7 @@ class ChannelPriors:
             if key not in known
         ]
         self._beta: dict[str, Beta] = {}
-        self.diagonal = self.off_diagonal = self.prevalence_concentration = None
+        self.diagonal = self.off_diagonal = self.split = self.prevalence_concentration = None
         self.confusion: np.ndarray | None = None
         self.prevalence_rows: np.ndarray | None = None
         if self.family == "beta":
@@ -645,6 +681,7 @@ class ChannelPriors:
                 for key, default in _DIRICHLET_SCALARS.items()
             }
             self.diagonal, self.off_diagonal = scalars["diagonal"], scalars["off_diagonal"]
+            self.split = scalars["split"]
             self.prevalence_concentration = scalars["prevalence"]
             self.confusion = _positive("prior 'confusion'", merged.get("confusion"), errors, 3)
             self.prevalence_rows = _positive(
@@ -756,6 +793,80 @@ class ChannelPriors:
             return np.full(n_annotators, DEFAULT_OFF_DIAGONAL_MASS / (n_classes - 1))
         return self._expand(self.off_diagonal, n_annotators, "off_diagonal")
 
+    def split_alpha(self, n_annotators: int, n_classes: int) -> np.ndarray:
+        """Concentration of each wrong answer's share of a row's error mass, shape (K,)
+        (Dirichlet family, scalar rows): ``split`` when given, else ``off_diagonal`` when
+        given (the row is then a Dirichlet), else ``DEFAULT_SPLIT``. At C = 2 there is one
+        wrong answer and nothing to split: the off-diagonal concentration itself."""
+        if n_classes == 2 or (self.split is None and self.off_diagonal is not None):
+            return self.off_diagonal_alpha(n_annotators, n_classes)
+        if self.split is None:
+            return np.full(n_annotators, DEFAULT_SPLIT)
+        return self._expand(self.split, n_annotators, "split")
+
+    def confusion_kernel(self, n_annotators: int, n_classes: int) -> ConfusionKernel:
+        """The confusion rows' prior density as the model uses it (:class:`ConfusionKernel`).
+
+        Scalar Dirichlet-family rows are the nested prior ``T[y, y] ~ Beta(diagonal, M)``
+        (``M`` the row's off-diagonal mass, ``C - 1`` times ``off_diagonal``) with the wrong
+        answers' shares ``T[y, a] / (1 - T[y, y]) ~ Dirichlet(split, ..., split)``; on the
+        simplex its density is ``prod_a T[y, a]^(alpha_a - 1) (1 - T[y, y])^kappa`` with
+        ``alpha`` = (``diagonal`` on the own class, ``split`` elsewhere) and
+        ``kappa = M - (C - 1) split`` (0 when ``split = M / (C - 1)``: the Dirichlet row of
+        :meth:`confusion_alpha`). Full arrays, the Beta family and C = 2 are Dirichlet rows.
+
+        Examples
+        --------
+        >>> kernel = ChannelPriors(family="dirichlet").confusion_kernel(1, 4)
+        >>> kernel.alpha[0, 0].tolist(), kernel.kappa[0].tolist()
+        ([2.0, 0.5, 0.5, 0.5], [-0.5, -0.5, -0.5, -0.5])
+        """
+        from scipy.special import betaln, gammaln
+
+        alpha = self.confusion_alpha(n_annotators, n_classes)
+        kappa = np.zeros((n_annotators, n_classes))
+        nested = (
+            self.family == "dirichlet"
+            and self.confusion is None
+            and n_classes > 2
+            and (self.split is not None or self.off_diagonal is None)
+        )
+        if nested:
+            split = self.split_alpha(n_annotators, n_classes)[:, None]
+            mass = self.off_diagonal_alpha(n_annotators, n_classes)[:, None] * (n_classes - 1)
+            kappa = np.broadcast_to(mass - (n_classes - 1) * split, kappa.shape).copy()
+            eye = np.eye(n_classes, dtype=bool)[None]
+            alpha = np.where(eye, alpha, split[:, :, None])
+        diag = np.diagonal(alpha, axis1=-2, axis2=-1)
+        off = alpha.sum(-1) - diag  # the wrong answers' total in the exponents
+        # Dirichlet(alpha) normaliser, then the nested one where kappa != 0:
+        # -log B(d, M) + log Gamma(sum split) - sum log Gamma(split) (module docstring)
+        log_norm = gammaln(alpha.sum(-1)) - gammaln(alpha).sum(-1)
+        log_norm = log_norm + betaln(diag, off) - betaln(diag, off + kappa)
+        return ConfusionKernel(alpha=alpha, kappa=kappa, log_norm=log_norm)
+
+    def sample_confusion(
+        self, rng: np.random.Generator, draws: int, n_annotators: int, n_classes: int
+    ) -> np.ndarray:
+        """Draws of every annotator's confusion rows from the prior rows (no joint normal),
+        shape (draws, K, C, C): Dirichlet rows, or the nested rows of
+        :meth:`confusion_kernel` (a Beta diagonal, Dirichlet shares of the rest)."""
+        kernel = self.confusion_kernel(n_annotators, n_classes)
+        shape = (draws, n_annotators, n_classes, n_classes)
+        t = rng.gamma(np.broadcast_to(kernel.alpha, shape))
+        t /= t.sum(axis=-1, keepdims=True)
+        nested = kernel.kappa != 0
+        if nested.any():
+            eye = np.eye(n_classes, dtype=bool)
+            diag = np.diagonal(kernel.alpha, axis1=-2, axis2=-1)
+            off = kernel.alpha.sum(-1) - diag + kernel.kappa  # M
+            d = rng.beta(np.broadcast_to(diag, shape[:-1]), np.broadcast_to(off, shape[:-1]))
+            shares = np.where(eye, 0.0, t)
+            shares /= shares.sum(axis=-1, keepdims=True)
+            rows = shares * (1.0 - d)[..., None] + np.where(eye, d[..., None], 0.0)
+            t = np.where(nested[None, :, :, None], rows, t)
+        return t
+
     def prevalence_alpha(self, n_rows: int, n_classes: int) -> np.ndarray:
         """Dirichlet concentrations of the prevalence rows, shape (L', C), in either family."""
         if self.family == "beta":
@@ -805,10 +916,11 @@ class ChannelPriors:
             if self.off_diagonal is None:  # 1 / (C - 1): invariant only for C = 2, diagonal 1
                 same = False
             else:
-                diag, off = np.broadcast_arrays(
-                    np.asarray(self.diagonal), np.asarray(self.off_diagonal)
+                split = self.off_diagonal if self.split is None else self.split
+                diag, off, share = np.broadcast_arrays(
+                    np.asarray(self.diagonal), np.asarray(self.off_diagonal), np.asarray(split)
                 )
-                same = bool(np.array_equal(diag, off))
+                same = bool(np.array_equal(diag, off) and np.array_equal(off, share))
         if self.prevalence_rows is not None:
             same &= bool(np.all(self.prevalence_rows == self.prevalence_rows[:, :1]))
         return same
@@ -933,6 +1045,7 @@ class ChannelPriors:
                 if self.off_diagonal is None
                 else np.asarray(self.off_diagonal).tolist()
             )
+            out["split"] = SPLIT_RULE if self.split is None else np.asarray(self.split).tolist()
             out["prevalence"] = np.asarray(self.prevalence_concentration).tolist()
             for key in _DIRICHLET_ARRAYS:
                 if getattr(self, key) is not None:
@@ -963,6 +1076,8 @@ class ChannelPriors:
         else:
             off = OFF_DIAGONAL_RULE if self.off_diagonal is None else show(self.off_diagonal)
             rows = f"diagonal={show(self.diagonal)}, off_diagonal={off}"
+            if self.split is not None:
+                rows += f", split={show(self.split)}"
         if self.prevalence_rows is not None:
             prev = f"prevalence_rows=<{self.prevalence_rows.shape[0]} rows>"
         else:

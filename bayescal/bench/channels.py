@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayescal.bench._io import environment, mode_defaults, share_se, write_json
+from bayescal.bench.evidence import digits_annotations, digits_confusions
 from bayescal.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -94,6 +95,9 @@ MODE_DEFAULTS: dict[str, dict[str, object]] = {
     "tune": {"priors": 600},
     "chains": {"priors": 2},
     "off_diagonal": {"priors": 0.0},
+    "errors": {"priors": "dirichlet"},
+    "design": {"priors": "grid"},
+    "split": {"priors": 0.0},
 }
 
 
@@ -144,10 +148,31 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tune", type=int, help="--priors: tuning steps (600)")
     parser.add_argument("--chains", type=int, help="--priors: chains (2)")
     parser.add_argument(
+        "--errors",
+        choices=ERROR_SPLITS,
+        help="--priors: how each true row's errors are spread over the wrong answers: "
+        "'dirichlet' a Dirichlet(1) draw per row, 'neighbours' half to each neighbouring "
+        "class (y - 1, y + 1 mod C; every other share 0), 'equal' evenly (default dirichlet)",
+    )
+    parser.add_argument(
+        "--design",
+        choices=("grid", "digits"),
+        help="--priors: 'grid' the simulated --classes x --per-class cells (default), "
+        "'digits' issue 22's example (899 scikit-learn digits, annotators 0.9 / 0.8 / 0.7, "
+        "errors spread evenly; --reps annotation draws)",
+    )
+    parser.add_argument(
+        "--split",
+        type=float,
+        help="--priors: concentration of each wrong answer's share of a row's errors "
+        "(default 0: the package default, 0.5)",
+    )
+    parser.add_argument(
         "--off-diagonal",
         type=float,
         help="--priors: Dirichlet concentration of each off-diagonal confusion entry "
-        "(default 0: the package default, 1 / (C - 1))",
+        "(default 0: the package default, nested rows T[y, y] ~ Beta(2, 1) with "
+        "Dirichlet(0.5, ..., 0.5) shares of the wrong answers)",
     )
 
 
@@ -403,14 +428,35 @@ def _multiclass_result(args, best, t_hat, truth, pop, prev_hat) -> dict:
     }
 
 
-def true_confusions(n_classes: int, accuracies: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """(K, C, C) rows with diagonal ``accuracies[j]`` and Dirichlet(1)-split errors."""
+#: ``--errors``: how the true rows' errors are spread (``true_confusions``).
+ERROR_SPLITS = ("dirichlet", "neighbours", "equal")
+
+
+def true_confusions(
+    n_classes: int,
+    accuracies: np.ndarray,
+    rng: np.random.Generator,
+    errors: str = "dirichlet",
+) -> np.ndarray:
+    """(K, C, C) rows with diagonal ``accuracies[j]`` and the errors spread by ``errors``:
+    a Dirichlet(1) draw per row, half to each neighbouring class, or evenly."""
+    if errors not in ERROR_SPLITS:
+        raise ConfigError(f"errors must be one of {ERROR_SPLITS}; got {errors!r}.")
     k = accuracies.size
     out = np.empty((k, n_classes, n_classes))
     for j in range(k):
         for y in range(n_classes):
-            errors = rng.dirichlet(np.ones(n_classes - 1)) * (1.0 - accuracies[j])
-            out[j, y] = np.insert(errors, y, accuracies[j])
+            if errors == "neighbours":  # y - 1 and y + 1 (the same class when C = 2)
+                out[j, y] = 0.0
+                for nb in ((y - 1) % n_classes, (y + 1) % n_classes):
+                    out[j, y, nb] += 0.5 * (1.0 - accuracies[j])
+                out[j, y, y] = accuracies[j]
+                continue
+            if errors == "dirichlet":
+                split = rng.dirichlet(np.ones(n_classes - 1))
+            else:
+                split = np.full(n_classes - 1, 1.0 / (n_classes - 1))
+            out[j, y] = np.insert(split * (1.0 - accuracies[j]), y, accuracies[j])
     return out
 
 
@@ -437,21 +483,40 @@ def _diagonal(x: np.ndarray) -> np.ndarray:
 def one_fit(
     n_classes: int, per_class: int, accuracies: np.ndarray, args: argparse.Namespace, seed: int
 ) -> dict:
+    """One simulated design: exactly ``per_class`` items of each class (``true_confusions``)."""
+    from bayescal.summaries import summarize_multiclass
+
+    rng = np.random.default_rng(seed)
+    truth = true_confusions(n_classes, accuracies, rng, args.errors)
+    summary = summarize_multiclass(simulate_answers(truth, per_class, rng), groups="all")
+    return score_fit(summary, truth, args, seed)
+
+
+def digits_fit(args: argparse.Namespace, seed: int) -> dict:
+    """Issue 22's example: scikit-learn's 899 test digits, three simulated annotators with
+    accuracies 0.9 / 0.8 / 0.7 and evenly spread errors (``bench evidence``'s digits)."""
+    from bayescal.summaries import summarize_multiclass
+
+    data = digits_annotations(np.random.default_rng(seed))
+    return score_fit(summarize_multiclass(data, groups="all"), digits_confusions(), args, seed)
+
+
+def score_fit(summary, truth: np.ndarray, args: argparse.Namespace, seed: int) -> dict:
+    """The pooled Bayesian fit of ``summary`` scored against the true confusions."""
     import arviz as az
 
     from bayescal.bayes.fit import fit_channels_bayes
     from bayescal.bayes.priors import ChannelPriors
     from bayescal.channels.em import dawid_skene_em
-    from bayescal.summaries import summarize_multiclass
 
-    rng = np.random.default_rng(seed)
-    truth = true_confusions(n_classes, accuracies, rng)
-    summary = summarize_multiclass(simulate_answers(truth, per_class, rng), groups="all")
+    n_classes = truth.shape[-1]
     em = dawid_skene_em(summary, prevalence="grouped", random_state=seed)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence problems are reported below
-        priors = ChannelPriors(off_diagonal=args.off_diagonal) if args.off_diagonal > 0 else None
+        options = {"off_diagonal": args.off_diagonal, "split": args.split}
+        options = {key: value for key, value in options.items() if value > 0}
+        priors = ChannelPriors(options, family="dirichlet") if options else None
         fit = fit_channels_bayes(
             summary,
             model="marginal",
@@ -472,9 +537,18 @@ def one_fit(
     mean, sd = flat.mean(0), flat.std(0, ddof=1)
     true_d, em_d = _diagonal(truth), _diagonal(em.confusion.values[0])
     ds = az.convert_to_dataset({"d": diag})
+    entries = post.reshape(-1, *post.shape[2:])  # every entry, (draws, K, C, C)
+    e_lo, e_hi = np.quantile(entries, [0.05, 0.95], axis=0)
+    # wrong answers the true rows give (a true 0 lies outside every continuous posterior's
+    # central interval, so the 'neighbours' design's zeros are left out of the coverage)
+    off = ~np.eye(n_classes, dtype=bool)[None].repeat(truth.shape[0], 0)
+    off_covered = ((e_lo <= truth) & (truth <= e_hi))[off & (truth > 0)]
     return {
         "seed": seed,
         "covered": ((lo <= true_d) & (true_d <= hi)).ravel().tolist(),
+        "off_covered": off_covered.tolist(),
+        "off_abs_error": float(np.abs(entries.mean(0) - truth)[off].mean()),
+        "em_off_abs_error": float(np.abs(em.confusion.values[0] - truth)[off].mean()),
         "within": (np.abs(mean - em_d) <= 1.5 * sd).ravel().tolist(),
         "bias": (mean - true_d).ravel().tolist(),
         "em_bias": (em_d - true_d).ravel().tolist(),
@@ -498,31 +572,43 @@ def _run_priors(args: argparse.Namespace) -> int:
     if not 0 < args.acc_low <= args.acc_high < 1:
         raise ConfigError("accuracies need 0 < --acc-low <= --acc-high < 1.")
     accuracies = np.linspace(args.acc_high, args.acc_low, args.k)
+    designs: list[tuple[str, int, int | None]] = (
+        [("digits", 10, None)]
+        if args.design == "digits"
+        else [("grid", c, n) for c in args.classes for n in args.per_class]
+    )
     cells = []
-    for c in args.classes:
-        for per_class in args.per_class:
-            fits = [
-                one_fit(c, per_class, accuracies, args, args.seed + 1000 * c + r)
-                for r in range(args.reps)
-            ]
-            cells.append(
-                {
-                    "classes": c,
-                    "per_class": per_class,
-                    "reps": args.reps,
-                    "coverage": _share(sum((f["covered"] for f in fits), [])),
-                    "within_1p5_sd_of_em": _share(sum((f["within"] for f in fits), [])),
-                    "bias": float(np.mean(sum((f["bias"] for f in fits), []))),
-                    "em_bias": float(np.mean(sum((f["em_bias"] for f in fits), []))),
-                    "rhat_diag_max": max(f["rhat_diag_max"] for f in fits),
-                    "ess_bulk_diag_min": min(f["ess_bulk_diag_min"] for f in fits),
-                    "rhat_all_max": max(f["rhat_all_max"] or np.nan for f in fits),
-                    "ess_bulk_all_min": min(f["ess_bulk_all_min"] or np.nan for f in fits),
-                    "mean_tree_depth": float(np.mean([f["mean_tree_depth"] for f in fits])),
-                    "seconds": sum(f["seconds"] for f in fits),
-                }
-            )
-            print(cells[-1], flush=True)
+    for design, c, per_class in designs:
+        fits = [
+            digits_fit(args, args.seed + r)
+            if per_class is None
+            else one_fit(c, per_class, accuracies, args, args.seed + 1000 * c + r)
+            for r in range(args.reps)
+        ]
+        cells.append(
+            {
+                "design": design,
+                "classes": c,
+                "per_class": per_class,
+                "reps": args.reps,
+                "coverage": _share(sum((f["covered"] for f in fits), [])),
+                "within_1p5_sd_of_em": _share(sum((f["within"] for f in fits), [])),
+                "coverage_off_diagonal": _share(sum((f["off_covered"] for f in fits), [])),
+                "off_diagonal_mean_abs_error": float(np.mean([f["off_abs_error"] for f in fits])),
+                "em_off_diagonal_mean_abs_error": float(
+                    np.mean([f["em_off_abs_error"] for f in fits])
+                ),
+                "bias": float(np.mean(sum((f["bias"] for f in fits), []))),
+                "em_bias": float(np.mean(sum((f["em_bias"] for f in fits), []))),
+                "rhat_diag_max": max(f["rhat_diag_max"] for f in fits),
+                "ess_bulk_diag_min": min(f["ess_bulk_diag_min"] for f in fits),
+                "rhat_all_max": max(f["rhat_all_max"] or np.nan for f in fits),
+                "ess_bulk_all_min": min(f["ess_bulk_all_min"] or np.nan for f in fits),
+                "mean_tree_depth": float(np.mean([f["mean_tree_depth"] for f in fits])),
+                "seconds": sum(f["seconds"] for f in fits),
+            }
+        )
+        print(cells[-1], flush=True)
     result = {
         "benchmark": "multiclass-priors",
         "settings": {
@@ -533,7 +619,11 @@ def _run_priors(args: argparse.Namespace) -> int:
             "draws": args.draws,
             "tune": args.tune,
             "chains": args.chains,
-            "off_diagonal": args.off_diagonal or "default: 1 / (C - 1)",
+            "design": args.design,
+            "errors": args.errors,
+            "split": args.split or "default: 0.5",
+            "off_diagonal": args.off_diagonal
+            or "default: nested rows, Beta(2, 1) diagonal, Dirichlet(0.5, ..., 0.5) shares",
             "seed": args.seed,
         },
         "accuracies": accuracies.tolist(),

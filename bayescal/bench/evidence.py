@@ -151,16 +151,33 @@ def _digits_probs():
     return _DIGITS["probs"], _DIGITS["truth"]
 
 
-def _digits(rng):
+#: The digits annotators' accuracies (issue 22's example); errors spread evenly.
+DIGITS_ACCURACIES = (0.9, 0.8, 0.7)
+
+
+def digits_confusions():
+    """(3, 10, 10) true confusion rows of the digits annotators."""
+    import numpy as np
+
+    c = 10
+    return np.stack(
+        [
+            np.full((c, c), (1 - acc) / (c - 1)) + (acc - (1 - acc) / (c - 1)) * np.eye(c)
+            for acc in DIGITS_ACCURACIES
+        ]
+    )
+
+
+def digits_annotations(rng) -> Annotations:
+    """899 digits with a logistic regression's probabilities, answered by three simulated
+    annotators (:data:`DIGITS_ACCURACIES`, errors spread evenly), true classes attached."""
     import numpy as np
 
     probs, y = _digits_probs()
-    c = probs.shape[1]
     labels = np.empty((y.size, 3))
-    for j, acc in enumerate((0.9, 0.8, 0.7)):
-        t = np.full((c, c), (1 - acc) / (c - 1)) + (acc - (1 - acc) / (c - 1)) * np.eye(c)
+    for j, t in enumerate(digits_confusions()):
         cum = np.cumsum(t[y], axis=1)
-        labels[:, j] = np.minimum((rng.random((y.size, 1)) > cum).sum(axis=1), c - 1)
+        labels[:, j] = np.minimum((rng.random((y.size, 1)) > cum).sum(axis=1), probs.shape[1] - 1)
     return Annotations.from_arrays(probs, labels, truth=y)
 
 
@@ -180,7 +197,7 @@ def simulate_cell(cell: Cell, rng) -> Annotations:
             n, c, design=cell.simulator, n_annotators=k, random_state=rng, **o
         )
     if cell.simulator == "digits":
-        return _digits(rng)
+        return digits_annotations(rng)
     if cell.simulator == "dirichlet":
         return simulate_ambiguous_multiclass(n, c, n_annotators=k, random_state=rng, **o)
     if cell.simulator == "boundary":

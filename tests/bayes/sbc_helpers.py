@@ -168,9 +168,15 @@ def multiclass_sbc_draw(rng, priors, k: int, c: int, *, restrict: bool, scale: f
     items (``orient_draws``). With gold items the posterior is not relabelled and lives on
     every labelling, so its replications draw from the whole prior. ``scale`` multiplies
     every concentration of the simulator's prior (a planted error when != 1)."""
+    nested = bool(np.any(priors.confusion_kernel(k, c).kappa != 0))
+    if nested and scale != 1.0:
+        raise ValueError("scale != 1 is a planted error of Dirichlet rows only")
     alpha = priors.confusion_alpha(k, c) * scale
     while True:
-        t = np.stack([[rng.dirichlet(alpha[j, y]) for y in range(c)] for j in range(k)])
+        if nested:  # a Beta diagonal and Dirichlet shares of the rest (ChannelPriors docs)
+            t = priors.sample_confusion(rng, 1, k, c)[0]
+        else:
+            t = np.stack([[rng.dirichlet(alpha[j, y]) for y in range(c)] for j in range(k)])
         if not restrict or np.array_equal(dominant_diagonal_permutation(t[0]), np.arange(c)):
             break
     return t, rng.dirichlet(priors.prevalence_alpha(1, c)[0] * scale)

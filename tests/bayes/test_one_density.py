@@ -80,9 +80,16 @@ def _dirichlet_reference(x, spec):
     log_t = _rows(x[:n_conf].reshape(k, c, c - 1), spec.confusion_reference)
     log_r = _rows(x[n_conf:].reshape(-1, c - 1), spec.prevalence_reference)
     alpha, beta = spec.confusion_alpha, spec.prevalence_alpha
-    lp = (gammaln(alpha.sum(-1)) - gammaln(alpha).sum(-1)).sum()
+    # nested rows (default for C > 2): T[y, y] ~ Beta(d, M), shares ~ Dirichlet(s, ..., s), so
+    # the row's density is Beta(d, M) Dirichlet(q; s) / (1 - T[y, y])^(C - 2)
+    kappa = spec.kernel.kappa
+    d = np.diagonal(alpha, axis1=-2, axis2=-1)
+    s = (alpha.sum(-1) - d) / (c - 1)  # every wrong answer has the same exponent here
+    mass = (c - 1) * s + kappa
+    lp = (-betaln(d, mass) + gammaln((c - 1) * s) - (c - 1) * gammaln(s)).sum()
     lp += (gammaln(beta.sum(-1)) - gammaln(beta).sum(-1)).sum()
     lp += (alpha * log_t).sum() + (beta * log_r).sum()
+    lp += (kappa * np.log(1.0 - np.exp(np.diagonal(log_t, axis1=-2, axis2=-1)))).sum()
     return lp + _loglik(log_t, log_r, spec)
 
 
@@ -116,6 +123,9 @@ def _dirichlet_specs():
         s = summarize(simulate_multiclass(2000, c, random_state=c))
         out[f"C={c}"] = make_multiclass_spec(s)
         out[f"C={c} pooled"] = make_multiclass_spec(s, pooled=True)
+    s = summarize(simulate_multiclass(2000, 4, random_state=9))
+    out["C=4 split"] = make_multiclass_spec(s, priors={"diagonal": 3.0, "split": 0.4})
+    out["C=4 Dirichlet rows"] = make_multiclass_spec(s, priors={"off_diagonal": 0.7})
     return out
 
 

@@ -6,6 +6,7 @@ import pytest
 
 import bayescal
 from bayescal.cli import BENCH_ALIASES, BENCHMARKS, _parse, main
+from bayescal.errors import ConfigError
 
 PACKAGE = Path(bayescal.__file__).parent
 
@@ -76,3 +77,33 @@ def test_prior_check_takes_an_off_diagonal_concentration(tmp_path):
     (cell,) = result["cells"]
     assert cell["coverage"]["n"] == 9  # K x C diagonal entries of the one repetition
     assert 0 < cell["mean_tree_depth"] <= 10
+
+
+def test_prior_check_error_designs_and_split(tmp_path):
+    """--errors spreads the true rows' errors three ways (rows still sum to 1 with the stated
+    diagonal); --split reaches the priors; off-diagonal coverage counts only true wrong
+    answers that occur (a true 0 lies outside every central interval)."""
+    import json
+
+    import numpy as np
+
+    from bayescal.bench.channels import true_confusions
+
+    acc = np.array([0.9, 0.6])
+    for errors in ("dirichlet", "neighbours", "equal"):
+        t = true_confusions(5, acc, np.random.default_rng(0), errors)
+        np.testing.assert_allclose(t.sum(-1), 1.0)
+        np.testing.assert_allclose(np.diagonal(t, axis1=-2, axis2=-1), acc[:, None] * np.ones(5))
+    t = true_confusions(5, acc, np.random.default_rng(0), "neighbours")
+    assert t[1, 2].tolist() == pytest.approx([0, 0.2, 0.6, 0.2, 0])
+    with pytest.raises(ConfigError, match="errors must be one of"):
+        true_confusions(5, acc, np.random.default_rng(0), "banded")
+    out = tmp_path / "p.json"
+    argv = ["channels", "--priors", "--classes", "4", "--per-class", "40", "--reps", "1"]
+    argv += ["--draws", "40", "--tune", "40", "--chains", "1", "--errors", "neighbours"]
+    argv += ["--split", "0.3"]
+    assert main(["bench", *argv, "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert (result["settings"]["split"], result["settings"]["errors"]) == (0.3, "neighbours")
+    (cell,) = result["cells"]
+    assert cell["coverage_off_diagonal"]["n"] == 3 * 4 * 2  # K x C rows x 2 neighbours

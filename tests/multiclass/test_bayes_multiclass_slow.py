@@ -1,7 +1,10 @@
 """Slow checks of the Bayesian multiclass model: SBC and the two samplers' agreement."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
+import sbc_helpers
 from sbc_helpers import (
     DRAWS,
     FAMILY_ALPHA,
@@ -30,12 +33,18 @@ SBC_PRIORS = {"diagonal": 4.0, "off_diagonal": 1.0, "prevalence": 3.0}
 SBC_REPS, SBC_ITEMS, SBC_GOLD_PER_CLASS = 80, 200, 20
 
 
-def _check_multiclass_sbc(seed, n_reps=SBC_REPS, **planted):
+#: Nested rows (the C > 2 default's construction, ChannelPriors docs): T[y, y] ~ Beta(4, 1),
+#: the wrong answers' shares ~ Dirichlet(2, 2), i.e. kappa = 1 - 2 * 2 = -3 on log(1 - T[y, y]):
+#: a row no Dirichlet can express, so the SBC checks the nested density, its normaliser aside.
+NESTED_SBC_PRIORS = {"diagonal": 4.0, "off_diagonal": 0.5, "split": 2.0, "prevalence": 3.0}
+
+
+def _check_multiclass_sbc(seed, n_reps=SBC_REPS, priors=SBC_PRIORS, **planted):
     """Smooth test per quantity (27 confusion entries, 3 prevalences) and the pooled spread
     test, Bonferroni over the 31 tests at FAMILY_ALPHA = 0.01; returns the smallest p-value
     relative to its level (>= 1: passes)."""
     ranks, gold = multiclass_nutpie_ranks(
-        ChannelPriors(SBC_PRIORS, family="dirichlet"),
+        ChannelPriors(priors, family="dirichlet"),
         np.random.default_rng(seed),
         n_reps,
         n_items=SBC_ITEMS,
@@ -68,6 +77,33 @@ def test_simulation_based_calibration_with_and_without_gold():
     Measured at this seed: smallest p 0.052 (T1[2,2]) against the level 0.01 / 31, pooled
     spread p 0.60; at seed 7 with 200 replications 0.042 and 0.75."""
     assert _check_multiclass_sbc(2024) > 1
+
+
+@pytest.mark.slow
+def test_simulation_based_calibration_of_nested_rows():
+    """The same SBC with nested confusion rows (a Beta diagonal and Dirichlet shares of the
+    wrong answers): the truth is drawn by ChannelPriors.sample_confusion, the posterior is
+    the hand-written density with its (1 - T[y, y])^kappa factor. A wrong kappa (the row
+    treated as the Dirichlet with the same mean, kappa = 0) fails it: see the next test."""
+    assert _check_multiclass_sbc(2024, priors=NESTED_SBC_PRIORS) > 1
+
+
+@pytest.mark.slow
+def test_sbc_catches_nested_rows_sampled_as_dirichlet_rows(monkeypatch):
+    """Power of the nested SBC: simulate from the nested prior but fit with kappa = 0 (the
+    density of the Dirichlet row with exponents (4, 2, 2)): the test fails."""
+    from bayescal.bayes import multiclass
+
+    make = multiclass.make_multiclass_spec
+
+    def dirichlet_kernel(*args, **kwargs):
+        spec = make(*args, **kwargs)
+        kernel = spec.kernel
+        wrong = type(kernel)(kernel.alpha, 0 * kernel.kappa, kernel.log_norm)
+        return replace(spec, confusion_kernel=wrong)
+
+    monkeypatch.setattr(sbc_helpers, "make_multiclass_spec", dirichlet_kernel)
+    assert _check_multiclass_sbc(5, n_reps=20, priors=NESTED_SBC_PRIORS) < 1
 
 
 @pytest.mark.slow

@@ -43,8 +43,16 @@ def test_posterior_mean_within_posterior_sd_of_em():
     # posterior mean and the mode EM finds (skew, ~ 1 / sqrt(n) sd): 1.5 sd holds. The old
     # default (7 pseudo-answers, prior mean diagonal 2/7) moved a 0.95 row by
     # 7 / 67 * 0.66 = 0.069, about 2.5 sd: it fails this check.
-    rng = np.random.default_rng(7)
-    truth = true_confusions(6, np.array([0.95, 0.8, 0.65]), rng)
+    _, z = _fit_against_em(6, seed=7)
+    assert z.max() < 1.5, z.round(2)
+
+
+def _fit_against_em(n_classes: int, seed: int):
+    """60 items per class, accuracies 0.95 / 0.8 / 0.65, Dirichlet(1)-split errors: the
+    default-prior fit (2 x 200 draws) and each diagonal's |posterior mean - EM| in posterior
+    sds."""
+    rng = np.random.default_rng(seed)
+    truth = true_confusions(n_classes, np.array([0.95, 0.8, 0.65]), rng)
     summary = summarize_multiclass(simulate_answers(truth, 60, rng), groups="all")
     em = dawid_skene_em(summary, prevalence="grouped", random_state=0)
     fit = fit_channels_bayes(
@@ -52,5 +60,110 @@ def test_posterior_mean_within_posterior_sd_of_em():
     )
     diag = np.diagonal(fit.confusion.values, axis1=-2, axis2=-1)  # (draw, K, C)
     em_diag = np.diagonal(em.confusion.values[0], axis1=-2, axis2=-1)
-    z = np.abs(diag.mean(0) - em_diag) / diag.std(0, ddof=1)
+    return fit, np.abs(diag.mean(0) - em_diag) / diag.std(0, ddof=1)
+
+
+def _nested_density(x, d, mass, s):
+    """Independent formula of a nested row: Beta(d, M) on x[0] (the own class), Dirichlet(s)
+    on the wrong answers' shares, and the Jacobian (1 - x0)^-(C - 2) of x -> (x0, shares)."""
+    from scipy import stats
+
+    c = x.size
+    rest = x[1:] / (1.0 - x[0])
+    return (
+        stats.beta(d, mass).pdf(x[0])
+        * stats.dirichlet(np.full(c - 1, s)).pdf(rest)
+        / (1.0 - x[0]) ** (c - 2)
+    )
+
+
+@pytest.mark.parametrize(
+    ("priors", "c"),
+    [
+        ({}, 3),
+        ({}, 6),
+        ({"diagonal": 3.0, "split": 0.4}, 4),
+        ({"off_diagonal": 0.2, "split": 2}, 5),
+    ],
+)
+def test_nested_kernel_is_the_beta_diagonal_with_dirichlet_shares(priors, c):
+    """The kernel the density uses equals the nested construction at random simplex points,
+    normaliser included, for the default (split 1) and explicit splits."""
+    p = ChannelPriors(priors, family="dirichlet")
+    kernel = p.confusion_kernel(2, c)
+    d = p.confusion_alpha(2, c)[0, 0, 0]
+    mass = p.off_diagonal_alpha(2, c)[0] * (c - 1)
+    s = p.split_alpha(2, c)[0]
+    assert kernel.kappa[0, 0] == pytest.approx(mass - (c - 1) * s)
+    rng = np.random.default_rng(c)
+    for x in rng.dirichlet(np.ones(c), size=20):
+        got = np.exp(
+            kernel.log_norm[0, 0]
+            + ((kernel.alpha[0, 0] - 1) * np.log(x)).sum()
+            + kernel.kappa[0, 0] * np.log(1.0 - x[0])
+        )
+        assert got == pytest.approx(_nested_density(x, d, mass, s), rel=1e-10)
+
+
+def test_a_nested_row_integrates_to_one():
+    """C = 3 with split 1 (kappa = 1 - 2 = -1; the default split 0.5 is the Dirichlet row)."""
+    from scipy import integrate
+
+    k = ChannelPriors(split=1.0, family="dirichlet").confusion_kernel(1, 3)
+    assert k.kappa[0, 0] == -1.0
+    a, kappa, norm = k.alpha[0, 0], k.kappa[0, 0], k.log_norm[0, 0]
+
+    def f(x1, x0):
+        x2 = 1.0 - x0 - x1
+        return (
+            np.exp(norm)
+            * x0 ** (a[0] - 1)
+            * x1 ** (a[1] - 1)
+            * x2 ** (a[2] - 1)
+            * (1 - x0) ** kappa
+        )
+
+    value, err = integrate.dblquad(f, 0, 1, 0, lambda x0: 1 - x0)
+    assert value == pytest.approx(1.0, abs=10 * err + 1e-9)
+
+
+def test_explicit_off_diagonal_rows_stay_dirichlet_and_two_classes_are_not_nested():
+    for priors, c in [({"off_diagonal": 1.0}, 5), ({}, 2), ({"split": 3.0}, 2)]:
+        kernel = ChannelPriors(priors, family="dirichlet").confusion_kernel(3, c)
+        assert np.all(kernel.kappa == 0), (priors, c)
+        np.testing.assert_array_equal(
+            kernel.alpha, ChannelPriors(priors, family="dirichlet").confusion_alpha(3, c)
+        )
+
+
+def test_prior_draws_have_the_beta_diagonal_and_dirichlet_shares():
+    """sample_confusion at C = 10 (default): the diagonal is Beta(2, 1) (Kolmogorov-Smirnov
+    at 20,000 draws: p > 0.001 fails a correct sampler 1 time in 1,000) and each wrong
+    answer's share is Dirichlet(0.5, ..., 0.5): mean 1 / 9 (sd of the mean of 20,000 shares
+    0.00095; 5 sd = 0.0048) and variance 0.5 * 4 / (4.5^2 * 5.5) = 0.0180 (sd of the sample
+    variance about 0.0003 at this kurtosis; bound 0.002)."""
+    from scipy import stats
+
+    rng = np.random.default_rng(11)
+    t = ChannelPriors(family="dirichlet").sample_confusion(rng, 20_000, 1, 10)
+    np.testing.assert_allclose(t.sum(-1), 1.0, atol=1e-12)
+    diag = t[:, 0, 3, 3]
+    assert stats.kstest(diag, stats.beta(2, 1).cdf).pvalue > 1e-3
+    shares = t[:, 0, 3, 4] / (1.0 - diag)
+    assert abs(shares.mean() - 1 / 9) < 0.0048
+    # the earlier default's Dirichlet(2, 1/9, ...) row has the same mean shares but variance
+    # (1/9) (8/9) / 2 = 0.049: this bound tells the two apart
+    assert abs(shares.var() - 0.5 * 4 / (4.5**2 * 5.5)) < 0.002
+
+
+def test_twenty_classes_sample_without_hitting_the_tree_depth_cap():
+    """C = 20, 60 items per class, accuracies 0.95 / 0.8 / 0.65 with errors spread unevenly:
+    the default rows sample (mean tree depth well below nutpie's cap of 10: the Dirichlet row
+    (2, 1/19, ...) of the earlier default sat at the cap on every draw, R-hat 3.8) and every
+    posterior mean diagonal is within 1.5 posterior sd of EM (tolerance as in the C = 6 test
+    above; at C = 20 the rows hold 60 items each, as there)."""
+    fit, z = _fit_against_em(20, seed=20)
+    assert fit.idata is not None
+    depth = float(fit.idata["sample_stats"]["tree_depth"].mean())
+    assert depth < 7.0, depth
     assert z.max() < 1.5, z.round(2)
