@@ -897,6 +897,84 @@ def _gold_loglik(spec, conf, mask_id) -> np.ndarray:
     return ll + _multinomial_constant(spec.gold, mask_id)
 
 
+#: How far, in posterior sds, a confusion diagonal's posterior mean may sit from the EM fit
+#: of the same data beyond the default diagonal prior's own pull before the fit warns: the
+#: Monte Carlo error of the mean and the posterior's skew (tests/multiclass/
+#: test_multiclass_default_prior.py derives 1.5 sd for the whole gap at 60 items per class).
+PULL_SLACK_SD = 1.5
+
+
+def prior_pull_excess(draws, em_confusion, n_rows, diagonal, off_mass) -> np.ndarray:
+    """Per annotator and true class (K, C): how far the posterior mean diagonal lies from EM's,
+    beyond the Beta(diagonal, off_mass) prior's own pull, in posterior sds.
+
+    With ``n`` items of class ``y`` answered by annotator ``j`` the diagonal's Beta prior
+    moves the mean by about ``(d + M) / (n + d + M)`` of its distance from the prior mean
+    ``d / (d + M)`` (the conjugate update with the classes known); a larger gap is the rest of
+    the prior (the shares of the wrong answers) disagreeing with the data.
+
+    Parameters
+    ----------
+    draws : array (S, K, C, C)
+    em_confusion : array (K, C, C)
+    n_rows : array (K, C)
+        Expected items of each true class answered by each annotator.
+    diagonal, off_mass : array (K,)
+
+    Examples
+    --------
+    >>> t = np.array([[[0.8, 0.2], [0.1, 0.9]]])
+    >>> rng = np.random.default_rng(0)
+    >>> draws = t + rng.normal(0, 0.01, (400, 1, 2, 2))
+    >>> bool(prior_pull_excess(draws, t, np.full((1, 2), 100.0), np.array([2.0]),
+    ...                        np.array([1.0])).max() < 0)
+    True
+    """
+    d = np.asarray(diagonal, dtype=np.float64)[:, None]
+    m = np.asarray(off_mass, dtype=np.float64)[:, None]
+    diag = np.diagonal(np.asarray(draws), axis1=-2, axis2=-1)  # (S, K, C)
+    em = np.diagonal(np.asarray(em_confusion), axis1=-2, axis2=-1)  # (K, C)
+    own = (d + m) / (np.asarray(n_rows) + d + m) * np.abs(em - d / (d + m))
+    sd = np.maximum(diag.std(axis=0, ddof=1), np.finfo(float).tiny)
+    return (np.abs(diag.mean(axis=0) - em) - own) / sd
+
+
+def _prior_pull_warnings(conf, start, spec) -> tuple[dict, list[str]]:
+    """The default prior fighting the data (``prior_pull_excess`` above ``PULL_SLACK_SD``):
+    checked when the chains started at the EM fit of these data and the priors are the
+    defaults (a prior from an earlier audit is meant to move the fit)."""
+    if start is None or spec.priors != ChannelPriors(family="dirichlet"):
+        return {}, []
+    k, c = spec.n_annotators, spec.n_classes
+    em = np.asarray(start.confusion.values)
+    em = em.reshape(-1, k, c, c)[0]
+    shares = np.asarray(start.class_prevalence.values)
+    shares = shares.reshape(-1, *shares.shape[-2:])[0]  # (group, class) of the EM fit
+    groups = np.asarray(start.group_counts.values, dtype=np.float64)
+    prevalence = (groups[:, None] * shares).sum(axis=0) / max(groups.sum(), 1.0)
+    answered = (spec.states[:, :] < c).T.astype(np.float64) @ spec.counts.sum(axis=0)  # (K,)
+    n_rows = answered[:, None] * prevalence[None, :]
+    diagonal = np.diagonal(spec.priors.confusion_alpha(k, c), axis1=-2, axis2=-1)[:, 0]
+    off_mass = spec.priors.off_diagonal_alpha(k, c) * (c - 1)
+    excess = prior_pull_excess(conf.reshape(-1, k, c, c), em, n_rows, diagonal, off_mass)
+    far = excess > PULL_SLACK_SD
+    out = {"prior_pull_max_excess_sd": float(excess.max()), "prior_pull_entries": int(far.sum())}
+    if not far.any():
+        return out, []
+    j, y = np.unravel_index(int(np.argmax(excess)), excess.shape)
+    mean = float(np.diagonal(conf.reshape(-1, k, c, c), axis1=-2, axis2=-1).mean(0)[j, y])
+    return out, [
+        f"the default prior moves {int(far.sum())} of {far.size} posterior-mean confusion "
+        f"diagonals further from the EM fit of the same data than its own Beta pull explains "
+        f"(by more than {PULL_SLACK_SD} posterior sd; most at annotator "
+        f"{spec.annotators[j]!r}, true class {spec.classes[y]!r}: {mean:.3f} vs EM "
+        f"{em[j, y, y]:.3f}). The prior on how errors spread over the wrong answers does not "
+        "fit these confusions (typical: errors concentrated on a few of many classes, "
+        "models/multiclass.md); the posterior intervals may under-cover. Compare with the "
+        "EM channels (--channels dawid-skene-em)."
+    ]
+
+
 def _fitted_warnings(mean_confusion, spec) -> list[str]:
     """Near-singular confusions and a designated annotator that is not diagonally dominant,
     at the posterior mean (the checks multiclass EM runs on its fit)."""
@@ -1013,6 +1091,7 @@ def _fit_multiclass(
     warnings = check_multiclass_design(summary, pooled=pooled)
     rng = check_random_state(random_state)
     em_seed = int(rng.integers(2**31 - 1))  # drawn either way: the chain seeds stay the same
+    em_start = start is None  # the EM fit of these very data (prior-pull check)
     if start is None:
         start = _em_start(summary, pooled, orient, em_seed, warnings)
     elif not isinstance(start, ChannelFit) or start.layout != "multiclass":
@@ -1113,6 +1192,10 @@ def _fit_multiclass(
         loglik = loglik + idata.log_likelihood["gold"].sum(GOLD_CLASS)
     diagnostics["loglik_posterior_mean"] = float(loglik.mean())
     warnings.extend(_fitted_warnings(conf.mean(axis=(0, 1)), spec))
+    if dspec is None:  # a dependence model is meant to differ from the independent EM
+        pull, pull_warnings = _prior_pull_warnings(conf, start if em_start else None, spec)
+        diagnostics.update(pull)
+        warnings.extend(pull_warnings)
     s = conf.shape[0] * conf.shape[1]
     return ChannelFit.from_confusion(
         conf.reshape(s, *conf.shape[2:]),
