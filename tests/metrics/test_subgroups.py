@@ -254,3 +254,32 @@ def test_reader_clusters_join_the_agreeing_and_keep_the_odd_one_alone():
     assert cluster.tolist() == [0, 0, 1]
     assert p[0, 1] >= 0.01 and max(p[0, 2], p[1, 2]) < 1e-3
     assert np.allclose(p, p.T) and np.all(np.diag(p) == 1)
+
+
+def test_every_replicate_chooses_its_own_clusters():
+    """replicate_clusters: row 0 is reader_clusters' point choice; the replicates decide
+    from their own differences. Clear evidence (C's rows 40% toward uniform, p << 1e-3)
+    keeps C apart in every replicate. Here the "replicates" are independent multinomial
+    draws from the true rows (not resamples of the point data), so A and B, whose readers
+    agree, split in a replicate with the test's level, 0.01: of 200, at most 0.01 + 3.5
+    binomial sd (0.007) = 0.035."""
+    from bayescal.metrics.subgroups import replicate_clusters
+
+    rng = np.random.default_rng(1)
+    rows = default_confusions(3, 2, random_state=2)
+    odd = 0.6 * rows + 0.4 / 2
+    n = {"A": 600, "B": 400, "C": 300}
+    counts = [
+        _rows_draws(r, n[k], 200, rng) * n[k] for k, r in (("A", rows), ("B", rows), ("C", odd))
+    ]
+    point = np.stack([x[:1] for x in counts])
+    reps = np.stack([x[1:] for x in counts])
+    sizes = np.array([600, 400, 300])
+    clusters, p = replicate_clusters(point, reps, sizes, 0.01)
+    cluster0, p0 = reader_clusters(point, reps, sizes, 0.01)
+    assert clusters.shape == (201, 3) and p.shape == (201, 3, 3)
+    np.testing.assert_array_equal(clusters[0], cluster0)
+    np.testing.assert_array_equal(p[0], p0)
+    assert np.all(clusters[1:, 2] != clusters[1:, 0])  # C never joins A
+    split = float(np.mean(clusters[1:, 1] != clusters[1:, 0]))
+    assert split <= 0.035, split
