@@ -383,16 +383,17 @@ def cell_posterior_blocks(
     n_draws, k, c, _ = t.shape
     n_cells = states.shape[0]
     step = max(1, BLOCK_ELEMENTS // max(1, n_cells * c))
-    log_t = np.log(np.clip(t, 1e-300, None))  # exact zeros become -690: never chosen
+    # log T_j[y, a] at [d, j, a, y], and a row of zeros at a = C (not answered, adds 0.0):
+    # one contiguous gather per annotator; exact zeros of T become -690, never chosen
+    log_answer = np.zeros((n_draws, k, c + 1, c))
+    log_answer[:, :, :c, :] = np.log(np.clip(t, 1e-300, None)).transpose(0, 1, 3, 2)
     log_pi = np.log(np.clip(pi, 1e-300, None))
+    answers = np.asarray(states, dtype=np.int64)
     for lo in range(0, n_draws, step):
         d = slice(lo, min(lo + step, n_draws))
-        logpost = log_pi[d][:, cell_group, :].copy()  # (D, cells, C)
+        logpost = log_pi[d][:, cell_group, :]  # (D, cells, C), a new array (fancy index)
         for j in range(k):
-            s_j = states[:, j].astype(np.int64)
-            seen = s_j < c
-            if seen.any():
-                logpost[:, seen, :] += np.moveaxis(log_t[d, j][:, :, s_j[seen]], 1, 2)
+            logpost += log_answer[d, j][:, answers[:, j], :]
         logpost -= logpost.max(axis=2, keepdims=True)
         post = np.exp(logpost)
         post /= post.sum(axis=2, keepdims=True)
