@@ -1235,10 +1235,11 @@ def _pattern_class_loglik(states: np.ndarray, confusion: np.ndarray) -> np.ndarr
     """
     s, k, c, _ = confusion.shape
     out = np.zeros((s, states.shape[0], c))
+    # log of the (S, K, C, C) entries once, laid out [draw, annotator, answer, class]
+    log_answer = np.log(confusion).transpose(0, 1, 3, 2)
     for j in range(k):
         ans = states[:, j] < c
-        logt = np.log(confusion[:, j][:, :, states[ans, j]])  # (S, C, P_answered)
-        out[:, ans, :] += logt.transpose(0, 2, 1)
+        out[:, ans, :] += log_answer[:, j][:, states[ans, j], :]  # (S, P_answered, C)
     return out
 
 
