@@ -92,6 +92,10 @@ __all__ = [
     "MIN_CHECK_DRAWS",
 ]
 
+#: Most (draw x cell) log-likelihoods held at once when the multiclass fit's pointwise
+#: log-likelihood (for LOO) is summed per group (16 M numbers, 128 MB).
+LOGLIK_BLOCK_ELEMENTS = 1 << 24
+
 
 def resolve_summary(data, groups, default=None):
     """An :class:`Annotations` is summarised with ``groups`` (``default`` when None); a
@@ -852,11 +856,16 @@ def _rows_inference_data(spec, conf, prev, stats, attrs):
         attrs=attrs,
     )
     mask_id = _masks(spec.states, spec.n_classes)
-    cell_ll, g, s = cell_loglik(
-        spec, conf.reshape(-1, *conf.shape[2:]), prev.reshape(-1, *prev.shape[2:])
-    )
-    per_group = np.zeros((cell_ll.shape[0], len(spec.groups)))
-    np.add.at(per_group.T, g, (cell_ll * spec.counts[g, s]).T)
+    flat_conf = conf.reshape(-1, *conf.shape[2:])
+    flat_prev = prev.reshape(-1, *prev.shape[2:])
+    per_group = np.zeros((flat_conf.shape[0], len(spec.groups)))
+    # in blocks of draws: the (draws x cells) table of a 10^5-item C = 10 fit is 0.6 GB,
+    # twice over with its weighted copy (each draw's row is computed alone: same sums)
+    step = max(1, LOGLIK_BLOCK_ELEMENTS // max(1, int(np.count_nonzero(spec.counts))))
+    for lo in range(0, flat_conf.shape[0], step):
+        block = slice(lo, lo + step)
+        cell_ll, g, s = cell_loglik(spec, flat_conf[block], flat_prev[block])
+        np.add.at(per_group[block].T, g, (cell_ll * spec.counts[g, s]).T)
     ll = per_group.reshape(chains, draws, -1) + _multinomial_constant(spec.counts, mask_id)
     data_coords = {GROUP: spec.groups, PATTERN: list(spec.patterns), ANNOTATOR: spec.annotators}
     log_lik = {"counts": ((CHAIN, DRAW, GROUP), ll)}

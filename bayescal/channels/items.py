@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -326,7 +327,7 @@ def item_posteriors(
     )
 
 
-#: Largest (draws x cells x classes) block held at once by :func:`_cell_posteriors`.
+#: Largest (draws x cells x classes) block held at once by :func:`cell_posterior_blocks`.
 BLOCK_ELEMENTS = 2**22
 
 
@@ -354,42 +355,45 @@ def item_cells(
 
 def _cell_posteriors(states, cell_group, t, pi) -> np.ndarray:
     """Draw-averaged posterior of the class for each (group, pattern) cell, in blocks of draws."""
-    n_draws = t.shape[0]
-    total = np.zeros((states.shape[0], t.shape[2]))
-    for _, post in _posterior_blocks(states, cell_group, t, pi):
+    return cell_posterior_mean(
+        cell_posterior_blocks(states, cell_group, t, pi), t.shape[0], states.shape[0], t.shape[2]
+    )
+
+
+def cell_posterior_mean(
+    blocks: Iterable[tuple[slice, np.ndarray]], n_draws: int, n_cells: int, n_classes: int
+) -> np.ndarray:
+    """The mean over the ``n_draws`` draws of :func:`cell_posterior_blocks`, (cells, C)."""
+    total = np.zeros((n_cells, n_classes))
+    for _, post in blocks:
         total += post.sum(axis=0)
     return total / n_draws
 
 
-def cell_posterior_draws(
+def cell_posterior_blocks(
     states: np.ndarray, cell_group: np.ndarray, t: np.ndarray, pi: np.ndarray
-) -> np.ndarray:
-    """Per-draw posterior of the class of each (group, pattern) cell, shape (draws, cells, C).
+) -> Iterator[tuple[slice, np.ndarray]]:
+    """Per-draw posterior of the class of each (group, pattern) cell, one block of draws at a
+    time (the E-step): yields ``(draw slice, (draws in the block, cells, C))`` with at most
+    :data:`BLOCK_ELEMENTS` numbers per block.
 
     ``states`` (cells, K) answer states (C = missing), ``cell_group`` (cells,) group
     index, ``t`` (draws, K, C, C) confusions, ``pi`` (draws, groups, C) prevalences.
     """
-    out = np.empty((t.shape[0], states.shape[0], t.shape[2]))
-    for d, post in _posterior_blocks(states, cell_group, t, pi):
-        out[d] = post
-    return out
-
-
-def _posterior_blocks(states, cell_group, t, pi):
-    """Yield ``(draw slice, posterior (draws, cells, C))`` in blocks of draws (the E-step)."""
     n_draws, k, c, _ = t.shape
     n_cells = states.shape[0]
     step = max(1, BLOCK_ELEMENTS // max(1, n_cells * c))
-    log_t = np.log(np.clip(t, 1e-300, None))  # exact zeros become -690: never chosen
+    # log T_j[y, a] at [d, j, a, y], and a row of zeros at a = C (not answered, adds 0.0):
+    # one contiguous gather per annotator; exact zeros of T become -690, never chosen
+    log_answer = np.zeros((n_draws, k, c + 1, c))
+    log_answer[:, :, :c, :] = np.log(np.clip(t, 1e-300, None)).transpose(0, 1, 3, 2)
     log_pi = np.log(np.clip(pi, 1e-300, None))
+    answers = np.asarray(states, dtype=np.int64)
     for lo in range(0, n_draws, step):
         d = slice(lo, min(lo + step, n_draws))
-        logpost = log_pi[d][:, cell_group, :].copy()  # (D, cells, C)
+        logpost = log_pi[d][:, cell_group, :]  # (D, cells, C), a new array (fancy index)
         for j in range(k):
-            s_j = states[:, j].astype(np.int64)
-            seen = s_j < c
-            if seen.any():
-                logpost[:, seen, :] += np.moveaxis(log_t[d, j][:, :, s_j[seen]], 1, 2)
+            logpost += log_answer[d, j][:, answers[:, j], :]
         logpost -= logpost.max(axis=2, keepdims=True)
         post = np.exp(logpost)
         post /= post.sum(axis=2, keepdims=True)

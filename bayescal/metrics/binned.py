@@ -562,7 +562,9 @@ def _cell_targets(states, inv, w, cell_pattern, cell_class) -> np.ndarray:
         s = states[cell_pattern, j].astype(np.int64)
         ans = s < c
         wj = w[:, j, None] * ans
-        num += wj * inv[:, j, np.where(ans, s, 0), cell_class]
+        # inv[:, j, answer, class] as one take along the flattened (answer, class) axis
+        flat = np.where(ans, s, 0) * c + cell_class
+        num += wj * np.take(inv[:, j].reshape(s_draws, c * c), flat, axis=1)
         den += wj
     if (den <= 0).any():
         raise DataError(

@@ -407,6 +407,14 @@ def pair_deviance(
     return np.triu(2.0 * term.sum(axis=-1), 1)
 
 
+def _mask_form(mask: np.ndarray, form: np.ndarray) -> np.ndarray:
+    """``sum_{j, k} mask[m, j] form[y, j, k] mask[m, k]``, shape (m, C)."""
+    m, k = mask.shape
+    c = form.shape[0]
+    by_first = (mask @ form.transpose(1, 0, 2).reshape(k, c * k)).reshape(m, c, k)
+    return (by_first * mask[:, None, :]).sum(axis=2)
+
+
 def _discrepancy(rows: _Rows, params: _Params, fit_group: np.ndarray, n_groups: int, *, per_item):
     """The module's statistics of ``rows`` (ordinary items) at ``params``."""
     t = params.confusion
@@ -415,7 +423,9 @@ def _discrepancy(rows: _Rows, params: _Params, fit_group: np.ndarray, n_groups: 
     states = rows.states
     onehot = _one_hot(states, c)  # (m, K, C)
     mask = (states < c).astype(np.float64)
-    joint = np.einsum("mja,jya->my", onehot, np.log(t)) + np.log(rho)[rows.label]
+    m = states.shape[0]
+    flat = onehot.reshape(m, k * c)  # (m, K C): the einsums below as matrix products (BLAS)
+    joint = flat @ np.log(t).transpose(0, 2, 1).reshape(k * c, c) + np.log(rho)[rows.label]
     joint -= joint.max(axis=1, keepdims=True)
     r = np.exp(joint)
     r /= r.sum(axis=1, keepdims=True)
@@ -424,17 +434,21 @@ def _discrepancy(rows: _Rows, params: _Params, fit_group: np.ndarray, n_groups: 
     # The class means come from these answers (one M step with these responsibilities), not
     # from the channels: at a maximum-likelihood fit they coincide, and otherwise a mean that
     # misses would add its squared bias to the dispersion and pass for over-dispersion.
-    num = np.einsum("my,mja->jya", rows.weight[:, None] * r, onehot) + 1e-12
+    num = ((rows.weight[:, None] * r).T @ flat).reshape(c, k, c).transpose(1, 0, 2) + 1e-12
     tm = num / num.sum(axis=2, keepdims=True)
-    e = np.einsum("mj,jya->mya", mask, tm)  # expected counts given y
     var = mask @ (tm * (1 - tm)).sum(axis=2)  # (m, C)
-    s = ((counts[:, None, :] - e) ** 2).sum(axis=2)
+    # s = |v - E_y|^2 with E_y = sum_j mask_j tm[j, y] expanded, so no (m, C, C) array of
+    # expected counts is formed: |v|^2 - 2 v.E_y + |E_y|^2, the last a form in the mask
+    cross = (mask[:, :, None] * counts[:, None, :]).reshape(m, k * c) @ tm.transpose(
+        0, 2, 1
+    ).reshape(k * c, c)
+    s = (counts**2).sum(axis=1)[:, None] - 2.0 * cross + _mask_form(mask, _agreement(tm).sum(3))
     ok = n_ans >= 2
     pairs = np.maximum(n_ans * (n_ans - 1), 1.0)
     d = np.where(ok, 1.0 - (counts * (counts - 1)).sum(axis=1) / pairs, 0.0)
     # E[d | y]: 1 - the mean over ordered pairs j != k of P(both answer alike | y)
     agree = _agreement(t).sum(axis=3)  # (C, K, K)
-    same = np.einsum("mj,yjk,mk->my", mask, agree, mask) - mask @ np.einsum("yjj->jy", agree)
+    same = _mask_form(mask, agree) - mask @ np.einsum("yjj->jy", agree)
     d_expected = np.where(ok[:, None], 1.0 - same / pairs[:, None], 0.0)  # (m, C)
     with np.errstate(invalid="ignore", divide="ignore"):
         item = (r * s).sum(axis=1) / (r * var).sum(axis=1) if per_item else None

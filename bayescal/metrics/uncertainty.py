@@ -1143,24 +1143,6 @@ class MulticlassNCECEInterval:
         return {"top_label": self.top_label.to_dict(), "classwise": self.classwise.to_dict()}
 
 
-def _onehot(index, n_out) -> np.ndarray:
-    """The cells' one-hot matrix (cells x n_out) of output ``index[cell]``."""
-    onehot = np.zeros((np.size(index), n_out))
-    onehot[np.arange(np.size(index)), np.asarray(index, dtype=np.int64)] = 1.0
-    return onehot
-
-
-def _bin_sums(index, n_out, values, onehot=None):
-    """Sum ``values[..., cell]`` into ``n_out`` outputs by ``index[cell]``: (..., n_out).
-
-    One product with the cells' one-hot matrix (cells x n_out), so a chunk of replicates
-    is read once rather than once per output; ``onehot`` (:func:`_onehot`) is that
-    matrix built once by a caller that sums many chunks."""
-    if onehot is None:
-        onehot = _onehot(index, n_out)
-    return np.asarray(values, dtype=np.float64) @ onehot
-
-
 def _multiclass_replicates(
     index, n_out, count, zsum, targets, point, n_rep, rng, draws, rates=None
 ) -> dict[str, np.ndarray]:
@@ -1169,40 +1151,80 @@ def _multiclass_replicates(
     ``targets(d)`` gives corrected targets of the cells for channel draws ``d``;
     ``point`` those at the point channels (n_cells,). ``rates`` ``(rate, group)``, when
     given, are the joint route's draws of each group's rate, (R, G), and each cell's
-    group (:func:`posterior_group_rates`; gathered per chunk, so no (R, cells) array is
-    held): the ``posterior`` source is then
+    group (:func:`posterior_group_rates`): the ``posterior`` source is then
     ``sum_cells g (rate - zbar)`` with the same bootstrap weights ``g``. Returns dict of
     (R, n_out) and ``rate_<source>`` (R, n_out): weighted target (or rate) mean per
     output.
+
+    The sums run over contiguous segments of the cells sorted by (output, group):
+    ``sum g (U - zbar) = sum g U - sum g zbar``, the rate means share ``sum g U``, and a
+    group's rate is constant over its cells, so the posterior source is a sum over the
+    (output, group) segments of ``rate (sum_cells g)``, without a (replicates x cells)
+    array of rates. The
+    bootstrap weights are drawn in the cells' given order (the same random stream).
     """
     n = count.sum()
-    zbar = zsum / count
+    index = np.asarray(index, dtype=np.int64)
+    group = None if rates is None else np.asarray(rates[1], dtype=np.int64)
+    n_groups = 0 if rates is None else rates[0].shape[1]
+    sort_key = index if group is None else index * n_groups + group
+    order = np.argsort(sort_key, kind="stable")
+    cells = _Segments(index[order])
+    count_s, zsum_s, point_s = count[order], zsum[order], point[order]
+    zbar_s = zsum_s / count_s
     sources = ("full", "evaluation") + (() if rates is None else ("posterior",))
-    # built once for the point sum and all chunks (same operands as a per-call build)
-    onehot = _onehot(index, n_out)
-    out = {"point": _bin_sums(index, n_out, point * count - zsum, onehot) / n}
+    out = {"point": cells.sums(point_s * count_s - zsum_s) / n}
     for key in sources:
         out[key] = np.empty((n_rep, n_out))
         out[f"rate_{key}"] = np.empty((n_rep, n_out))
+    if group is not None:
+        pairs = _Segments(sort_key[order])  # (output, group) segments
+        pair_group = pairs.values % n_groups
+        pair_cells = _Segments(index[order][pairs.starts])  # the segments by output
     d_all = np.arange(n_rep) % draws
     chan = np.empty((n_rep, n_out))
-    point_dev = point - zbar
+    z_out = cells.sums(zsum_s)
     for rows in row_chunks(n_rep, count.size):
-        u = targets(d_all[rows])  # (r, cells)
-        chan[rows] = _bin_sums(index, n_out, u * count - zsum, onehot) / n
+        u = targets(d_all[rows])[:, order]  # (r, cells), sorted
+        chan[rows] = cells.into(cells.sums(u * count_s) - z_out, n_out) / n
         g = rng.standard_gamma(count, size=(u.shape[0], count.size))
         g /= g.sum(axis=1, keepdims=True)
-        weight = _bin_sums(index, n_out, g, onehot)
-        values = {"full": u, "evaluation": np.broadcast_to(point, u.shape)}
-        if rates is not None:
-            values["posterior"] = rates[0][rows][:, rates[1]]
+        g = g[:, order]
+        weight = cells.sums(g)
+        g_zbar = cells.sums(g * zbar_s)
+        g_point = cells.sums(g * point_s)
+        g_u = cells.sums(g * u)
+        moments = {"full": (g_u - g_zbar, g_u), "evaluation": (g_point - g_zbar, g_point)}
+        if group is not None:
+            g_rate = pair_cells.sums(rates[0][rows][:, pair_group] * pairs.sums(g))
+            moments["posterior"] = (g_rate - g_zbar, g_rate)
         for key in sources:
-            dev = g * point_dev if key == "evaluation" else g * (values[key] - zbar)
-            out[key][rows] = _bin_sums(index, n_out, dev, onehot)
+            dev, num = moments[key]
+            out[key][rows] = cells.into(dev, n_out)
             with np.errstate(invalid="ignore", divide="ignore"):
-                out[f"rate_{key}"][rows] = _bin_sums(index, n_out, g * values[key], onehot) / weight
+                out[f"rate_{key}"][rows] = cells.into(num / weight, n_out, np.nan)
+    out["point"] = cells.into(out["point"], n_out)
     out["channel"] = chan
     return out
+
+
+class _Segments:
+    """Runs of equal values in a sorted integer array: sums over each run."""
+
+    def __init__(self, sorted_values: np.ndarray):
+        starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+        self.starts = starts
+        self.values = sorted_values[starts]
+
+    def sums(self, x: np.ndarray) -> np.ndarray:
+        """Sums of ``x[..., cells]`` over each run: (..., runs)."""
+        return np.add.reduceat(x, self.starts, axis=-1)
+
+    def into(self, x: np.ndarray, n_out: int, fill: float = 0.0) -> np.ndarray:
+        """``x[..., runs]`` placed at its runs' values among ``n_out`` outputs."""
+        full = np.full((*x.shape[:-1], n_out), fill)
+        full[..., self.values] = x
+        return full
 
 
 def _pattern_class_loglik(states: np.ndarray, confusion: np.ndarray) -> np.ndarray:
@@ -1213,10 +1235,11 @@ def _pattern_class_loglik(states: np.ndarray, confusion: np.ndarray) -> np.ndarr
     """
     s, k, c, _ = confusion.shape
     out = np.zeros((s, states.shape[0], c))
+    # log of the (S, K, C, C) entries once, laid out [draw, annotator, answer, class]
+    log_answer = np.log(confusion).transpose(0, 1, 3, 2)
     for j in range(k):
         ans = states[:, j] < c
-        logt = np.log(confusion[:, j][:, :, states[ans, j]])  # (S, C, P_answered)
-        out[:, ans, :] += logt.transpose(0, 2, 1)
+        out[:, ans, :] += log_answer[:, j][:, states[ans, j], :]  # (S, P_answered, C)
     return out
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from bayescal.channels.acquisition import AnnotationTargets, rank_annotation_targets
+from bayescal.channels.acquisition import AnnotationTargets, rank_annotation_requests
 from bayescal.data.container import Annotations
 from bayescal.errors import DataError
 from bayescal.report.core import Section, Table
@@ -40,11 +40,14 @@ def next_section(ctx: Context) -> Section:
         return refused
     data, fit, summary = cast(Annotations, ctx.data), ctx.channels, ctx.summary
     try:
-        gold = rank_annotation_targets(
-            data, fit, summary, action="gold", prob=ctx.prob, gold_in_ece=ctx.gold_in_ece
-        )
-        reread = rank_annotation_targets(
-            data, fit, summary, action="reread", prob=ctx.prob, gold_in_ece=ctx.gold_in_ece
+        # one pass over the channel draws for both rankings (the same cell posteriors)
+        gold, reread = rank_annotation_requests(
+            data,
+            fit,
+            summary,
+            [("gold", None), ("reread", None)],
+            prob=ctx.prob,
+            gold_in_ece=ctx.gold_in_ece,
         )
     except DataError as err:  # every item gold or unanswered: nothing to rank
         return Section(KEY, TITLE, status="skipped", reason=str(err))

@@ -15,7 +15,12 @@ import numpy as np
 import pytest
 
 import bayescal as bc
-from bayescal.channels.acquisition import expected_reductions, rank_annotation_targets
+from bayescal.channels import items as items_module
+from bayescal.channels.acquisition import (
+    expected_reductions,
+    rank_annotation_requests,
+    rank_annotation_targets,
+)
 from bayescal.channels.items import item_posteriors
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError
@@ -143,6 +148,39 @@ def test_public_function_equals_revealing_each_outcome(c, action):
     # candidates: not gold, answered, and (reread by a chosen annotator) not yet answered by him
     expected = ece & (np.isnan(data.labels[:, j]) if action == "reread" else True)
     assert set(r.index.tolist()) == set(np.flatnonzero(expected).tolist())
+
+
+def test_requests_share_blocks_and_match_single_rankings(monkeypatch):
+    """Several requests in one pass over blocks of one draw each give every single
+    request's ranking (the sums over draws are only regrouped: rounding apart)."""
+    c = 3
+    t = _confusions(3, c, np.array([0.85, 0.7, 0.6]))
+    data, _ = _simulate(60, c, t, missing=0.3, gold_share=0.1, seed=5)
+    s = bc.summarize(data, bins=4)
+    rng = np.random.default_rng(8)
+    n_draws = 7
+    tt = t[None] * rng.uniform(0.7, 1.3, size=(n_draws, *t.shape))
+    tt /= tt.sum(axis=-1, keepdims=True)
+    fit = ChannelFit.from_confusion(
+        tt,
+        rng.dirichlet(np.ones(c) * 5, size=(n_draws, s.n_groups)),
+        annotators=data.annotators,
+        classes=data.classes,
+        groups=[str(g) for g in s.groups],
+        group_counts=np.ones(s.n_groups),
+        method="test",
+    )
+    requests = [("gold", None), ("reread", None), ("reread", data.annotators[2])]
+    single = [rank_annotation_targets(data, fit, s, action=a, annotator=j) for a, j in requests]
+    monkeypatch.setattr(items_module, "BLOCK_ELEMENTS", 1)  # one draw per block
+    shared = rank_annotation_requests(data, fit, s, requests)
+    for one, both in zip(single, shared):
+        assert (both.action, both.annotator) == (one.action, one.annotator)
+        np.testing.assert_array_equal(both.index, one.index)
+        np.testing.assert_allclose(both.reduction, one.reduction, rtol=1e-10, atol=1e-18)
+        assert both.variance == pytest.approx(one.variance, rel=1e-12)
+    with pytest.raises(ConfigError, match="at least one"):
+        rank_annotation_requests(data, fit, s, [])
 
 
 def test_point_fit_binary_is_uncertainty_ranking():

@@ -81,7 +81,7 @@ def test_arguments_are_checked():
 
 
 def test_replicates_equal_a_per_replicate_reference(monkeypatch):
-    """The chunked one-hot route of the bootstrap moments (one-hot built once per part) gives
+    """The chunked segment sums of the bootstrap moments (cells sorted by output and group) give
     the per-replicate formula ``sum_cells g (U - zbar)`` (SPEC §4) with the same Gamma stream,
     over several chunks. Tolerance: the two routes sum at most 60 terms of size <= 1 in
     different orders, so they differ by at most 60 float64 epsilons (1.3e-14)."""
