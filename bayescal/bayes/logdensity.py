@@ -334,6 +334,7 @@ def _dirichlet_logp_grad(
     log_t = np.zeros((k, c + 1, c))  # [j, answer, y]; answer c = missing: log 1 = 0
     t = np.ones((k, c + 1, c))  # exp(log_t)
     p_t = np.empty((k, c, c))
+    off_mass = np.ones((k, c))  # 1 - T[y, y] of the nested rows (kappa != 0)
     row_log = np.empty(c)
     row_p = np.empty(c)
     lp = const
@@ -346,7 +347,8 @@ def _dirichlet_logp_grad(
                 p_t[j, y, a] = row_p[a]
                 lp += alpha[j, y, a] * row_log[a]
             if kappa[j, y] != 0.0:  # the wrong answers' total, not 1 - T[y, y] (cancellation)
-                lp += kappa[j, y] * math.log(_off_mass(row_p, y, c))
+                off_mass[j, y] = _off_mass(row_p, y, c)
+                lp += kappa[j, y] * math.log(off_mass[j, y])
     off_prev = k * c * (c - 1)
     log_r = np.empty((n_prev, c))
     p_r = np.empty((n_prev, c))
@@ -360,7 +362,7 @@ def _dirichlet_logp_grad(
     for j in range(k):
         for y in range(c):
             if kappa[j, y] != 0.0:  # d / d log T[y, a] of kappa log(sum of wrong answers)
-                w = kappa[j, y] / _off_mass(p_t[j, y], y, c)
+                w = kappa[j, y] / off_mass[j, y]
                 for a in range(c):
                     if a != y:
                         g_t[j, y, a] += w * p_t[j, y, a]

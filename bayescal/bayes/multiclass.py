@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayescal.bayes.models import pytensor_pattern_loglik
-from bayescal.bayes.priors import ChannelPriors, ConfusionKernel
+from bayescal.bayes.priors import ChannelPriors, ConfusionKernel, dirichlet_log_norm
 from bayescal.channels.orientation import (
     dominant_diagonal_permutation,
     orient_index,
@@ -111,14 +111,7 @@ class MulticlassModelSpec:
         if self.gold is None:
             self.gold = np.zeros((len(self.classes), self.states.shape[0]), dtype=np.int64)
         if self.confusion_kernel is None:
-            from scipy.special import gammaln
-
-            alpha = np.asarray(self.confusion_alpha, dtype=np.float64)
-            self.confusion_kernel = ConfusionKernel(
-                alpha=alpha,
-                kappa=np.zeros(alpha.shape[:-1]),
-                log_norm=gammaln(alpha.sum(-1)) - gammaln(alpha).sum(-1),
-            )
+            self.confusion_kernel = ConfusionKernel.dirichlet(self.confusion_alpha)
 
     @property
     def kernel(self) -> ConfusionKernel:
@@ -447,16 +440,12 @@ def build_multiclass_pymc_model(spec: MulticlassModelSpec) -> BuiltMulticlassMod
         pm.Potential("pattern_loglik", (counts * lp).sum())
         kernel = spec.kernel
         if np.any(kernel.kappa != 0):  # nested rows: (1 - T[y, y])^kappa and their normaliser
-            from scipy.special import gammaln
-
             # the wrong answers' total, not 1 - T[y, y] (no cancellation near T[y, y] = 1)
             off = (confusion * (1.0 - np.eye(c))).sum(axis=-1)
-            a = kernel.alpha
-            dirichlet_norm = gammaln(a.sum(-1)) - gammaln(a).sum(-1)
-            pm.Potential(
+            pm.Potential(  # pm.Dirichlet holds the Dirichlet normaliser of the exponents
                 "confusion_split_prior",
                 (kernel.kappa * pt.log(off)).sum()
-                + float((kernel.log_norm - dirichlet_norm).sum()),
+                + float((kernel.log_norm - dirichlet_log_norm(kernel.alpha)).sum()),
             )
         joint = spec.priors.joint
         if joint is not None:

@@ -602,6 +602,22 @@ class ConfusionKernel:
     #: (K, C) log normalising constant of each row
     log_norm: np.ndarray
 
+    @classmethod
+    def dirichlet(cls, alpha: np.ndarray) -> ConfusionKernel:
+        """Dirichlet rows ``alpha`` (K, C, C): ``kappa = 0`` and the Dirichlet normaliser."""
+        alpha = np.asarray(alpha, dtype=np.float64)
+        return cls(
+            alpha=alpha, kappa=np.zeros(alpha.shape[:-1]), log_norm=dirichlet_log_norm(alpha)
+        )
+
+
+def dirichlet_log_norm(alpha: np.ndarray) -> np.ndarray:
+    """``log Gamma(sum alpha) - sum log Gamma(alpha)`` over the last axis."""
+    from scipy.special import gammaln
+
+    alpha = np.asarray(alpha, dtype=np.float64)
+    return gammaln(alpha.sum(-1)) - gammaln(alpha).sum(-1)
+
 
 class ChannelPriors:
     """Priors of the channel model in one family, validated at construction (module docstring).
@@ -821,7 +837,7 @@ class ChannelPriors:
         >>> kernel.alpha[0, 0].tolist(), kernel.kappa[0].tolist()
         ([2.0, 0.5, 0.5, 0.5], [-0.5, -0.5, -0.5, -0.5])
         """
-        from scipy.special import betaln, gammaln
+        from scipy.special import betaln
 
         alpha = self.confusion_alpha(n_annotators, n_classes)
         kappa = np.zeros((n_annotators, n_classes))
@@ -841,8 +857,7 @@ class ChannelPriors:
         off = alpha.sum(-1) - diag  # the wrong answers' total in the exponents
         # Dirichlet(alpha) normaliser, then the nested one where kappa != 0:
         # -log B(d, M) + log Gamma(sum split) - sum log Gamma(split) (module docstring)
-        log_norm = gammaln(alpha.sum(-1)) - gammaln(alpha).sum(-1)
-        log_norm = log_norm + betaln(diag, off) - betaln(diag, off + kappa)
+        log_norm = dirichlet_log_norm(alpha) + betaln(diag, off) - betaln(diag, off + kappa)
         return ConfusionKernel(alpha=alpha, kappa=kappa, log_norm=log_norm)
 
     def sample_confusion(
