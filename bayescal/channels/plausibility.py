@@ -47,7 +47,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -142,32 +142,43 @@ def reference_name_flags(annotators: Sequence[str]) -> list[Flag]:
     return out
 
 
-def _pair_tables(summary) -> list[tuple[int, int, np.ndarray]]:
-    """Per annotator pair (j, k): the 2 x 2 table of answers on items both answered."""
+#: Rows of the pairwise tables computed at once: a block holds 4 x rows x K numbers, so
+#: memory stays near 32 MB for any number of annotators K.
+_PAIR_BLOCK_CELLS = 1 << 20
+
+
+def _pair_statistics(
+    summary,
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Every annotator pair ``j < k`` once, in row-major order, in blocks of rows:
+    ``(j, k, n, z, identical)`` arrays over the block's pairs.
+
+    ``n`` is the number of items both answered, ``z = phi sqrt(n)`` the agreement
+    statistic of their 2 x 2 table (``phi`` 0 when an annotator is constant on it) and
+    ``identical`` whether they never disagree. The tables are matrix products of the
+    answer indicators weighted by the pattern counts: O(P K^2) arithmetic, no loop over
+    pairs (K = 1,000 annotators took 23 s with one table per pair).
+    """
     view = summary.binary
     counts = view.pattern_counts.sum(axis=0).astype(np.float64)
     states = view.states
-    out = []
     k_total = summary.n_annotators
-    for j in range(k_total):
-        for k in range(j + 1, k_total):
-            table = np.array(
-                [
-                    [counts[(states[:, j] == x) & (states[:, k] == y)].sum() for y in (0, 1)]
-                    for x in (0, 1)
-                ]
-            )
-            out.append((j, k, table))
-    return out
-
-
-def _phi(table: np.ndarray) -> float:
-    """Phi coefficient of a 2 x 2 table; 0 when an annotator is constant on it."""
-    rows, cols = table.sum(axis=1), table.sum(axis=0)
-    denom = np.sqrt(rows.prod() * cols.prod())
-    if denom == 0:
-        return 0.0
-    return float((table[0, 0] * table[1, 1] - table[0, 1] * table[1, 0]) / denom)
+    ones = (states == 1).astype(np.float64)
+    zeros = (states == 0).astype(np.float64)
+    rows = max(1, _PAIR_BLOCK_CELLS // max(k_total, 1))
+    for start in range(0, k_total, rows):
+        block = np.arange(start, min(start + rows, k_total))
+        w0 = zeros[:, block] * counts[:, None]  # (P, B)
+        w1 = ones[:, block] * counts[:, None]
+        t00, t01 = w0.T @ zeros, w0.T @ ones  # (B, K): [j's answer][k's answer]
+        t10, t11 = w1.T @ zeros, w1.T @ ones
+        jj, kk = np.nonzero(np.arange(k_total)[None, :] > block[:, None])
+        t00, t01, t10, t11 = (t[jj, kk] for t in (t00, t01, t10, t11))
+        n = t00 + t01 + t10 + t11
+        denom = np.sqrt((t00 + t01) * (t10 + t11) * (t00 + t10) * (t01 + t11))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            phi = np.where(denom > 0, (t00 * t11 - t01 * t10) / denom, 0.0)
+        yield block[jj], kk, n, phi * np.sqrt(n), (t01 + t10) == 0
 
 
 def agreement_flags(summary) -> list[Flag]:
@@ -202,29 +213,33 @@ def agreement_flags(summary) -> list[Flag]:
     """
     out = []
     names = summary.annotators
-    z_scores = []
-    for j, k, table in _pair_tables(summary):
-        n = table.sum()
-        if n == 0:
-            continue
-        z_scores.append(_phi(table) * np.sqrt(n))
-        if n >= MIN_SHARED_ITEMS and table[0, 1] + table[1, 0] == 0:
+    z_max = -np.inf  # over the pairs that share an item
+    for js, ks, n, z, identical in _pair_statistics(summary):
+        shared = n > 0
+        if shared.any():
+            z_max = max(z_max, float(z[shared].max()))
+        for j, k, n_jk in zip(
+            js[identical & (n >= MIN_SHARED_ITEMS)],
+            ks[identical & (n >= MIN_SHARED_ITEMS)],
+            n[identical & (n >= MIN_SHARED_ITEMS)],
+            strict=True,
+        ):
             out.append(
                 Flag(
                     "plausibility.identical-annotators",
-                    f"annotators {names[j]!r} and {names[k]!r} agree on all {int(n)} items both "
-                    "answered: the correction assumes independent judgements given the class; a "
-                    "duplicated column counts one judgement twice. Drop the copy, or check how "
-                    "the columns were made.",
+                    f"annotators {names[j]!r} and {names[k]!r} agree on all {int(n_jk)} items "
+                    "both answered: the correction assumes independent judgements given the "
+                    "class; a duplicated column counts one judgement twice. Drop the copy, or "
+                    "check how the columns were made.",
                     "data",
                 )
             )
-    if z_scores and max(z_scores) < AGREEMENT_Z:
+    if np.isfinite(z_max) and z_max < AGREEMENT_Z:
         out.append(
             Flag(
                 "plausibility.near-chance",
                 "no two annotators agree more than chance would (largest agreement "
-                f"{max(z_scores):.1f} standard errors above independence; {AGREEMENT_Z:g} "
+                f"{z_max:.1f} standard errors above independence; {AGREEMENT_Z:g} "
                 "needed): the answers carry no detectable information about the class, so "
                 "NC-ECE and corrected recalibration are not identified here. The number shown "
                 "is not a measurement of calibration.",
