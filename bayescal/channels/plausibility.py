@@ -81,7 +81,11 @@ NEAR_CHANCE_GAP = 0.05
 #: least this many standard errors (1 / sqrt(n)) above 0. Three pairs of independent
 #: random annotators all stay below 3 with probability 0.996, so they are flagged; two
 #: toy annotators (gaps 0.76, prevalence spread over the scores) reach it from about
-#: 30 shared items.
+#: 30 shared items. With M > 3 pairs the largest of M null z's grows like sqrt(2 log M)
+#: (about 5.3 at K = 3,000 annotators), so the threshold for the largest is raised to
+#: keep the same 0.996 (Sidak: ``agreement_threshold``), and the pairs' mean agreement
+#: ``sum(z) / sqrt(M)`` (N(0, 1) for independent annotators: the z's are uncorrelated)
+#: is tested at AGREEMENT_Z too, so that many weakly agreeing pairs still count.
 AGREEMENT_Z = 3.0
 
 #: Fewest shared items on which perfect agreement is read as duplicated columns: two
@@ -181,6 +185,22 @@ def _pair_statistics(
         yield block[jj], kk, n, phi * np.sqrt(n), (t01 + t10) == 0
 
 
+def agreement_threshold(n_pairs: int) -> float:
+    """Threshold for the largest of ``n_pairs`` pairwise agreement z's: AGREEMENT_Z, raised
+    for more than three pairs so that independent random annotators stay below it with the
+    probability three pairs have at AGREEMENT_Z (Sidak, ``Phi(3)**3 = 0.996``).
+
+    Examples
+    --------
+    >>> round(agreement_threshold(3), 3), round(agreement_threshold(4_498_500), 2)
+    (3.0, 6.01)
+    """
+    from scipy.special import log_ndtr, ndtri_exp
+
+    log_keep = 3.0 * float(log_ndtr(AGREEMENT_Z))  # log P(all three below): log 0.996
+    return max(AGREEMENT_Z, float(ndtri_exp(log_keep / max(n_pairs, 1))))
+
+
 def agreement_flags(summary) -> list[Flag]:
     """Identical annotators, and annotators that agree no more than chance.
 
@@ -213,11 +233,13 @@ def agreement_flags(summary) -> list[Flag]:
     """
     out = []
     names = summary.annotators
-    z_max = -np.inf  # over the pairs that share an item
+    z_max, z_sum, n_pairs = -np.inf, 0.0, 0  # over the pairs that share an item
     for js, ks, n, z, identical in _pair_statistics(summary):
         shared = n > 0
         if shared.any():
             z_max = max(z_max, float(z[shared].max()))
+            z_sum += float(z[shared].sum())
+            n_pairs += int(shared.sum())
         for j, k, n_jk in zip(
             js[identical & (n >= MIN_SHARED_ITEMS)],
             ks[identical & (n >= MIN_SHARED_ITEMS)],
@@ -234,13 +256,23 @@ def agreement_flags(summary) -> list[Flag]:
                     "data",
                 )
             )
-    if np.isfinite(z_max) and z_max < AGREEMENT_Z:
+    if n_pairs == 0:
+        return out
+    threshold = agreement_threshold(n_pairs)
+    z_mean = z_sum / np.sqrt(n_pairs)
+    if z_max < threshold and z_mean < AGREEMENT_Z:
+        over = (
+            ""
+            if n_pairs <= 3
+            else f" over {n_pairs:,} pairs; their mean agreement is {z_mean:.1f} standard "
+            f"errors (sum / sqrt(pairs)), {AGREEMENT_Z:g} needed"
+        )
         out.append(
             Flag(
                 "plausibility.near-chance",
                 "no two annotators agree more than chance would (largest agreement "
-                f"{z_max:.1f} standard errors above independence; {AGREEMENT_Z:g} "
-                "needed): the answers carry no detectable information about the class, so "
+                f"{z_max:.1f} standard errors above independence; {threshold:.3g} "
+                f"needed{over}): the answers carry no detectable information about the class, so "
                 "NC-ECE and corrected recalibration are not identified here. The number shown "
                 "is not a measurement of calibration.",
                 "data",

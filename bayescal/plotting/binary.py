@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "noise_corrected_reliability",
     "channel_forest",
+    "shown_annotators",
     "pattern_predictive_check",
     "channel_trace",
     "recalibration_curves",
@@ -161,12 +162,33 @@ def noise_corrected_reliability(
     return axes
 
 
+def shown_annotators(quality: np.ndarray, limit: int | None) -> np.ndarray:
+    """Indices of the annotators a per-annotator figure draws: all of them, or the
+    ``limit`` with the lowest ``quality`` (the ones an audit looks at first), in their
+    original order.
+
+    Examples
+    --------
+    >>> shown_annotators(np.array([0.9, 0.2, 0.5, 0.1]), 2).tolist()
+    [1, 3]
+    >>> shown_annotators(np.array([0.9, 0.2]), None).tolist()
+    [0, 1]
+    """
+    quality = np.asarray(quality, dtype=np.float64)
+    if limit is None or quality.size <= limit:
+        return np.arange(quality.size)
+    if limit < 1:
+        raise ValueError(f"limit must be a positive number of annotators; got {limit}.")
+    return np.sort(np.argsort(quality, kind="stable")[:limit])
+
+
 def channel_forest(
     channels: ChannelFit,
     *,
     point: ChannelFit | None = None,
     prob: float = 0.9,
     axes: Sequence[Axes] | np.ndarray | None = None,
+    max_annotators: int | None = None,
 ) -> np.ndarray:
     """Each annotator's channel ``a = P(1 | Y=0)``, ``b = P(1 | Y=1)``: estimates and intervals.
 
@@ -183,6 +205,9 @@ def channel_forest(
     prob : float, default 0.9
     axes : sequence of two Axes, optional
         Side by side (sharing the y axis) or stacked.
+    max_annotators : int, optional
+        Draw at most this many annotators: those with the smallest mean gap ``b - a``
+        (the title says how many of how many). Default: all.
 
     Returns
     -------
@@ -197,7 +222,9 @@ def channel_forest(
     >>> [t.get_text() for t in axes[0].get_yticklabels()]
     ['$x$', 'b']
     """
-    names = [display_name(n) for n in channels.annotators]
+    gap = (channels.b.values - channels.a.values).mean(axis=0)
+    shown = shown_annotators(gap, max_annotators)
+    names = [display_name(channels.annotators[j]) for j in shown]
     k = len(names)
     with literal_text():
         if axes is None:
@@ -210,8 +237,8 @@ def channel_forest(
             (axes[1], "b", "b = P(answer 1 | Y = 1)"),
         ):
             draws = getattr(channels, key).values
-            for j, yj in enumerate(y):
-                first = j == 0
+            for i, (j, yj) in enumerate(zip(shown, y, strict=True)):
+                first = i == 0
                 if channels.n_draws > 1:
                     lo, hi = _interval(draws[:, j], prob)
                     ax.plot([lo, hi], [yj, yj], color="C0", lw=2.5)
@@ -246,8 +273,11 @@ def channel_forest(
             ncol=2,
             frameon=False,
         )
+        subset = f"; the {k} of {gap.size} with the smallest gap b - a" if k < gap.size else ""
         axes[0].figure.suptitle(
-            f"Annotator channels ({int(round(prob * 100))}% intervals)", fontsize=11, y=1.03
+            f"Annotator channels ({int(round(prob * 100))}% intervals{subset})",
+            fontsize=11,
+            y=1.03,
         )
     return axes
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayescal.display import display_name
-from bayescal.plotting.binary import noise_corrected_reliability
+from bayescal.plotting.binary import noise_corrected_reliability, shown_annotators
 from bayescal.plotting.text import literal_text, pyplot
 
 if TYPE_CHECKING:
@@ -98,6 +98,7 @@ def confusion_heatmaps(
     *,
     prob: float = 0.9,
     axes: Sequence[Axes] | np.ndarray | None = None,
+    max_annotators: int | None = None,
 ) -> np.ndarray:
     """One heatmap per annotator: ``T_j[y, a] = P(answer a | true class y)`` (SPEC §3).
 
@@ -110,10 +111,15 @@ def confusion_heatmaps(
     channels : ChannelFit
     prob : float, default 0.9
     axes : sequence of K Axes, optional
+        (of ``max_annotators`` Axes when fewer annotators are drawn)
+    max_annotators : int, optional
+        Draw at most this many annotators: those with the lowest mean accuracy
+        (mean of the diagonal; the figure's title says how many of how many).
+        Default: all.
 
     Returns
     -------
-    ndarray of K Axes
+    ndarray of K Axes (or of the drawn annotators' Axes)
 
     Examples
     --------
@@ -125,7 +131,12 @@ def confusion_heatmaps(
     3
     """
     t = channels.confusion.values
-    k, c = t.shape[1], t.shape[2]
+    k_all, c = t.shape[1], t.shape[2]
+    shown = shown_annotators(
+        np.diagonal(t.mean(axis=0), axis1=1, axis2=2).mean(axis=1), max_annotators
+    )
+    t = t[:, shown]
+    k = shown.size
     mean = t.mean(axis=0)
     many = t.shape[0] > 1
     if many:
@@ -137,7 +148,7 @@ def confusion_heatmaps(
         axes = np.asarray(axes).ravel()
         for j, ax in enumerate(axes[:k]):
             ax.imshow(mean[j], vmin=0, vmax=1, cmap="Blues")
-            ax.set_title(display_name(channels.annotators[j]), fontsize=10)
+            ax.set_title(display_name(channels.annotators[shown[j]]), fontsize=10)
             ax.set_xticks(range(c), classes, rotation=90 if c > 4 else 0, fontsize=7)
             ax.set_yticks(range(c), classes, fontsize=7)
             ax.set_xlabel("answered class", fontsize=8)
@@ -158,6 +169,10 @@ def confusion_heatmaps(
                             fontsize=6 if many else 7,
                             color="white" if mean[j, y, a] > 0.6 else "black",
                         )
+        if k < k_all:
+            axes[0].figure.suptitle(
+                f"The {k} of {k_all} annotators with the lowest mean accuracy", fontsize=10
+            )
     return axes
 
 

@@ -72,6 +72,11 @@ _log = logging.getLogger(__name__)
 
 #: The EM's default iteration limit (``channels.em``), the progress line's denominator.
 EM_MAX_ITER = 1000
+#: Per-annotator figures draw at most this many annotators (the weakest: smallest gap
+#: b - a, lowest mean accuracy); the tables list every annotator. A figure row per
+#: annotator at K = 1,000 was a 450-inch image that took 57 s to draw.
+FOREST_MAX_ANNOTATORS = 40
+HEATMAP_MAX_ANNOTATORS = 10
 
 __all__ = [
     "ASSUMPTIONS",
@@ -568,7 +573,8 @@ def _ab_section(ctx: Context, note: str) -> Section:
         if draws
         else ("annotator", "a estimate", "b estimate", "gap b - a")
     )
-    height = 0.45 * len(entries) + 1.4
+    shown = min(len(entries), FOREST_MAX_ANNOTATORS)
+    height = 0.45 * shown + 1.4
     point, prob = ctx.point, ctx.prob  # bound now: figures are drawn when first shown
     forest = responsive_figure(
         "Channels per annotator",
@@ -577,10 +583,17 @@ def _ab_section(ctx: Context, note: str) -> Section:
             point=point,
             prob=prob,
             axes=fig.subplots(2, 1) if narrow else fig.subplots(1, 2, sharey=True),
+            max_annotators=FOREST_MAX_ANNOTATORS,
         ),
         size=(8, height),
         narrow_height=2 * height,
     )
+    notes = [note]
+    if shown < len(entries):
+        notes.append(
+            f"The figure draws the {shown} of {len(entries)} annotators with the smallest "
+            "gap b - a; the table lists all of them."
+        )
     return Section(
         key="channels",
         title="Annotator channels",
@@ -593,7 +606,7 @@ def _ab_section(ctx: Context, note: str) -> Section:
             ),
         ],
         figures=[forest],
-        notes=[note],
+        notes=notes,
     )
 
 
@@ -618,7 +631,8 @@ def _confusion_section(ctx: Context, note: str) -> Section:
     for g, label in enumerate(post.class_prevalence["group"].values):
         n_g = int(post.group_counts.values[g])
         prev_rows.append((str(label), n_g, " / ".join(f"{v:.2f}" for v in rho[:, g].mean(axis=0))))
-    k = post.confusion.sizes["annotator"]
+    k_all = post.confusion.sizes["annotator"]
+    k = min(k_all, HEATMAP_MAX_ANNOTATORS)
     prob = ctx.prob  # bound now: figures are drawn when first shown
     heatmaps = responsive_figure(
         "Confusion matrices (rows: true class; columns: answer)",
@@ -628,10 +642,17 @@ def _confusion_section(ctx: Context, note: str) -> Section:
             axes=fig.subplots(k, 1, squeeze=False)[:, 0]
             if narrow
             else fig.subplots(1, k, squeeze=False)[0],
+            max_annotators=HEATMAP_MAX_ANNOTATORS,
         ),
         size=(3.2 * k, 3.4),
         narrow_height=3.6 * k,
     )
+    notes = [note]
+    if k < k_all:
+        notes.append(
+            f"The figure draws the {k} of {k_all} annotators with the lowest mean accuracy; "
+            "the table lists all of them."
+        )
     return Section(
         key="channels",
         title="Annotator confusion matrices",
@@ -653,7 +674,7 @@ def _confusion_section(ctx: Context, note: str) -> Section:
             ),
         ],
         figures=[heatmaps],
-        notes=[note],
+        notes=notes,
     )
 
 

@@ -233,3 +233,27 @@ def test_agreement_flags_on_a_thousand_annotators_name_the_copies():
     # 4e-7 per pair, 0.2 expected over the 499,500 pairs; seed 5 has none
     assert _codes(flags) == ["plausibility.identical-annotators"]
     assert "'a11' and 'a1000' agree on all 50 items" in flags[0].message
+
+
+def test_many_random_annotators_are_near_chance_though_some_pair_agrees_by_chance():
+    """3,000 random annotators on 50 items: 4.5 million pairs, the largest agreement about
+    5.3 standard errors by chance alone (above the single-pair 3). Before the threshold
+    grew with the number of pairs this audited as 'miscalibrated, NC-ECE 0.48'."""
+    rng = np.random.default_rng(6)
+    n, k = 50, 3000
+    d = Annotations.from_arrays(rng.random(n), (rng.random((n, k)) < 0.5).astype(float))
+    flags = agreement_flags(summarize(d))
+    assert _codes(flags) == ["plausibility.near-chance"]
+    assert "over 4,498,500 pairs" in flags[0].message
+
+
+@pytest.mark.parametrize("k", [30, 200])
+def test_many_weak_annotators_agree_beyond_chance_together(k):
+    """Gaps of 0.3 on 40 items: one pair's phi is about 0.3**2 = 0.09, its z about
+    0.09 sqrt(40) = 0.57 (no pair need pass the threshold), but the pairs' mean agreement
+    sum(z) / sqrt(M) is about 0.57 sqrt(M): 12 at K = 30 (M = 435), far above 3."""
+    rng = np.random.default_rng(7)
+    n = 40
+    y = rng.random(n) < 0.5
+    answers = np.where(rng.random((n, k)) < 0.65, y[:, None], ~y[:, None]).astype(float)
+    assert agreement_flags(summarize(Annotations.from_arrays(rng.random(n), answers))) == []

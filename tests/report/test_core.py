@@ -257,6 +257,43 @@ def test_figures_draw_names_literally():
     assert ax.get_title().startswith("$\\frac{$")
 
 
+def test_per_annotator_figures_draw_the_weakest_when_capped():
+    """Many annotators: the forest and the heatmaps draw the ``max_annotators`` weakest
+    (smallest gap, lowest mean accuracy) in their order and say how many of how many; the
+    audit caps them so the figure does not grow with K (K = 1,000 drew a 450-inch image)."""
+    from bayescal import ChannelFit
+    from bayescal.plotting.multiclass import confusion_heatmaps
+    from bayescal.report.sections import FOREST_MAX_ANNOTATORS
+
+    b = np.array([0.9, 0.6, 0.95, 0.55, 0.8])
+    ch = ChannelFit.known([0.1] * 5, b, annotators=list("vwxyz"))
+    axes = channel_forest(ch, max_annotators=2)
+    assert [t.get_text() for t in axes[0].get_yticklabels()] == ["w", "y"]
+    assert "the 2 of 5 with the smallest gap" in axes[0].figure._suptitle.get_text()
+    assert len(channel_forest(ch, max_annotators=5)[0].get_yticklabels()) == 5
+    diag = [0.9, 0.5, 0.7]
+    rows = [[[d, 1 - d], [1 - d, d]] for d in diag]
+    heat = confusion_heatmaps(
+        ChannelFit.known_confusion(rows, annotators=["p", "q", "r"]), max_annotators=2
+    )
+    assert [ax.get_title() for ax in heat] == ["q", "r"]
+    assert "The 2 of 3 annotators" in heat[0].figure._suptitle.get_text()
+
+    rng = np.random.default_rng(0)
+    k = FOREST_MAX_ANNOTATORS + 5
+    score = rng.random(120)
+    y = rng.random(120) < score
+    answers = np.where(rng.random((120, k)) < 0.85, y[:, None], ~y[:, None]).astype(float)
+    report = audit(
+        Annotations.from_arrays(score, answers), channels="dawid-skene-em", skip=("crowdkit",)
+    )
+    (section,) = [sec for sec in report.sections if sec.key == "channels"]
+    assert f"The figure draws the {FOREST_MAX_ANNOTATORS} of {k} annotators" in " ".join(
+        section.notes
+    )
+    assert len(section.tables[0].rows) == k
+
+
 def test_mathtext_would_have_failed_without_literal_text():
     # The hostile name is really hostile: matplotlib's default parsing rejects it.
     import io
