@@ -99,8 +99,6 @@ GROUPINGS = ("score", "confidence", "predicted", "all", "data")
 TOP_CELL = "top_cell"
 CLASSWISE_CELL = "classwise_cell"
 GOLD_CLASS = "gold_class"
-GOLD_TOP_CELL = "gold_top_cell"
-GOLD_CLASSWISE_CELL = "gold_classwise_cell"
 
 _TOP = ("bin", "class", "pattern")
 _CW = ("class", "bin", "pattern")
