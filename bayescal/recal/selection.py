@@ -345,12 +345,6 @@ def _select(candidates, table, means) -> tuple[str, dict]:
     return candidates[best], margin
 
 
-def _band_holds_identity(family, data, posterior, histogram, prob) -> bool:
-    """Whether the identity map lies inside the posterior band of corrected ``family``
-    maps (one per draw, fitted on ``data``) at every item (and class, for C > 2)."""
-    return _band(family, data, posterior, histogram, prob).holds_identity(data)
-
-
 def _band(family, data, posterior, histogram, prob) -> MapBand:
     """:func:`~bayescal.recal.ensemble.fit_map_band` without its per-draw fit warnings."""
     with _warnings.catch_warnings():
