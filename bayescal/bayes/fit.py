@@ -31,10 +31,9 @@ from bayescal.bayes.dependence import (
     check_identified,
     check_multiclass_identified,
     group_loglik_dependent,
+    implied_correlation,
     make_dependence_spec,
-    make_multiclass_dependence_spec,
     multiclass_class_pattern_logp,
-    multiclass_implied_correlation,
     multiclass_pattern_logp_dependent,
     pair_labels,
     sample_counts_dependent,
@@ -1025,7 +1024,7 @@ def _add_dependence(idata, dspec, loading, rng) -> None:
     post = idata.posterior
     conf = post["confusion"].values
     prev = post["prevalence"].values
-    rho = multiclass_implied_correlation(dspec, loading)[0]
+    rho = implied_correlation(dspec, loading)[0]
     idata.posterior = post.assign(
         loading=((CHAIN, DRAW, LOADED, CLASS), loading),
         correlation=((CHAIN, DRAW, "pair", CLASS), rho),
@@ -1113,7 +1112,7 @@ def _fit_multiclass(
     )
     dspec = None
     if dependence is not None:
-        dspec = make_multiclass_dependence_spec(spec, dependence, sigma=sigma)
+        dspec = make_dependence_spec(spec, dependence, sigma=sigma)
         ident = check_multiclass_identified(dspec)
     warnings.extend(_empty_groups(spec, pooled))
     settings = NUTSSettings.from_options(

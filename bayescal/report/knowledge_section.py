@@ -28,7 +28,6 @@ import numpy as np
 from bayescal.bayes.conflict import CONFLICT_LEVEL, prior_conflict
 from bayescal.bayes.dependence_fit import (
     compare_channel_models,
-    compare_multiclass_channel_models,
     multiclass_dependence_ppc,
 )
 from bayescal.bayes.diagnostics import PPC_FAILED
@@ -515,8 +514,7 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
             }
         else:
             intervals[name] = _interval_dict(iv)
-    compare = compare_multiclass_channel_models if ctx.classwise else compare_channel_models
-    loo_rows, loo_dict = loo_summary(compare(fits))
+    loo_rows, loo_dict = loo_summary(compare_channel_models(fits))
     rho = _posterior(dep)["correlation"]
     if ctx.classwise:
         rho = rho.mean(("chain", "draw"))

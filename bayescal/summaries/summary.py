@@ -77,7 +77,6 @@ __all__ = [
     "summarize",
     "summarize_multiclass",
     "summarize_arrays",
-    "summarize_multiclass_arrays",
     "as_summary",
     "resolve_groups",
     "item_groups",
@@ -1393,7 +1392,3 @@ def summarize_arrays(
             "grouping": grouping,
         },
     )
-
-
-#: The multiclass v0.2 name of :func:`summarize_arrays` (the same function).
-summarize_multiclass_arrays = summarize_arrays
