@@ -140,7 +140,6 @@ VALIDATION_REPLICATES = 500
 
 _TARGETS = ("naive", "corrected")
 _MAKERS = {"temperature": TemperatureMap, "platt": PlattMap}
-_CLASS_MAKERS = CLASS_MAP_MAKERS
 
 
 def _candidate(family: str, target: str) -> str:
@@ -314,7 +313,7 @@ def _answer_shares(data: Annotations) -> np.ndarray:
 def _fit_candidate(family, target, recal_d, channels, histogram):
     """One map of ``family`` fitted to the naive or corrected targets of ``recal_d``."""
     if recal_d.n_classes > 2:
-        m = _CLASS_MAKERS[family]()
+        m = CLASS_MAP_MAKERS[family]()
         if target == "naive":
             return m.fit(probs_to_logits(recal_d.probs), _answer_shares(recal_d))
         return m.fit_corrected(recal_d, channels)

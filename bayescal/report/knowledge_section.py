@@ -352,13 +352,10 @@ def _interval_dict(iv) -> dict:
     return {"estimate": float(iv.estimate), "lo": float(lo), "hi": float(hi)}
 
 
-_PPC_FAILED = PPC_FAILED
-
-
 def _point_independence_ppc_at_dependence(ctx: steps.Context, dep_warnings) -> None:
     """Say, in the independence model's failed predictive check, that the headline no longer
     rests on that model and whether the dependence model's own check passed."""
-    dep_failed = any(str(w).startswith(_PPC_FAILED) for w in dep_warnings)
+    dep_failed = any(str(w).startswith(PPC_FAILED) for w in dep_warnings)
     note = (
         " (This is the independence model's check; the headline uses the dependence model "
         "(--dependence), whose check "
@@ -366,7 +363,7 @@ def _point_independence_ppc_at_dependence(ctx: steps.Context, dep_warnings) -> N
     )
     ctx.flags[:] = [
         Flag(f.code, f.message + note, f.source, f.severity)
-        if f.code == "channels.sampler" and f.message.startswith(_PPC_FAILED)
+        if f.code == "channels.sampler" and f.message.startswith(PPC_FAILED)
         else f
         for f in ctx.flags
     ]
