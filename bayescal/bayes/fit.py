@@ -81,7 +81,7 @@ from bayescal.channels.orientation import (
 from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError, FitError
-from bayescal.summaries.summary import GOLD_CLASS, Summary, summarize
+from bayescal.summaries.summary import GOLD_CLASS, Summary, as_summary
 
 __all__ = [
     "fit_channels_bayes",
@@ -97,19 +97,11 @@ LOGLIK_BLOCK_ELEMENTS = 1 << 24
 
 
 def resolve_summary(data, groups, default=None):
-    """An :class:`Annotations` is summarised with ``groups`` (``default`` when None); a
-    Summary is used as is."""
-    from bayescal.data.container import Annotations
-
-    if isinstance(data, Annotations):
-        return summarize(data, groups=default if groups is None else groups)
-    if isinstance(data, Summary):
-        if groups is not None:
-            raise ConfigError(
-                "groups are fixed when the summary is built; pass groups to summarize()."
-            )
-        return data
-    raise ConfigError(f"expected Annotations or a Summary; got {type(data).__name__}.")
+    """:func:`~bayescal.summaries.summary.as_summary` with ``groups`` (``default`` when None
+    for a container)."""
+    if groups is None and not isinstance(data, Summary):
+        groups = default
+    return as_summary(data, groups=groups, caller="the Bayesian channel fit")
 
 
 def _check(summary, model):
