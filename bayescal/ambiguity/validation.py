@@ -261,10 +261,7 @@ def check_targets(targets, *, n_items: int, n_classes: int, name: str = "targets
     """
     t = np.asarray(targets)
     if t.ndim == 1:
-        y = check_labels(t, n_classes=n_classes, name=name, n_items=n_items)
-        out = np.zeros((n_items, n_classes))
-        out[np.arange(n_items), y] = 1.0
-        return out
+        return np.eye(n_classes)[check_labels(t, n_classes=n_classes, name=name, n_items=n_items)]
     if t.ndim != 2:
         raise DataError(
             f"{name} must be labels (n_items,) or counts / distributions (n_items, n_classes), "

@@ -31,10 +31,9 @@ from bayescal.bayes.dependence import (
     check_identified,
     check_multiclass_identified,
     group_loglik_dependent,
+    implied_correlation,
     make_dependence_spec,
-    make_multiclass_dependence_spec,
     multiclass_class_pattern_logp,
-    multiclass_implied_correlation,
     multiclass_pattern_logp_dependent,
     pair_labels,
     sample_counts_dependent,
@@ -82,7 +81,7 @@ from bayescal.channels.orientation import (
 from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
 from bayescal.errors import ConfigError, FitError
-from bayescal.summaries.summary import GOLD_CLASS, Summary, summarize
+from bayescal.summaries.summary import GOLD_CLASS, Summary, as_summary
 
 __all__ = [
     "fit_channels_bayes",
@@ -98,19 +97,11 @@ LOGLIK_BLOCK_ELEMENTS = 1 << 24
 
 
 def resolve_summary(data, groups, default=None):
-    """An :class:`Annotations` is summarised with ``groups`` (``default`` when None); a
-    Summary is used as is."""
-    from bayescal.data.container import Annotations
-
-    if isinstance(data, Annotations):
-        return summarize(data, groups=default if groups is None else groups)
-    if isinstance(data, Summary):
-        if groups is not None:
-            raise ConfigError(
-                "groups are fixed when the summary is built; pass groups to summarize()."
-            )
-        return data
-    raise ConfigError(f"expected Annotations or a Summary; got {type(data).__name__}.")
+    """:func:`~bayescal.summaries.summary.as_summary` with ``groups`` (``default`` when None
+    for a container)."""
+    if groups is None and not isinstance(data, Summary):
+        groups = default
+    return as_summary(data, groups=groups, caller="the Bayesian channel fit")
 
 
 def _check(summary, model):
@@ -1025,7 +1016,7 @@ def _add_dependence(idata, dspec, loading, rng) -> None:
     post = idata.posterior
     conf = post["confusion"].values
     prev = post["prevalence"].values
-    rho = multiclass_implied_correlation(dspec, loading)[0]
+    rho = implied_correlation(dspec, loading)[0]
     idata.posterior = post.assign(
         loading=((CHAIN, DRAW, LOADED, CLASS), loading),
         correlation=((CHAIN, DRAW, "pair", CLASS), rho),
@@ -1113,7 +1104,7 @@ def _fit_multiclass(
     )
     dspec = None
     if dependence is not None:
-        dspec = make_multiclass_dependence_spec(spec, dependence, sigma=sigma)
+        dspec = make_dependence_spec(spec, dependence, sigma=sigma)
         ident = check_multiclass_identified(dspec)
     warnings.extend(_empty_groups(spec, pooled))
     settings = NUTSSettings.from_options(

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.special import softmax
 
 from bayescal.bench._io import environment, mean_sd, write_json
 from bayescal.bench.cifar_recal import read_resnet110
@@ -76,11 +77,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", dest="json_path", default=None)
 
 
-def _softmax(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def _cifar(data: Path):
     """Scores, per-image vote pools (1 = cat, 0 = dog, NaN = other) and the reference."""
     label, counts, prob = read_resnet110(data / "cifar10h" / "resnet-110.csv")
@@ -111,7 +107,7 @@ def _snli(data: Path):
         if line.strip():
             rec = json.loads(line)
             # Entailment is class 0 both in ChaosNLI's and in the prediction files' order.
-            score.append(float(_softmax(np.asarray(preds[rec["uid"]], dtype=np.float64))[0]))
+            score.append(float(softmax(np.asarray(preds[rec["uid"]], dtype=np.float64))[0]))
             pools.append(np.repeat([1.0, 0.0, 0.0], rec["label_count"]))
     return np.asarray(score), pools, None, "other-votes-majority"
 

@@ -58,14 +58,6 @@ from bayescal.bench._io import environment, map_jobs, mean_sd, write_json
 MIN_GAP = 1e-4
 MIN_PREVALENCE_STEP = 1e-5
 
-#: Channel estimators of Table 7 and the K each covers (``known``: the simulated channels).
-TABLE7 = {
-    "score_bin_em": (2, 3, 4),
-    "gmm": (2,),
-    "dawid_skene_em": (3, 4),
-    "known": (2, 3, 4),
-}
-
 REGIMES = {
     "low": [(0.05, 0.05), (0.08, 0.08), (0.10, 0.10), (0.12, 0.12)],
     "fn_heavy": [(0.05, 0.25), (0.05, 0.20), (0.10, 0.30), (0.08, 0.15)],

@@ -33,12 +33,11 @@ import xarray as xr
 
 from bayescal.channels.plausibility import ece_range_flags
 from bayescal.channels.result import ChannelFit
-from bayescal.data.container import Annotations
 from bayescal.dims import BIN, CLASS, DRAW
 from bayescal.errors import ConfigError, DataError
 from bayescal.flags import Flag
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, class_weights, inverse_confusions
-from bayescal.summaries.summary import Summary, as_summary, summarize_multiclass
+from bayescal.summaries.summary import Summary, as_summary
 
 __all__ = [
     "BinnedECE",
@@ -697,14 +696,9 @@ def _class_results(
 
 
 def _class_summary(data, bins):
-
-    if isinstance(data, Summary):
-        if bins is not None:
-            raise ConfigError("bins are fixed when the summary is built; pass bins to the summary.")
-        return data
-    if isinstance(data, Annotations):
-        return summarize_multiclass(data, groups="all", bins=10 if bins is None else bins)
-    raise DataError(f"expected MulticlassAnnotations or a Summary; got {type(data).__name__}.")
+    """:func:`~bayescal.summaries.summary.as_summary` with one channel group for a container."""
+    groups = None if isinstance(data, Summary) else "all"
+    return as_summary(data, groups=groups, bins=bins, caller="a class-wise calibration error")
 
 
 def _check_match(summary, channels):

@@ -529,7 +529,7 @@ def estimate_class_nc_ece(
 
     from bayescal.channels.em import dawid_skene_em
     from bayescal.summaries.partition import make_edges
-    from bayescal.summaries.summary import resolve_groups, summarize_multiclass_arrays
+    from bayescal.summaries.summary import resolve_groups, summarize_arrays
 
     if not isinstance(data, Annotations):
         raise DataError(
@@ -544,7 +544,7 @@ def estimate_class_nc_ece(
     bin_edges = make_edges(bins, what="bins")
 
     def summ(idx):
-        return summarize_multiclass_arrays(
+        return summarize_arrays(
             data.probs[idx],
             data.labels[idx],
             annotators=data.annotators,

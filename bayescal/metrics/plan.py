@@ -81,11 +81,6 @@ MAX_ITEMS = 1_000_000
 N_PROFILES = 2000  # profiles of a stated score distribution (finite population, exact ECE)
 
 
-def _softmax(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
 def _check_simplex(values: np.ndarray, name: str, fix: str) -> None:
     if not np.all(np.isfinite(values)) or np.any(values <= 0) or np.any(values >= 1):
         raise ConfigError(f"{name} must lie strictly between 0 and 1; {fix}")
@@ -232,11 +227,13 @@ class PlanScenario:
                 missing=missing,
                 random_state=random_state,
             )
+        from scipy.special import softmax
+
         base = multiclass_population(self.n_classes, self.confusion, n_profiles=2, missing=missing)
         probs = np.asarray(self.scores)
         return MulticlassPopulation(
             profile_probs=probs,
-            profile_truth=_softmax(np.log(probs) / self.temperature),
+            profile_truth=softmax(np.log(probs) / self.temperature, axis=1),
             profile_weights=np.full(probs.shape[0], 1.0 / probs.shape[0]),
             confusion=base.confusion,
             missing=base.missing,

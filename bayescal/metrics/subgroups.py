@@ -557,11 +557,6 @@ def _rows(n_rows: np.ndarray) -> np.ndarray:
     return np.where(n > 0, n_rows / np.maximum(n, 1e-300), 0.0)
 
 
-def _agreement_p(rows_g: np.ndarray, rows_h: np.ndarray) -> float:
-    """The point fit's p-value of :func:`_agreement_ps`."""
-    return float(_agreement_ps(rows_g, rows_h)[0])
-
-
 def _agreement_ps(rows_g: np.ndarray, rows_h: np.ndarray) -> np.ndarray:
     """P-value of "the readers of two subgroups err alike" (Hotelling T^2).
 
@@ -605,7 +600,7 @@ def reader_clusters(
 
     ``point`` (G, 1, K, C, C) and ``replicates`` (G, R, K, C, C) are the per-subgroup
     E-step counts of the subgroups' own fits, ``sizes`` (G,) their items. Every pair of
-    subgroups is tested (:func:`_agreement_p`); then, largest subgroup first, each
+    subgroups is tested (:func:`_agreement_ps`); then, largest subgroup first, each
     subgroup joins the first cluster all of whose members it agrees with (p >= ``level``)
     or opens a new one. Pairwise tests, not a test of each subgroup against the rest: the
     rest mixes the readers of every other subgroup, so with one deviant subgroup every

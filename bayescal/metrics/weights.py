@@ -91,34 +91,43 @@ def annotator_weights(channels, rule="equal", *, lam: float = DEFAULT_SHRINKAGE)
     """
     a, b = channels.a.values, channels.b.values
     delta = b - a
-    k = a.shape[1]
     _gap_check(delta, channels.annotators)
-    if not isinstance(rule, str):
-        w = check_weights(rule, k)
-        w = np.broadcast_to(w, a.shape).copy()
-    elif rule == "equal":
-        w = np.full(a.shape, 1.0 / k)
-    elif rule == "gap":
-        w = delta / delta.sum(axis=1, keepdims=True)
-    elif rule == "squared_gap":
-        w = delta**2 / (delta**2).sum(axis=1, keepdims=True)
-    elif rule in ("inverse_variance", "shrunk_inverse_variance"):
+
+    def variance():
         mu = channels.mu.values[:, None]
-        v = ((1 - mu) * a * (1 - a) + mu * b * (1 - b)) / delta**2
-        inv = 1.0 / np.maximum(v, 1e-300)
+        return ((1 - mu) * a * (1 - a) + mu * b * (1 - b)) / delta**2
+
+    gap_rules = {
+        "gap": lambda: delta / delta.sum(axis=1, keepdims=True),
+        "squared_gap": lambda: delta**2 / (delta**2).sum(axis=1, keepdims=True),
+    }
+    return _rule_weights(channels, rule, WEIGHT_RULES, lam, variance, gap_rules)
+
+
+def _rule_weights(channels, rule, rules, lam, variance, other=None) -> xr.DataArray:
+    """Weights (draw, annotator) of ``rule``: explicit, equal, one of ``other`` (name ->
+    weights) or inverse ``variance()`` (S, K), shrunk toward equal by ``lam``."""
+    conf = channels.confusion
+    s, k = conf.shape[:2]
+    if not isinstance(rule, str):
+        w = np.broadcast_to(check_weights(rule, k), (s, k)).copy()
+    elif rule == "equal":
+        w = np.full((s, k), 1.0 / k)
+    elif other and rule in other:
+        w = other[rule]()
+    elif rule in ("inverse_variance", "shrunk_inverse_variance"):
+        inv = 1.0 / np.maximum(variance(), 1e-300)
         w = inv / inv.sum(axis=1, keepdims=True)
         if rule == "shrunk_inverse_variance":
             if not 0.0 <= lam <= 1.0:
                 raise ConfigError(f"lam must be in [0, 1]; got {lam}.")
             w = (1 - lam) * w + lam / k
     else:
-        raise ConfigError(
-            f"unknown weight rule {rule!r}; choose one of {WEIGHT_RULES} or pass weights."
-        )
+        raise ConfigError(f"unknown weight rule {rule!r}; choose one of {rules} or pass weights.")
     return xr.DataArray(
         w,
         dims=(DRAW, ANNOTATOR),
-        coords={DRAW: channels.a[DRAW].values, ANNOTATOR: channels.a[ANNOTATOR].values},
+        coords={DRAW: conf[DRAW].values, ANNOTATOR: conf[ANNOTATOR].values},
         name="weights",
         attrs={"rule": rule if isinstance(rule, str) else "explicit"},
     )
@@ -188,34 +197,12 @@ def class_weights(channels, rule="equal", *, lam: float = DEFAULT_SHRINKAGE) -> 
     >>> class_weights(ch, "inverse_variance").values.round(3).tolist()  # binary IV rule
     [[0.903, 0.097]]
     """
-    t = channels.confusion.values
-    s, k, _, _ = t.shape
-    if not isinstance(rule, str):
-        w = np.broadcast_to(check_weights(rule, k)[None, :], (s, k)).copy()
-    elif rule == "equal":
-        w = np.full((s, k), 1.0 / k)
-    elif rule in ("inverse_variance", "shrunk_inverse_variance"):
+
+    def variance():
+        t = channels.confusion.values
         inv = inverse_confusions(channels)
         rho = channels.marginal_prevalence.values  # (S, C)
         second = np.einsum("sjya,sja->sjy", t, (inv**2).sum(axis=3))  # E[|u_j|^2 | Y = y]
-        v = np.einsum("sy,sjy->sj", rho, second) - 1.0  # minus |e_y|^2 = 1
-        inv_v = 1.0 / np.maximum(v, 1e-300)
-        w = inv_v / inv_v.sum(axis=1, keepdims=True)
-        if rule == "shrunk_inverse_variance":
-            if not 0.0 <= lam <= 1.0:
-                raise ConfigError(f"lam must be in [0, 1]; got {lam}.")
-            w = (1 - lam) * w + lam / k
-    else:
-        raise ConfigError(
-            f"unknown weight rule {rule!r}; choose one of {CLASS_WEIGHT_RULES} or pass weights."
-        )
-    return xr.DataArray(
-        w,
-        dims=(DRAW, ANNOTATOR),
-        coords={
-            DRAW: channels.confusion[DRAW].values,
-            ANNOTATOR: channels.confusion[ANNOTATOR].values,
-        },
-        name="weights",
-        attrs={"rule": rule if isinstance(rule, str) else "explicit"},
-    )
+        return np.einsum("sy,sjy->sj", rho, second) - 1.0  # minus |e_y|^2 = 1
+
+    return _rule_weights(channels, rule, CLASS_WEIGHT_RULES, lam, variance)

@@ -140,7 +140,6 @@ VALIDATION_REPLICATES = 500
 
 _TARGETS = ("naive", "corrected")
 _MAKERS = {"temperature": TemperatureMap, "platt": PlattMap}
-_CLASS_MAKERS = CLASS_MAP_MAKERS
 
 
 def _candidate(family: str, target: str) -> str:
@@ -314,7 +313,7 @@ def _answer_shares(data: Annotations) -> np.ndarray:
 def _fit_candidate(family, target, recal_d, channels, histogram):
     """One map of ``family`` fitted to the naive or corrected targets of ``recal_d``."""
     if recal_d.n_classes > 2:
-        m = _CLASS_MAKERS[family]()
+        m = CLASS_MAP_MAKERS[family]()
         if target == "naive":
             return m.fit(probs_to_logits(recal_d.probs), _answer_shares(recal_d))
         return m.fit_corrected(recal_d, channels)
@@ -343,12 +342,6 @@ def _select(candidates, table, means) -> tuple[str, dict]:
     if best == 0 or diff.mean() <= se:
         return BASE, margin
     return candidates[best], margin
-
-
-def _band_holds_identity(family, data, posterior, histogram, prob) -> bool:
-    """Whether the identity map lies inside the posterior band of corrected ``family``
-    maps (one per draw, fitted on ``data``) at every item (and class, for C > 2)."""
-    return _band(family, data, posterior, histogram, prob).holds_identity(data)
 
 
 def _band(family, data, posterior, histogram, prob) -> MapBand:

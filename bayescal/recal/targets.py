@@ -117,10 +117,6 @@ class RecalTargets:
             raise ConfigError(f"draw {draw} out of range for {self.n_draws} draw(s).")
         return self.table[int(draw)][self.pattern]
 
-    def code_counts(self) -> np.ndarray:
-        """Items per code, shape (n_codes,)."""
-        return np.bincount(self.pattern, minlength=self.table.shape[1]).astype(np.float64)
-
     def code_sums(self, weights: np.ndarray | None = None) -> np.ndarray:
         """Sum over the items of each code of ``weights`` (default 1), shape (n_codes,)."""
         return np.bincount(self.pattern, weights=weights, minlength=self.table.shape[1])

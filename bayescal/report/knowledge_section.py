@@ -28,7 +28,6 @@ import numpy as np
 from bayescal.bayes.conflict import CONFLICT_LEVEL, prior_conflict
 from bayescal.bayes.dependence_fit import (
     compare_channel_models,
-    compare_multiclass_channel_models,
     multiclass_dependence_ppc,
 )
 from bayescal.bayes.diagnostics import PPC_FAILED
@@ -353,13 +352,10 @@ def _interval_dict(iv) -> dict:
     return {"estimate": float(iv.estimate), "lo": float(lo), "hi": float(hi)}
 
 
-_PPC_FAILED = PPC_FAILED
-
-
 def _point_independence_ppc_at_dependence(ctx: steps.Context, dep_warnings) -> None:
     """Say, in the independence model's failed predictive check, that the headline no longer
     rests on that model and whether the dependence model's own check passed."""
-    dep_failed = any(str(w).startswith(_PPC_FAILED) for w in dep_warnings)
+    dep_failed = any(str(w).startswith(PPC_FAILED) for w in dep_warnings)
     note = (
         " (This is the independence model's check; the headline uses the dependence model "
         "(--dependence), whose check "
@@ -367,7 +363,7 @@ def _point_independence_ppc_at_dependence(ctx: steps.Context, dep_warnings) -> N
     )
     ctx.flags[:] = [
         Flag(f.code, f.message + note, f.source, f.severity)
-        if f.code == "channels.sampler" and f.message.startswith(_PPC_FAILED)
+        if f.code == "channels.sampler" and f.message.startswith(PPC_FAILED)
         else f
         for f in ctx.flags
     ]
@@ -515,8 +511,7 @@ def _dependence_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
             }
         else:
             intervals[name] = _interval_dict(iv)
-    compare = compare_multiclass_channel_models if ctx.classwise else compare_channel_models
-    loo_rows, loo_dict = loo_summary(compare(fits))
+    loo_rows, loo_dict = loo_summary(compare_channel_models(fits))
     rho = _posterior(dep)["correlation"]
     if ctx.classwise:
         rho = rho.mean(("chain", "draw"))

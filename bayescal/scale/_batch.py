@@ -91,59 +91,36 @@ def check_prob_rows(p: np.ndarray, columns, sum_tol: float, where) -> None:
         )
 
 
-def _class_values(x: np.ndarray, what: str, n_classes: int, where, *, missing: bool) -> None:
-    """Class indices ``0 .. C-1`` (NaN allowed only when ``missing``)."""
+#: the two-class wording of each column's rule (C > 2: "a class index 0..C-1")
+_BINARY_RULES = {
+    "label": "labels must be 0, 1 or missing (blank / null). Recode the labels or fix the row "
+    "and run again.",
+    "truth": "truth must be 0 or 1 with no missing values.",
+    "gold": "gold classes must be 0, 1 or blank (class unknown). Recode the column or fix the "
+    "row and run again.",
+}
+
+
+def check_class_values(x: np.ndarray, role: str, column: str, where, n_classes: int = 2) -> None:
+    """Class indices ``0 .. C-1`` in the ``role`` ("label", "truth" or "gold") column;
+    a blank (NaN) is allowed except in the truth column."""
+    missing = role != "truth"
     ok = (x >= 0) & (x < n_classes) & (x == np.round(x))
     if missing:
         ok |= np.isnan(x)
     bad = ~ok
-    if bad.any():
-        r = int(np.flatnonzero(bad)[0])
-        blank = " or missing (blank / null)" if missing else " with no missing values"
-        shown = "missing" if np.isnan(x[r]) else f"{x[r]:g}"
-        raise DataError(
-            f"{where(r)}: {what} has the value {shown}; it must be a class index 0..{n_classes - 1}"
-            f"{blank}. Recode the column or fix the row and run again."
-        )
-
-
-def check_label_values(x: np.ndarray, column: str, where, n_classes: int = 2) -> None:
-    if n_classes > 2:
-        _class_values(x, f"label column {column!r}", n_classes, where, missing=True)
+    if not bad.any():
         return
-    bad = ~np.isnan(x) & (x != 0) & (x != 1)
-    if bad.any():
-        r = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"{where(r)}: label column {column!r} has the value {x[r]:g}; labels must be 0, 1 or "
-            "missing (blank / null). Recode the labels or fix the row and run again."
-        )
-
-
-def check_truth_values(y: np.ndarray, column: str, where, n_classes: int = 2) -> None:
-    if n_classes > 2:
-        _class_values(y, f"truth column {column!r}", n_classes, where, missing=False)
-        return
-    bad = ~((y == 0) | (y == 1))
-    if bad.any():
-        r = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"{where(r)}: truth column {column!r} has the value {y[r]:g}; truth must be 0 or 1 "
-            "with no missing values."
-        )
-
-
-def check_gold_values(g: np.ndarray, column: str, where, n_classes: int = 2) -> None:
-    if n_classes > 2:
-        _class_values(g, f"gold column {column!r}", n_classes, where, missing=True)
-        return
-    bad = ~np.isnan(g) & (g != 0) & (g != 1)
-    if bad.any():
-        r = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"{where(r)}: gold column {column!r} has the value {g[r]:g}; gold classes must be 0, "
-            "1 or blank (class unknown). Recode the column or fix the row and run again."
-        )
+    r = int(np.flatnonzero(bad)[0])
+    head = f"{where(r)}: {role} column {column!r} has the value"
+    if n_classes == 2:
+        raise DataError(f"{head} {x[r]:g}; {_BINARY_RULES[role]}")
+    blank = " or missing (blank / null)" if missing else " with no missing values"
+    shown = "missing" if np.isnan(x[r]) else f"{x[r]:g}"
+    raise DataError(
+        f"{head} {shown}; it must be a class index 0..{n_classes - 1}{blank}. Recode the column "
+        "or fix the row and run again."
+    )
 
 
 def wide_arrays(
@@ -164,16 +141,16 @@ def wide_arrays(
     lab = np.empty((len(frame), len(spec.annotators)), dtype=np.float32)
     for j, name in enumerate(spec.annotators):
         x = numeric_column(frame[name], f"label column {name!r}", where)
-        check_label_values(x, name, where, c)
+        check_class_values(x, "label", name, where, c)
         lab[:, j] = x
     y = None
     if spec.truth is not None:
         y = numeric_column(frame[spec.truth], f"truth column {spec.truth!r}", where)
-        check_truth_values(y, spec.truth, where, c)
+        check_class_values(y, "truth", spec.truth, where, c)
     g = None
     if spec.gold is not None:
         g = numeric_column(frame[spec.gold], f"gold column {spec.gold!r}", where)
-        check_gold_values(g, spec.gold, where, c)
+        check_class_values(g, "gold", spec.gold, where, c)
     return p, lab, y, g
 
 

@@ -27,11 +27,9 @@ from bayescal._typing import Bins
 from bayescal.data.validation import PROB_SUM_TOL, check_names
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import (
-    check_gold_values,
-    check_label_values,
+    check_class_values,
     check_prob_rows,
     check_score_values,
-    check_truth_values,
     numeric_column,
 )
 from bayescal.scale._deps import require
@@ -214,7 +212,7 @@ class _Convert:
                     f"{where(int(np.flatnonzero(miss)[0]))}: label column {self.label!r} is "
                     "blank; in a long table a missing answer is a missing row, not a blank label."
                 )
-            check_label_values(lab, self.label, where, self.n_classes)
+            check_class_values(lab, "label", self.label, where, self.n_classes)
             out["ann"] = code.astype(np.int16)
             out["label"] = lab.astype(np.float32)
         else:
@@ -235,15 +233,12 @@ class _Convert:
             check_prob_rows(p, self.probs, self.sum_tol, where)
             for key, col in zip(_prob_keys(self.n_probs), p.T):
                 out[key] = col
-        for key, column, check in (
-            ("truth", self.truth, check_truth_values),
-            ("gold", self.gold, check_gold_values),
-        ):
+        for key, column in (("truth", self.truth), ("gold", self.gold)):
             if column is None:
                 out[key] = np.full(n, np.nan, dtype=np.float32)
             else:
                 x = numeric_column(frame[column], f"{key} column {column!r}", where)
-                check(x, column, where, self.n_classes)
+                check_class_values(x, key, column, where, self.n_classes)
                 out[key] = x.astype(np.float32)
         out["_chunk"] = np.full(n, chunk_id, dtype=np.int32)
         out["_row"] = np.arange(first_row, first_row + n, dtype=np.int64)

@@ -77,7 +77,6 @@ __all__ = [
     "summarize",
     "summarize_multiclass",
     "summarize_arrays",
-    "summarize_multiclass_arrays",
     "as_summary",
     "resolve_groups",
     "item_groups",
@@ -99,8 +98,6 @@ GROUPINGS = ("score", "confidence", "predicted", "all", "data")
 TOP_CELL = "top_cell"
 CLASSWISE_CELL = "classwise_cell"
 GOLD_CLASS = "gold_class"
-GOLD_TOP_CELL = "gold_top_cell"
-GOLD_CLASSWISE_CELL = "gold_classwise_cell"
 
 _TOP = ("bin", "class", "pattern")
 _CW = ("class", "bin", "pattern")
@@ -1395,7 +1392,3 @@ def summarize_arrays(
             "grouping": grouping,
         },
     )
-
-
-#: The multiclass v0.2 name of :func:`summarize_arrays` (the same function).
-summarize_multiclass_arrays = summarize_arrays

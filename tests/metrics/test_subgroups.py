@@ -12,7 +12,7 @@ from bayescal.errors import ConfigError, DataError, IdentificationError
 from bayescal.metrics.ncece import class_nc_ece, nc_ece
 from bayescal.metrics.subgroups import (
     MIN_KAPPA,
-    _agreement_p,
+    _agreement_ps,
     holm_adjust,
     reader_clusters,
     subgroup_nc_ece,
@@ -229,14 +229,14 @@ def test_agreement_p_is_uniform_under_the_null_and_small_under_a_difference():
     rng = np.random.default_rng(0)
     rows = default_confusions(3, 3, random_state=1)
     null = [
-        _agreement_p(_rows_draws(rows, 400, 200, rng), _rows_draws(rows, 400, 200, rng))
+        _agreement_ps(_rows_draws(rows, 400, 200, rng), _rows_draws(rows, 400, 200, rng))[0]
         for _ in range(200)
     ]
     # MC bounds: 200 uniform p-values put 20 +- 4.2 below 0.1 (binomial sd)
     assert 20 - 3.5 * 4.2 <= sum(p < 0.1 for p in null) <= 20 + 3.5 * 4.2
     assert 0.5 - 3.5 * 0.02 <= float(np.mean(null)) <= 0.5 + 3.5 * 0.02
     moved = 0.6 * rows + 0.4 / 3
-    p = _agreement_p(_rows_draws(rows, 400, 200, rng), _rows_draws(moved, 400, 200, rng))
+    p = _agreement_ps(_rows_draws(rows, 400, 200, rng), _rows_draws(moved, 400, 200, rng))[0]
     assert p < 1e-3
 
 

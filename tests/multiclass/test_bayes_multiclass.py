@@ -252,7 +252,7 @@ def test_settings_and_designs_are_refused_by_name(small_data):
         fit_channels_bayes(small_data, draws=0)
     with pytest.raises(ConfigError, match="sampler must be one of"):
         fit_channels_bayes(small_data, sampler="stan")
-    with pytest.raises(ConfigError, match="pass groups to summarize"):
+    with pytest.raises(ConfigError, match="groups are fixed when the summary is built"):
         fit_channels_bayes(summarize_multiclass(small_data), groups="all")
     two = MulticlassAnnotations.from_arrays(small_data.probs, small_data.labels[:, :2])
     with pytest.raises(IdentificationError, match="2 annotator"):

@@ -227,7 +227,7 @@ def test_a_calibrated_10_class_model_mostly_keeps_its_probabilities():
 
 def test_the_posterior_band_keeps_the_original_when_it_holds_the_identity():
     from bayescal.channels.result import ChannelFit
-    from bayescal.recal.selection import _band_holds_identity
+    from bayescal.recal.selection import _band
     from bayescal.simulate import multiclass_population, simulate_multiclass
 
     pop = multiclass_population(3, temperature=1.0, random_state=0)
@@ -250,9 +250,9 @@ def test_the_posterior_band_keeps_the_original_when_it_holds_the_identity():
             method="test",
         )
 
-    assert _band_holds_identity("temperature", d, posterior(draws), None, 0.9)
+    assert _band("temperature", d, posterior(draws), None, 0.9).holds_identity(d)
     # Identical draws: the band is one map (T = 0.935 on these items), not the identity.
-    assert not _band_holds_identity("temperature", d, posterior([t] * 3), None, 0.9)
+    assert not _band("temperature", d, posterior([t] * 3), None, 0.9).holds_identity(d)
 
 
 def test_a_multiclass_selection_beyond_its_item_cap_uses_a_seeded_subsample():

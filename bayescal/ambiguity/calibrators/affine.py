@@ -41,12 +41,6 @@ __all__ = [
 ]
 
 
-def _one_hot(y, k):
-    t = np.zeros((y.shape[0], k))
-    t[np.arange(y.shape[0]), y] = 1.0
-    return t
-
-
 def _check_reg(name, value):
     if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and value >= 0):
         raise ConfigError(f"{name} must be a non-negative number, got {value!r}.")
@@ -147,7 +141,7 @@ class PlattScaling(_Platt):
     target = "hard"
 
     def _targets(self, z, targets):
-        return _one_hot(hard_targets(targets, *z.shape), z.shape[1])
+        return np.eye(z.shape[1])[hard_targets(targets, *z.shape)]
 
 
 class SoftPlattScaling(_Platt):
@@ -446,7 +440,7 @@ class DirichletCalibration(_Dirichlet):
     target = "hard"
 
     def _targets(self, z, targets):
-        return _one_hot(hard_targets(targets, *z.shape), z.shape[1])
+        return np.eye(z.shape[1])[hard_targets(targets, *z.shape)]
 
 
 class SoftDirichletCalibration(_Dirichlet):

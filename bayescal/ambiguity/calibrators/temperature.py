@@ -373,8 +373,7 @@ class AdaptiveTemperatureScaling(Calibrator):
             raise ConfigError(f"l2 must be a non-negative number, got {self.l2!r}.")
         n, k = z.shape
         y = hard_targets(targets, n, k)
-        t = np.zeros_like(z)
-        t[np.arange(n), y] = 1.0
+        t = np.eye(k)[y]
         phi = _ats_features(z)
         self.feature_mean_ = phi.mean(axis=0)
         sd = phi.std(axis=0)
