@@ -34,7 +34,7 @@ from bayescal.channels.identification import (
     gold_identifies_multiclass,
 )
 from bayescal.channels.items import ItemPosteriors
-from bayescal.channels.plausibility import ece_range_flags, plausibility_flags
+from bayescal.channels.plausibility import agreement_flags, ece_range_flags, plausibility_flags
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import FitError
@@ -970,6 +970,7 @@ def _noise_view_section(ctx: Context) -> Section:
     acc = iv.top_label.accuracy
     ctx.add_flags(
         [
+            *agreement_flags(ctx.summary),
             *implausible_flags(e["nc_point"].top_label, None if acc is None else acc.std(axis=0)),
             *implausible_flags(e["nc_point"].classwise),
         ]

@@ -257,3 +257,35 @@ def test_many_weak_annotators_agree_beyond_chance_together(k):
     y = rng.random(n) < 0.5
     answers = np.where(rng.random((n, k)) < 0.65, y[:, None], ~y[:, None]).astype(float)
     assert agreement_flags(summarize(Annotations.from_arrays(rng.random(n), answers))) == []
+
+
+def test_pair_agreement_z_of_c_classes_against_its_definition():
+    """C = 4: the matrix-product z equals (O - E) / se0 computed from each pair's 4 x 4
+    table, and the answers of informative annotators are not called near chance while
+    random ones are (the multiclass audit had no agreement check)."""
+    from bayescal.channels import plausibility
+    from bayescal.data.container import MulticlassAnnotations
+
+    rng = np.random.default_rng(8)
+    n, k, c = 300, 5, 4
+    y = rng.integers(0, c, n)
+    right = rng.random((n, k)) < 0.7
+    answers = np.where(right, y[:, None], rng.integers(0, c, (n, k))).astype(float)
+    answers[rng.random((n, k)) < 0.2] = np.nan
+    answers[np.isnan(answers).all(axis=1), 0] = 0.0
+    probs = rng.dirichlet(np.ones(c), n)
+    s = summarize(MulticlassAnnotations.from_arrays(probs, answers))
+    fast = [r for block in plausibility._pair_statistics(s) for r in zip(*block, strict=True)]
+    for j, m, n_jm, z, _ in fast:
+        both = ~np.isnan(answers[:, j]) & ~np.isnan(answers[:, m])
+        x, u = answers[both, j], answers[both, m]
+        p = np.array([np.mean(x == a) for a in range(c)])
+        q = np.array([np.mean(u == a) for a in range(c)])
+        e = p @ q
+        se0 = np.sqrt((e + e**2 - np.sum(p * q * (p + q))) / both.sum())
+        assert n_jm == both.sum()
+        assert z == pytest.approx((np.mean(x == u) - e) / se0, rel=1e-10)
+    assert agreement_flags(s) == []
+    noise = rng.integers(0, c, (n, k)).astype(float)
+    flags = agreement_flags(summarize(MulticlassAnnotations.from_arrays(probs, noise)))
+    assert _codes(flags) == ["plausibility.near-chance"]
