@@ -556,7 +556,16 @@ def em_fit_counts(
         gold_items=[int(x) for x in gold.sum(axis=1)],
     )
     if not accepted.any():
-        raise FitError(_no_start_message(diag, t, out, threshold, binary), diagnostics=diag)
+        message = _no_start_message(diag, t, out, threshold, binary)
+        k, c = t.shape[1], t.shape[2]
+        n_params = k * c * (c - 1) + (c - 1) * rho.shape[1]
+        if n_total < n_params:  # the likelier cause: too few items, not a bad annotator
+            message = (
+                f"only {int(n_total)} annotated item(s) for {n_params} free channel parameters: "
+                "too few to tell the annotators' errors apart; add items (about 10 per "
+                f"parameter, {10 * n_params}, for a stable fit). " + message
+            )
+        raise FitError(message, diagnostics=diag)
     best = int(np.argmax(np.where(accepted, out["mean_loglik"], -np.inf)))
     res = {
         "confusion": t[best],

@@ -384,3 +384,13 @@ def test_prevalence_spellings_and_their_deprecated_aliases():
         score_bin_em(s, prevalence="pooled")
     with pytest.raises(ConfigError, match="min_singular applies to more than two classes"):
         score_bin_em(s, min_singular=0.1)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_em_on_a_handful_of_items_says_too_few_items(n):
+    """One or two items cannot separate three annotators' errors: the refusal leads with
+    the item count (it used to name an 'annotator whose answers do not depend on the
+    class', which was not the problem)."""
+    d = bc.Annotations.from_arrays(np.full(n, 0.5), np.ones((n, 3)))
+    with pytest.raises(FitError, match=rf"^only {n} annotated item\(s\) for 7 free channel"):
+        bc.fit_channels(bc.summarize(d), "dawid_skene_em", random_state=0)
