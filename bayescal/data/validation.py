@@ -27,6 +27,7 @@ from bayescal.errors import ConfigError, DataError
 
 __all__ = [
     "Where",
+    "range_hint",
     "ItemWhere",
     "RowWhere",
     "show_value",
@@ -423,9 +424,26 @@ def check_scores(score, name: str = "score", ids=None, where: Where | None = Non
     if bad.any():
         raise DataError(
             f"{name}: {_examples(bad, z, where)} is outside [0, 1]. Scores must be "
-            "probabilities: pass probabilities, not logits (apply a sigmoid first)."
+            f"probabilities. {range_hint(z, 'sigmoid')}"
         )
     return z
+
+
+def range_hint(values: np.ndarray, link: str) -> str:
+    """The likely fix for probabilities outside [0, 1]: percentages (every value in
+    [0, 100]) or logits.
+
+    Examples
+    --------
+    >>> range_hint(np.array([12.5, 80.0]), "sigmoid")
+    'The values lie in [0, 100]: if they are percentages, divide them by 100.'
+    >>> range_hint(np.array([-2.0, 3.1]), "softmax")
+    'Pass probabilities, not logits (apply a softmax first).'
+    """
+    v = values[np.isfinite(values)]
+    if v.size and v.min() >= 0 and v.max() <= 100:
+        return "The values lie in [0, 100]: if they are percentages, divide them by 100."
+    return f"Pass probabilities, not logits (apply a {link} first)."
 
 
 def check_probs(
@@ -467,8 +485,7 @@ def check_probs(
     if bad.any():
         raise DataError(
             f"{name} has values outside [0, 1] in {int(bad.sum())} row(s), at {_rows(bad, where)}"
-            f" (range seen {p.min():.6g}..{p.max():.6g}). Pass probabilities, not logits (apply "
-            "a softmax first)."
+            f" (range seen {p.min():.6g}..{p.max():.6g}). {range_hint(p, 'softmax')}"
         )
     dev = np.abs(p.sum(axis=1) - 1.0)
     bad = dev > sum_tol

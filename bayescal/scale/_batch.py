@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bayescal.data.validation import range_hint
 from bayescal.errors import DataError
 from bayescal.summaries.summary import Summary, summarize_arrays
 
@@ -64,7 +65,7 @@ def check_score_values(z: np.ndarray, column: str, where) -> None:
         problem = "is missing" if np.isnan(z[r]) else f"is {z[r]:.17g}, outside [0, 1]"
         raise DataError(
             f"{where(r)}: score column {column!r} {problem}. Every row needs a probability in "
-            "[0, 1] (apply a sigmoid to logits); fix or remove the row and run again."
+            f"[0, 1]; fix or remove the row and run again. {range_hint(z, 'sigmoid')}"
         )
 
 
@@ -78,8 +79,8 @@ def check_prob_rows(p: np.ndarray, columns, sum_tol: float, where) -> None:
             problem = "is missing" if np.isnan(value) else f"is {value:.17g}, outside [0, 1]"
             raise DataError(
                 f"{where(r)}: probability column {column!r} {problem}. Every row needs a "
-                "probability in [0, 1] per class (apply a softmax to logits); fix or remove "
-                "the row and run again."
+                "probability in [0, 1] per class; fix or remove the row and run again. "
+                + range_hint(p, "softmax")
             )
     off = np.abs(p.sum(axis=1) - 1.0) > sum_tol
     if off.any():

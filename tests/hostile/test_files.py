@@ -353,3 +353,31 @@ def test_npz_that_expands_beyond_the_limit_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(loaders, "MAX_NPZ_BYTES", 1 << 20)
     with pytest.raises(DataError, match="expands to .* split the items"):
         loaders.load_npz(f)
+
+
+@pytest.mark.parametrize("out_of_core", [False, True])
+def test_percentages_and_logits_get_their_own_fix(tmp_path, out_of_core):
+    """Scores or class probabilities given as percentages are told to divide by 100;
+    values outside [0, 100] (logits) to apply the link. In memory and out of core (the
+    CLI reads multiclass folders only through the library: summarize_dask)."""
+    from bayescal.scale import summarize_dask
+
+    folders = {}
+    for name, text in (
+        ("pct", "score,r1,r2\n51.2,0,1\n20.5,1,1\n95.0,1,0\n"),
+        ("logit", "score,r1,r2\n-1.5,0,1\n2.0,1,1\n0.5,1,0\n"),
+        ("probs", "p0,p1,p2,r1,r2\n10,30,60,0,1\n20,20,60,1,2\n"),
+    ):
+        folders[name] = tmp_path / name
+        folders[name].mkdir()
+        (folders[name] / "a.csv").write_text(text)
+    percent, logits = "if they are percentages, divide them by 100", "not logits (apply a"
+    for name, fix in (("pct", percent), ("logit", logits)):
+        data = folders[name] if out_of_core else folders[name] / "a.csv"
+        assert fix in audit_error(data, tmp_path)
+    if out_of_core:
+        with pytest.raises(DataError, match=percent):
+            summarize_dask(str(folders["probs"]), probs=["p0", "p1", "p2"])
+    else:
+        extra = ("--probs", "p0,p1,p2", "--channels", "dawid-skene-em")
+        assert percent in audit_error(folders["probs"] / "a.csv", tmp_path, *extra)
