@@ -128,6 +128,11 @@ def read_posterior_group(path, refuse: Refuse):
     """
     try:
         info = os.stat(path)
+    except FileNotFoundError:
+        raise ConfigError(
+            f"--priors {str(path)!r} does not exist; give the path of the posterior.nc an "
+            "earlier 'bayescal audit --channels bayes' wrote into its --out folder."
+        ) from None
     except OSError as exc:
         raise refuse(path, f"cannot be read: {exc.strerror}") from None
     if not stat.S_ISREG(info.st_mode):

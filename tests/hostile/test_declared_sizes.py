@@ -123,6 +123,12 @@ def test_the_default_limit_holds_a_large_genuine_posterior():
 
 
 # ------------------------------------------------------------------ types, links, format
+def test_a_missing_priors_file_is_said_not_to_exist(tmp_path):
+    for loader in LOADERS.values():
+        message = refusal(loader, tmp_path / "earlier" / "posterior.nc")
+        assert "posterior.nc' does not exist; give the path of the posterior.nc" in message
+
+
 def test_classic_netcdf_has_no_groups(tmp_path):
     path = tmp_path / "classic.nc"
     binary_posterior().to_netcdf(path, format="NETCDF3_64BIT", engine="scipy")
