@@ -10,6 +10,8 @@ from __future__ import annotations
 
 __all__ = [
     "MAX_CELLS",
+    "MAX_DRAWS",
+    "MAX_CHAINS",
     "CHANNEL_CHOICES",
     "MULTICLASS_CHANNEL_CHOICES",
     "VIEW_CHOICES",
@@ -24,6 +26,15 @@ __all__ = [
 #: upward bias is about 0.64 sd(U) sqrt(M / n), SPEC §4), so more cells is a mistake, not
 #: a finer audit.
 MAX_CELLS = 1000
+
+#: Most draws (or tuning steps) per chain: the NC-ECE interval's Monte Carlo error is far
+#: below its width long before this, and the saved posterior predictive holds
+#: draws x groups x pattern-cell counts per chain (gigabytes beyond it).
+MAX_DRAWS = 1_000_000
+
+#: Most chains: more chains than this add nothing to R-hat and multiply the posterior
+#: (10^9 chains made the sampler abort the Python process on a 32 GB allocation).
+MAX_CHAINS = 64
 
 #: ``--channels`` choices of the binary audit: the Bayesian grouped model or a point estimator.
 CHANNEL_CHOICES = ("bayes", "score-bin-em", "dawid-skene-em", "gmm", "hui-walter")

@@ -40,6 +40,7 @@ from bayescal.bayes.models import CHANNEL, BuiltModel, ChannelModelSpec
 from bayescal.bayes.multiclass import BuiltMulticlassModel
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP
 from bayescal.errors import ConfigError, FitError
+from bayescal.options import MAX_CHAINS, MAX_DRAWS
 
 __all__ = [
     "SAMPLERS",
@@ -85,9 +86,15 @@ def check_settings(draws, tune, chains, cores, target_accept, sampler, check) ->
     bayescal.errors.ConfigError: chains must be an integer >= 1; got 0; ...
     """
     errors = []
-    for name, val, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
+    for name, val, low, high in (
+        ("draws", draws, 1, MAX_DRAWS),
+        ("tune", tune, 0, MAX_DRAWS),
+        ("chains", chains, 1, MAX_CHAINS),
+    ):
         if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < low:
             errors.append(f"{name} must be an integer >= {low}; got {val!r}")
+        elif val > high:
+            errors.append(f"{name} must be at most {high:,}; got {val:,}")
     if cores is not None and (
         isinstance(cores, bool) or not isinstance(cores, (int, np.integer)) or cores < 1
     ):

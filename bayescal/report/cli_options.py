@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 
 #: Most score groups / bins / ambiguity ECE bins: the library's limit on any partition.
-from bayescal.options import MAX_CELLS
+from bayescal.options import MAX_CELLS, MAX_CHAINS, MAX_DRAWS
 
 __all__ = [
     "add_quiet",
@@ -46,13 +46,6 @@ __all__ = [
 #: (the sampler's own rule for a checked fit; an audit needs hundreds).
 MIN_DRAWS = 4
 
-#: Most draws (or tuning steps) per chain: the NC-ECE interval's Monte Carlo error is far
-#: below its width long before this, and the saved posterior predictive holds
-#: draws x groups x pattern-cell counts per chain (gigabytes beyond it).
-MAX_DRAWS = 1_000_000
-
-#: Most chains: more chains than this add nothing to R-hat and multiply the posterior.
-MAX_CHAINS = 64
 
 #: Most label draws of the ambiguity audit's sampled ECEs (each draw relabels every test
 #: item; 100 already puts their Monte Carlo error below a tenth of a percent point).

@@ -256,6 +256,25 @@ def test_tiny_draws_refused_when_checking_and_unchecked_otherwise():
     assert fit.n_draws == 2 and "rhat_max" not in fit.diagnostics
 
 
+@pytest.mark.parametrize(
+    ("setting", "value"), [("chains", 65), ("chains", 10**9), ("draws", 10**6 + 1), ("tune", 10**8)]
+)
+def test_settings_beyond_the_cli_limits_are_refused_before_sampling(setting, value):
+    """10^9 chains made nutpie abort the whole process on a 32 GB allocation (no Python
+    error); the library now holds the CLI's limits (bayescal.options)."""
+    with pytest.raises(ConfigError, match=f"{setting} must be at most"):
+        fit_channels_bayes(_summary(3), **{setting: value})
+    from bayescal.data.multiclass import MulticlassAnnotations
+    from bayescal.summaries import summarize_multiclass
+
+    rng = np.random.default_rng(0)
+    d = MulticlassAnnotations.from_arrays(
+        rng.dirichlet(np.ones(3), 30), rng.integers(0, 3, (30, 3)).astype(float)
+    )
+    with pytest.raises(ConfigError, match=f"{setting} must be at most"):
+        fit_channels_bayes(summarize_multiclass(d), **{setting: value})
+
+
 @pytest.mark.parametrize("draws", [1, 2, 3])
 def test_sampling_checks_report_unavailable_not_divide_by_zero(draws):
     import arviz as az
