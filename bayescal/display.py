@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-__all__ = ["display_name"]
+__all__ = ["display_name", "name_list"]
 
 #: Unicode categories shown as escapes: controls, format characters (bidirectional
 #: overrides, zero-width joiners), surrogates, private use, unassigned, line and
@@ -44,3 +44,19 @@ def display_name(name: Any) -> str:
         else:
             out.append(c)
     return "".join(out)
+
+
+def name_list(names: list, limit: int = 10) -> str:
+    """``names`` as a list in a message, the first ``limit`` and how many more.
+
+    Examples
+    --------
+    >>> name_list(["a", "b"])
+    "['a', 'b']"
+    >>> name_list([f"g{i}" for i in range(30)], limit=2)
+    "['g0', 'g1'] and 28 more"
+    """
+    names = list(names)
+    if len(names) <= limit:
+        return f"{names}"
+    return f"{names[:limit]} and {len(names) - limit} more"

@@ -80,6 +80,7 @@ from bayescal.channels.orientation import (
 )
 from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP, PATTERN
+from bayescal.display import name_list
 from bayescal.errors import ConfigError, FitError
 from bayescal.summaries.summary import GOLD_CLASS, Summary, as_summary
 
@@ -118,7 +119,8 @@ def _empty_groups(spec, pooled: bool) -> list[str]:
     if not empty or pooled:
         return []
     return [
-        f"channel group(s) {empty} contain no annotated item: their prevalence posterior is "
+        f"channel group(s) {name_list(empty)} contain no annotated item: their prevalence "
+        "posterior is "
         "the prior, which no annotated item's estimate uses. Fewer or wider groups (groups=, "
         "--groups) leave them out."
     ]

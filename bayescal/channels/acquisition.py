@@ -288,7 +288,7 @@ def rank_annotation_requests(
     if not isinstance(gold_in_ece, bool):
         raise ConfigError(f"gold_in_ece must be True or False; got {gold_in_ece!r}.")
     check_inputs("rank_annotation_targets", data, fit, summary, max_draws)
-    t, pi, n_draws = _draws(fit, int(max_draws))
+    t, pi, n_draws = _draws(fit, int(max_draws), summary)
     c = data.n_classes
     states, uniq, cell_pat, cell_group, cell_of_item = item_cells(data, summary, pi.shape[1])
     cell_states = uniq[cell_pat]

@@ -86,6 +86,7 @@ from bayescal.channels.orientation import (
     relabel_classes,
 )
 from bayescal.channels.result import ChannelFit
+from bayescal.display import name_list
 from bayescal.errors import ConfigError, DataError, FitError
 from bayescal.summaries.summary import Summary
 
@@ -787,7 +788,7 @@ def dawid_skene_em(
     empty = group_n == 0
     if empty.any():
         names = [groups[i] for i in np.flatnonzero(empty)]
-        reason = f"channel group(s) {names} contain no annotated item"
+        reason = f"channel group(s) {name_list(names)} contain no annotated item"
         if empty_groups == "drop":
             warnings.append(f"{reason}; dropped from the fit (their prevalence is not estimated).")
         elif fallback == "fixed":

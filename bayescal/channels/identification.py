@@ -11,6 +11,7 @@ import warnings as _warnings
 
 import numpy as np
 
+from bayescal.display import name_list
 from bayescal.errors import DataError, IdentificationError, IdentificationWarning
 
 __all__ = [
@@ -166,9 +167,9 @@ def check_design(summary, method: str) -> list[str]:
     answered = view.answered_counts + summary.gold_answered().sum(axis=0)
     if (answered == 0).any():
         names = [summary.annotators[j] for j in np.flatnonzero(answered == 0)]
-        shown = f"{names}" if len(names) <= 10 else f"{names[:10]} and {len(names) - 10} more"
         raise DataError(
-            f"annotator(s) {shown} answered no item; remove them before fitting channels."
+            f"annotator(s) {name_list(names)} answered no item; remove them before fitting "
+            "channels."
         )
     by_gold, worst_se = gold_identifies(summary)
     if by_gold and method in GOLD_METHODS:

@@ -282,7 +282,7 @@ def item_posteriors(
         raise ConfigError(f"alpha must lie in (0, 1); got {alpha!r}.")
     check_inputs("item_posteriors", data, fit, summary, max_draws)
     c = data.n_classes
-    t, pi, n_draws = _draws(fit, int(max_draws))
+    t, pi, n_draws = _draws(fit, int(max_draws), summary)
     states, uniq, cell_pat, cell_group, cell_of_item = item_cells(data, summary, pi.shape[1])
     prob_cells = _cell_posteriors(uniq[cell_pat], cell_group, t, pi)
 
@@ -423,16 +423,32 @@ def _check_fit(data: Annotations, fit: ChannelFit, summary: Summary) -> None:
             f"{list(data.annotators)[:6]}; fit the channels on these data."
         )
     n_groups = fit.class_prevalence.sizes["group"]
-    if n_groups not in (1, summary.n_groups):
+    if n_groups in (1, summary.n_groups):
+        return
+    fitted = [str(g) for g in fit.class_prevalence["group"].values]
+    annotated = summary.group_counts.values > 0
+    needed = [str(g) for g, ok in zip(summary.groups, annotated, strict=True) if ok]
+    if not set(needed) <= set(fitted) <= {str(g) for g in summary.groups}:
         raise ConfigError(
             f"the fit has {n_groups} prevalence groups and the summary {summary.n_groups}; "
             "pass the summary the channels were fitted on."
         )
 
 
-def _draws(fit: ChannelFit, max_draws: int) -> tuple[np.ndarray, np.ndarray, int]:
+def _draws(fit: ChannelFit, max_draws: int, summary: Summary) -> tuple[np.ndarray, np.ndarray, int]:
+    """Confusion and prevalence draws, the prevalence on the summary's groups: a fit that
+    dropped the groups without annotated items (``empty_groups="drop"``) gives the items
+    there, which nobody answered, the fit's marginal prevalence (they are flagged
+    ``unanswered``)."""
     t = np.asarray(fit.confusion.transpose("draw", "annotator", "true_class", "answered_class"))
     pi = np.asarray(fit.class_prevalence.transpose("draw", "group", "class"))
+    if pi.shape[1] not in (1, summary.n_groups):
+        where = {str(g): i for i, g in enumerate(fit.class_prevalence["group"].values)}
+        marginal = np.asarray(fit.marginal_prevalence.transpose("draw", "class"))
+        pi = np.stack(
+            [pi[:, where[str(g)]] if str(g) in where else marginal for g in summary.groups],
+            axis=1,
+        )
     d = t.shape[0]
     if d > max_draws:
         pick = np.linspace(0, d - 1, max_draws).round().astype(np.int64)

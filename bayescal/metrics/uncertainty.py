@@ -131,6 +131,11 @@ DEFAULT_REPLICATES = 2000
 #: p-value moves in steps of 1 / (R + 1), so fewer leave both to a handful of draws.
 MIN_REPLICATES = 100
 
+#: Most replicates accepted: the p-value's resolution is then 1e-5 and the interval's
+#: Monte Carlo error far below its width; the replicate table holds R x bins numbers
+#: (10^9 replicates asked for 75 GB).
+MAX_REPLICATES = 100_000
+
 #: The interval construction, as reported in results.
 INTERVAL_METHOD = (
     "bias-aware bootstrap: basic (bias-corrected) lower end, linearised upper end; "
@@ -780,12 +785,19 @@ def _check_n_bootstrap(n_bootstrap, n_draws: int) -> int:
             f"n_bootstrap must be a whole number of replicates; got {n_bootstrap!r}. "
             f"Leave it unset for {DEFAULT_REPLICATES}."
         )
+    n_bootstrap = int(n_bootstrap)
     if n_bootstrap < MIN_REPLICATES:
         raise ConfigError(
             f"n_bootstrap must be at least {MIN_REPLICATES}; got {n_bootstrap}. The interval's "
             "ends are tail quantiles and the p-value moves in steps of 1 / (n_bootstrap + 1)."
         )
-    return int(n_bootstrap)
+    if n_bootstrap > MAX_REPLICATES:
+        raise ConfigError(
+            f"n_bootstrap must be at most {MAX_REPLICATES:,}; got {n_bootstrap:,}. The p-value "
+            "then resolves 1e-5 and the interval's Monte Carlo error is far below its width; "
+            "the replicates' table grows with n_bootstrap x bins."
+        )
+    return n_bootstrap
 
 
 def posterior_mean_channels(channels):

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "noise_corrected_reliability",
     "channel_forest",
-    "shown_annotators",
+    "shown_indices",
     "pattern_predictive_check",
     "channel_trace",
     "recalibration_curves",
@@ -162,23 +162,23 @@ def noise_corrected_reliability(
     return axes
 
 
-def shown_annotators(quality: np.ndarray, limit: int | None) -> np.ndarray:
-    """Indices of the annotators a per-annotator figure draws: all of them, or the
-    ``limit`` with the lowest ``quality`` (the ones an audit looks at first), in their
-    original order.
+def shown_indices(quality: np.ndarray, limit: int | None) -> np.ndarray:
+    """Indices of the rows a per-annotator (or per-group) figure draws: all of them, or
+    the ``limit`` with the lowest ``quality`` (the ones an audit looks at first), in
+    their original order.
 
     Examples
     --------
-    >>> shown_annotators(np.array([0.9, 0.2, 0.5, 0.1]), 2).tolist()
+    >>> shown_indices(np.array([0.9, 0.2, 0.5, 0.1]), 2).tolist()
     [1, 3]
-    >>> shown_annotators(np.array([0.9, 0.2]), None).tolist()
+    >>> shown_indices(np.array([0.9, 0.2]), None).tolist()
     [0, 1]
     """
     quality = np.asarray(quality, dtype=np.float64)
     if limit is None or quality.size <= limit:
         return np.arange(quality.size)
     if limit < 1:
-        raise ValueError(f"limit must be a positive number of annotators; got {limit}.")
+        raise ValueError(f"limit must be a positive number of rows; got {limit}.")
     return np.sort(np.argsort(quality, kind="stable")[:limit])
 
 
@@ -223,7 +223,7 @@ def channel_forest(
     ['$x$', 'b']
     """
     gap = (channels.b.values - channels.a.values).mean(axis=0)
-    shown = shown_annotators(gap, max_annotators)
+    shown = shown_indices(gap, max_annotators)
     names = [display_name(channels.annotators[j]) for j in shown]
     k = len(names)
     with literal_text():
@@ -336,7 +336,11 @@ def subgroup_forest(result: SubgroupCalibration, *, ax: Axes | None = None) -> A
 
 
 def pattern_predictive_check(
-    idata: InferenceData, *, prob: float = 0.9, axes: Sequence[Axes] | np.ndarray | None = None
+    idata: InferenceData,
+    *,
+    prob: float = 0.9,
+    axes: Sequence[Axes] | np.ndarray | None = None,
+    max_groups: int | None = None,
 ) -> np.ndarray:
     """Observed response-pattern counts against their posterior-predictive intervals.
 
@@ -357,10 +361,15 @@ def pattern_predictive_check(
         over ``(group, pattern)``, as ``fit_channels_bayes`` returns.
     prob : float, default 0.9
     axes : array of Axes of length n_groups, optional
+        (of ``max_groups`` when fewer groups are drawn)
+    max_groups : int, optional
+        Draw at most this many groups: those with the most observed counts outside their
+        interval (then the most items), in their order; the title says how many of how
+        many. Default: all.
 
     Returns
     -------
-    ndarray of Axes, one per group
+    ndarray of Axes, one per drawn group
     """
     rep = (
         idata["posterior_predictive"]["counts"]
@@ -372,7 +381,12 @@ def pattern_predictive_check(
     lo, hi = np.quantile(rep, [(1 - prob) / 2, 1 - (1 - prob) / 2], axis=0)
     used = (obs.sum(axis=0) > 0) | (hi.sum(axis=0) > 0)
     labels = np.asarray(idata["observed_data"]["pattern"].values)[used]
-    groups = [display_name(g) for g in idata["observed_data"]["group"].values]
+    outside = ((obs < lo) | (obs > hi)).sum(axis=1)
+    misfit = outside + obs.sum(axis=1) / (obs.sum() + 1.0)  # ties: the larger group first
+    shown = shown_indices(-misfit, max_groups)  # the lowest -misfit: the worst fits
+    n_all = obs.shape[0]
+    obs, lo, hi = obs[shown], lo[shown], hi[shown]
+    groups = [display_name(idata["observed_data"]["group"].values[g]) for g in shown]
     order = _annotator_order(idata)
     n_g = obs.shape[0]
     x = np.arange(int(used.sum()))
@@ -402,10 +416,15 @@ def pattern_predictive_check(
             fontsize=8,
             parse_math=False,
         )
+        subset = (
+            f"; the {n_g} of {n_all} groups with the most counts outside their bars"
+            if n_g < n_all
+            else ""
+        )
         axes[0].set_title(
             textwrap.fill(
                 "Response patterns: observed (dots) vs posterior predictive "
-                f"{int(round(prob * 100))}% (bars)",
+                f"{int(round(prob * 100))}% (bars){subset}",
                 max(30, int(fig.get_figwidth() * 12)),
             ),
             fontsize=10,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayescal.display import display_name
-from bayescal.plotting.binary import noise_corrected_reliability, shown_annotators
+from bayescal.plotting.binary import noise_corrected_reliability, shown_indices
 from bayescal.plotting.text import literal_text, pyplot
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def confusion_heatmaps(
     """
     t = channels.confusion.values
     k_all, c = t.shape[1], t.shape[2]
-    shown = shown_annotators(
+    shown = shown_indices(
         np.diagonal(t.mean(axis=0), axis1=1, axis2=2).mean(axis=1), max_annotators
     )
     t = t[:, shown]

@@ -77,6 +77,9 @@ EM_MAX_ITER = 1000
 #: annotator at K = 1,000 was a 450-inch image that took 57 s to draw.
 FOREST_MAX_ANNOTATORS = 40
 HEATMAP_MAX_ANNOTATORS = 10
+#: The predictive check draws one panel per score group: at most this many (the groups
+#: with the most observed counts outside their bars; the table lists every group).
+PPC_MAX_GROUPS = 12
 
 __all__ = [
     "ASSUMPTIONS",
@@ -734,7 +737,7 @@ def _model_check_figures(idata) -> list:
     """Two classes: the pattern predictive check and the trace, when the posterior has them."""
     if idata is None or "posterior_predictive" not in idata.groups():
         return []
-    n_groups = idata["observed_data"].sizes["group"]
+    n_groups = min(idata["observed_data"].sizes["group"], PPC_MAX_GROUPS)
     return [
         responsive_figure(
             "Posterior predictive check of response patterns, one panel per score group. "
@@ -747,6 +750,7 @@ def _model_check_figures(idata) -> list:
                 idata,
                 prob=0.9,
                 axes=fig.subplots(n_groups, 1, squeeze=False, sharex=True),
+                max_groups=PPC_MAX_GROUPS,
             ),
             size=(9, 1.7 * n_groups + 0.6),
             narrow_height=1.5 * n_groups + 1.0,

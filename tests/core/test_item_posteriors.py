@@ -211,3 +211,24 @@ def test_bad_arguments_are_refused():
         item_posteriors(other, fit, s)
     with pytest.raises(ConfigError, match="prevalence groups"):
         item_posteriors(data, fit, bc.summarize(data, groups=3))
+
+
+def test_a_fit_that_dropped_empty_groups_serves_the_items_and_the_ranking():
+    """groups=1000 on 300 items: the audit's point fit drops the groups without annotated
+    items (empty_groups='drop') and the item stage refused it ('the fit has 266 prevalence
+    groups and the summary 1000'); a fit of other groups is still refused."""
+    from bayescal.channels.acquisition import rank_annotation_targets
+    from bayescal.simulate import simulate_toy
+
+    d = simulate_toy(300, random_state=1)
+    s = bc.summarize(d, groups=1000)
+    fit = bc.fit_channels(s, "score_bin_em", random_state=0, empty_groups="drop")
+    assert fit.prevalence.sizes["group"] < s.n_groups
+    r = item_posteriors(d, fit, s)
+    assert np.isfinite(r.probability).all()
+    kept = bc.summarize(d, groups=1000).group_counts.values > 0
+    assert kept.sum() == fit.prevalence.sizes["group"]  # exactly the empty groups dropped
+    assert rank_annotation_targets(d, fit, s) is not None
+    other = bc.fit_channels(bc.summarize(d, groups=5), "score_bin_em", random_state=0)
+    with pytest.raises(ConfigError, match="prevalence groups and the summary"):
+        item_posteriors(d, other, bc.summarize(d, groups=7))
