@@ -22,8 +22,10 @@ the command, its peak resident memory (``ru_maxrss`` of the child, read by the c
 at exit; target under 2 GB), every line it printed on stderr with the seconds since start
 (the stage lines: the longest silence between two lines says how long a user saw nothing),
 the exit status, the child's CPU seconds (user + system, ``getrusage``; the sampler's
-threads included) and the load average before and after (the machine is shared: wall
-seconds of CPU-bound stages stretch with the load, CPU seconds much less).
+threads included), ``stage_seconds`` (wall and CPU seconds of every stage, from its stage
+line to the next: the child prints its CPU seconds at every record of the ``bayescal``
+logger) and the load average before and after (the machine is shared: wall seconds of
+CPU-bound stages stretch with the load, CPU seconds much less).
 
 An existing ``--json`` file is updated, not replaced: the cases run now replace their
 entries (each with its own environment and options), the others are kept as they were.
@@ -49,10 +51,16 @@ TARGETS = {
     "peak_rss_bytes": 2 * 1024**3,
 }
 
-#: The measured child: ``bayescal.cli.main`` on the arguments, then its own peak RSS.
+#: The measured child: ``bayescal.cli.main`` on the arguments, then its own peak RSS; every
+#: stage record of the ``bayescal`` logger also prints the process's CPU seconds so far.
 _CHILD = (
-    "import resource, sys\n"
+    "import logging, resource, sys, time\n"
     "from bayescal.cli import main\n"
+    "class Cpu(logging.Handler):\n"
+    "    def emit(self, record):\n"
+    "        text = record.getMessage().replace(chr(10), ' ')[:200]\n"
+    "        print(f'STAGE_CPU {time.process_time():.3f} {text}', file=sys.stderr, flush=True)\n"
+    "logging.getLogger('bayescal').addHandler(Cpu(logging.INFO))\n"
     "code = main(sys.argv[1:])\n"
     "use = resource.getrusage(resource.RUSAGE_SELF)\n"
     "print(f'PEAK_RSS {use.ru_maxrss * 1024}', file=sys.stderr, flush=True)\n"
@@ -149,7 +157,16 @@ def _run_case(argv: list[str]) -> dict:
     wall = time.perf_counter() - t0
     peak = [int(text.split()[1]) for _, text in lines if text.startswith("PEAK_RSS ")]
     cpu = [float(text.split()[1]) for _, text in lines if text.startswith("CPU_SECONDS ")]
-    shown = [(t, text) for t, text in lines if not text.startswith(("PEAK_RSS ", "CPU_SECONDS "))]
+    marks = [
+        (t, float(text.split(maxsplit=2)[1]), text.split(maxsplit=2)[2])
+        for t, text in lines
+        if text.startswith("STAGE_CPU ") and len(text.split(maxsplit=2)) == 3
+    ]
+    shown = [
+        (t, text)
+        for t, text in lines
+        if not text.startswith(("PEAK_RSS ", "CPU_SECONDS ", "STAGE_CPU "))
+    ]
     times = [0.0] + [t for t, _ in shown] + [wall]
     return {
         "argv": argv,
@@ -158,10 +175,26 @@ def _run_case(argv: list[str]) -> dict:
         "peak_rss_bytes": peak[0] if peak else None,
         "cpu_seconds": cpu[0] if cpu else None,
         "longest_silence_seconds": max(b - a for a, b in zip(times, times[1:])),
+        "stage_seconds": _stages(marks, wall, cpu[0] if cpu else None),
         "stderr": shown,
         "loadavg_before": load_before,
         "loadavg_after": list(os.getloadavg()),
     }
+
+
+def _stages(marks: list[tuple[float, float, str]], wall: float, cpu: float | None) -> list[dict]:
+    """Wall and CPU seconds of every stage: from its line (``NAME...``) to the next stage's
+    (the last one to the end of the run)."""
+    starts = [(t, c, text[:-3]) for t, c, text in marks if text.endswith("...")]
+    ends = [(t, c) for t, c, _ in starts[1:]] + [(wall, cpu)]
+    return [
+        {
+            "stage": name,
+            "wall_seconds": round(t1 - t0, 2),
+            "cpu_seconds": None if c1 is None else round(c1 - c0, 2),
+        }
+        for (t0, c0, name), (t1, c1) in zip(starts, ends)
+    ]
 
 
 def run(args) -> int:

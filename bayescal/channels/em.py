@@ -114,9 +114,13 @@ FALLBACK = {"a": 0.2, "b": 0.8, "prevalence": 0.5}
 Progress = Callable[[int, float], None]
 
 #: Two-class tables of at most this many (group, pattern) cells are worked on whole (the
-#: v0.2 layout); larger ones, and every table of more classes, on their non-empty cells
-#: only (:func:`_whole_table`).
+#: v0.2 layout); larger ones on their non-empty cells only (:func:`_whole_table`).
 _DENSE_CELLS = 1 << 16
+
+#: Tables of more than two classes are worked on whole up to this many cells (a few
+#: microseconds per iteration whatever their share of empty cells, and the fits of the
+#: earlier releases bit for bit), on their non-empty cells beyond.
+_DENSE_CELLS_MULTICLASS = 1 << 12
 
 #: Start batches keep the (starts, groups, classes, patterns) arrays below this many
 #: float64 numbers (160 MB).
@@ -251,7 +255,9 @@ def _complete(free: np.ndarray) -> np.ndarray:
     return np.concatenate([1.0 - free.sum(axis=-1, keepdims=True), free], axis=-1)
 
 
-def _m_step(per_group, per_pattern, gold, onehot, answered, states, group_n, clip, prior=None):
+def _m_step(
+    per_group, per_pattern, gold, onehot, answered, states, group_n, clip, prior=None, whole=True
+):
     """Held confusion (R, K, C, C-1) and prevalence (R, L, C-1) entries from expected counts.
 
     ``per_group[r, y, l]`` and ``per_pattern[r, y, p]`` are the expected counts of class
@@ -260,13 +266,15 @@ def _m_step(per_group, per_pattern, gold, onehot, answered, states, group_n, cli
     (R, K, C, C) pseudo-counts are added to each confusion row (the MAP step under
     Dirichlet(prior + 1) rows, :func:`em_run`).
 
-    Two classes keep the v0.2 products with the answer indicators (``bench toy`` bit for
-    bit); more classes sum each annotator's answers with one ``bincount`` (O(R C P K)),
-    where the C**2 indicator products cost C times more (at C = 50 most of an EM step).
+    A table worked on whole (``whole``, :func:`_whole_table`) keeps the products with the
+    answer indicators (the earlier fits bit for bit: ``bench toy``, and the examples'
+    posteriors, whose sampler starts at the EM fit); a larger table of more than two
+    classes sums each annotator's answers with one ``bincount`` (O(R C P K)), where the
+    C**2 indicator products cost C times more (at C = 50 most of an EM step).
     """
     c = per_pattern.shape[1]
     rho = per_group[:, 1:].transpose(0, 2, 1) / group_n[..., None]
-    if c > 2:
+    if c > 2 and not whole:
         return _held(_confusion_rows(per_pattern + gold, states, prior), clip), _held(rho, clip)
     t = np.empty((per_pattern.shape[0], onehot.shape[2], c, c - 1))
     for y in range(c):
@@ -307,12 +315,13 @@ def _confusion_rows(w: np.ndarray, states: np.ndarray, prior) -> np.ndarray:
 def _whole_table(n_classes: int, n_cells: int) -> bool:
     """Whether EM works on every (group, pattern) cell rather than the non-empty ones.
 
-    Small two-class tables: the v0.2 layout, kept bit for bit (``bench toy``). With more
-    classes the table is mostly empty (C groups x observed patterns; at C = 50, 3000 items
-    about 3% of 75,000 cells are non-empty) and the whole table cost 20 times the
+    Two-class tables up to :data:`_DENSE_CELLS`: the v0.2 layout, kept bit for bit
+    (``bench toy``); tables of more classes up to :data:`_DENSE_CELLS_MULTICLASS`. A large
+    table of many classes is mostly empty (C groups x observed patterns; at C = 50, 3000
+    items about 3% of 75,000 cells are non-empty) and the whole table cost 20 times the
     non-empty cells per iteration.
     """
-    return n_classes == 2 and n_cells <= _DENSE_CELLS
+    return n_cells <= (_DENSE_CELLS if n_classes == 2 else _DENSE_CELLS_MULTICLASS)
 
 
 class _Cells:
@@ -437,7 +446,7 @@ def em_run(
         rest = np.exp(joint[:, 1:] - lse[:, None]) * cc[..., None, :]
         w = np.concatenate([(cc - rest.sum(axis=1))[:, None], rest], axis=1)
         t_new, rho_new = _m_step(
-            *cells.sums(w), gold, onehot, answered, states, group_n, clip, prior
+            *cells.sums(w), gold, onehot, answered, states, group_n, clip, prior, cells.dense
         )
         t = np.where(active[:, None, None, None], t_new, t)
         rho = np.where(active[:, None, None], rho_new, rho)
@@ -463,8 +472,10 @@ def majority_vote_start(counts, states, n_classes, *, clip=1e-6, gold=None):
     w = counts[None, None] * shares[None, :, None]  # (1, C, L, P)
     gold = np.zeros((n_classes, counts.shape[1])) if gold is None else gold
     group_n = np.maximum(counts.sum(axis=1), 1e-300)
+    states = np.asarray(states)
+    whole = _whole_table(n_classes, counts.size)
     t, rho = _m_step(
-        w.sum(axis=3), w.sum(axis=2), gold, onehot, answered, np.asarray(states), group_n, clip
+        w.sum(axis=3), w.sum(axis=2), gold, onehot, answered, states, group_n, clip, None, whole
     )
     return _complete(t)[0], _complete(rho)[0]
 
