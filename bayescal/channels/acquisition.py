@@ -68,6 +68,7 @@ from bayescal.channels.items import (
     plain,
     write_csv,
 )
+from bayescal.channels.mcse import mean_mcse
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError
@@ -109,8 +110,13 @@ class AnnotationTargets:
     annotator : str or None
         The re-reading annotator (None: the typical one; or for ``"gold"``).
     n_draws : int
+        Channel draws used (at most :data:`MAX_DRAWS`, evenly thinned).
     method : str
     notes : list of str
+    variance_mcse : float or None
+        Monte Carlo standard error of ``variance`` from using ``n_draws`` draws only
+        (batch means of its per-draw terms, :mod:`bayescal.channels.mcse`; 0 for a point
+        fit).
     """
 
     items: np.ndarray
@@ -123,6 +129,7 @@ class AnnotationTargets:
     n_draws: int
     method: str
     notes: list[str] = field(default_factory=list)
+    variance_mcse: float | None = None
 
     @property
     def n_candidates(self) -> int:
@@ -132,6 +139,16 @@ class AnnotationTargets:
     def width(self) -> float:
         """Delta-method interval width now: ``2 z sqrt(V)``."""
         return _width(self.variance, self.prob)
+
+    @property
+    def width_mcse(self) -> float | None:
+        """Monte Carlo standard error of :attr:`width` (delta method: ``z mcse(V) / sqrt(V)``)."""
+        if self.variance_mcse is None:
+            return None
+        if self.variance <= 0:
+            return 0.0
+        z = float(norm.ppf(0.5 + self.prob / 2))
+        return float(z * self.variance_mcse / np.sqrt(self.variance))
 
     def width_after(self, n: int) -> float:
         """Expected width after labelling the top ``n`` (single-item reductions added)."""
@@ -180,6 +197,8 @@ class AnnotationTargets:
             "prob": self.prob,
             "variance": self.variance,
             "width": self.width,
+            "mcse": {"variance": self.variance_mcse, "width": self.width_mcse},
+            "draws_used": self.n_draws,
             "width_after": {str(k): self.width_after(k) for k in (10, 50)},
             "top": [
                 {"item": plain(self.items[r]), "variance_reduction": float(self.reduction[r])}
@@ -324,7 +343,7 @@ def rank_annotation_requests(
                     )
         channels.append(channel)
         candidates.append(keep)
-    variance, reductions = _block_reductions(
+    variance, variance_mcse, reductions = _block_reductions(
         blocks, n_draws, cell_pat.size, cell_of_item, coef, channels
     )
     if fit.n_draws == 1:  # point channels: no posterior wording (the items' own spread only)
@@ -357,6 +376,7 @@ def rank_annotation_requests(
                 n_draws=n_draws,
                 method=fit.method,
                 notes=list(notes),
+                variance_mcse=variance_mcse,
             )
         )
     return out
@@ -418,7 +438,7 @@ def expected_reductions(
     reduction : ndarray (n,)
     """
     n_draws, n_cells, _ = p_cells.shape
-    variance, (reduction,) = _block_reductions(
+    variance, _, (reduction,) = _block_reductions(
         lambda: iter([(slice(0, n_draws), p_cells)]),
         n_draws,
         n_cells,
@@ -436,8 +456,10 @@ def _block_reductions(
     cell_of_item: np.ndarray,
     coef: np.ndarray,
     channels: Sequence[np.ndarray | None],
-) -> tuple[float, list[np.ndarray]]:
-    """:func:`expected_reductions` for several re-readers (None: gold) from blocks of draws.
+) -> tuple[float, float, list[np.ndarray]]:
+    """:func:`expected_reductions` for several re-readers (None: gold) from blocks of draws,
+    with the Monte Carlo standard error of the variance (its per-draw terms
+    ``within_d + (G_d - E G)^2`` averaged: :func:`bayescal.channels.mcse.mean_mcse`).
 
     ``blocks()`` yields ``(draw slice, p (draws in the block, cells, C))``. Every
     quantity of the formula is a sum over draws (``G_d`` and the within-item variance
@@ -483,6 +505,7 @@ def _block_reductions(
                 shift[i] += np.einsum("dxa,d->xa", q, g)
     variance = float(within.mean() + g_total.var())
     g_mean = g_total.mean()
+    variance_mcse = float(mean_mcse(within + (g_total - g_mean) ** 2))
     reductions = []
     for i, channel in enumerate(channels):
         prob_out = mass[i] / n_draws
@@ -496,4 +519,4 @@ def _block_reductions(
             qm = second[i] / safe[:, :, None]
             e = np.einsum("ic,iac->ia", coef, qm[cell_of_item]) + h[cell_of_item]
         reductions.append((px * e**2).sum(axis=1))
-    return variance, reductions
+    return variance, variance_mcse, reductions

@@ -40,6 +40,7 @@ import numpy as np
 
 from bayescal._random import check_random_state
 from bayescal._typing import RandomState
+from bayescal.channels.mcse import batches
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.errors import ConfigError, DataError
@@ -81,11 +82,15 @@ class ItemPosteriors:
         Items nobody answered (their group's prevalence).
     alpha : float
     n_draws : int
-        Channel draws averaged.
+        Channel draws averaged (at most :data:`MAX_DRAWS`, evenly thinned).
     method : str
         The channel fit's method.
     exact_surprise : bool
         Whether every surprise p-value was computed exactly (no Monte Carlo).
+    probability_mcse : ndarray of shape (n, C) or None
+        Monte Carlo standard error of ``probability`` from averaging ``n_draws`` draws
+        only (batch means over the draws in order, :mod:`bayescal.channels.mcse`; 0 for a
+        point fit and for gold items).
     """
 
     items: np.ndarray
@@ -101,6 +106,7 @@ class ItemPosteriors:
     method: str
     exact_surprise: bool = True
     notes: list[str] = field(default_factory=list)
+    probability_mcse: np.ndarray | None = None
 
     @property
     def n_items(self) -> int:
@@ -157,6 +163,20 @@ class ItemPosteriors:
         proba.columns.name = "label"
         return labels, proba
 
+    def mcse_summary(self) -> dict[str, Any] | None:
+        """The Monte Carlo error of the corrected label's probability over the items:
+        ``max``, ``median`` and ``draws_used`` (None when it was not computed)."""
+        if self.probability_mcse is None:
+            return None
+        at = np.take_along_axis(self.probability_mcse, self.corrected_label[:, None], axis=1)
+        at = at[:, 0] if at.size else np.zeros(0)
+        finite = at[np.isfinite(at)]
+        return {
+            "corrected_label_probability_max": float(finite.max()) if finite.size else None,
+            "corrected_label_probability_median": float(np.median(finite)) if finite.size else None,
+            "draws_used": self.n_draws,
+        }
+
     def to_dict(self, *, max_listed: int = 20) -> dict[str, Any]:
         """A JSON-ready record: counts, the rule, and the most surprising items."""
         checked = np.isfinite(self.surprise_p)
@@ -166,6 +186,7 @@ class ItemPosteriors:
             "n_gold": int(self.gold.sum()),
             "n_unanswered": int(self.unanswered.sum()),
             "n_draws": self.n_draws,
+            "mcse": self.mcse_summary(),
             "method": self.method,
             "alpha": self.alpha,
             "n_checked": int(checked.sum()),
@@ -284,14 +305,18 @@ def item_posteriors(
     c = data.n_classes
     t, pi, n_draws = _draws(fit, int(max_draws), summary)
     states, uniq, cell_pat, cell_group, cell_of_item = item_cells(data, summary, pi.shape[1])
-    prob_cells = _cell_posteriors(uniq[cell_pat], cell_group, t, pi)
+    prob_cells, mcse_cells = cell_posterior_moments(
+        cell_posterior_blocks(uniq[cell_pat], cell_group, t, pi), n_draws, cell_pat.size, c
+    )
 
     probability = prob_cells[cell_of_item]
+    probability_mcse = mcse_cells[cell_of_item]
     gold_known = _gold_mask(data)
     if data.gold is not None and gold_known.any():
         known = data.gold[gold_known].astype(np.int64)
         probability[gold_known] = 0.0
         probability[gold_known, known] = 1.0
+        probability_mcse[gold_known] = 0.0
     unanswered = (states == c).all(axis=1)
     corrected = probability.argmax(axis=1)
 
@@ -324,6 +349,7 @@ def item_posteriors(
         method=fit.method,
         exact_surprise=exact,
         notes=notes,
+        probability_mcse=probability_mcse,
     )
 
 
@@ -353,11 +379,38 @@ def item_cells(
     return states, uniq, cells % n_pat, cells // n_pat, cell_of_item.reshape(-1)
 
 
-def _cell_posteriors(states, cell_group, t, pi) -> np.ndarray:
-    """Draw-averaged posterior of the class for each (group, pattern) cell, in blocks of draws."""
-    return cell_posterior_mean(
-        cell_posterior_blocks(states, cell_group, t, pi), t.shape[0], states.shape[0], t.shape[2]
-    )
+def cell_posterior_moments(
+    blocks: Iterable[tuple[slice, np.ndarray]], n_draws: int, n_cells: int, n_classes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The mean over the ``n_draws`` draws of :func:`cell_posterior_blocks` and its Monte
+    Carlo standard error, (cells, C) each.
+
+    The error is :func:`bayescal.channels.mcse.mean_mcse` computed as the blocks come
+    (draws in order): each batch's mean is folded into running sums of the batch means
+    and of their squares, so three (cells, C) arrays are held whatever the draws.
+    """
+    total = np.zeros((n_cells, n_classes))
+    if n_draws < 4:
+        mean = cell_posterior_mean(blocks, n_draws, n_cells, n_classes)
+        return mean, np.full_like(mean, 0.0 if n_draws == 1 else np.nan)
+    n_batches, size = batches(n_draws)
+    current = np.zeros((n_cells, n_classes))
+    batch_sum = np.zeros((n_cells, n_classes))
+    batch_sq = np.zeros((n_cells, n_classes))
+    for d, post in blocks:
+        total += post.sum(axis=0)
+        first = d.start
+        while first < d.stop and first < n_batches * size:
+            end = min(d.stop, (first // size + 1) * size)
+            current += post[first - d.start : end - d.start].sum(axis=0)
+            if end % size == 0:  # the batch is complete
+                current /= size
+                batch_sum += current
+                batch_sq += current * current
+                current[:] = 0.0
+            first = end
+    var = np.maximum(batch_sq - batch_sum * batch_sum / n_batches, 0.0) / (n_batches - 1)
+    return total / n_draws, np.sqrt(size * var / n_draws)
 
 
 def cell_posterior_mean(

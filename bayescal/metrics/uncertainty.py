@@ -70,6 +70,7 @@ the labelled result :class:`NCECEPosterior`, and the entry point
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -78,6 +79,7 @@ import numpy as np
 import xarray as xr
 
 from bayescal._random import check_random_state
+from bayescal.channels.mcse import mean_mcse, quantile_mcse
 from bayescal.dims import BIN, DRAW
 from bayescal.errors import ConfigError, DataError
 from bayescal.metrics.binned import (
@@ -1074,6 +1076,38 @@ class IntervalPart:
         lo, hi, _ = bias_aware_interval(self.center(source), self._replicates(source), p)
         return lo, hi
 
+    def interval_mcse(self, source: str | None = None, prob: float | None = None) -> dict:
+        """Monte Carlo standard errors of :meth:`interval`'s ends (:mod:`bayescal.channels.mcse`).
+
+        Replicate ``r`` used channel draw ``r mod S`` (``S`` = ``draws_used`` of
+        :attr:`info`: at most :data:`JOINT_DRAWS` for the ``posterior`` source), so the
+        replicates are read grouped by draw and the batch-means errors count the draws
+        they share. Each end is a quantile of the replicates plus, for the ``posterior``
+        source, a centre that is their mean: the two errors are added in quadrature.
+        The lower end fixed at 0 (the test does not reject) has error 0. Returns ``lo``,
+        ``hi`` and ``draws_used``.
+        """
+        src = self.source if source is None else source
+        p = _check_prob(self.prob if prob is None else prob)
+        reps = self._replicates(source)
+        n_rep = reps.shape[0]
+        draws = int(self.info.get("draws_used", {}).get(src, n_rep)) if self.info else n_rep
+        draws = max(1, min(draws, n_rep))
+        order = np.argsort(np.arange(n_rep) % draws, kind="stable")
+        reps = np.asarray(reps, dtype=np.float64)[order]
+        d = self.center(source)
+        dev = _deviations(reps)
+        q = 1.0 - (1.0 - p) / 2
+        centre = 0.0
+        if src == "posterior":  # the centre is the replicates' mean: its own Monte Carlo error
+            centre = float(mean_mcse(reps @ np.sign(d)))
+        hi = math.hypot(centre, float(quantile_mcse(-(dev @ np.sign(d)), q)))
+        lo_end, _ = self.interval(source, p)
+        lo = 0.0
+        if lo_end > 0:
+            lo = math.hypot(2 * centre, float(quantile_mcse(np.abs(d + dev).sum(axis=1), q)))
+        return {"lo": lo, "hi": hi, "draws_used": draws}
+
     def replicated_ece(self, source: str | None = None) -> np.ndarray:
         """The raw resampled plug-in ``sum |D_r|`` per replicate (biased upward)."""
         return np.abs(self._replicates(source)).sum(axis=1)
@@ -1089,13 +1123,17 @@ class IntervalPart:
     def to_dict(self) -> dict:
         """``point`` (bias-aware estimate), ``plugin`` (the raw plug-in it corrects),
         ``lo``, ``hi``, ``prob``, ``p_value``, ``sample_use``, ``source``,
-        ``decomposition`` (the binary NC-ECE layout), all from the reported source."""
+        ``decomposition`` (the binary NC-ECE layout), all from the reported source; ``mcse``
+        of ``lo`` and ``hi`` and the ``draws_used`` (:meth:`interval_mcse`)."""
         lo, hi = self.interval()
+        err = self.interval_mcse()
         return {
             "point": self.estimate,
             "plugin": self.plugin_of(),
             "lo": lo,
             "hi": hi,
+            "mcse": {"of_lo": err["lo"], "of_hi": err["hi"]},
+            "draws_used": err["draws_used"],
             "prob": self.prob,
             "p_value": self.p_value(),
             "interval_method": f"{INTERVAL_METHOD}; "
@@ -1579,8 +1617,15 @@ def multiclass_nc_ece_interval(
         cw_point[k * m : (k + 1) * m] = r["point"]
         for key in cw:
             cw[key][:, k * m : (k + 1) * m] = r[key]
+    # replicate r used channel draw r mod S: S per source (the joint route's is capped)
+    cycle = min(channels.n_draws, n_rep)
+    draws_used = {key: cycle for key in kept}
+    if joint:
+        draws_used["posterior"] = int(_used_draws(channels.n_draws, n_rep, JOINT_DRAWS).size)
+    draws_used["evaluation"] = 1  # the point channels
     info = {
         "channel_draws": channels.n_draws,
+        "draws_used": draws_used,
         "bootstrap_replicates": n_rep,
         "channel_uncertainty": channels.n_draws > 1,
         "weights": weights if isinstance(weights, str) else "explicit",

@@ -38,6 +38,7 @@ import xarray as xr
 
 from bayescal._typing import ArrayLike, Weights
 from bayescal.base import BaseEstimator, check_is_fitted
+from bayescal.channels.mcse import mean_mcse, quantile_mcse
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
 from bayescal.data.validation import check_scores
@@ -505,13 +506,31 @@ CLASS_MAP_MAKERS: dict[str, type[MulticlassRecalibrator]] = {
 
 
 def _param_band(values: np.ndarray, prob: float) -> dict:
-    """Posterior mean and equal-tailed ``prob`` band over the first axis (draws)."""
+    """Posterior mean and equal-tailed ``prob`` band over the first axis (draws), with the
+    Monte Carlo standard error of each (``mcse``: the error of using these draws only,
+    :mod:`bayescal.channels.mcse`; 0 for one draw)."""
     q = [(1 - prob) / 2, 1 - (1 - prob) / 2]
     v = np.asarray(values, dtype=np.float64)
     mean, (lo, hi) = v.mean(axis=0), np.quantile(v, q, axis=0)
+    # keys "of_*": an object with "lo" and "hi" reads as an interval in summary.json
+    err = {
+        "of_mean": mean_mcse(v),
+        "of_lo": quantile_mcse(v, q[0]),
+        "of_hi": quantile_mcse(v, q[1]),
+    }
     if v.ndim == 1:
-        return {"mean": float(mean), "lo": float(lo), "hi": float(hi)}
-    return {"mean": mean.tolist(), "lo": lo.tolist(), "hi": hi.tolist()}
+        return {
+            "mean": float(mean),
+            "lo": float(lo),
+            "hi": float(hi),
+            "mcse": {k: float(e) for k, e in err.items()},
+        }
+    return {
+        "mean": mean.tolist(),
+        "lo": lo.tolist(),
+        "hi": hi.tolist(),
+        "mcse": {k: np.asarray(e).tolist() for k, e in err.items()},
+    }
 
 
 @dataclass(eq=False)
@@ -579,7 +598,8 @@ class MapBand:
         return bool(np.all((lo <= data.probs) & (data.probs <= hi)))
 
     def to_dict(self) -> dict:
-        """JSON-ready: ``role``, ``family``, ``draws``, ``items``, ``prob``, ``parameters``."""
+        """JSON-ready: ``role``, ``family``, ``draws`` (the draws used, at most ``max_draws``),
+        ``items``, ``prob``, ``parameters`` (each with its ``mcse``)."""
         return {
             "role": self.role,
             "family": self.family,

@@ -89,3 +89,27 @@ def test_bayes_speed_layout(tmp_path):
     row = r["results"][0]
     assert {"n", "pattern_seconds", "per_item_seconds", "speedup", "compile_seconds"} <= set(row)
     assert row["speedup"] > 0
+
+
+def test_audit_large_many_classes_layout(tmp_path):
+    # the C = 50 case's machinery on a small table: point channels, 3 classes, 300 items
+    r = run(
+        tmp_path,
+        "audit-large",
+        "--cases",
+        "many-classes",
+        "--many-classes",
+        "3",
+        "--many-classes-items",
+        "300",
+        "--extra=--channels dawid-skene-em --skip next",
+    )
+    case = r["cases"]["many_classes_c3"]
+    assert case["exit_status"] == 0 and case["n_classes"] == 3 and case["n_annotators"] == 3
+    assert r["targets"]["many_classes_seconds"] == 120.0
+    stages = {s["stage"]: s for s in case["stage_seconds"]}
+    assert "noise or ambiguity: the evidence" in stages
+    assert all(s["wall_seconds"] >= 0 and s["cpu_seconds"] >= 0 for s in stages.values())
+    # the stages' CPU seconds add up to the child's, less what ran before the first stage
+    total = sum(s["cpu_seconds"] for s in stages.values())
+    assert 0 < total <= case["cpu_seconds"] + 0.01

@@ -335,13 +335,15 @@ def test_c2_two_annotators_with_groups_reproduce_binary_score_bin_em(binary_pair
 
 @pytest.mark.parametrize("classes", [2, 4])
 def test_non_empty_cells_give_the_whole_table_fit(monkeypatch, classes):
-    # Large tables are worked on their non-empty (group, pattern) cells; empty cells add
-    # zero to every sum, so the fit is the same up to the order of summation (rounding:
-    # a few ulps per iteration, damped by EM's contraction; bounded by 1e-12 relative).
+    # Large tables (and every table of more than two classes) are worked on their
+    # non-empty (group, pattern) cells; empty cells add zero to every sum, so the fit is
+    # the same up to the order of summation (rounding: a few ulps per iteration, damped by
+    # EM's contraction; bounded by 1e-12 relative).
     d = simulate_multiclass(2000, classes, random_state=6, n_annotators=5, missing=0.2)
     s = summarize_multiclass(d, groups="predicted")
+    monkeypatch.setattr(mem, "_whole_table", lambda n_classes, n_cells: True)
     whole = dawid_skene_em(s, prevalence="grouped")
-    monkeypatch.setattr(mem, "_DENSE_CELLS", 0)
+    monkeypatch.setattr(mem, "_whole_table", lambda n_classes, n_cells: False)
     cells = dawid_skene_em(s, prevalence="grouped")
     assert (s.pattern_counts.values == 0).any()  # the two layouts differ
     np.testing.assert_allclose(cells.confusion.values, whole.confusion.values, rtol=1e-12)
@@ -349,3 +351,21 @@ def test_non_empty_cells_give_the_whole_table_fit(monkeypatch, classes):
         cells.class_prevalence.values, whole.class_prevalence.values, rtol=1e-12
     )
     assert cells.loglik == pytest.approx(whole.loglik, rel=1e-12)
+
+
+def test_confusion_rows_are_the_indicator_sums_with_gold_and_prior():
+    # The C > 2 M step sums each annotator's answers with one bincount; it must equal the
+    # products with the answer indicators, gold items and Dirichlet pseudo-counts included.
+    rng = np.random.default_rng(3)
+    c, k, n_pat, r = 4, 3, 30, 2
+    states = rng.integers(0, c + 1, size=(n_pat, k))  # c = not answered
+    w = rng.random((r, c, n_pat))
+    gold = rng.random((c, n_pat)) * (rng.random((c, n_pat)) < 0.3)
+    prior = rng.random((r, k, c, c))
+    onehot = np.stack([states == a for a in range(c)]).astype(float)  # (C, P, K)
+    total = w + gold
+    num = np.einsum("ryp,apj->rjya", total, onehot) + prior
+    expected = num[..., 1:] / num.sum(axis=-1, keepdims=True)
+    got = mem._confusion_rows(total, states, prior)
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+    assert got.shape == (r, k, c, c - 1)
