@@ -3,7 +3,10 @@
 Wall time on a shared 2-core machine is noise; CPU seconds are not. For every test phase
 (setup, call, teardown) this records the CPU time of the test process
 (``time.process_time``, all its threads) plus that of the child processes it waited for
-(``resource.getrusage(RUSAGE_CHILDREN)``: CLI subprocesses, notebook kernels), and per
+(``resource.getrusage(RUSAGE_CHILDREN)``: CLI subprocesses), plus the CPU that child
+processes still alive spent meanwhile (``psutil``: a session's notebook kernel, which is
+reaped only when the session ends, so ``RUSAGE_CHILDREN`` alone put the CPU of every
+notebook run in it on the teardown of the worker's last test), and per
 process the fixed cost before the first test (interpreter start, imports, collection). Each
 process (each xdist worker) writes ``DIR/<worker>.jsonl``; ``python tests/cputime_plugin.py
 DIR`` prints the totals per file, per worker and the slowest tests.
@@ -22,9 +25,28 @@ from pathlib import Path
 import pytest
 
 
+def _live_children_cpu() -> float:
+    """CPU seconds so far of this process's children that are not yet reaped (and of the
+    children they reaped). Once reaped, a child's CPU moves into ``RUSAGE_CHILDREN``, so the
+    sum of the two counts each child once, in the phases it ran in."""
+    try:
+        import psutil
+    except ImportError:  # the accounting then falls back to reaped children only
+        return 0.0
+    total = 0.0
+    for child in psutil.Process().children():
+        try:
+            t = child.cpu_times()
+        except psutil.Error:  # gone meanwhile: reaped, so in RUSAGE_CHILDREN
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
 def _cpu() -> tuple[float, float]:
+    live = _live_children_cpu()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time(), children.ru_utime + children.ru_stime
+    return time.process_time(), children.ru_utime + children.ru_stime + live
 
 
 class CPUTime:

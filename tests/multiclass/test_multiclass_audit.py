@@ -1,6 +1,7 @@
 """The multiclass audit: summary layout, views, the CLI, the examples, and C = 2 vs binary."""
 
 import json
+import logging
 
 import numpy as np
 import pytest
@@ -18,9 +19,43 @@ def mc_data():
     return simulate_multiclass(1200, 3, random_state=3, missing=0.1, temperature=2.0)
 
 
+class _Steps(logging.Handler):
+    """Keeps the progress records (``step`` = (iteration, of)) of the EM."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.steps = []
+
+    def emit(self, record):
+        if getattr(record, "step", None) and "fitting the confusions (EM)" in record.getMessage():
+            self.steps.append(record.step)
+
+
 @pytest.fixture(scope="module")
-def em_report(mc_data):
-    return audit_multiclass(mc_data, channels="dawid-skene-em", random_state=1)
+def em_audit(mc_data):
+    """The EM audit and the EM's progress records while it ran (one audit for every test
+    that reads either: the records are emitted at DEBUG, which does not change the fit)."""
+    logger = logging.getLogger("bayescal")
+    handler, level = _Steps(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        report = audit_multiclass(mc_data, channels="dawid-skene-em", random_state=1)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    return report, handler.steps
+
+
+@pytest.fixture(scope="module")
+def em_report(em_audit):
+    return em_audit[0]
+
+
+@pytest.fixture(scope="module")
+def both_report(mc_data):
+    """The EM audit with both views (noise and ambiguity sections)."""
+    return audit_multiclass(mc_data, channels="dawid-skene-em", view="both", random_state=1)
 
 
 def test_summary_keeps_the_binary_layout_and_adds_confusions(em_report, mc_data):
@@ -48,14 +83,14 @@ def test_nc_ece_matches_the_library(em_report, mc_data):
     )
 
 
-def test_views_choose_the_sections(mc_data, em_report):
+def test_views_choose_the_sections(em_report, both_report):
     keys = {s.key: s.status for s in em_report.sections}
     assert keys["evidence"] == "ok"
     evidence = em_report.summary["view"]["evidence"]
     expected_noise = "skipped" if evidence == "ambiguity" else "ok"
     assert keys["noise"] == expected_noise
     assert keys["ambiguity"] == ("ok" if evidence == "ambiguity" else "skipped")
-    both = audit_multiclass(mc_data, channels="dawid-skene-em", view="both", random_state=1)
+    both = both_report
     assert {s.key: s.status for s in both.sections}["ambiguity"] == "ok"
     assert both.summary["view"]["ran"] == ["noise", "ambiguity"]
     # the numbers do not depend on the view
@@ -234,11 +269,10 @@ def test_two_classes_reproduce_the_binary_audit():
     assert per_class["oracle"] == pytest.approx(b.summary["ece"]["oracle"], abs=1e-12)
 
 
-def test_point_channels_get_point_wording(mc_data):
+def test_point_channels_get_point_wording(both_report):
     """Issue 12 item 4 in the multiclass audit: EM point channels have no channel source, so
     no zero-width 'channel uncertainty' row and the interval is called evaluation-only."""
-    both = audit_multiclass(mc_data, channels="dawid-skene-em", view="both", random_state=1)
-    noise = {s.key: s for s in both.sections}["noise"]
+    noise = {s.key: s for s in both_report.sections}["noise"]
     labels = [row[0] for table in noise.tables for row in table.rows]
     assert not any("channel uncertainty" in str(x) for x in labels)
     assert any("evaluation-sample uncertainty" in str(x) for x in labels)
@@ -246,16 +280,8 @@ def test_point_channels_get_point_wording(mc_data):
     assert not any("posterior" in n for n in noise.notes)
 
 
-def test_the_em_reports_its_iterations(mc_data, caplog):
+def test_the_em_reports_its_iterations(em_audit):
     """Issue 23 item 3: the multiclass EM shows progress (a step record per iteration)."""
-    import logging
-
-    with caplog.at_level(logging.DEBUG, logger="bayescal"):
-        audit_multiclass(mc_data, channels="dawid-skene-em", random_state=1)
-    steps = [
-        r.step
-        for r in caplog.records
-        if getattr(r, "step", None) and "fitting the confusions (EM)" in r.getMessage()
-    ]
+    steps = em_audit[1]
     assert steps, "no EM progress records"
     assert all(n == 1000 and 0 < i <= n for i, n in steps)

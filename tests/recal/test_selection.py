@@ -220,8 +220,12 @@ def test_an_overconfident_4_class_model_is_recalibrated(seed):
 @pytest.mark.slow
 def test_a_calibrated_10_class_model_mostly_keeps_its_probabilities():
     # The bound above holds for any C (it uses only the rule and the two corrected maps):
-    # with 6 trials P(keeps <= 1) = 0.016 under keep-rate 0.626, so keeps >= 2.
-    keeps = sum(_mc_choice(10, 1.0, seed).keeps_original for seed in range(6))
+    # with 6 trials P(keeps <= 1) = 0.016 under keep-rate 0.626, so keeps >= 2. It holds for
+    # any number of items as well (calibration makes E[d] <= 0 at every size; the t_4 > 1
+    # probability does not involve n), so 1,000 items per trial (half the EM and the CPU of
+    # 2,000): measured at 1,000 items, seeds 0-23, the original was kept 17 times of 24
+    # (0.71, above the bound's 0.626).
+    keeps = sum(_mc_choice(10, 1.0, seed, n=1000).keeps_original for seed in range(6))
     assert keeps >= 2
 
 
