@@ -465,3 +465,15 @@ def test_joint_needs_a_channel_posterior():
     r = nc_ece_interval(d, KNOWN, sample_use="reuse")
     with pytest.raises(ConfigError, match="posterior source needs"):
         r.interval("posterior")
+
+
+@pytest.mark.parametrize(("n_bootstrap", "why"), [(99, "at least 100"), (10**9, "at most 100,000")])
+def test_replicate_counts_outside_the_limits_are_refused_before_any_work(n_bootstrap, why):
+    """10^9 replicates asked numpy for 75 GB (MemoryError); 99 leaves the tail quantiles to
+    a handful of replicates."""
+    from bayescal.simulate import simulate_toy
+
+    s = bc.summarize(simulate_toy(200, random_state=0))
+    fit = ChannelFit.known([0.1] * 3, [0.9] * 3)
+    with pytest.raises(ConfigError, match=f"n_bootstrap must be {why}"):
+        bc.nc_ece_interval(s, fit, n_bootstrap=n_bootstrap)
