@@ -110,7 +110,7 @@ class AnnotationTargets:
     annotator : str or None
         The re-reading annotator (None: the typical one; or for ``"gold"``).
     n_draws : int
-        Channel draws used (at most :data:`MAX_DRAWS`, evenly thinned).
+        Channel draws used (at most ``MAX_DRAWS``, evenly thinned).
     method : str
     notes : list of str
     variance_mcse : float or None

@@ -82,7 +82,7 @@ class ItemPosteriors:
         Items nobody answered (their group's prevalence).
     alpha : float
     n_draws : int
-        Channel draws averaged (at most :data:`MAX_DRAWS`, evenly thinned).
+        Channel draws averaged (at most ``MAX_DRAWS``, evenly thinned).
     method : str
         The channel fit's method.
     exact_surprise : bool

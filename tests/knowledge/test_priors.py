@@ -86,7 +86,7 @@ def test_posterior_file_round_trip_and_refusals(tmp_path):
     # refusals: a folder, text, a netCDF file of another schema, wrong values
     for bad, why in (
         (tmp_path, "not a regular file"),
-        (tmp_path / "missing.nc", "cannot be read"),
+        (tmp_path / "missing.nc", "does not exist"),
     ):
         with pytest.raises(ConfigError, match=why):
             load_channel_posterior(bad)
