@@ -51,6 +51,19 @@ def _crowdkit_only_where_tested(request):
         yield
 
 
+@pytest.fixture(autouse=True)
+def _close_pyplot_figures():
+    """Every test starts with no pyplot figure open: figures a test leaves open would count
+    towards matplotlib's 20-figure RuntimeWarning (an error in this suite) in whatever test
+    the same worker runs next (the package doctests failed that way)."""
+    yield
+    import sys
+
+    pyplot = sys.modules.get("matplotlib.pyplot")  # never imported here: figures need it
+    if pyplot is not None:
+        pyplot.close("all")
+
+
 #: Report figures are drawn and encoded on their usual path everywhere, but rasterised at
 #: this resolution outside the modules that look at their pixels: rasterising the desktop
 #: (100 dpi) and phone (200 dpi) PNGs was about a third of every CLI audit's CPU in the suite,
