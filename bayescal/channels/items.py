@@ -222,7 +222,7 @@ def write_csv(frame: Any, path: Any, *, index: bool) -> None:
     the empty field, as pandas writes them.
     """
     names = [("" if frame.index.name is None else str(frame.index.name))] if index else []
-    names += [str(c) for c in frame.columns]
+    names = [spreadsheet_safe(n) for n in names + [str(c) for c in frame.columns]]
     fields = [_text(frame.index.to_numpy())] if index else []
     fields += [_text(frame[c].to_numpy()) for c in frame.columns]
     if hasattr(path, "write"):
@@ -248,7 +248,35 @@ def _text(values: np.ndarray) -> Any:
         return np.where(values, "True", "False").tolist()
     if values.dtype.kind in "iu":
         return values.tolist()
-    return ["" if v is None or (isinstance(v, float) and v != v) else v for v in values.tolist()]
+    return [
+        "" if v is None or (isinstance(v, float) and v != v) else spreadsheet_safe(v)
+        for v in values.tolist()
+    ]
+
+
+#: First characters with which a spreadsheet reads a cell as a formula (OWASP, "CSV
+#: injection"): ``=HYPERLINK(...)`` as an item id would run when items.csv is opened.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A text field that a spreadsheet would run as a formula, prefixed with ``'`` (shown
+    as text, the formula not run); numbers (``-5``, ``+0.5``) and other text unchanged.
+
+    Examples
+    --------
+    >>> print(spreadsheet_safe('=HYPERLINK("http://x")'))
+    '=HYPERLINK("http://x")
+    >>> spreadsheet_safe("-5"), spreadsheet_safe("a")
+    ('-5', 'a')
+    """
+    if not isinstance(value, str) or not value.startswith(_FORMULA_START):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + value
+    return value
 
 
 def item_posteriors(

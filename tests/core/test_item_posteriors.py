@@ -232,3 +232,29 @@ def test_a_fit_that_dropped_empty_groups_serves_the_items_and_the_ranking():
     other = bc.fit_channels(bc.summarize(d, groups=5), "score_bin_em", random_state=0)
     with pytest.raises(ConfigError, match="prevalence groups and the summary"):
         item_posteriors(d, other, bc.summarize(d, groups=7))
+
+
+def test_exported_tables_do_not_carry_spreadsheet_formulas(tmp_path):
+    """An item id or class name such as ``=HYPERLINK(...)`` runs as a formula when
+    items.csv / next.csv is opened in a spreadsheet (CSV injection): such text fields are
+    written with a leading ``'``; numbers and ordinary names are written as they are."""
+    from bayescal.channels.items import write_csv
+
+    frame = pd.DataFrame(
+        {
+            "item": ['=HYPERLINK("http://x","y")', "+1", "-2.5", "@SUM(A1)", "\tx", "plain"],
+            "=p": [0.5] * 6,
+        }
+    )
+    out = tmp_path / "t.csv"
+    write_csv(frame, out, index=False)
+    back = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert list(back.columns) == ["item", "'=p"]
+    assert back["item"].tolist() == [
+        '\'=HYPERLINK("http://x","y")',
+        "+1",
+        "-2.5",
+        "'@SUM(A1)",
+        "'\tx",
+        "plain",
+    ]
