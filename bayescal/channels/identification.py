@@ -327,12 +327,15 @@ def check_multiclass_design(summary, *, pooled: bool = False) -> list[str]:
     answers = _all_answer_counts(summary)  # (K, C)
     silent = [summary.annotators[j] for j in np.flatnonzero(answers.sum(axis=1) == 0)]
     if silent:
-        raise DataError(f"annotator(s) {silent} answered no item; remove them before fitting.")
+        raise DataError(
+            f"annotator(s) {name_list(silent)} answered no item; remove them before fitting."
+        )
     unused = [summary.classes[y] for y in np.flatnonzero(answers.sum(axis=0) == 0)]
     if unused:
         raise IdentificationError(
-            f"class(es) {unused} are never answered by any annotator, so their confusion "
-            "columns are zero and their prevalence is not identified from the annotations. "
+            f"class(es) {name_list(unused)} are never answered by any annotator, so their "
+            "confusion columns are zero and their prevalence is not identified from the "
+            "annotations. "
             "Merge or drop these classes, or collect annotations that use them."
         )
     nonempty = int((summary.group_counts.values > 0).sum()) if not pooled else 1
