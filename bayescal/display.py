@@ -46,8 +46,11 @@ def display_name(name: Any) -> str:
     return "".join(out)
 
 
-def name_list(names: list, limit: int = 10) -> str:
+def name_list(names: list, limit: int = 10, *, joined: bool = False) -> str:
     """``names`` as a list in a message, the first ``limit`` and how many more.
+
+    ``joined=True`` writes the items as they are, separated by commas (for items that
+    are already formatted, such as ``"'site A' (12)"``), instead of a Python list.
 
     Examples
     --------
@@ -55,8 +58,11 @@ def name_list(names: list, limit: int = 10) -> str:
     "['a', 'b']"
     >>> name_list([f"g{i}" for i in range(30)], limit=2)
     "['g0', 'g1'] and 28 more"
+    >>> name_list(["'A' (3)", "'B' (4)", "'C' (1)"], limit=2, joined=True)
+    "'A' (3), 'B' (4) and 1 more"
     """
     names = list(names)
+    shown = ", ".join(str(n) for n in names[:limit]) if joined else f"{names[:limit]}"
     if len(names) <= limit:
-        return f"{names}"
-    return f"{names[:limit]} and {len(names) - limit} more"
+        return shown
+    return f"{shown} and {len(names) - limit} more"

@@ -89,6 +89,7 @@ from bayescal.channels.em import dawid_skene_em, em_run, expected_answer_counts
 from bayescal.channels.identification import check_multiclass_design
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
+from bayescal.display import name_list
 from bayescal.errors import ConfigError, DataError, IdentificationError
 from bayescal.metrics.binned import corrected_onehot_targets
 from bayescal.metrics.uncertainty import (
@@ -450,7 +451,7 @@ def check_subgroups(
     small = [f"{names[g]!r} ({int(sizes[g])})" for g in np.flatnonzero(sizes < min_items)]
     if small:
         raise DataError(
-            f"subgroup(s) {', '.join(small)} of {label!r} have fewer than {min_items} "
+            f"subgroup(s) {name_list(small, joined=True)} of {label!r} have fewer than {min_items} "
             "annotated items; merge them with others, leave them out, or lower min_items "
             "knowing that their intervals will be very wide."
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from bayescal.data.container import Annotations
+from bayescal.display import name_list
 from bayescal.flags import Flag
 from bayescal.metrics.subgroups import SubgroupCalibration, subgroup_nc_ece
 from bayescal.plotting.binary import subgroup_forest
@@ -58,7 +59,7 @@ def subgroups_section(ctx: Context) -> Section:
         ctx.flag(
             "subgroups.miscalibrated",
             [
-                f"the model is not calibrated in every {res.label}: {', '.join(bad)} "
+                f"the model is not calibrated in every {res.label}: {name_list(bad, joined=True)} "
                 f"(Holm-adjusted p <= {1.0 - res.prob:.2g})"
             ],
             KEY,

@@ -153,6 +153,10 @@ def test_bad_subgroups_are_refused_with_the_fix():
     small[:30] = "C"
     with pytest.raises(DataError, match=r"'C' \(30\).*fewer than 50"):
         subgroup_nc_ece(data, small)
+    # 200 subgroups of two items: the message names ten and counts the rest (it listed all)
+    with pytest.raises(DataError, match=r"\(2\) and 190 more of") as many:
+        subgroup_nc_ece(data, np.array([f"s{i % 200}" for i in range(400)]))
+    assert len(str(many.value)) < 400
     missing = site.astype(object)
     missing[3] = None
     with pytest.raises(DataError, match="missing for 1 item"):
