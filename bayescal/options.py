@@ -36,6 +36,12 @@ MAX_DRAWS = 1_000_000
 #: (10^9 chains made the sampler abort the Python process on a 32 GB allocation).
 MAX_CHAINS = 64
 
+#: ``bayescal plan``: most repetitions per design and of the final prediction (10,000 put
+#: the power's Monte Carlo SE below 0.005; a plan with 10^9 ran without end), and the
+#: range of channel bootstrap draws / item bootstrap replicates per simulated audit.
+PLAN_MAX_REPS = 10_000
+PLAN_DRAW_RANGE = (20, 10_000)
+
 #: ``--channels`` choices of the binary audit: the Bayesian grouped model or a point estimator.
 CHANNEL_CHOICES = ("bayes", "score-bin-em", "dawid-skene-em", "gmm", "hui-walter")
 

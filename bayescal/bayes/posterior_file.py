@@ -45,6 +45,7 @@ beyond 1e25 answers. Between the two there is no real posterior.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Callable
@@ -104,14 +105,14 @@ _NAMED = {
 Refuse = Callable[[object, str], ConfigError]
 
 
-def _refuse(path, why: str) -> ConfigError:
+def _refuse(path, why: str, option: str = "--priors") -> ConfigError:
     return ConfigError(
-        f"--priors {str(path)!r} is not a bayescal posterior.nc ({why}); give the "
+        f"{option} {str(path)!r} is not a bayescal posterior.nc ({why}); give the "
         "posterior.nc of an earlier 'bayescal audit --channels bayes' report."
     )
 
 
-def read_posterior_group(path, refuse: Refuse):
+def read_posterior_group(path, refuse: Refuse, *, option: str = "--priors"):
     """The ``posterior`` group of a bayescal ``posterior.nc`` (file checks of both tracks).
 
     A regular file with an HDF5 (netCDF-4) signature, checked before it is opened;
@@ -130,7 +131,7 @@ def read_posterior_group(path, refuse: Refuse):
         info = os.stat(path)
     except FileNotFoundError:
         raise ConfigError(
-            f"--priors {str(path)!r} does not exist; give the path of the posterior.nc an "
+            f"{option} {str(path)!r} does not exist; give the path of the posterior.nc an "
             "earlier 'bayescal audit --channels bayes' wrote into its --out folder."
         ) from None
     except OSError as exc:
@@ -314,12 +315,14 @@ def _check_spread(var: str, da, path, refuse: Refuse) -> None:
     )
 
 
-def load_channel_posterior(path) -> ChannelFit:
+def load_channel_posterior(path, *, option: str = "--priors") -> ChannelFit:
     """The channel posterior stored in an audit's ``posterior.nc``, as a :class:`ChannelFit`.
 
     Parameters
     ----------
     path : str or Path
+    option : str, default "--priors"
+        The command-line option that named the file, for the messages.
 
     Returns
     -------
@@ -346,15 +349,16 @@ def load_channel_posterior(path) -> ChannelFit:
     ...     print("signature" in str(exc))
     True
     """
-    post = read_posterior_group(path, _refuse)
+    refuse = functools.partial(_refuse, option=option)
+    post = read_posterior_group(path, refuse, option=option)
     for var, dims in _DIMS.items():
         if var not in post:
-            raise _refuse(path, f"no variable {var!r} in the posterior group")
+            raise refuse(path, f"no variable {var!r} in the posterior group")
         if set(post[var].dims) != set(dims):
-            raise _refuse(path, f"variable {var!r} has dims {tuple(post[var].dims)}, not {dims}")
+            raise refuse(path, f"variable {var!r} has dims {tuple(post[var].dims)}, not {dims}")
         why = probability_problem(post[var].values)
         if why is not None:
-            raise _refuse(path, f"variable {var!r} {why}")
+            raise refuse(path, f"variable {var!r} {why}")
     n = post.sizes[CHAIN] * post.sizes[DRAW]
     a, b, prev = (post[v].transpose(*_DIMS[v]).values.reshape(n, -1) for v in _DIMS)
     return ChannelFit.from_draws(
@@ -368,7 +372,9 @@ def load_channel_posterior(path) -> ChannelFit:
     )
 
 
-def _refuse_multiclass(path, why: str) -> ConfigError:
+def _refuse_multiclass(path, why: str, option: str = "--priors") -> ConfigError:
+    if option != "--priors":  # a reader of either schema (``bayescal plan --pilot``)
+        return _refuse(path, why, option)
     return ConfigError(
         f"--priors {str(path)!r} is not a bayescal multiclass posterior.nc ({why}); give the "
         "posterior.nc of an earlier multiclass 'bayescal audit --probs ... --channels bayes' "
@@ -376,7 +382,7 @@ def _refuse_multiclass(path, why: str) -> ConfigError:
     )
 
 
-def load_multiclass_posterior(path):
+def load_multiclass_posterior(path, *, option: str = "--priors"):
     """The confusion posterior in a multiclass audit's ``posterior.nc``, as a ``ChannelFit``.
 
     Only bayescal's own schema: a netCDF / HDF5 file (signature checked before it is
@@ -386,30 +392,27 @@ def load_multiclass_posterior(path):
     ``model`` / ``bayescal_version`` attributes; anything else is a one-line
     :class:`~bayescal.errors.ConfigError` (as :func:`load_channel_posterior`).
     """
-    post = read_posterior_group(path, _refuse_multiclass)
+    refuse = functools.partial(_refuse_multiclass, option=option)
+    post = read_posterior_group(path, refuse, option=option)
     dims = {
         "confusion": (CHAIN, DRAW, ANNOTATOR, TRUE_CLASS, ANSWERED_CLASS),
         "prevalence": (CHAIN, DRAW, GROUP, CLASS),
     }
     if "confusion" not in post and {"a", "b"} <= set(post.data_vars):
-        raise _refuse_multiclass(
-            path, "it holds a binary channel posterior (a, b), not confusion matrices"
-        )
+        raise refuse(path, "it holds a binary channel posterior (a, b), not confusion matrices")
     for var, want in dims.items():
         if var not in post:
-            raise _refuse_multiclass(path, f"no variable {var!r} in the posterior group")
+            raise refuse(path, f"no variable {var!r} in the posterior group")
         if set(post[var].dims) != set(want):
-            raise _refuse_multiclass(
-                path, f"variable {var!r} has dims {tuple(post[var].dims)}, not {want}"
-            )
+            raise refuse(path, f"variable {var!r} has dims {tuple(post[var].dims)}, not {want}")
         values = post[var].transpose(*want).values
         if probability_problem(values) is not None or not np.allclose(
             values.sum(axis=-1), 1.0, atol=1e-6
         ):
-            raise _refuse_multiclass(path, f"variable {var!r} has rows outside the open simplex")
+            raise refuse(path, f"variable {var!r} has rows outside the open simplex")
     n = post.sizes[CHAIN] * post.sizes[DRAW]
     if n < 2:
-        raise _refuse_multiclass(path, f"it holds {n} draw; priors need the spread of two or more")
+        raise refuse(path, f"it holds {n} draw; priors need the spread of two or more")
     conf = post["confusion"].transpose(*dims["confusion"]).values
     prev = post["prevalence"].transpose(*dims["prevalence"]).values
     return ChannelFit.from_confusion(

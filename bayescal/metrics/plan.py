@@ -55,6 +55,7 @@ from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError, FitError, IdentificationError
 from bayescal.metrics.uncertainty import MulticlassNCECEInterval, multiclass_nc_ece_interval
+from bayescal.options import PLAN_DRAW_RANGE, PLAN_MAX_REPS
 from bayescal.simulate.multiclass import (
     MulticlassPopulation,
     multiclass_population,
@@ -78,7 +79,24 @@ INTERVALS = ("bootstrap", "evaluation")
 MAX_FAILED_DRAWS = 0.2
 DEFAULT_SIZES = (250, 500, 1000, 2000, 4000, 8000)
 MAX_ITEMS = 1_000_000
+MAX_REPS = PLAN_MAX_REPS
+MIN_DRAWS, MAX_DRAWS = PLAN_DRAW_RANGE
 N_PROFILES = 2000  # profiles of a stated score distribution (finite population, exact ECE)
+
+
+def _check_counts(**counts: int | None) -> None:
+    """Repetition and draw counts within their limits (``reps``, ``predict_reps``:
+    2 to :data:`MAX_REPS`; ``n_bootstrap``, ``channel_draws``: :data:`MIN_DRAWS` to
+    :data:`MAX_DRAWS`); ``None`` is not checked."""
+    for name, value in counts.items():
+        if value is None:
+            continue
+        low, high = (2, MAX_REPS) if name.endswith("reps") else (MIN_DRAWS, MAX_DRAWS)
+        why = " (an MC SE needs two)" if low == 2 else ""
+        if isinstance(value, bool) or int(value) != value or not low <= int(value) <= high:
+            raise ConfigError(
+                f"{name} must be an integer from {low} to {high:,}{why}; got {value!r}."
+            )
 
 
 def _check_simplex(values: np.ndarray, name: str, fix: str) -> None:
@@ -200,11 +218,11 @@ class PlanScenario:
     ) -> PlanScenario:
         """From an earlier audit's ``posterior.nc`` (binary or multiclass schema)."""
         try:
-            fit = load_multiclass_posterior(path)
+            fit = load_multiclass_posterior(path, option="--pilot")
         except ConfigError as multiclass_error:
             if "binary channel posterior" not in str(multiclass_error):
                 raise
-            fit = load_channel_posterior(path)
+            fit = load_channel_posterior(path, option="--pilot")
         return cls.from_fit(fit, temperature=temperature, separation=separation)
 
     def population(self, answers_per_item: float, random_state: int = 0) -> MulticlassPopulation:
@@ -360,12 +378,9 @@ def simulate_design(
         raise ConfigError(f"gold_items must be between 0 and n_items - 1; got {gold_items!r}.")
     if metric not in METRICS:
         raise ConfigError(f"metric must be one of {METRICS}; got {metric!r}.")
-    if int(reps) < 2:
-        raise ConfigError(f"reps must be 2 or more (an MC SE needs two); got {reps!r}.")
+    _check_counts(reps=reps, n_bootstrap=n_bootstrap, channel_draws=channel_draws)
     if interval not in INTERVALS:
         raise ConfigError(f"interval must be one of {INTERVALS}; got {interval!r}.")
-    if not (20 <= int(channel_draws) <= 10_000):
-        raise ConfigError(f"channel_draws must be between 20 and 10,000; got {channel_draws!r}.")
     r = float(scenario.n_annotators if answers_per_item is None else answers_per_item)
     pop = scenario.population(r)
     truth = pop.binned_ece()[metric]
@@ -591,13 +606,21 @@ def plan_audit(
     ns = [int(n) for n in sizes]
     if len(ns) < 2 or sorted(set(ns)) != ns:
         raise ConfigError(f"sizes must be two or more increasing item counts; got {list(sizes)}.")
+    if not 20 <= ns[0] <= ns[-1] <= MAX_ITEMS:
+        raise ConfigError(f"sizes must be item counts from 20 to {MAX_ITEMS:,}; got {list(sizes)}.")
     if not (0 <= int(refine_steps) <= 10):
         raise ConfigError(f"refine_steps must be between 0 and 10; got {refine_steps!r}.")
+    _check_counts(reps=reps, predict_reps=predict_reps, n_bootstrap=n_bootstrap)
+    if interval == "bootstrap":
+        _check_counts(channel_draws=channel_draws)
     final_reps = int(reps if predict_reps is None else predict_reps)
-    if final_reps < 2:
-        raise ConfigError(f"predict_reps must be 2 or more; got {predict_reps!r}.")
     rs = [float(scenario.n_annotators)] if answers_per_item is None else list(answers_per_item)
     gs = [0] if gold_items is None else [int(g) for g in gold_items]
+    if any(g < 0 or g >= ns[0] for g in gs):
+        raise ConfigError(
+            f"gold item counts must be from 0 to the smallest size minus one ({ns[0] - 1}); "
+            f"got {gs}."
+        )
 
     def design(n: int, r: float, g: int, seed: int, n_reps: int = reps) -> DesignPoint:
         return simulate_design(

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 
 from bayescal.errors import ConfigError
+from bayescal.options import PLAN_DRAW_RANGE, PLAN_MAX_REPS
+from bayescal.report.cli_options import integer, open_unit, seed
 
 EPILOG = """\
 examples:
@@ -60,7 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "items from these rows instead of the stated score distribution (default: none)",
     )
     parser.add_argument(
-        "--classes", type=int, help="number of classes C (required with --accuracy; default: none)"
+        "--classes",
+        type=integer(2),
+        help="number of classes C (required with --accuracy; default: none)",
     )
     parser.add_argument(
         "--prevalence",
@@ -120,35 +124,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--channel-draws",
-        type=int,
+        type=integer(*PLAN_DRAW_RANGE),
         default=100,
         help="bootstrap channel draws per simulated audit (default: %(default)s)",
     )
     parser.add_argument(
         "--refine-steps",
-        type=int,
+        type=integer(0, 10),
         default=2,
         help="simulations at the local curve's solution before the final fit "
         "(default: %(default)s)",
     )
     parser.add_argument(
-        "--reps", type=int, default=40, help="simulations per design (default: %(default)s)"
+        "--reps",
+        type=integer(2, PLAN_MAX_REPS, why="an MC SE needs two"),
+        default=40,
+        help="simulations per design (default: %(default)s)",
     )
     parser.add_argument(
         "--predict-reps",
-        type=int,
+        type=integer(2, PLAN_MAX_REPS, why="an MC SE needs two"),
         default=None,
         help="simulations of the prediction at each recommended size (default: --reps; "
         "300 give a power SE <= 0.029)",
     )
     parser.add_argument(
-        "--prob", type=float, default=0.9, help="interval probability (default: %(default)s)"
+        "--prob", type=open_unit, default=0.9, help="interval probability (default: %(default)s)"
     )
     parser.add_argument(
         "--level", type=float, default=0.05, help="calibration test level (default: %(default)s)"
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the simulations (default: %(default)s)"
+        "--seed", type=seed, default=0, help="seed of the simulations (default: %(default)s)"
     )
     parser.add_argument(
         "--json", metavar="FILE", help="write the plan as JSON to FILE (default: none)"

@@ -194,6 +194,9 @@ def test_pilot_scores_define_the_population():
     assert pop.binned_ece()["classwise"] < 1e-12
 
 
+SCENARIO = PlanScenario.stated([0.8], 2)
+
+
 @pytest.mark.parametrize(
     "build, match",
     [
@@ -212,6 +215,14 @@ def test_pilot_scores_define_the_population():
         (lambda: simulate_design(PlanScenario.stated([0.8], 2), 50, channel_draws=5), "draws"),
         (lambda: plan_audit(PlanScenario.stated([0.8], 2), refine_steps=-1), "refine_steps"),
         (lambda: plan_audit(PlanScenario.stated([0.8], 2), predict_reps=1), "predict_reps"),
+        # counts are bounded before any simulation: 10^9 reps used to run without end
+        (lambda: plan_audit(PlanScenario.stated([0.8], 2), reps=10**9), "reps .* 2 to 10,000"),
+        (lambda: plan_audit(PlanScenario.stated([0.8], 2), reps=0), "reps .* 2 to"),
+        (lambda: plan_audit(PlanScenario.stated([0.8], 2), n_bootstrap=5), "n_bootstrap"),
+        (lambda: plan_audit(PlanScenario.stated([0.8], 2), sizes=[0, 50]), "from 20 to"),
+        (lambda: plan_audit(PlanScenario.stated([0.8], 2), sizes=[50, 10**7]), "from 20 to"),
+        (lambda: plan_audit(SCENARIO, sizes=[50, 90], gold_items=[50]), "gold"),
+        (lambda: simulate_design(PlanScenario.stated([0.8], 2), 50, reps=1.5), "reps"),
     ],
 )
 def test_bad_input_refused(build, match):
@@ -258,6 +269,37 @@ def test_cli_refuses_bad_pilot(tmp_path, capsys):
     bad.write_text("not netcdf")
     assert main(["plan", "--pilot", str(bad)]) == 2
     assert "posterior.nc" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [("--reps", "0"), ("--reps", str(10**9)), ("--predict-reps", "1"), ("--channel-draws", "5")]
+    + [("--refine-steps", "11"), ("--prob", "1"), ("--seed", "-1"), ("--classes", "1")],
+)
+def test_cli_counts_are_bounded_before_work(option, value, tmp_path, capsys):
+    out = tmp_path / "plan.json"
+    argv = ["plan", "--classes", "2", "--accuracy", "0.8,0.8,0.8", option, value]
+    assert main([*argv, "--json", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert option in err and repr(value) in err and not out.exists(), err
+
+
+def test_cli_json_path_is_checked_before_work(tmp_path, capsys):
+    argv = ["plan", "--classes", "2", "--accuracy", "0.8,0.8,0.8", "--json"]
+    assert main([*argv, str(tmp_path)]) == 2  # a folder
+    assert "is a directory" in capsys.readouterr().err
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main([*argv, str(blocker / "plan.json")]) == 2  # a file where a folder should be
+    assert "is not a directory" in capsys.readouterr().err
+
+
+def test_cli_pilot_wording(tmp_path, capsys):
+    bad = tmp_path / "posterior.nc"
+    bad.write_text("not netcdf")
+    assert main(["plan", "--pilot", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "--pilot" in err and "--priors" not in err, err
 
 
 def test_cli_pilot_scores(tmp_path, capsys):
