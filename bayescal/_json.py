@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["json_default", "json_safe", "strict_json"]
+__all__ = ["json_default", "json_safe", "strict_json", "write_text_atomic"]
 
 
 def json_default(obj: object) -> Any:
@@ -56,3 +59,34 @@ def strict_json(obj: Any, *, indent: int | None = 2) -> str:
     '{"x": null}'
     """
     return json.dumps(json_safe(obj), indent=indent, allow_nan=False)
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` so that the file is either the old one or the whole new one.
+
+    Missing parent folders are created; the text goes to a temporary file in the same
+    folder, is flushed to disk, and replaces ``path`` in one rename (a full disk or a
+    kill leaves the earlier file as it was, and no temporary file behind on errors).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = target.stat().st_mode & 0o7777  # keep the earlier file's permissions
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask  # what open() would have made (mkstemp makes 0600)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

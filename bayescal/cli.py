@@ -35,6 +35,7 @@ import sys
 from bayescal.errors import BayescalError
 from bayescal.interrupts import Interrupted, exit_status, interrupts_raised
 from bayescal.progress import Display, progress_wanted
+from bayescal.report.cli_options import check_output_file
 
 # name -> (options module, run module, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -371,7 +372,23 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
     check = getattr(options, "check_arguments", None)
     if check is not None:  # before the run module (and numpy, PyMC, ...) is imported
         check(args)
+    for dest in sorted(_json_dests(target)):  # plan, bench: before minutes of work
+        path = getattr(args, dest, None)
+        if isinstance(path, str):
+            check_output_file(path, "--json")
     return args
+
+
+def _json_dests(parser: argparse.ArgumentParser) -> set[str]:
+    """Where ``--json`` is stored in ``parser`` and its sub-commands (``json``, ``json_path``)."""
+    dests: set[str] = set()
+    for action in parser._actions:
+        if "--json" in action.option_strings:
+            dests.add(action.dest)
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                dests |= _json_dests(child)
+    return dests
 
 
 def _folder_state(out) -> tuple | None:

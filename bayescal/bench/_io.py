@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bayescal._json import json_default
+from bayescal._json import json_default, write_text_atomic
 from bayescal.report.core import package_versions
 
 
@@ -30,8 +30,7 @@ def environment() -> dict:
 def write_json(result: dict, path) -> None:
     text = json.dumps(result, indent=2, default=json_default)
     if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(text + "\n")
+        write_text_atomic(path, text + "\n")
     print(text)
 
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import stat
 from collections.abc import Callable
 
 #: Most score groups / bins / ambiguity ECE bins: the library's limit on any partition.
@@ -29,6 +31,7 @@ from bayescal.options import MAX_CELLS, MAX_CHAINS, MAX_DRAWS
 
 __all__ = [
     "add_quiet",
+    "check_output_file",
     "OUT_PROMISE",
     "integer",
     "open_unit",
@@ -122,3 +125,31 @@ def open_unit(text: str) -> float:
 
 
 seed = integer(0, MAX_SEED, why="the range numpy and scikit-learn seeds accept")
+
+
+def check_output_file(path: str, option: str) -> None:
+    """Refuse an output file that cannot be written, before any work (``--json FILE``).
+
+    ``path`` must not be a directory or another non-regular file, and its nearest existing
+    parent must be a directory we may write in (missing folders are created when the file
+    is written). Raises :class:`~bayescal.errors.ConfigError` naming ``option``; a plan or
+    bench that ran for minutes used to fail only when writing its result.
+    """
+    from bayescal.errors import ConfigError
+
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):  # the parent walk below names the cause
+        info = None
+    except OSError as exc:
+        raise ConfigError(f"{option} {path}: cannot be used ({exc.strerror}).") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise ConfigError(f"{option} {path} is {kind}; give the path of a file to write.")
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise ConfigError(f"{option} {path}: {parent} is not a directory; give another path.")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {path}: no permission to write in {parent}.")

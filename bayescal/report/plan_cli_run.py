@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bayescal._json import strict_json
+from bayescal._json import strict_json, write_text_atomic
 from bayescal.errors import ConfigError
 from bayescal.metrics.plan import DEFAULT_SIZES, PlanScenario, plan_audit
 
@@ -71,5 +71,5 @@ def run(args: argparse.Namespace) -> int:
     )
     print(plan.summary())
     if args.json:
-        Path(args.json).write_text(strict_json(plan.to_dict()) + "\n")
+        write_text_atomic(args.json, strict_json(plan.to_dict()) + "\n")
     return 0

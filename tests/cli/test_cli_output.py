@@ -209,3 +209,34 @@ def test_the_ambiguity_audit_shows_its_steps_on_a_terminal(tmp_path, monkeypatch
     assert code == 0 and "\r" not in err and "cross-validating" not in err
     assert "bayescal: fitting 3 methods on 757 items, scoring on 757" in err
     assert os.path.exists(tmp_path / "p" / "summary.json")
+
+
+@pytest.mark.parametrize("bench", ["toy", "channels", "ambiguity --cifar10h missing.npz"])
+def test_bench_json_is_checked_before_the_benchmark_runs(bench, tmp_path):
+    """``--json`` of every benchmark (stored as ``json`` or ``json_path``) is refused up front:
+    ``bench toy --json FOLDER`` used to run the whole benchmark and fail only when writing."""
+    line = one_line(["bench", *bench.split(), "--json", tmp_path])
+    want = f"--json {tmp_path} is a directory; give the path of a file to write."
+    assert line == f"bayescal: error: {want}"
+
+
+def test_write_text_atomic_keeps_the_mode_and_leaves_nothing_behind(tmp_path, monkeypatch):
+    from bayescal._json import write_text_atomic
+
+    path = tmp_path / "new" / "out.json"
+    write_text_atomic(path, "one")  # the missing folder is made
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.read_text() == "one" and path.stat().st_mode & 0o777 == 0o666 & ~umask
+    path.chmod(0o640)
+    write_text_atomic(path, "two")
+    assert path.read_text() == "two" and path.stat().st_mode & 0o777 == 0o640
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        write_text_atomic(path, "three")
+    assert path.read_text() == "two"  # the earlier file stands
+    assert sorted(p.name for p in path.parent.iterdir()) == ["out.json"]  # no .partial left
