@@ -944,8 +944,10 @@ def prior_pull_excess(draws, em_confusion, n_rows, diagonal, off_mass) -> np.nda
 def _prior_pull_warnings(conf, start, spec) -> tuple[dict, list[str]]:
     """The default prior fighting the data (``prior_pull_excess`` above ``PULL_SLACK_SD``):
     checked when the chains started at the EM fit of these data and the priors are the
-    defaults (a prior from an earlier audit is meant to move the fit)."""
-    if start is None or spec.priors != ChannelPriors(family="dirichlet"):
+    defaults, with either centre of the wrong answers' shares (a prior from an earlier
+    audit is meant to move the fit)."""
+    default = ChannelPriors(family="dirichlet", shares=spec.priors.shares)
+    if start is None or spec.priors != default:
         return {}, []
     k, c = spec.n_annotators, spec.n_classes
     em = np.asarray(start.confusion.values)
@@ -1157,6 +1159,8 @@ def _fit_multiclass(
         "sampling_time": sampling_seconds,
         "tuning_steps": int(tune),
     }
+    if spec.share_mean is not None:  # the data-centred share prior (ChannelPriors.shares)
+        attrs["prior_share_mean"] = json.dumps(np.round(spec.share_mean, 6).tolist())
     if dspec is not None:
         attrs.update(
             dependence_groups=str(dspec.group_names),

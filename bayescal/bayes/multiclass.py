@@ -45,7 +45,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bayescal.bayes.models import pytensor_pattern_loglik
-from bayescal.bayes.priors import ChannelPriors, ConfusionKernel, dirichlet_log_norm
+from bayescal.bayes.priors import (
+    ChannelPriors,
+    ConfusionKernel,
+    dirichlet_log_norm,
+    pooled_error_shares,
+)
 from bayescal.channels.orientation import (
     dominant_diagonal_permutation,
     orient_index,
@@ -106,6 +111,9 @@ class MulticlassModelSpec:
     #: the confusion rows' prior density (``alpha`` is ``confusion_alpha``); default: the
     #: Dirichlet rows ``confusion_alpha``
     confusion_kernel: ConfusionKernel | None = None
+    #: (C, C) pooled wrong-answer shares of the start fit that centre the nested rows'
+    #: shares (``ChannelPriors(shares="pooled")``); None: even shares or Dirichlet rows
+    share_mean: np.ndarray | None = None
 
     def __post_init__(self):
         if self.gold is None:
@@ -170,7 +178,10 @@ def make_multiclass_spec(
         The designated annotator whose diagonal fixes the labelling.
     start : ChannelFit, optional
         A point fit (oriented by the same annotator) where chains start; default
-        the prior means of the confusions and the observed answer shares.
+        the prior means of the confusions and the observed answer shares. With the
+        nested rows' default ``shares="pooled"`` its errors, pooled over annotators,
+        also centre each row's wrong-answer shares (:func:`pooled_error_shares`;
+        without a start fit the shares are even and ``spec.share_mean`` is None).
     reference : {"largest", "last"}, default "largest"
         The class each simplex's unconstrained coordinates are log-ratios against
         (see :mod:`bayescal.bayes.logdensity`); the model is the same.
@@ -202,14 +213,17 @@ def make_multiclass_spec(
     else:
         prevalence_groups = list(groups)
         prevalence_index = np.arange(len(groups), dtype=np.int64)
-    kernel = priors.confusion_kernel(k, c)
     beta = priors.prevalence_alpha(len(prevalence_groups), c)
+    share_mean = None
     if start is None:
         init_t = priors.confusion_mean(k, c)
         shares = summary.answer_counts.values.sum(axis=0) + 1.0
         init_rho = np.tile(shares / shares.sum(), (len(prevalence_groups), 1))
     else:
         init_t, init_rho = _start_from(start, annotators, prevalence_groups, pooled)
+        if priors.shares == "pooled" and priors.nested(c):
+            share_mean = pooled_error_shares(start.confusion.values[0])
+    kernel = priors.confusion_kernel(k, c, share_mean)
     return MulticlassModelSpec(
         annotators=annotators,
         classes=[str(x) for x in summary.classes],
@@ -230,6 +244,7 @@ def make_multiclass_spec(
         group_edges=None if pooled else summary.group_edges,
         gold=summary.gold_counts().astype(np.int64),
         confusion_kernel=kernel,
+        share_mean=share_mean,
     )
 
 

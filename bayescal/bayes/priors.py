@@ -14,6 +14,19 @@ priors in one of two *families*:
     ``Dirichlet(diagonal, off_diagonal, ...)`` of earlier versions), else 0.5. A
     symmetric ``Dirichlet(prevalence)`` (default 1) per prevalence row.
 
+    ``shares`` centres the wrong answers' shares. ``"even"`` is the symmetric
+    ``Dirichlet(split, ..., split)`` above. ``"pooled"`` (the default when the chains
+    start at a point fit, which every audit does) keeps its total ``(C - 1) split`` but
+    centres it half on even shares and half on the shares of each row's errors pooled
+    over the annotators of that fit (:func:`pooled_error_shares`): an empirical-Bayes
+    step that tells every annotator where the *others* err. With even shares an
+    accurate annotator's first error to the neighbouring class costs about
+    ``1 / (C - 1)`` of prior probability, so the posterior explained its few errors as
+    the others' and put its diagonal above the truth; where errors go only to two
+    neighbouring classes the intervals held 0.62 of the true diagonals at C = 20 and
+    200 items per class (``models/multiclass.md``). Without a start fit the shares are
+    even (the SBC tests draw their truth that way).
+
     The default row thus holds a *fixed* 3 pseudo-answers on its diagonal (2 on the
     own class, 1 on the wrong ones) whatever C: its prior mean diagonal is 2/3 and
     its pull on a row fitted from ``n`` items of that class is ``3 / (n + 3)`` of the
@@ -27,7 +40,7 @@ priors in one of two *families*:
     log-ratio scale, an exponential tail of scale ``C - 1``, on which NUTS hit its
     tree-depth cap and did not converge at C = 20 (R-hat 3.8); a split of 1 samples
     as well but smooths sparse real confusions more (``models/multiclass.md``). At
-    C = 3 the default row is exactly the Dirichlet ``(2, 0.5, 0.5)`` it was. The
+    C = 3 the row with even shares is exactly the Dirichlet ``(2, 0.5, 0.5)`` it was. The
     density on the simplex is ``prod_a T[y, a]^(alpha_a - 1) (1 - T[y, y])^kappa`` with
     ``kappa = M - (C - 1) split`` (:meth:`ChannelPriors.confusion_kernel`);
     :meth:`ChannelPriors.confusion_alpha` gives the Dirichlet rows with the same
@@ -132,6 +145,8 @@ __all__ = [
     "check_inflate",
     "covariance_shift",
     "dirichlet_from_moments",
+    "pooled_error_shares",
+    "SHARES",
 ]
 
 #: The prior families: Beta channels (C = 2, ordered logit) and Dirichlet rows (any C).
@@ -551,13 +566,24 @@ DEFAULT_OFF_DIAGONAL_MASS = 1.0
 DEFAULT_PREVALENCE = 1.0
 #: Default concentration of each wrong answer in the split of a row's error mass among the
 #: C - 1 wrong answers (``split``). With it the default row is the nested prior
-#: ``T[y, y] ~ Beta(2, 1)``, shares ``~ Dirichlet(0.5, ..., 0.5)`` (module docstring): at
+#: ``T[y, y] ~ Beta(2, 1)``, shares ``~ Dirichlet`` of total ``0.5 (C - 1)`` (even shares
+#: ``Dirichlet(0.5, ..., 0.5)``, pooled ones centred, module docstring): with even shares at
 #: C = 3 exactly the Dirichlet row (2, 0.5, 0.5) of the earlier default, for larger C shares
 #: that NUTS samples well (``models/multiclass.md``, measured against 1 and 0.25).
 DEFAULT_SPLIT = 0.5
 #: How ``to_dict`` / ``repr`` show the default off-diagonal concentration and split.
 OFF_DIAGONAL_RULE = f"{DEFAULT_OFF_DIAGONAL_MASS:g}/(C-1)"
 SPLIT_RULE = f"{DEFAULT_SPLIT:g} (off_diagonal when given)"
+#: How the nested rows' wrong-answer shares are centred (``shares``): ``"pooled"`` (default)
+#: on a mix of even shares and the shares of each row's errors pooled over the annotators
+#: of the point fit where the chains start (:func:`pooled_error_shares`); ``"even"`` on even
+#: shares, ``Dirichlet(split, ..., split)``.
+SHARES = ("pooled", "even")
+#: Weight of the pooled error shares in a ``"pooled"`` row's share mean (the rest even): every
+#: wrong answer keeps at least ``(1 - SHARE_POOLING) * split`` of concentration, so answers
+#: nobody gives stay at a density NUTS samples (0.8 left 0.1 at C = 20: R-hat 3.5;
+#: ``models/multiclass.md``).
+SHARE_POOLING = 0.5
 _BETA_PRIORS = tuple(DEFAULT_PRIORS)
 _BETA_FIELDS = {"alpha", "beta", "dist"}
 _DIRICHLET_SCALARS = {
@@ -609,6 +635,47 @@ class ConfusionKernel:
         return cls(
             alpha=alpha, kappa=np.zeros(alpha.shape[:-1]), log_norm=dirichlet_log_norm(alpha)
         )
+
+
+def pooled_error_shares(confusion: np.ndarray) -> np.ndarray:
+    """Each row's wrong answers as shares of its errors, pooled over annotators, (C, C).
+
+    ``confusion`` (K, C, C) are point confusions (the EM fit where the chains start); the
+    pooled row ``y`` is ``sum_j T_j[y, a]`` over the wrong answers ``a``, normalised (zero
+    diagonal). A row with no errors at all gets even shares.
+
+    Examples
+    --------
+    >>> t = np.array([[[0.9, 0.1, 0.0], [0.0, 0.8, 0.2], [0.3, 0.0, 0.7]]])
+    >>> pooled_error_shares(np.concatenate([t, t])).tolist()
+    [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    """
+    t = np.asarray(confusion, dtype=np.float64)
+    c = t.shape[-1]
+    eye = np.eye(c, dtype=bool)
+    errors = np.where(eye, 0.0, t).sum(axis=0)
+    total = errors.sum(axis=-1, keepdims=True)
+    even = np.where(eye, 0.0, 1.0 / (c - 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, errors / np.where(total > 0, total, 1.0), even)
+
+
+def _check_share_mean(share_mean: np.ndarray, n_classes: int) -> np.ndarray:
+    shares = np.asarray(share_mean, dtype=np.float64)
+    eye = np.eye(n_classes, dtype=bool)
+    ok = (
+        shares.shape == (n_classes, n_classes)
+        and np.all(np.isfinite(shares))
+        and np.all(shares >= 0)
+        and np.all(shares[eye] == 0)
+        and np.allclose(shares.sum(axis=-1), 1.0)
+    )
+    if not ok:
+        raise ConfigError(
+            f"share_mean must be ({n_classes}, {n_classes}) rows of wrong-answer shares: "
+            "finite, >= 0, a zero diagonal, each row summing to 1 (pooled_error_shares)."
+        )
+    return shares
 
 
 def dirichlet_log_norm(alpha: np.ndarray) -> np.ndarray:
@@ -674,8 +741,13 @@ class ChannelPriors:
                 raise ConfigError(f"priors config must be a mapping; got {type(config).__name__}.")
             merged.update(config)
         merged.update(priors)
+        shares = merged.pop("shares", SHARES[0])
         self.family: str = _family_of(merged, family, default_family)
-        known = _BETA_PRIORS if self.family == "beta" else (*_DIRICHLET_SCALARS, *_DIRICHLET_ARRAYS)
+        known = (
+            _BETA_PRIORS
+            if self.family == "beta"
+            else (*_DIRICHLET_SCALARS, *_DIRICHLET_ARRAYS, "shares")
+        )
         errors = [
             f"unknown prior {key!r}; known priors are " + ", ".join(repr(k) for k in known)
             for key in merged
@@ -685,6 +757,12 @@ class ChannelPriors:
         self.diagonal = self.off_diagonal = self.split = self.prevalence_concentration = None
         self.confusion: np.ndarray | None = None
         self.prevalence_rows: np.ndarray | None = None
+        #: centre of the nested rows' wrong-answer shares (:data:`SHARES`)
+        self.shares: str = shares if shares in SHARES else SHARES[0]
+        if shares not in SHARES:
+            errors.append(f"prior 'shares' must be one of {SHARES}; got {shares!r}")
+        elif shares != SHARES[0] and self.family == "beta":
+            errors.append("prior 'shares' centres Dirichlet rows; the Beta family has none")
         if self.family == "beta":
             for key in _BETA_PRIORS:
                 beta, errs = _parse_one(key, merged.get(key, DEFAULT_PRIORS[key]))
@@ -820,7 +898,19 @@ class ChannelPriors:
             return np.full(n_annotators, DEFAULT_SPLIT)
         return self._expand(self.split, n_annotators, "split")
 
-    def confusion_kernel(self, n_annotators: int, n_classes: int) -> ConfusionKernel:
+    def nested(self, n_classes: int) -> bool:
+        """Whether the rows are the nested prior (a Beta diagonal, Dirichlet shares of the
+        rest; module docstring) rather than Dirichlet rows."""
+        return (
+            self.family == "dirichlet"
+            and self.confusion is None
+            and n_classes > 2
+            and (self.split is not None or self.off_diagonal is None)
+        )
+
+    def confusion_kernel(
+        self, n_annotators: int, n_classes: int, share_mean: np.ndarray | None = None
+    ) -> ConfusionKernel:
         """The confusion rows' prior density as the model uses it (:class:`ConfusionKernel`).
 
         Scalar Dirichlet-family rows are the nested prior ``T[y, y] ~ Beta(diagonal, M)``
@@ -831,28 +921,37 @@ class ChannelPriors:
         ``kappa = M - (C - 1) split`` (0 when ``split = M / (C - 1)``: the Dirichlet row of
         :meth:`confusion_alpha`). Full arrays, the Beta family and C = 2 are Dirichlet rows.
 
+        ``share_mean`` (C, C), rows of wrong-answer shares with a zero diagonal, centres the
+        nested shares (``shares="pooled"``, :func:`pooled_error_shares`): the share of
+        answer ``a`` in row ``y`` gets ``split * (C - 1) * ((1 - w) / (C - 1) + w *
+        share_mean[y, a])`` with ``w =`` :data:`SHARE_POOLING`, the same total as even
+        shares (so ``kappa`` and the diagonal's Beta stay). Ignored by Dirichlet rows.
+
         Examples
         --------
         >>> kernel = ChannelPriors(family="dirichlet").confusion_kernel(1, 4)
         >>> kernel.alpha[0, 0].tolist(), kernel.kappa[0].tolist()
         ([2.0, 0.5, 0.5, 0.5], [-0.5, -0.5, -0.5, -0.5])
+        >>> mean = np.array([[0, 1, 0, 0], [.5, 0, .5, 0], [0, .5, 0, .5], [0, 0, 1, 0]])
+        >>> ChannelPriors(family="dirichlet").confusion_kernel(1, 4, mean).alpha[0, 0].tolist()
+        [2.0, 1.0, 0.25, 0.25]
         """
         from scipy.special import betaln
 
         alpha = self.confusion_alpha(n_annotators, n_classes)
         kappa = np.zeros((n_annotators, n_classes))
-        nested = (
-            self.family == "dirichlet"
-            and self.confusion is None
-            and n_classes > 2
-            and (self.split is not None or self.off_diagonal is None)
-        )
-        if nested:
+        if self.nested(n_classes):
             split = self.split_alpha(n_annotators, n_classes)[:, None]
             mass = self.off_diagonal_alpha(n_annotators, n_classes)[:, None] * (n_classes - 1)
             kappa = np.broadcast_to(mass - (n_classes - 1) * split, kappa.shape).copy()
             eye = np.eye(n_classes, dtype=bool)[None]
-            alpha = np.where(eye, alpha, split[:, :, None])
+            shares = np.full((n_classes, n_classes), 1.0 / (n_classes - 1))
+            if share_mean is not None:
+                shares = _check_share_mean(share_mean, n_classes)
+                shares = (1.0 - SHARE_POOLING) / (n_classes - 1) + SHARE_POOLING * shares
+            # each row's wrong answers keep the total (C - 1) split, so kappa is unchanged
+            off = split[:, :, None] * (n_classes - 1) * shares[None]
+            alpha = np.where(eye, alpha, off)
         diag = np.diagonal(alpha, axis1=-2, axis2=-1)
         off = alpha.sum(-1) - diag  # the wrong answers' total in the exponents
         # Dirichlet(alpha) normaliser, then the nested one where kappa != 0:
@@ -861,12 +960,18 @@ class ChannelPriors:
         return ConfusionKernel(alpha=alpha, kappa=kappa, log_norm=log_norm)
 
     def sample_confusion(
-        self, rng: np.random.Generator, draws: int, n_annotators: int, n_classes: int
+        self,
+        rng: np.random.Generator,
+        draws: int,
+        n_annotators: int,
+        n_classes: int,
+        share_mean: np.ndarray | None = None,
     ) -> np.ndarray:
         """Draws of every annotator's confusion rows from the prior rows (no joint normal),
         shape (draws, K, C, C): Dirichlet rows, or the nested rows of
-        :meth:`confusion_kernel` (a Beta diagonal, Dirichlet shares of the rest)."""
-        kernel = self.confusion_kernel(n_annotators, n_classes)
+        :meth:`confusion_kernel` (a Beta diagonal, Dirichlet shares of the rest, centred
+        on ``share_mean`` when given)."""
+        kernel = self.confusion_kernel(n_annotators, n_classes, share_mean)
         shape = (draws, n_annotators, n_classes, n_classes)
         t = rng.gamma(np.broadcast_to(kernel.alpha, shape))
         t /= t.sum(axis=-1, keepdims=True)
@@ -1061,6 +1166,7 @@ class ChannelPriors:
                 else np.asarray(self.off_diagonal).tolist()
             )
             out["split"] = SPLIT_RULE if self.split is None else np.asarray(self.split).tolist()
+            out["shares"] = self.shares
             out["prevalence"] = np.asarray(self.prevalence_concentration).tolist()
             for key in _DIRICHLET_ARRAYS:
                 if getattr(self, key) is not None:
@@ -1093,6 +1199,8 @@ class ChannelPriors:
             rows = f"diagonal={show(self.diagonal)}, off_diagonal={off}"
             if self.split is not None:
                 rows += f", split={show(self.split)}"
+            if self.shares != SHARES[0]:
+                rows += f", shares={self.shares!r}"
         if self.prevalence_rows is not None:
             prev = f"prevalence_rows=<{self.prevalence_rows.shape[0]} rows>"
         else:

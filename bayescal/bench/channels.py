@@ -168,11 +168,19 @@ def add_arguments(parser) -> None:
         "(default 0: the package default, 0.5)",
     )
     parser.add_argument(
+        "--shares",
+        choices=("pooled", "even"),
+        default="pooled",
+        help="--priors: centre of the wrong answers' shares: the package default 'pooled' "
+        "(half even, half the start fit's errors pooled over annotators) or 'even' "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
         "--off-diagonal",
         type=float,
         help="--priors: Dirichlet concentration of each off-diagonal confusion entry "
         "(default 0: the package default, nested rows T[y, y] ~ Beta(2, 1) with "
-        "Dirichlet(0.5, ..., 0.5) shares of the wrong answers)",
+        "Dirichlet shares of the wrong answers of total 0.5 (C - 1), see --shares)",
     )
 
 
@@ -516,7 +524,7 @@ def score_fit(summary, truth: np.ndarray, args: argparse.Namespace, seed: int) -
         warnings.simplefilter("ignore")  # convergence problems are reported below
         options = {"off_diagonal": args.off_diagonal, "split": args.split}
         options = {key: value for key, value in options.items() if value > 0}
-        priors = ChannelPriors(options, family="dirichlet") if options else None
+        priors = ChannelPriors(options, family="dirichlet", shares=args.shares)
         fit = fit_channels_bayes(
             summary,
             model="marginal",
@@ -622,8 +630,9 @@ def _run_priors(args: argparse.Namespace) -> int:
             "design": args.design,
             "errors": args.errors,
             "split": args.split or "default: 0.5",
+            "shares": args.shares,
             "off_diagonal": args.off_diagonal
-            or "default: nested rows, Beta(2, 1) diagonal, Dirichlet(0.5, ..., 0.5) shares",
+            or "default: nested rows, Beta(2, 1) diagonal, Dirichlet shares of total 0.5 (C - 1)",
             "seed": args.seed,
         },
         "accuracies": accuracies.tolist(),
