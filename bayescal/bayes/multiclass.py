@@ -111,8 +111,9 @@ class MulticlassModelSpec:
     #: the confusion rows' prior density (``alpha`` is ``confusion_alpha``); default: the
     #: Dirichlet rows ``confusion_alpha``
     confusion_kernel: ConfusionKernel | None = None
-    #: (C, C) pooled wrong-answer shares of the start fit that centre the nested rows'
-    #: shares (``ChannelPriors(shares="pooled")``); None: even shares or Dirichlet rows
+    #: (K, C, C) wrong-answer shares of the start fit, each annotator's pooled over the
+    #: others, that centre the nested rows' shares (``ChannelPriors(shares="pooled")``);
+    #: None: even shares or Dirichlet rows
     share_mean: np.ndarray | None = None
 
     def __post_init__(self):
@@ -179,8 +180,9 @@ def make_multiclass_spec(
     start : ChannelFit, optional
         A point fit (oriented by the same annotator) where chains start; default
         the prior means of the confusions and the observed answer shares. With the
-        nested rows' default ``shares="pooled"`` its errors, pooled over annotators,
-        also centre each row's wrong-answer shares (:func:`pooled_error_shares`;
+        nested rows' default ``shares="pooled"`` its errors, each annotator's pooled over
+        the other annotators, also centre each row's wrong-answer shares
+        (:func:`pooled_error_shares`;
         without a start fit the shares are even and ``spec.share_mean`` is None).
     reference : {"largest", "last"}, default "largest"
         The class each simplex's unconstrained coordinates are log-ratios against

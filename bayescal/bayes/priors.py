@@ -18,8 +18,9 @@ priors in one of two *families*:
     ``Dirichlet(split, ..., split)`` above. ``"pooled"`` (the default when the chains
     start at a point fit, which every audit does) keeps its total ``(C - 1) split`` but
     centres it half on even shares and half on the shares of each row's errors pooled
-    over the annotators of that fit (:func:`pooled_error_shares`): an empirical-Bayes
-    step that tells every annotator where the *others* err. With even shares an
+    over the *other* annotators of that fit (:func:`pooled_error_shares`): an
+    empirical-Bayes step that tells every annotator where the others err, without its
+    own answers centring its own prior. With even shares an
     accurate annotator's first error to the neighbouring class costs about
     ``1 / (C - 1)`` of prior probability, so the posterior explained its few errors as
     the others' and put its diagonal above the truth; where errors go only to two
@@ -575,8 +576,9 @@ DEFAULT_SPLIT = 0.5
 OFF_DIAGONAL_RULE = f"{DEFAULT_OFF_DIAGONAL_MASS:g}/(C-1)"
 SPLIT_RULE = f"{DEFAULT_SPLIT:g} (off_diagonal when given)"
 #: How the nested rows' wrong-answer shares are centred (``shares``): ``"pooled"`` (default)
-#: on a mix of even shares and the shares of each row's errors pooled over the annotators
-#: of the point fit where the chains start (:func:`pooled_error_shares`); ``"even"`` on even
+#: on a mix of even shares and the shares of each row's errors pooled over the other
+#: annotators of the point fit where the chains start (:func:`pooled_error_shares`);
+#: ``"even"`` on even
 #: shares, ``Dirichlet(split, ..., split)``.
 SHARES = ("pooled", "even")
 #: Weight of the pooled error shares in a ``"pooled"`` row's share mean (the rest even): every
@@ -638,42 +640,51 @@ class ConfusionKernel:
 
 
 def pooled_error_shares(confusion: np.ndarray) -> np.ndarray:
-    """Each row's wrong answers as shares of its errors, pooled over annotators, (C, C).
+    """Each annotator's rows centred on where the *other* annotators err, (K, C, C).
 
-    ``confusion`` (K, C, C) are point confusions (the EM fit where the chains start); the
-    pooled row ``y`` is ``sum_j T_j[y, a]`` over the wrong answers ``a``, normalised (zero
-    diagonal). A row with no errors at all gets even shares.
+    ``confusion`` (K, C, C) are point confusions (the EM fit where the chains start). Row
+    ``y`` of annotator ``j`` is ``sum_{i != j} T_i[y, a]`` over the wrong answers ``a``,
+    normalised (zero diagonal): the errors pooled over the other annotators, so an
+    annotator's own answers do not centre its own prior (with them in, the prior used its
+    errors twice and covered 0.84 instead of 0.89 at C = 3, 90 items per class,
+    ``models/multiclass.md``). A row whose other annotators make no errors, and every row of
+    a single annotator, gets even shares.
 
     Examples
     --------
     >>> t = np.array([[[0.9, 0.1, 0.0], [0.0, 0.8, 0.2], [0.3, 0.0, 0.7]]])
-    >>> pooled_error_shares(np.concatenate([t, t])).tolist()
-    [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    >>> u = np.array([[[0.8, 0.0, 0.2], [0.0, 0.9, 0.1], [0.0, 0.0, 1.0]]])
+    >>> pooled_error_shares(np.concatenate([t, u]))[0].tolist()  # annotator 0 from 1's errors
+    [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.5, 0.5, 0.0]]
     """
     t = np.asarray(confusion, dtype=np.float64)
     c = t.shape[-1]
     eye = np.eye(c, dtype=bool)
-    errors = np.where(eye, 0.0, t).sum(axis=0)
+    own = np.where(eye, 0.0, t)
+    errors = own.sum(axis=0, keepdims=True) - own  # (K, C, C): the others' errors
     total = errors.sum(axis=-1, keepdims=True)
-    even = np.where(eye, 0.0, 1.0 / (c - 1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, errors / np.where(total > 0, total, 1.0), even)
+    even = np.broadcast_to(np.where(eye, 0.0, 1.0 / (c - 1)), errors.shape)
+    # float round-off of the subtraction leaves ~1e-17 where the others have no errors
+    has = total > 1e-12
+    return np.where(has, np.clip(errors, 0.0, None) / np.where(has, total, 1.0), even)
 
 
-def _check_share_mean(share_mean: np.ndarray, n_classes: int) -> np.ndarray:
+def _check_share_mean(share_mean: np.ndarray, n_annotators: int, n_classes: int) -> np.ndarray:
     shares = np.asarray(share_mean, dtype=np.float64)
     eye = np.eye(n_classes, dtype=bool)
+    shape_ok = shares.shape in ((n_classes, n_classes), (n_annotators, n_classes, n_classes))
     ok = (
-        shares.shape == (n_classes, n_classes)
+        shape_ok
         and np.all(np.isfinite(shares))
         and np.all(shares >= 0)
-        and np.all(shares[eye] == 0)
+        and np.all(shares[..., eye] == 0)
         and np.allclose(shares.sum(axis=-1), 1.0)
     )
     if not ok:
         raise ConfigError(
-            f"share_mean must be ({n_classes}, {n_classes}) rows of wrong-answer shares: "
-            "finite, >= 0, a zero diagonal, each row summing to 1 (pooled_error_shares)."
+            f"share_mean must be ({n_classes}, {n_classes}) or ({n_annotators}, {n_classes}, "
+            f"{n_classes}) rows of wrong-answer shares: finite, >= 0, a zero diagonal, each "
+            "row summing to 1 (pooled_error_shares)."
         )
     return shares
 
@@ -921,11 +932,12 @@ class ChannelPriors:
         ``kappa = M - (C - 1) split`` (0 when ``split = M / (C - 1)``: the Dirichlet row of
         :meth:`confusion_alpha`). Full arrays, the Beta family and C = 2 are Dirichlet rows.
 
-        ``share_mean`` (C, C), rows of wrong-answer shares with a zero diagonal, centres the
-        nested shares (``shares="pooled"``, :func:`pooled_error_shares`): the share of
-        answer ``a`` in row ``y`` gets ``split * (C - 1) * ((1 - w) / (C - 1) + w *
-        share_mean[y, a])`` with ``w =`` :data:`SHARE_POOLING`, the same total as even
-        shares (so ``kappa`` and the diagonal's Beta stay). Ignored by Dirichlet rows.
+        ``share_mean`` (C, C) or per annotator (K, C, C), rows of wrong-answer shares with a
+        zero diagonal, centres the nested shares (``shares="pooled"``,
+        :func:`pooled_error_shares`): the share of answer ``a`` in row ``y`` gets
+        ``split * (C - 1) * ((1 - w) / (C - 1) + w * share_mean[y, a])`` with ``w =``
+        :data:`SHARE_POOLING`, the same total as even shares (so ``kappa`` and the
+        diagonal's Beta stay). Ignored by Dirichlet rows.
 
         Examples
         --------
@@ -947,10 +959,11 @@ class ChannelPriors:
             eye = np.eye(n_classes, dtype=bool)[None]
             shares = np.full((n_classes, n_classes), 1.0 / (n_classes - 1))
             if share_mean is not None:
-                shares = _check_share_mean(share_mean, n_classes)
+                shares = _check_share_mean(share_mean, n_annotators, n_classes)
                 shares = (1.0 - SHARE_POOLING) / (n_classes - 1) + SHARE_POOLING * shares
             # each row's wrong answers keep the total (C - 1) split, so kappa is unchanged
-            off = split[:, :, None] * (n_classes - 1) * shares[None]
+            shares = np.broadcast_to(shares, (n_annotators, n_classes, n_classes))
+            off = split[:, :, None] * (n_classes - 1) * shares
             alpha = np.where(eye, alpha, off)
         diag = np.diagonal(alpha, axis1=-2, axis2=-1)
         off = alpha.sum(-1) - diag  # the wrong answers' total in the exponents

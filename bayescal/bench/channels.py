@@ -172,7 +172,7 @@ def add_arguments(parser) -> None:
         choices=("pooled", "even"),
         default="pooled",
         help="--priors: centre of the wrong answers' shares: the package default 'pooled' "
-        "(half even, half the start fit's errors pooled over annotators) or 'even' "
+        "(half even, half the start fit's errors pooled over the other annotators) or 'even' "
         "(default %(default)s)",
     )
     parser.add_argument(

@@ -292,14 +292,26 @@ def test_pooled_error_shares_and_bad_share_means():
         [
             [[0.9, 0.1, 0.0], [0.1, 0.9, 0.0], [0.0, 0.0, 1.0]],
             [[0.7, 0.1, 0.2], [0.3, 0.7, 0.0], [0.0, 0.0, 1.0]],
+            [[0.8, 0.0, 0.2], [0.1, 0.9, 0.0], [0.0, 0.5, 0.5]],
         ]
     )
     got = pooled_error_shares(t)
-    np.testing.assert_allclose(got[0], [0.0, 0.5, 0.5])  # 0.2 to class 1, 0.2 to class 2
-    np.testing.assert_allclose(got[1], [1.0, 0.0, 0.0])
-    np.testing.assert_allclose(got[2], [0.5, 0.5, 0.0])  # no errors at all: even
+    assert got.shape == (3, 3, 3)
+    # annotator 0 is centred on annotators 1 and 2 only: in row 0 they err 0.1 + 0.0 to
+    # class 1 and 0.2 + 0.2 to class 2
+    np.testing.assert_allclose(got[0, 0], [0.0, 0.2, 0.8])
+    np.testing.assert_allclose(got[0, 1], [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(got[0, 2], [0.0, 1.0, 0.0])  # only annotator 2 errs in row 2
+    np.testing.assert_allclose(got[2, 2], [0.5, 0.5, 0.0])  # the others never err there: even
+    # an independent slow computation: for each annotator, sum the others' rows
+    for j in range(3):
+        others = sum(np.where(np.eye(3, dtype=bool), 0.0, t[i]) for i in range(3) if i != j)
+        for y in range(3):
+            if others[y].sum() > 0:
+                np.testing.assert_allclose(got[j, y], others[y] / others[y].sum())
+    np.testing.assert_allclose(pooled_error_shares(t[:1])[0], np.where(np.eye(3), 0, 0.5))
     p = ChannelPriors(family="dirichlet")
-    for bad in [np.ones((3, 3)), np.full((3, 3), np.nan), got[:2]]:
+    for bad in [np.ones((3, 3)), np.full((3, 3), np.nan), got[:2], got[:, :2]]:
         with pytest.raises(ConfigError, match="share_mean"):
             p.confusion_kernel(1, 3, bad)
     with pytest.raises(ConfigError, match="'shares' must be one of"):
@@ -315,9 +327,10 @@ def test_sparse_errors_do_not_inflate_the_best_annotator():
     0.95 / 0.775 / 0.6). Even shares charge an accurate annotator's first error to a row
     about 1 / (C - 1) of prior probability, so the posterior explained its few errors as the
     others' and put its diagonal above the truth (mean z of its ten diagonals +1.5 over six
-    seeds at 200 items per class, models/multiclass.md); the shares pooled over annotators
-    put the neighbours' shares where the data have them. With independent z-scores the mean
-    of ten has sd 0.32, so |mean z| < 1 is a 3-sd bound for a calibrated posterior."""
+    seeds at 200 items per class, models/multiclass.md); the shares pooled over the other
+    annotators put the neighbours' shares where the data have them. With independent
+    z-scores the mean of ten has sd 0.32, so |mean z| < 1 is a 3-sd bound for a calibrated
+    posterior."""
     rng = np.random.default_rng(3)
     truth = true_confusions(10, np.array([0.95, 0.775, 0.6]), rng, "neighbours")
     summary = summarize_multiclass(simulate_answers(truth, 150, rng), groups="all")
