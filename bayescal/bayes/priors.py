@@ -578,8 +578,8 @@ SPLIT_RULE = f"{DEFAULT_SPLIT:g} (off_diagonal when given)"
 #: How the nested rows' wrong-answer shares are centred (``shares``): ``"pooled"`` (default)
 #: on a mix of even shares and the shares of each row's errors pooled over the other
 #: annotators of the point fit where the chains start (:func:`pooled_error_shares`);
-#: ``"even"`` on even
-#: shares, ``Dirichlet(split, ..., split)``.
+#: ``"even"`` on even shares, ``Dirichlet(split, ..., split)``. (``bench channels --shares``
+#: lists the same two names without importing this module.)
 SHARES = ("pooled", "even")
 #: Weight of the pooled error shares in a ``"pooled"`` row's share mean (the rest even): every
 #: wrong answer keeps at least ``(1 - SHARE_POOLING) * split`` of concentration, so answers
@@ -973,18 +973,13 @@ class ChannelPriors:
         return ConfusionKernel(alpha=alpha, kappa=kappa, log_norm=log_norm)
 
     def sample_confusion(
-        self,
-        rng: np.random.Generator,
-        draws: int,
-        n_annotators: int,
-        n_classes: int,
-        share_mean: np.ndarray | None = None,
+        self, rng: np.random.Generator, draws: int, n_annotators: int, n_classes: int
     ) -> np.ndarray:
         """Draws of every annotator's confusion rows from the prior rows (no joint normal),
         shape (draws, K, C, C): Dirichlet rows, or the nested rows of
-        :meth:`confusion_kernel` (a Beta diagonal, Dirichlet shares of the rest, centred
-        on ``share_mean`` when given)."""
-        kernel = self.confusion_kernel(n_annotators, n_classes, share_mean)
+        :meth:`confusion_kernel` with even shares (a Beta diagonal, Dirichlet shares of the
+        rest; the pooled centre needs a start fit, which prior draws do not have)."""
+        kernel = self.confusion_kernel(n_annotators, n_classes)
         shape = (draws, n_annotators, n_classes, n_classes)
         t = rng.gamma(np.broadcast_to(kernel.alpha, shape))
         t /= t.sum(axis=-1, keepdims=True)

@@ -341,3 +341,17 @@ def test_sparse_errors_do_not_inflate_the_best_annotator():
     diag = np.diagonal(fit.confusion.values, axis1=-2, axis2=-1)  # (draw, K, C)
     z = (diag.mean(0) - np.diagonal(truth, axis1=-2, axis2=-1)) / diag.std(0, ddof=1)
     assert np.all(np.abs(z.mean(axis=1)) < 1.0), z.mean(axis=1).round(2)
+
+
+def test_bench_shares_option_lists_the_priors_shares():
+    """`bench channels --shares` spells the names out (the bench parser does not import the
+    priors module); they must be ChannelPriors' own."""
+    import argparse
+
+    from bayescal.bayes.priors import SHARES
+    from bayescal.bench import channels
+
+    parser = argparse.ArgumentParser()
+    channels.add_arguments(parser)
+    action = next(a for a in parser._actions if a.dest == "shares")
+    assert tuple(action.choices) == SHARES and action.default == SHARES[0]
