@@ -56,7 +56,10 @@ on the same answers; reported per cell:
   posterior sd of EM's estimate;
 - ``bias``: mean of posterior mean minus truth over the diagonal entries;
 - ``rhat_diag_max`` / ``ess_bulk_diag_min``: the worst convergence figures of the
-  diagonal entries (the check's quantities), and the fit's worst over all entries.
+  diagonal entries (the check's quantities), and the fit's worst over all entries;
+- ``gradient_evaluations`` / ``tuning_gradient_evaluations``: the sampler's leapfrog steps
+  over every chain, kept draws and tuning (its work, unlike ``seconds`` not stretched by the
+  machine's load).
 """
 
 from __future__ import annotations
@@ -565,8 +568,16 @@ def score_fit(summary, truth: np.ndarray, args: argparse.Namespace, seed: int) -
         "rhat_all_max": fit.diagnostics.get("rhat_max"),
         "ess_bulk_all_min": fit.diagnostics.get("ess_bulk_min"),
         "mean_tree_depth": float(idata["sample_stats"]["tree_depth"].mean()),
+        "gradient_evaluations": fit.diagnostics.get("gradient_evaluations"),
+        "tuning_gradient_evaluations": fit.diagnostics.get("tuning_gradient_evaluations"),
         "seconds": seconds,
     }
+
+
+def _total(counts) -> int | None:
+    """The sum of the fits' counts, None when a fit did not count (PyMC's sampler)."""
+    counts = list(counts)
+    return None if any(c is None for c in counts) else int(sum(counts))
 
 
 def _share(flags: list[bool]) -> dict:
@@ -613,6 +624,12 @@ def _run_priors(args: argparse.Namespace) -> int:
                 "rhat_all_max": max(f["rhat_all_max"] or np.nan for f in fits),
                 "ess_bulk_all_min": min(f["ess_bulk_all_min"] or np.nan for f in fits),
                 "mean_tree_depth": float(np.mean([f["mean_tree_depth"] for f in fits])),
+                # leapfrog steps of every chain, kept draws and tuning (the sampler's work,
+                # independent of the machine's load, unlike seconds)
+                "gradient_evaluations": _total(f["gradient_evaluations"] for f in fits),
+                "tuning_gradient_evaluations": _total(
+                    f["tuning_gradient_evaluations"] for f in fits
+                ),
                 "seconds": sum(f["seconds"] for f in fits),
             }
         )

@@ -77,6 +77,8 @@ def test_prior_check_takes_an_off_diagonal_concentration(tmp_path):
     (cell,) = result["cells"]
     assert cell["coverage"]["n"] == 9  # K x C diagonal entries of the one repetition
     assert 0 < cell["mean_tree_depth"] <= 10
+    # nutpie counts its leapfrog steps: at least one per kept draw and per tuning step
+    assert cell["gradient_evaluations"] >= 40 and cell["tuning_gradient_evaluations"] >= 40
 
 
 def test_prior_check_error_designs_and_split(tmp_path):
