@@ -1161,6 +1161,8 @@ def _fit_multiclass(
     }
     if spec.share_mean is not None:  # the data-centred share prior (ChannelPriors.shares)
         attrs["prior_share_mean"] = json.dumps(np.round(spec.share_mean, 6).tolist())
+    if spec.share_weight is not None:  # each row's weight of that centre
+        attrs["prior_share_weight"] = json.dumps(np.round(spec.share_weight, 6).tolist())
     if dspec is not None:
         attrs.update(
             dependence_groups=str(dspec.group_names),

@@ -50,6 +50,7 @@ from bayescal.bayes.priors import (
     ConfusionKernel,
     dirichlet_log_norm,
     pooled_error_shares,
+    share_pooling_weight,
 )
 from bayescal.channels.orientation import (
     dominant_diagonal_permutation,
@@ -115,6 +116,8 @@ class MulticlassModelSpec:
     #: others, that centre the nested rows' shares (``ChannelPriors(shares="pooled")``);
     #: None: even shares or Dirichlet rows
     share_mean: np.ndarray | None = None
+    #: (K, C) weight of ``share_mean`` in each row's centre (:func:`share_pooling_weight`)
+    share_weight: np.ndarray | None = None
 
     def __post_init__(self):
         if self.gold is None:
@@ -216,7 +219,7 @@ def make_multiclass_spec(
         prevalence_groups = list(groups)
         prevalence_index = np.arange(len(groups), dtype=np.int64)
     beta = priors.prevalence_alpha(len(prevalence_groups), c)
-    share_mean = None
+    share_mean = share_weight = None
     if start is None:
         init_t = priors.confusion_mean(k, c)
         shares = summary.answer_counts.values.sum(axis=0) + 1.0
@@ -225,7 +228,10 @@ def make_multiclass_spec(
         init_t, init_rho = _start_from(start, annotators, prevalence_groups, pooled)
         if priors.shares == "pooled" and priors.nested(c):
             share_mean = pooled_error_shares(start.confusion.values[0])
-    kernel = priors.confusion_kernel(k, c, share_mean)
+            share_weight = share_pooling_weight(
+                start.confusion.values[0], _answered_class_counts(summary, init_rho, start)
+            )
+    kernel = priors.confusion_kernel(k, c, share_mean, share_weight)
     return MulticlassModelSpec(
         annotators=annotators,
         classes=[str(x) for x in summary.classes],
@@ -247,7 +253,17 @@ def make_multiclass_spec(
         gold=summary.gold_counts().astype(np.int64),
         confusion_kernel=kernel,
         share_mean=share_mean,
+        share_weight=share_weight,
     )
+
+
+def _answered_class_counts(summary, init_rho, start) -> np.ndarray:
+    """(K, C) expected items of each true class each annotator answered: its answered items
+    times the start fit's class prevalence over all items (answers missing at random)."""
+    w = start.group_counts.values.astype(np.float64)
+    rho = start.class_prevalence.values[0]
+    prevalence = w @ rho / max(w.sum(), 1.0) if rho.shape[0] == w.size else init_rho.mean(0)
+    return np.asarray(summary.answered_counts.values, dtype=np.float64)[:, None] * prevalence
 
 
 def _references(start, reference):

@@ -17,8 +17,10 @@ priors in one of two *families*:
     ``shares`` centres the wrong answers' shares. ``"even"`` is the symmetric
     ``Dirichlet(split, ..., split)`` above. ``"pooled"`` (the default when the chains
     start at a point fit, which every audit does) keeps its total ``(C - 1) split`` but
-    centres it half on even shares and half on the shares of each row's errors pooled
-    over the *other* annotators of that fit (:func:`pooled_error_shares`): an
+    centres it on a mix of even shares and the shares of each row's errors pooled over
+    the *other* annotators of that fit (:func:`pooled_error_shares`), the pooled part
+    weighted ``0.5 N / (N + C - 1)`` by the ``N`` errors it rests on
+    (:func:`share_pooling_weight`): an
     empirical-Bayes step that tells every annotator where the others err, without its
     own answers centring its own prior. With even shares an
     accurate annotator's first error to the neighbouring class costs about
@@ -147,6 +149,7 @@ __all__ = [
     "covariance_shift",
     "dirichlet_from_moments",
     "pooled_error_shares",
+    "share_pooling_weight",
     "SHARES",
 ]
 
@@ -581,10 +584,12 @@ SPLIT_RULE = f"{DEFAULT_SPLIT:g} (off_diagonal when given)"
 #: ``"even"`` on even shares, ``Dirichlet(split, ..., split)``. (``bench channels --shares``
 #: lists the same two names without importing this module.)
 SHARES = ("pooled", "even")
-#: Weight of the pooled error shares in a ``"pooled"`` row's share mean (the rest even): every
-#: wrong answer keeps at least ``(1 - SHARE_POOLING) * split`` of concentration, so answers
-#: nobody gives stay at a density NUTS samples (0.8 left 0.1 at C = 20: R-hat 3.5;
-#: ``models/multiclass.md``).
+#: Largest weight of the pooled error shares in a ``"pooled"`` row's share mean (the rest
+#: even): every wrong answer keeps at least ``(1 - SHARE_POOLING) * split`` of concentration,
+#: so answers nobody gives stay at a density NUTS samples (0.8 left 0.1 at C = 20: R-hat 3.5;
+#: ``models/multiclass.md``). A row's weight is this times ``N / (N + C - 1)``
+#: (:func:`share_pooling_weight`): the others' ``N`` wrong answers against one pseudo-error
+#: per wrong answer, so few errors spread over many classes centre the row little.
 SHARE_POOLING = 0.5
 _BETA_PRIORS = tuple(DEFAULT_PRIORS)
 _BETA_FIELDS = {"alpha", "beta", "dist"}
@@ -669,6 +674,38 @@ def pooled_error_shares(confusion: np.ndarray) -> np.ndarray:
     return np.where(has, np.clip(errors, 0.0, None) / np.where(has, total, 1.0), even)
 
 
+def share_pooling_weight(confusion: np.ndarray, class_counts: np.ndarray) -> np.ndarray:
+    """Each row's weight of the pooled error shares, (K, C): ``SHARE_POOLING * N / (N + C - 1)``.
+
+    ``N`` is the expected number of wrong answers the *other* annotators gave in row ``y``,
+    ``sum_{i != j} class_counts[i, y] * (1 - T_i[y, y])``, with ``class_counts`` (K, C) the
+    expected items of each true class that each annotator answered. Its shares
+    (:func:`pooled_error_shares`) are then an estimate from ``N`` answers of a pattern over
+    ``C - 1`` wrong answers, and the weight shrinks them toward even by one pseudo-error
+    per wrong answer. With the fixed weight of 0.5, 3000 items at C = 50 (about 25 of the
+    others' errors per row over 49 wrong answers) left most shares at concentration 0.25,
+    and tuning took 3.4 times the leapfrog steps of even shares (``models/multiclass.md``).
+
+    Examples
+    --------
+    >>> t = np.array([[[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]] * 3)
+    >>> share_pooling_weight(t, np.full((3, 3), 20.0)).round(3).tolist()[0]  # N = 8 per row
+    [0.4, 0.4, 0.4]
+    """
+    t = np.asarray(confusion, dtype=np.float64)
+    n = np.asarray(class_counts, dtype=np.float64)
+    c = t.shape[-1]
+    if n.shape != t.shape[:-1] or not np.all(np.isfinite(n)) or np.any(n < 0):
+        raise ConfigError(
+            f"class_counts must be ({t.shape[0]}, {c}) finite counts >= 0, one per annotator "
+            "and true class; got shape " + str(n.shape) + "."
+        )
+    wrong = n * (1.0 - np.diagonal(t, axis1=-2, axis2=-1).clip(0.0, 1.0))  # (K, C)
+    others = wrong.sum(axis=0, keepdims=True) - wrong
+    others = np.clip(others, 0.0, None)  # round-off of the subtraction
+    return SHARE_POOLING * others / (others + (c - 1))
+
+
 def _check_share_mean(share_mean: np.ndarray, n_annotators: int, n_classes: int) -> np.ndarray:
     shares = np.asarray(share_mean, dtype=np.float64)
     eye = np.eye(n_classes, dtype=bool)
@@ -687,6 +724,24 @@ def _check_share_mean(share_mean: np.ndarray, n_annotators: int, n_classes: int)
             "row summing to 1 (pooled_error_shares)."
         )
     return shares
+
+
+def _check_share_weight(weight, n_annotators: int, n_classes: int) -> np.ndarray:
+    """(K, C) pooling weights, :data:`SHARE_POOLING` everywhere when None."""
+    if weight is None:
+        return np.full((n_annotators, n_classes), SHARE_POOLING)
+    w = np.asarray(weight, dtype=np.float64)
+    if (
+        w.shape != (n_annotators, n_classes)
+        or not np.all(np.isfinite(w))
+        or np.any(w < 0)
+        or np.any(w > SHARE_POOLING)
+    ):
+        raise ConfigError(
+            f"share_weight must be ({n_annotators}, {n_classes}) weights in [0, "
+            f"{SHARE_POOLING}] (share_pooling_weight); got shape {w.shape}."
+        )
+    return w
 
 
 def dirichlet_log_norm(alpha: np.ndarray) -> np.ndarray:
@@ -920,7 +975,11 @@ class ChannelPriors:
         )
 
     def confusion_kernel(
-        self, n_annotators: int, n_classes: int, share_mean: np.ndarray | None = None
+        self,
+        n_annotators: int,
+        n_classes: int,
+        share_mean: np.ndarray | None = None,
+        share_weight: np.ndarray | None = None,
     ) -> ConfusionKernel:
         """The confusion rows' prior density as the model uses it (:class:`ConfusionKernel`).
 
@@ -935,8 +994,9 @@ class ChannelPriors:
         ``share_mean`` (C, C) or per annotator (K, C, C), rows of wrong-answer shares with a
         zero diagonal, centres the nested shares (``shares="pooled"``,
         :func:`pooled_error_shares`): the share of answer ``a`` in row ``y`` gets
-        ``split * (C - 1) * ((1 - w) / (C - 1) + w * share_mean[y, a])`` with ``w =``
-        :data:`SHARE_POOLING`, the same total as even shares (so ``kappa`` and the
+        ``split * (C - 1) * ((1 - w) / (C - 1) + w * share_mean[y, a])`` with ``w`` the
+        row's ``share_weight`` (K, C) in ``[0, SHARE_POOLING]`` (:func:`share_pooling_weight`;
+        default :data:`SHARE_POOLING`), the same total as even shares (so ``kappa`` and the
         diagonal's Beta stay). Ignored by Dirichlet rows.
 
         Examples
@@ -960,7 +1020,8 @@ class ChannelPriors:
             shares = np.full((n_classes, n_classes), 1.0 / (n_classes - 1))
             if share_mean is not None:
                 shares = _check_share_mean(share_mean, n_annotators, n_classes)
-                shares = (1.0 - SHARE_POOLING) / (n_classes - 1) + SHARE_POOLING * shares
+                w = _check_share_weight(share_weight, n_annotators, n_classes)[..., None]
+                shares = (1.0 - w) / (n_classes - 1) + w * shares
             # each row's wrong answers keep the total (C - 1) split, so kappa is unchanged
             shares = np.broadcast_to(shares, (n_annotators, n_classes, n_classes))
             off = split[:, :, None] * (n_classes - 1) * shares

@@ -355,3 +355,47 @@ def test_bench_shares_option_lists_the_priors_shares():
     channels.add_arguments(parser)
     action = next(a for a in parser._actions if a.dest == "shares")
     assert tuple(action.choices) == SHARES and action.default == SHARES[0]
+
+
+def test_share_pooling_weight_counts_the_others_errors_against_the_wrong_answers():
+    """Each row's weight is SHARE_POOLING * N / (N + C - 1), N the *other* annotators'
+    expected wrong answers in that row (checked against a slow loop); rows without errors
+    elsewhere get 0 (even shares), many errors approach SHARE_POOLING; the kernel uses the
+    weights row by row."""
+    from bayescal.bayes.priors import SHARE_POOLING, share_pooling_weight
+    from bayescal.errors import ConfigError
+
+    rng = np.random.default_rng(3)
+    k, c = 4, 6
+    t = rng.dirichlet(np.ones(c), size=(k, c))
+    t[0, 2] = np.eye(c)[2]  # annotator 0 never errs in row 2
+    counts = rng.uniform(0, 80, size=(k, c))
+    got = share_pooling_weight(t, counts)
+    for j in range(k):
+        for y in range(c):
+            n = sum(counts[i, y] * (1 - t[i, y, y]) for i in range(k) if i != j)
+            assert got[j, y] == pytest.approx(SHARE_POOLING * n / (n + c - 1), rel=1e-12)
+    # no one else errs: weight 0; huge counts: the cap
+    perfect = np.broadcast_to(np.eye(c), (k, c, c))
+    np.testing.assert_array_equal(share_pooling_weight(perfect, counts), 0.0)
+    big = share_pooling_weight(t, np.full((k, c), 1e12))
+    np.testing.assert_allclose(big, SHARE_POOLING, rtol=1e-9)
+    # the kernel applies each row's own weight; weight 0 is the even row
+    mean = np.where(np.eye(c, dtype=bool), 0.0, rng.dirichlet(np.ones(c), size=c))
+    mean /= mean.sum(-1, keepdims=True)
+    p = ChannelPriors(family="dirichlet")
+    kernel = p.confusion_kernel(k, c, mean, got)
+    s = p.split_alpha(k, c)[0]
+    j, y = 1, 3
+    off = [a for a in range(c) if a != y]
+    want = s * (1 - got[j, y]) + s * (c - 1) * got[j, y] * mean[y, off]
+    np.testing.assert_allclose(kernel.alpha[j, y, off], want)
+    zero = p.confusion_kernel(k, c, mean, np.zeros((k, c)))
+    np.testing.assert_allclose(zero.alpha, p.confusion_kernel(k, c).alpha)
+    for bad in [np.full((k, c), SHARE_POOLING + 0.01), -np.ones((k, c)), np.ones((k, c - 1))]:
+        with pytest.raises(ConfigError, match="share_weight"):
+            p.confusion_kernel(k, c, mean, bad)
+    with pytest.raises(ConfigError, match="class_counts"):
+        share_pooling_weight(t, counts[:, :-1])
+    with pytest.raises(ConfigError, match="class_counts"):
+        share_pooling_weight(t, -counts)
