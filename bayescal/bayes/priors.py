@@ -684,7 +684,7 @@ def share_pooling_weight(confusion: np.ndarray, class_counts: np.ndarray) -> np.
     ``C - 1`` wrong answers, and the weight shrinks them toward even by one pseudo-error
     per wrong answer. With the fixed weight of 0.5, 3000 items at C = 50 (about 25 of the
     others' errors per row over 49 wrong answers) left most shares at concentration 0.25,
-    and tuning took 3.4 times the leapfrog steps of even shares (``models/multiclass.md``).
+    and tuning took 3.6 times the leapfrog steps of even shares (``models/multiclass.md``).
 
     Examples
     --------
