@@ -114,7 +114,7 @@ def rank_diagnostics(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     x = np.asarray(x, dtype=np.float64).reshape(x.shape[0], x.shape[1], -1)
     m, n, p = x.shape
     rhat, bulk, tail = (np.full(p, np.nan) for _ in range(3))
-    ok: np.ndarray = ~np.isnan(x).any(axis=(0, 1))
+    ok = np.asarray(~np.isnan(x).any(axis=(0, 1)))
     if n >= MIN_DRAWS["ess"]:
         for start in range(0, p, _BLOCK):
             idx = np.arange(start, min(start + _BLOCK, p))
