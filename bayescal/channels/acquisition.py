@@ -469,10 +469,15 @@ def _block_reductions(
     """
     c = coef.shape[1]
     # per-cell sums over items: A = sum a_i, S = sum a_i a_i^T, A2 = sum a_i^2
-    a_sum = np.zeros((n_cells, c))
-    np.add.at(a_sum, cell_of_item, coef)
-    s_sum = np.zeros((n_cells, c, c))
-    np.add.at(s_sum, cell_of_item, coef[:, :, None] * coef[:, None, :])
+    from scipy import sparse
+
+    by_cell = sparse.csr_matrix(
+        (np.ones(cell_of_item.size), (cell_of_item, np.arange(cell_of_item.size))),
+        shape=(n_cells, cell_of_item.size),
+    )  # one sparse product per sum (np.add.at took seconds at C = 50)
+    a_sum = np.asarray(by_cell @ coef)
+    s_sum = np.asarray(by_cell @ (coef[:, :, None] * coef[:, None, :]).reshape(-1, c * c))
+    s_sum = s_sum.reshape(n_cells, c, c)
     s_diag = np.einsum("xcc->xc", s_sum)
     g_total = np.empty(n_draws)
     within = np.empty(n_draws)

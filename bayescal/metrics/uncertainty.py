@@ -1308,13 +1308,19 @@ def _group_class_shares(loglik, group, count, n_groups) -> np.ndarray:
     c = loglik.shape[1]
     lik = np.exp(loglik - loglik.max(axis=1, keepdims=True))
     alpha = 2.0 / c
+    from scipy import sparse
+
     n_g = np.bincount(group, weights=count, minlength=n_groups)
+    # the per-group sums as one sparse product (np.add.at was 5 s of a C = 50 audit)
+    weigh = sparse.csr_matrix(
+        (np.asarray(count, dtype=np.float64), (group, np.arange(group.size))),
+        shape=(n_groups, group.size),
+    )
     pi = np.full((n_groups, c), 1.0 / c)
     for _ in range(_MIX_ITER):
         post = pi[group] * lik
         post /= post.sum(axis=1, keepdims=True)
-        num = np.zeros((n_groups, c))
-        np.add.at(num, group, count[:, None] * post)
+        num = np.asarray(weigh @ post)
         new = (num + alpha) / (n_g[:, None] + 2.0)
         if np.abs(new - pi).max() < _MIX_TOL:
             return new
