@@ -49,6 +49,19 @@ def test_pair_deviance_matches_the_slow_version(seed, c, k):
     np.testing.assert_allclose(per_item, fast, atol=1e-9)
 
 
+def test_pair_deviance_with_empty_groups_and_rows_of_other_groups():
+    """Groups without rows add nothing; rows labelled beyond ``n_groups`` are not counted
+    (the per-group loop this replaced skipped both)."""
+    rng = np.random.default_rng(7)
+    states, label, weight, t, rho = _random_case(rng, k=4, c=3, n_groups=3)
+    label = np.where(label == 1, 0, label)  # group 1 empty; group 2 beyond n_groups = 2
+    kept = label < rho.shape[0] - 1
+    assert 0 < kept.sum() < kept.size
+    fast = pair_deviance(states, label, weight, t, rho, n_groups=rho.shape[0] - 1)
+    slow = _slow_pair_deviance(states[kept], label[kept], weight[kept], t, rho)
+    np.testing.assert_allclose(fast, slow, atol=1e-9)
+
+
 def test_pair_deviance_is_zero_when_the_tables_equal_their_expectation():
     # two annotators, one group: the four patterns at exactly their expected counts
     t = np.array([[[0.8, 0.2], [0.3, 0.7]], [[0.9, 0.1], [0.4, 0.6]]])
