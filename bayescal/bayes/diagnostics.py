@@ -28,6 +28,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import warnings as _warnings
 
 import numpy as np
@@ -111,9 +112,11 @@ def rank_diagnostics(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     chains, all three with fewer than 4 draws per chain (``MIN_DRAWS``).
     """
     shape = x.shape[2:]
-    x = np.asarray(x, dtype=np.float64).reshape(x.shape[0], x.shape[1], -1)
-    m, n, p = x.shape
+    m, n, p = x.shape[0], x.shape[1], math.prod(shape)
     rhat, bulk, tail = (np.full(p, np.nan) for _ in range(3))
+    if m == 0 or n == 0 or p == 0:  # nothing to compute: NaN of the trailing shape
+        return rhat.reshape(shape), bulk.reshape(shape), tail.reshape(shape)
+    x = np.asarray(x, dtype=np.float64).reshape(m, n, p)
     ok = np.asarray(~np.isnan(x).any(axis=(0, 1)))
     if n >= MIN_DRAWS["ess"]:
         for start in range(0, p, _BLOCK):
@@ -134,10 +137,29 @@ def _block_diagnostics(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
         rhat = np.where(r_tail > r_bulk, r_tail, r_bulk)  # ArviZ's max(bulk, tail)
     else:
         rhat = np.full(x.shape[2], np.nan)
-    low_q, high_q = np.quantile(x.reshape(-1, x.shape[2]), [0.05, 0.95], axis=0)
+    low_q, high_q = _quantile_type7(x.reshape(-1, x.shape[2]), (0.05, 0.95))
     low = _ess_split(_split((x <= low_q).astype(np.float64)))
     high = _ess_split(_split((x <= high_q).astype(np.float64)))
     return rhat, _ess_split(z), np.where(high < low, high, low)  # ArviZ's min(low, high)
+
+
+def _quantile_type7(cols: np.ndarray, probs: tuple[float, ...]) -> list[np.ndarray]:
+    """R's type-7 quantiles down each column with ArviZ's arithmetic (``mquantiles`` with
+    ``alphap = betap = 1``: ``(1 - g) x[k-1] + g x[k]`` at ``aleph = n p + 1 - p``).
+    ``np.quantile`` rounds differently, and between tied draws that decides which draws
+    fall at or below the quantile, and so the tail ESS of a stuck chain."""
+    srt = np.sort(cols, axis=0)
+    n = srt.shape[0]
+    out = []
+    for prob in probs:
+        if n == 1:
+            out.append(srt[0])
+            continue
+        aleph = n * prob + (1.0 - prob)
+        k = int(np.floor(min(max(aleph, 1.0), n - 1.0)))
+        g = min(max(aleph - k, 0.0), 1.0)
+        out.append((1.0 - g) * srt[k - 1] + g * srt[k])
+    return out
 
 
 def _split(x: np.ndarray) -> np.ndarray:

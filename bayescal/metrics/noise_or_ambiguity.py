@@ -387,20 +387,22 @@ def pair_deviance(
     answered = (states < c).astype(np.float64)
     observed = np.zeros((k, k, c + 1))
     expected = np.zeros((k, k, c + 1))
-    inside = (label >= 0) & (label < n_groups)  # rows of other groups are not counted
-    onehot, answered, w, label = onehot[inside], answered[inside], w[inside], label[inside]
-    # both answered alike, summed over every row (the groups differ only in expectation)
-    observed[..., :c] = np.einsum("mja,mka->jka", onehot * w[:, None, None], onehot)
-    # both answered, per group: (L, K, K) from one pass over the rows
-    pair_rows = (answered[:, :, None] * answered[:, None, :]).reshape(-1, k * k) * w[:, None]
-    both = np.stack(
-        [np.bincount(label, weights=pair_rows[:, i], minlength=n_groups) for i in range(k * k)],
-        axis=1,
-    ).reshape(n_groups, k, k)
-    by_class = np.einsum("gjk,gy->yjk", both, rho[:n_groups])
-    expected[..., :c] = np.einsum("yjk,yjka->jka", by_class, _agreement(t))
-    observed[..., c] = both.sum(axis=0)
-    expected[..., c] = observed[..., c]
+    agree = _agreement(t)  # (C_y, K, K, C_a)
+    counted = np.zeros(label.shape, dtype=bool)
+    for g in range(n_groups):
+        sel = label == g
+        if not sel.any():
+            continue
+        counted |= sel
+        both = (answered[sel] * w[sel, None]).T @ answered[sel]
+        expected[..., :c] += both[..., None] * np.einsum("y,yjka->jka", rho[g], agree)
+        observed[..., c] += both
+        expected[..., c] += both
+    # both answered alike: summed over the counted rows at once (the groups differ only in
+    # expectation), one (K x m) (m x K) product per class
+    x, ws = onehot[counted], w[counted, None]
+    for a in range(c):
+        observed[:, :, a] = (x[:, :, a] * ws).T @ x[:, :, a]
     observed[..., c] -= observed[..., :c].sum(axis=-1)
     expected[..., c] -= expected[..., :c].sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -89,8 +89,32 @@ def test_rank_diagnostics_equal_arviz_entry_by_entry(chains, draws):
 def test_rank_diagnostics_keep_the_trailing_shape():
     x = np.random.default_rng(1).normal(size=(2, 30, 3, 4, 5))
     assert all(s.shape == (3, 4, 5) for s in rank_diagnostics(x))
-    # fewer than 4 draws: nothing is computable
+    # fewer than 4 draws, or none at all: nothing is computable, and nothing raises
     assert all(np.isnan(s).all() for s in rank_diagnostics(x[:, :3]))
+    assert all(s.shape == (3, 4, 5) and np.isnan(s).all() for s in rank_diagnostics(x[:, :0]))
+    assert all(s.shape == (0,) for s in rank_diagnostics(np.zeros((2, 30, 0))))
+
+
+def test_tail_ess_uses_arviz_quantile_between_tied_draws():
+    """A stuck chain repeats a value; the 5% / 95% quantile then lies between tied draws and
+    its last bit decides which draws count as below it. ArviZ's type-7 arithmetic
+    (``mquantiles``) puts it one rounding step below the ties here; ``np.quantile`` did not
+    (tail ESS 40 against ArviZ's 29.07; found in review)."""
+    import arviz as az
+
+    v = 0.564
+    x = np.concatenate([np.arange(37) / 37 * v * 0.9, [v, v, v]])
+    x = x[np.random.default_rng(0).permutation(40)].reshape(2, 20, 1)
+    tail = rank_diagnostics(x)[2]
+    np.testing.assert_allclose(tail, az.ess({"v": x}, method="tail")["v"].values, rtol=1e-9)
+
+
+def test_sampling_checks_with_no_draws_say_unavailable():
+    import arviz as az
+
+    idata = az.from_dict(posterior={"a": np.zeros((2, 0, 2))}, dims={"a": ["annotator"]})
+    diag, msgs = sampling_checks(idata, emit=False)
+    assert diag["rhat_max"] is None and any("unavailable" in m for m in msgs)
 
 
 def test_ppc_flags_conditionally_dependent_annotators():
