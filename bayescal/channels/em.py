@@ -88,6 +88,7 @@ from bayescal.channels.orientation import (
 from bayescal.channels.result import ChannelFit
 from bayescal.display import name_list
 from bayescal.errors import ConfigError, DataError, FitError
+from bayescal.summaries.partition import cell_sums
 from bayescal.summaries.summary import Summary
 
 __all__ = [
@@ -331,8 +332,6 @@ class _Cells:
     cell)."""
 
     def __init__(self, counts: np.ndarray, n_classes: int):
-        from scipy import sparse  # lazily: importing bayescal stays fast
-
         n_groups, n_pat = counts.shape[-2:]
         n_cells = n_groups * n_pat
         flat = counts.reshape((*counts.shape[:-2], n_cells))
@@ -343,13 +342,8 @@ class _Cells:
         self.group, self.pattern = np.divmod(index, n_pat)
         self.counts = flat[..., index]  # (n,) or (R, n)
         self.shape = (n_groups, n_pat)
-        ones = np.ones(index.size)
-        self._by_pattern = sparse.csr_matrix(
-            (ones, (self.pattern, np.arange(index.size))), shape=(n_pat, index.size)
-        )
-        self._by_group = sparse.csr_matrix(
-            (ones, (self.group, np.arange(index.size))), shape=(n_groups, index.size)
-        )
+        self._by_pattern = cell_sums(self.pattern, n_pat)
+        self._by_group = cell_sums(self.group, n_groups)
 
     def sums(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Sums of ``w[r, y, cell]`` per group (R, C, L) and per pattern (R, C, P)."""

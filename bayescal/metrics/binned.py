@@ -37,6 +37,7 @@ from bayescal.dims import BIN, CLASS, DRAW
 from bayescal.errors import ConfigError, DataError
 from bayescal.flags import Flag
 from bayescal.metrics.weights import DEFAULT_SHRINKAGE, class_weights, inverse_confusions
+from bayescal.summaries.partition import cell_sums
 from bayescal.summaries.summary import Summary, as_summary
 
 __all__ = [
@@ -620,14 +621,6 @@ def _vote_targets(states, n_classes, kind, tie):
     return top / top.sum(axis=1, keepdims=True)
 
 
-def _bin_matrix(index, n_out):
-    from scipy import sparse
-
-    return sparse.csr_matrix(
-        (np.ones(index.size), (np.arange(index.size), index)), shape=(index.size, n_out)
-    )
-
-
 def _class_moments(summary, target_of_cells, n_draws):
     """Signed top-label (S, M) and class-wise (S, C, M) moments from cell targets."""
     ds = summary.dataset
@@ -637,15 +630,15 @@ def _class_moments(summary, target_of_cells, n_draws):
     m, c = summary.n_bins, summary.n_classes
     top_p, top_c = ds["top_cell_pattern"].values, ds["top_cell_class"].values
     top_cnt = ds["top_cell_count"].values.astype(np.float64)
-    top_to_bin = _bin_matrix(ds["top_cell_bin"].values, m)
+    top_to_bin = cell_sums(ds["top_cell_bin"].values, m)
     cw_p, cw_c = ds["classwise_cell_pattern"].values, ds["classwise_cell_class"].values
     cw_cnt = ds["classwise_cell_count"].values.astype(np.float64)
-    cw_to_bin = _bin_matrix(cw_c.astype(np.int64) * m + ds["classwise_cell_bin"].values, c * m)
+    cw_to_bin = cell_sums(cw_c.astype(np.int64) * m + ds["classwise_cell_bin"].values, c * m)
     top = np.empty((n_draws, m))
     cw = np.empty((n_draws, c * m))
     for sl in row_chunks(n_draws, max(top_p.size, cw_p.size)):
-        top[sl] = (top_to_bin.T @ (target_of_cells(sl, top_p, top_c) * top_cnt).T).T
-        cw[sl] = (cw_to_bin.T @ (target_of_cells(sl, cw_p, cw_c) * cw_cnt).T).T
+        top[sl] = (top_to_bin @ (target_of_cells(sl, top_p, top_c) * top_cnt).T).T
+        cw[sl] = (cw_to_bin @ (target_of_cells(sl, cw_p, cw_c) * cw_cnt).T).T
     top = (top - summary.top_bin_conf_sum.values) / n
     cw = (cw.reshape(n_draws, c, m) - summary.classwise_bin_prob_sum.values) / n
     return top, cw

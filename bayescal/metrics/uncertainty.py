@@ -101,7 +101,7 @@ from bayescal.metrics.weights import (
     class_weights,
     inverse_confusions,
 )
-from bayescal.summaries.partition import check_bin_occupancy
+from bayescal.summaries.partition import cell_sums, check_bin_occupancy
 
 __all__ = [
     "NCECEPosterior",
@@ -1308,14 +1308,8 @@ def _group_class_shares(loglik, group, count, n_groups) -> np.ndarray:
     c = loglik.shape[1]
     lik = np.exp(loglik - loglik.max(axis=1, keepdims=True))
     alpha = 2.0 / c
-    from scipy import sparse
-
     n_g = np.bincount(group, weights=count, minlength=n_groups)
-    # the per-group sums as one sparse product (np.add.at was 5 s of a C = 50 audit)
-    weigh = sparse.csr_matrix(
-        (np.asarray(count, dtype=np.float64), (group, np.arange(group.size))),
-        shape=(n_groups, group.size),
-    )
+    weigh = cell_sums(group, n_groups, count)  # np.add.at was 5 s of a C = 50 audit
     pi = np.full((n_groups, c), 1.0 / c)
     for _ in range(_MIX_ITER):
         post = pi[group] * lik

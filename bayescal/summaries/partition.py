@@ -29,6 +29,7 @@ __all__ = [
     "bin_index",
     "equal_mass_edges",
     "cell_labels",
+    "cell_sums",
     "check_bin_occupancy",
     "suggest_bins",
     "MAX_CELLS",
@@ -208,6 +209,25 @@ def bin_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
     b -= x < edges[b]
     b += (x >= edges[b + 1]) & (b < m - 1)
     return b
+
+
+def cell_sums(index: np.ndarray, n_cells: int, weights=None):
+    """The sparse matrix ``S`` (``n_cells`` x items) with ``S[index[i], i] = weights[i]``
+    (1 without weights), so ``S @ x`` sums the rows of ``x`` per cell in one product.
+
+    ``np.add.at`` does the same sums one row at a time, which took seconds at C = 50;
+    every per-cell (per-group, per-pattern) sum of the package is this product.
+
+    Examples
+    --------
+    >>> cell_sums(np.array([1, 0, 1]), 3) @ np.array([1.0, 2.0, 4.0])
+    array([2., 5., 0.])
+    """
+    from scipy import sparse  # lazily: importing bayescal stays fast
+
+    index = np.asarray(index)
+    data = np.ones(index.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    return sparse.csr_matrix((data, (index, np.arange(index.size))), shape=(n_cells, index.size))
 
 
 def cell_labels(edges: np.ndarray) -> np.ndarray:
