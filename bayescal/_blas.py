@@ -1,4 +1,4 @@
-"""One BLAS thread for the small dense work of L-BFGS-B.
+"""Threads: one BLAS thread for the small dense work of L-BFGS-B; the CPUs to work on.
 
 scipy's L-BFGS-B updates its limited-memory matrices (``maxcor`` x parameters, a few
 thousand numbers) with BLAS calls on every iteration. A multi-threaded OpenBLAS wakes and
@@ -12,10 +12,26 @@ setting afterwards.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
-__all__ = ["one_blas_thread"]
+__all__ = ["one_blas_thread", "available_cpus", "map_in_order"]
+
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
+
+
+def available_cpus() -> int:
+    """The number of CPUs this process may run on (its affinity mask on Linux), at least 1:
+    the one count behind every worker pool of the package (nutpie's chains, the figures'
+    child process, the noise check's replicates)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 @contextmanager
@@ -33,3 +49,34 @@ def one_blas_thread() -> Iterator[None]:
 
     with threadpool_limits(limits=1, user_api="blas"):
         yield
+
+
+def map_in_order(
+    fn: Callable[[_In], _Out], items: Iterable[_In], *, workers: int
+) -> Iterator[_Out]:
+    """``map(fn, items)`` on ``workers`` threads, results in the order of ``items``.
+
+    For pure numpy work that releases the GIL (the noise check's EM refits: 1.76 times as
+    fast on two threads, measured on two cores). ``items`` is consumed lazily, at most
+    ``2 * workers`` ahead of the results, so a generator that draws random numbers keeps
+    its order and the memory stays that of a few items; each result is ``fn`` of its item,
+    so the results are those of ``map`` for any number of workers. ``workers <= 1`` is
+    plain ``map``. An exception in ``fn`` is raised here, for the first item that failed;
+    an interrupt while waiting cancels the items not started.
+    """
+    if workers <= 1:
+        yield from map(fn, items)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bayescal")
+    pending: deque = deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

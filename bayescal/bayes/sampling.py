@@ -26,7 +26,6 @@ fewer chains or draws than requested for any other reason raises
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 import time
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from bayescal._blas import available_cpus
 from bayescal.bayes.models import CHANNEL, BuiltModel, ChannelModelSpec
 from bayescal.bayes.multiclass import BuiltMulticlassModel
 from bayescal.dims import ANNOTATOR, CHAIN, DRAW, GROUP
@@ -165,11 +165,7 @@ def parallel_chains(chains: int) -> int:
     >>> 1 <= parallel_chains(2) <= 2
     True
     """
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        available = os.cpu_count() or 1
-    return max(1, min(int(chains), available))
+    return max(1, min(int(chains), available_cpus()))
 
 
 def check_complete(posterior: xr.Dataset, *, draws: int, chains: int) -> None:

@@ -16,6 +16,7 @@ import os
 import signal
 import time
 
+from bayescal._blas import available_cpus
 from bayescal.progress import Display
 from bayescal.progress import progress_wanted as _progress_wanted
 from bayescal.report.core import Report
@@ -65,13 +66,6 @@ def report_outcome(
     return written
 
 
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 def draw_figures(result: Report) -> None:
     """Draw ``result``'s figures on two cores: every second one in a forked child process.
 
@@ -87,7 +81,7 @@ def draw_figures(result: Report) -> None:
     library user's process (a notebook kernel, say) is never forked.
     """
     pending = [fig for section in result.sections for fig in section.figures if not fig.drawn]
-    if len(pending) < 2 or _cpus() < 2 or not hasattr(os, "fork"):
+    if len(pending) < 2 or available_cpus() < 2 or not hasattr(os, "fork"):
         result.draw_figures()
         return
     ours, theirs = pending[0::2], pending[1::2]

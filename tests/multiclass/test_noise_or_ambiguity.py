@@ -18,6 +18,19 @@ def _em(data, **kw):
     return dawid_skene_em(summarize_multiclass(data), **{"prevalence": "grouped", **kw})
 
 
+def _draws(em, confusion):
+    """Channel "draws" ``confusion`` (S, K, C, C) at the EM fit's prevalences."""
+    return ChannelFit.from_confusion(
+        confusion,
+        np.concatenate([em.class_prevalence.values] * confusion.shape[0]),
+        annotators=em.annotators,
+        classes=em.classes,
+        groups=list(em.class_prevalence["group"].values),
+        group_counts=em.group_counts.values,
+        method="draws",
+    )
+
+
 def test_noise_data_are_not_called_ambiguous():
     data = simulate_multiclass(3000, 4, random_state=0, missing=0.2)
     check = noise_or_ambiguity(data, _em(data), n_replicates=99, random_state=1)
@@ -63,16 +76,7 @@ def test_noise_with_many_answers_passes_the_per_item_test():
 def test_a_posterior_gives_a_posterior_predictive_check():
     data = simulate_multiclass(2000, 3, random_state=5)
     em = _em(data)
-    t = np.concatenate([em.confusion.values] * 3)
-    post = ChannelFit.from_confusion(
-        t,
-        np.concatenate([em.class_prevalence.values] * 3),
-        annotators=em.annotators,
-        classes=em.classes,
-        groups=list(em.class_prevalence["group"].values),
-        group_counts=em.group_counts.values,
-        method="draws",
-    )
+    post = _draws(em, np.concatenate([em.confusion.values] * 3))
     check = noise_or_ambiguity(data, post, n_replicates=99)
     assert check.source == "posterior predictive" and check.view == "noise"
     assert check.refit is None
@@ -221,3 +225,39 @@ def test_binary_item_difficulty_is_ambiguity():
     data = Annotations.from_arrays(np.column_stack([1 - score, score]), labels, truth=y)
     check = noise_or_ambiguity(data, _em(data), n_replicates=99)
     assert check.view == "ambiguity"
+
+
+# ----------------------------------------------------------------- threads
+@pytest.mark.parametrize("case", ["gold", "many answers", "posterior"])
+def test_threads_give_the_same_check_as_one(case, monkeypatch):
+    """The replicates are drawn in order in the calling thread and refitted on worker
+    threads: the check is the same to the last bit for any number of threads, on each
+    path (point fit with gold items, the per-item test of many answers, a posterior)."""
+    import json
+
+    from bayescal.metrics import noise_or_ambiguity as module
+
+    if case == "gold":
+        data = simulate_multiclass(600, 3, random_state=12, n_annotators=4)
+        gold = np.full(data.n_items, np.nan)
+        gold[:80] = data.truth[:80]
+        data = Annotations.from_arrays(data.probs, data.labels, truth=data.truth, gold=gold)
+        fit = dawid_skene_em(summarize_multiclass(data))
+    elif case == "many answers":
+        data = simulate_ambiguous_multiclass(
+            200, 3, n_annotators=12, concentration=20.0, random_state=3
+        )
+        fit = _em(data)
+    else:
+        data = simulate_multiclass(500, 3, random_state=5)
+        em = _em(data)
+        rng = np.random.default_rng(0)
+        t = em.confusion.values * rng.uniform(0.9, 1.1, size=(4, *em.confusion.shape[1:]))
+        fit = _draws(em, t / t.sum(axis=-1, keepdims=True))
+    out = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(module, "available_cpus", lambda threads=threads: threads)
+        check = noise_or_ambiguity(data, fit, n_replicates=99, random_state=7)
+        out[threads] = json.dumps(check.to_dict(), sort_keys=True, default=str)
+    assert out[1] == out[3]
+    assert (case == "many answers") == ('"per_item": null' not in out[1])

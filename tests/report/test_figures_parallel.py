@@ -30,7 +30,7 @@ def _report():
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
 def test_every_second_figure_is_drawn_in_a_child_and_a_failure_is_flagged_as_ever(monkeypatch):
-    monkeypatch.setattr(cli_output, "_cpus", lambda: 2)
+    monkeypatch.setattr(cli_output, "available_cpus", lambda: 2)
     parallel, serial = _report(), _report()
     cli_output.draw_figures(parallel)
     flags = serial.draw_figures()
@@ -49,7 +49,7 @@ def test_every_second_figure_is_drawn_in_a_child_and_a_failure_is_flagged_as_eve
 
 
 def test_one_cpu_draws_everything_here(monkeypatch):
-    monkeypatch.setattr(cli_output, "_cpus", lambda: 1)
+    monkeypatch.setattr(cli_output, "available_cpus", lambda: 1)
     r = _report()
     cli_output.draw_figures(r)
     assert {f.png_base64 for s in r.sections for f in s.figures} == {f"wide {os.getpid()}"}
@@ -57,7 +57,7 @@ def test_one_cpu_draws_everything_here(monkeypatch):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
 def test_real_figures_drawn_in_the_child_equal_those_drawn_here(monkeypatch):
-    monkeypatch.setattr(cli_output, "_cpus", lambda: 2)
+    monkeypatch.setattr(cli_output, "available_cpus", lambda: 2)
     data = simulate_toy(900, "shifted", random_state=4)
     parallel, serial = (audit(data, channels="score-bin-em", random_state=0) for _ in range(2))
     cli_output.draw_figures(parallel)
@@ -69,7 +69,7 @@ def test_real_figures_drawn_in_the_child_equal_those_drawn_here(monkeypatch):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
 def test_an_interrupt_while_drawing_propagates_and_leaves_no_child(monkeypatch):
-    monkeypatch.setattr(cli_output, "_cpus", lambda: 2)
+    monkeypatch.setattr(cli_output, "available_cpus", lambda: 2)
 
     def interrupted():
         raise KeyboardInterrupt  # as Interrupted, a BaseException: never caught as a failure
