@@ -105,7 +105,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from bayescal._blas import available_cpus, map_in_order, one_blas_thread
+from bayescal._blas import MAX_THREADS, available_cpus, map_in_order, one_blas_thread
 from bayescal._random import check_random_state
 from bayescal.channels.em import em_run
 from bayescal.channels.result import ChannelFit
@@ -135,10 +135,6 @@ VIEWS = ("noise", "ambiguity", "misfit", "inconclusive")
 MANY_ANSWERS = 10
 
 DEFAULT_REPLICATES = 200
-
-#: Threads the replicates' refits and statistics run on (at most one per CPU): two were
-#: measured, 1.76 times as fast as one on two cores; the results are the same for any number.
-MAX_THREADS = 4
 
 #: EM settings of the polish and of every replicate's refit. Started at the fitted channels,
 #: EM stops when the mean log-likelihood per item changes by less than ``REFIT_TOL (1 + |ll|)``;

@@ -78,6 +78,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
+from bayescal._blas import MAX_THREADS, available_cpus, map_in_order
 from bayescal._random import check_random_state
 from bayescal.channels.mcse import mean_mcse, quantile_mcse
 from bayescal.dims import BIN, DRAW
@@ -480,18 +481,32 @@ def posterior_group_rates(
         rbar = (w * fine).sum(axis=2) / w.sum(axis=2)  # (1, G)
         g1_ref, g2_ref = _rate_scores(grp, cnt, m, r0, r1, rbar)
         x = fine - rbar[:, :, None]
-    for rows in row_chunks(n_unique, max(1, grp.size) * g):
+
+    def grids(rows: slice) -> tuple[slice, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        # one chunk of channel draws: their rate densities on the grid (no random numbers)
         l0, l1 = cell_loglik(used[rows])
         l0, l1 = l0[:, order], l1[:, order]
+        lo_rows = step_rows = None
         if reference is None:
-            ll, lo[rows], step[rows] = _refined_grid(grp, cnt, m, l0, l1, prior)
+            ll, lo_rows, step_rows = _refined_grid(grp, cnt, m, l0, l1, prior)
         else:
             g1, g2 = _rate_scores(grp, cnt, m, l0, l1, np.broadcast_to(rbar, (l0.shape[0], m)))
             g1 -= g1_ref
             g2 -= g2_ref
             ll = ll_ref + g1[:, :, None] * x + 0.5 * g2[:, :, None] * x**2
         w = np.exp(ll - ll.max(axis=2, keepdims=True))
-        cdf[rows] = np.cumsum(w, axis=2) / w.sum(axis=2, keepdims=True)
+        return rows, np.cumsum(w, axis=2) / w.sum(axis=2, keepdims=True), lo_rows, step_rows
+
+    # the chunks on up to MAX_THREADS threads, one chunk each at a time (memory: a chunk
+    # of CHUNK_ELEMENTS per thread); the same numbers for any number of threads
+    threads = min(available_cpus(), MAX_THREADS)
+    chunks = row_chunks(n_unique, max(1, grp.size) * g)
+    for rows, cdf_rows, lo_rows, step_rows in map_in_order(
+        grids, chunks, workers=threads, ahead=threads
+    ):
+        cdf[rows] = cdf_rows
+        if lo_rows is not None:
+            lo[rows], step[rows] = lo_rows, step_rows
     d = np.arange(n_rep) % n_unique
     u = rng.random((n_rep, m))
     k = np.empty((n_rep, m), dtype=np.int64)

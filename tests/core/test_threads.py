@@ -54,3 +54,29 @@ def test_the_first_failure_is_raised_and_the_rest_not_started():
             got.append(r)
     assert got == [0, 1, 2]
     assert len(started) < 20  # the pending ones were cancelled, not run to the end
+
+
+def test_the_callers_numpy_errstate_holds_in_the_workers():
+    import numpy as np
+
+    def divide(i):
+        return float(np.float64(i) / np.float64(0.0))
+
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            list(map_in_order(divide, [1, 2, 3], workers=2))
+    with np.errstate(divide="ignore"):
+        assert list(map_in_order(divide, [1, 2], workers=2)) == [np.inf, np.inf]
+
+
+def test_ahead_bounds_the_items_in_flight():
+    drawn = []
+
+    def items():
+        for i in range(30):
+            drawn.append(i)
+            yield i
+
+    results = map_in_order(lambda i: i, items(), workers=3, ahead=2)
+    assert next(results) == 0 and len(drawn) <= 3
+    assert list(results) == list(range(1, 30))

@@ -196,3 +196,43 @@ def test_expansion_around_the_mean_channels_matches_a_grid_per_draw():
     for q in (0.05, 0.95):
         d = np.abs(np.quantile(exact, q, axis=0) - np.quantile(fast, q, axis=0)) / sd
         assert np.max(d) < 0.2
+
+
+def test_threads_give_the_same_rates_as_one(monkeypatch):
+    """The rate grids of the channel draws are computed chunk by chunk on worker threads and
+    the random draws made after them in the caller: the same numbers for any number of
+    threads, on the binary route (a grid per draw) and the C-class one (the expansion)."""
+    from bayescal.metrics import binned
+    from bayescal.metrics import uncertainty as module
+
+    monkeypatch.setattr(binned, "CHUNK_ELEMENTS", 20_000)  # several chunks of draws
+    data = simulate_toy(1500, "shifted", random_state=1)
+    post = _binary_posterior(60, 1500, np.random.default_rng(0), data.annotators)
+    summary = _as_summary(data, None, "uniform")
+    table = summary_cells(summary)
+    a, b = _channels_for(summary, post)
+    pop = multiclass_population(3, temperature=2.0)
+    mc = simulate_multiclass(2000, population=pop, random_state=0)
+    rng = np.random.default_rng(1)
+    conf = np.stack(
+        [np.stack([[rng.dirichlet(3000 * row) for row in t] for t in pop.confusion])] * 30
+    )
+    mc_post = ChannelFit.from_confusion(
+        conf,
+        np.full((30, 1, 3), 1 / 3),
+        annotators=pop.annotators,
+        classes=pop.classes,
+        groups=["all"],
+        group_counts=[2000],
+        method="test",
+    )
+    out = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(module, "available_cpus", lambda threads=threads: threads)
+        rates = posterior_bin_rates(table, a, b, 200, np.random.default_rng(5))
+        iv = multiclass_nc_ece_interval(
+            mc, mc_post, sample_use="joint", n_bootstrap=200, random_state=3
+        )
+        out[threads] = (rates, iv.top_label.interval(), iv.classwise.interval())
+    np.testing.assert_array_equal(out[1][0], out[3][0])
+    assert out[1][1:] == out[3][1:]
