@@ -298,8 +298,9 @@ def _lazy_arguments(parser: argparse.ArgumentParser, module: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run ``bayescal ARGV``; returns the exit status.
 
-    0 success; 2 a malformed command line, a :class:`~bayescal.errors.BayescalError`
-    or an ``OSError`` (disk full, permission denied, ...): one line on stderr; 130 / 143
+    0 success; 2 a malformed command line, a :class:`~bayescal.errors.BayescalError`,
+    an ``OSError`` (disk full, permission denied, ...) or a ``MemoryError`` (an allocation
+    beyond what the process may use): one line on stderr; 130 / 143
     stopped by SIGINT / SIGTERM (one line on stderr). The first signal decides: signals
     that follow it while the run stops (Ctrl-C pressed again, then SIGTERM) are named
     on that line and ignored, and, when ``argv`` is None (the ``bayescal`` command
@@ -325,6 +326,18 @@ def main(argv: list[str] | None = None) -> int:
             return status
         except (_UsageError, BayescalError) as exc:
             print(f"bayescal: error: {exc}", file=sys.stderr)
+            return 2
+        except MemoryError as exc:
+            # numpy's message names the allocation ("Unable to allocate 1.34 GiB for an array
+            # with shape (60000000, 3) ..."); the save is atomic, so --out is as it was
+            what = str(exc).rstrip(".") or "an allocation failed"
+            print(
+                f"bayescal: error: out of memory ({what}); the data or the options need more "
+                "memory than this process may use: give a folder or a glob of CSV / Parquet "
+                "parts to summarise the data out of core, fewer --draws, or a machine with "
+                f"more memory; {_out_note(out, before)}",
+                file=sys.stderr,
+            )
             return 2
         except OSError as exc:  # not from the save, which raises OutputError (above)
             where = f" ({exc.filename})" if exc.filename else ""

@@ -496,3 +496,32 @@ def test_npz_header_variants_are_refused_before_allocation(tmp_path):
         z.writestr("counts.npy", member((2, 2), "<i8", np.ones(4, np.int64).tobytes()))
     with pytest.raises(DataError, match="declares shape"):
         load_npz(empty_text)
+
+
+def test_running_out_of_memory_is_one_line_and_the_earlier_report_stays(tmp_path, monkeypatch):
+    """A table can pass every declared-size check and still need more memory than the process
+    may use (60 million rows of compressed constants under a memory limit: numpy's
+    ``_ArrayMemoryError`` while the labels are checked). Wherever an allocation fails, the
+    run is one line and exit 2, and ``--out`` keeps the earlier report."""
+    from hostile_helpers import run_cli, wide_rows
+
+    import bayescal.data.container as container
+
+    data = tmp_path / "answers.csv"
+    data.write_text(wide_rows(300, 3))
+    out = tmp_path / "report"
+    argv = ["audit", data, "--channels", "dawid-skene-em", "--skip", "crowdkit", "--out", out]
+    assert run_cli(argv)[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError(
+            "Unable to allocate 1.34 GiB for an array with shape (60000000, 3) and data type "
+            "float64"
+        )
+
+    monkeypatch.setattr(container, "check_labels", no_memory)
+    line = one_line_error(argv)
+    assert "out of memory (Unable to allocate 1.34 GiB" in line
+    assert "out of core" in line and f"{out} is as it was" in line
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
