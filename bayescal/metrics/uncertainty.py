@@ -499,8 +499,8 @@ def posterior_group_rates(
 
     # the chunks on up to MAX_THREADS threads, one chunk each at a time (memory: a chunk
     # of CHUNK_ELEMENTS per thread); the same numbers for any number of threads
-    threads = min(available_cpus(), MAX_THREADS)
     chunks = row_chunks(n_unique, max(1, grp.size) * g)
+    threads = min(available_cpus(), MAX_THREADS, len(chunks))  # one chunk: no pool
     for rows, cdf_rows, lo_rows, step_rows in map_in_order(
         grids, chunks, workers=threads, ahead=threads
     ):
