@@ -12,6 +12,7 @@ __all__ = [
     "MAX_CELLS",
     "MAX_DRAWS",
     "MAX_CHAINS",
+    "MAX_INFLATE",
     "CHANNEL_CHOICES",
     "MULTICLASS_CHANNEL_CHOICES",
     "VIEW_CHOICES",
@@ -35,6 +36,10 @@ MAX_DRAWS = 1_000_000
 #: Most chains: more chains than this add nothing to R-hat and multiply the posterior
 #: (10^9 chains made the sampler abort the Python process on a 32 GB allocation).
 MAX_CHAINS = 64
+
+#: Largest drift discount of priors from an earlier audit (``--priors-inflate``): beyond it
+#: an earlier audit of a million items counts as less than one item.
+MAX_INFLATE = 1e6
 
 #: ``bayescal plan``: most repetitions per design and of the final prediction (10,000 put
 #: the power's Monte Carlo SE below 0.005; a plan with 10^9 ran without end), and the

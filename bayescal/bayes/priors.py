@@ -135,6 +135,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bayescal.errors import BayescalWarning, ConfigError
+from bayescal.options import MAX_INFLATE
 
 __all__ = [
     "Beta",
@@ -155,8 +156,6 @@ __all__ = [
 
 #: The prior families: Beta channels (C = 2, ordered logit) and Dirichlet rows (any C).
 FAMILIES = ("beta", "dirichlet")
-#: Largest drift discount: beyond it an earlier audit of a million items counts as < 1 item.
-MAX_INFLATE = 1e6
 #: Smallest concentration whose Gamma draws are exactly 0 in double precision less than half
 #: the time: P(Gamma(c) < 2**-1074) ~ exp(-744.4 c) = 1/2 at c = ln 2 / 744.4.
 MIN_CONCENTRATION = float(np.log(2.0) / -np.log(np.nextafter(0.0, 1.0)))
@@ -1297,9 +1296,9 @@ def check_inflate(inflate) -> float:
         )
     if inflate > MAX_INFLATE:
         raise ConfigError(
-            f"inflate {inflate:g} is above {MAX_INFLATE:g}: it would count an earlier audit of a "
-            "million items as less than one item, i.e. say nothing. Audit without --priors "
-            "instead (or give a drift discount such as 2-10)."
+            f"inflate {inflate!r} is above the limit {MAX_INFLATE:,.0f}: it would count an "
+            "earlier audit of a million items as less than one item, i.e. say nothing. Audit "
+            "without --priors instead (or give a drift discount such as 2-10)."
         )
     return inflate
 

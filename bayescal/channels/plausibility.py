@@ -19,6 +19,8 @@ code                                      fires when
                                           label (:data:`REFERENCE_NAMES`)
 ``plausibility.identical-annotators``     two annotators agree on every one of at least
                                           :data:`MIN_SHARED_ITEMS` items both answered
+``plausibility.one-judgement`` (error)    every annotator is identical to another and they
+                                          all form one copy (one judgement per item)
 ``plausibility.near-chance`` (error)      every annotator's gap is below
                                           :data:`NEAR_CHANCE_GAP` (for draws: the lower
                                           end of its interval), or no pair of annotators
@@ -245,6 +247,14 @@ def agreement_flags(summary) -> list[Flag]:
     out = []
     names = summary.annotators
     z_max, z_sum, n_pairs = -np.inf, 0.0, 0  # over the pairs that share an item
+    copy_of = list(range(len(names)))  # union-find over the identical pairs
+
+    def root(j: int) -> int:
+        while copy_of[j] != j:
+            copy_of[j] = copy_of[copy_of[j]]
+            j = copy_of[j]
+        return j
+
     for js, ks, n, z, identical in _pair_statistics(summary):
         shared = n > 0
         if shared.any():
@@ -257,6 +267,7 @@ def agreement_flags(summary) -> list[Flag]:
             n[identical & (n >= MIN_SHARED_ITEMS)],
             strict=True,
         ):
+            copy_of[root(int(j))] = root(int(k))
             out.append(
                 Flag(
                     "plausibility.identical-annotators",
@@ -267,6 +278,18 @@ def agreement_flags(summary) -> list[Flag]:
                     "data",
                 )
             )
+    if len(names) >= 2 and len({root(j) for j in range(len(names))}) == 1:
+        out.append(
+            Flag(
+                "plausibility.one-judgement",
+                f"all {len(names)} annotators give the same answer on every item they share: "
+                "the data hold one judgement per item, copied, and the channels of one "
+                "annotator are not identified without gold items or known channels. The "
+                "number shown is not a measurement of calibration.",
+                "data",
+                severity="error",
+            )
+        )
     if n_pairs == 0:
         return out
     threshold = agreement_threshold(n_pairs)

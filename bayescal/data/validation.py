@@ -429,6 +429,10 @@ def check_scores(score, name: str = "score", ids=None, where: Where | None = Non
     return z
 
 
+#: How far outside [0, 1] a probability may lie and be called rounding by the hint.
+ROUNDING_SLACK = 1e-3
+
+
 def range_hint(values: np.ndarray, link: str) -> str:
     """The likely fix for probabilities outside [0, 1]: percentages (every value in
     [0, 100]) or logits.
@@ -437,11 +441,21 @@ def range_hint(values: np.ndarray, link: str) -> str:
     --------
     >>> range_hint(np.array([12.5, 80.0]), "sigmoid")
     'The values lie in [0, 100]: if they are percentages, divide them by 100.'
+    >>> range_hint(np.array([0.5, 1.0000001]), "sigmoid")  # doctest: +ELLIPSIS
+    'The values lie in [0.5, 1.0000001], just outside [0, 1]: rounding where...'
     >>> range_hint(np.array([-2.0, 3.1]), "softmax")
     'Pass probabilities, not logits (apply a softmax first).'
     """
     v = values[np.isfinite(values)]
-    if v.size and v.min() >= 0 and v.max() <= 100:
+    if not v.size:
+        return f"Pass probabilities, not logits (apply a {link} first)."
+    lo, hi = float(v.min()), float(v.max())
+    if lo >= -ROUNDING_SLACK and hi <= 1 + ROUNDING_SLACK:
+        return (
+            f"The values lie in [{lo:.10g}, {hi:.10g}], just outside [0, 1]: rounding where "
+            "they were written? Bring them into [0, 1] yourself (bayescal clips nothing)."
+        )
+    if lo >= 0 and hi <= 100:
         return "The values lie in [0, 100]: if they are percentages, divide them by 100."
     return f"Pass probabilities, not logits (apply a {link} first)."
 

@@ -35,6 +35,8 @@ from bayescal.metrics.subgroups import SUBGROUP_CHANNELS, check_subgroups
 from bayescal.metrics.uncertainty import MulticlassNCECEInterval, NCECEPosterior
 from bayescal.options import (
     CHANNEL_CHOICES,
+    MAX_CHAINS,
+    MAX_DRAWS,
     MULTICLASS_CHANNEL_CHOICES,
     MULTICLASS_SKIP_SECTIONS,
     SKIP_SECTIONS,
@@ -313,6 +315,7 @@ def _audit(
     skip,
 ) -> AuditReport:
     _check_options(data, classwise, channels, view, prob, priors, dependence, gold_in_ece)
+    _check_sampler_numbers(draws, tune, chains)
     if classwise and isinstance(data, Summary):
         raise ConfigError(
             "the audit of more than two classes needs the items (answers and probabilities); "
@@ -418,6 +421,19 @@ def _audit(
         check=ctx.check if classwise else None,
         errors=ctx.errors,
     )
+
+
+def _check_sampler_numbers(draws, tune, chains) -> None:
+    """draws / tune / chains are whole numbers in their ranges whatever the channels: a value
+    that no sampler could take is refused even where the point fits do not sample."""
+    for name, val, low, high in (
+        ("draws", draws, 1, MAX_DRAWS),
+        ("tune", tune, 0, MAX_DRAWS),
+        ("chains", chains, 1, MAX_CHAINS),
+    ):
+        whole = isinstance(val, (int, np.integer)) and not isinstance(val, bool)
+        if not whole or not low <= val <= high:
+            raise ConfigError(f"{name} must be an integer from {low} to {high:,}; got {val!r}.")
 
 
 def _check_options(data, classwise, channels, view, prob, priors, dependence, gold_in_ece) -> None:

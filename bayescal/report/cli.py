@@ -18,6 +18,7 @@ from bayescal.errors import ConfigError
 from bayescal.examples import EXAMPLES, MULTICLASS_EXAMPLES
 from bayescal.options import (
     CHANNEL_CHOICES,
+    MAX_INFLATE,
     MULTICLASS_CHANNEL_CHOICES,
     MULTICLASS_SKIP_SECTIONS,
     SKIP_SECTIONS,
@@ -31,6 +32,8 @@ from bayescal.report.cli_options import (
     MIN_DRAWS,
     OUT_PROMISE,
     add_quiet,
+    default,
+    given,
     integer,
     open_unit,
     seed,
@@ -115,7 +118,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--priors-inflate",
         type=at_least_one,
-        default=2.0,
+        default=default(2.0),
         help="drift discount of --priors: the earlier audit counts as 1/INFLATE of its items "
         "(1 = annotators unchanged; default: %(default)s)",
     )
@@ -189,21 +192,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--draws",
         type=integer(MIN_DRAWS, MAX_DRAWS, why="R-hat and ESS need 4 draws per chain"),
-        default=1000,
+        default=default(1000),
         help="posterior draws per chain kept after tuning, with --channels bayes "
         "(default: %(default)s)",
     )
     parser.add_argument(
         "--tune",
         type=integer(0, MAX_DRAWS),
-        default=1000,
-        help="tuning (warm-up) steps per chain, discarded (default: %(default)s)",
+        default=default(1000),
+        help="tuning (warm-up) steps per chain, discarded, with --channels bayes "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--chains",
         type=integer(1, MAX_CHAINS),
-        default=2,
-        help="independent chains; R-hat compares them (default: %(default)s)",
+        default=default(2),
+        help="independent chains; R-hat compares them, with --channels bayes "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--prob",
@@ -283,6 +288,13 @@ def check_arguments(args: argparse.Namespace) -> None:
     _check_knowledge_options(args)
     if args.priors is not None and args.channels != "bayes":
         raise ConfigError("--priors are for the Bayesian channels: use --channels bayes.")
+    sampler = [f"--{name}" for name in ("draws", "tune", "chains") if given(getattr(args, name))]
+    if sampler and args.channels != "bayes":
+        raise ConfigError(
+            f"{', '.join(sampler)} set the sampler of the Bayesian channels; --channels "
+            f"{args.channels} is a point fit and samples nothing: leave them out, or use "
+            "--channels bayes."
+        )
 
 
 def wants_multiclass(args: argparse.Namespace) -> bool:
@@ -304,13 +316,18 @@ def wants_multiclass(args: argparse.Namespace) -> bool:
 
 
 def at_least_one(text: str) -> float:
-    """An argparse type: a finite number >= 1 (the drift discount of --priors)."""
+    """An argparse type: a number from 1 to MAX_INFLATE (the drift discount of --priors)."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not (value >= 1.0 and math.isfinite(value)):  # NaN fails too
         raise argparse.ArgumentTypeError(f"must be a finite number >= 1; got {text!r}")
+    if value > MAX_INFLATE:
+        raise argparse.ArgumentTypeError(
+            f"must be at most {MAX_INFLATE:,.0f} (beyond it an earlier audit of a million items "
+            f"counts as less than one item: audit without --priors instead); got {text!r}"
+        )
     return value
 
 
@@ -331,6 +348,8 @@ def _check_knowledge_options(args: argparse.Namespace) -> None:
         raise ConfigError("--gold-in-ece needs --gold COL (the column of gold items' classes).")
     if args.priors_joint and not args.priors:
         raise ConfigError("--priors-joint needs --priors FILE.")
+    if given(args.priors_inflate) and not args.priors:
+        raise ConfigError("--priors-inflate needs --priors FILE (it discounts that file).")
     if args.dependence is not None and args.channels != "bayes":
         raise ConfigError(
             "--dependence needs the Bayesian channels: use --channels bayes (the default)."

@@ -31,6 +31,8 @@ from bayescal.options import MAX_CELLS, MAX_CHAINS, MAX_DRAWS
 
 __all__ = [
     "add_quiet",
+    "default",
+    "given",
     "check_output_file",
     "OUT_PROMISE",
     "integer",
@@ -44,6 +46,33 @@ __all__ = [
     "MAX_LABEL_DRAWS",
     "MAX_BOOT",
 ]
+
+
+class _DefaultInt(int):
+    """An int option's default, told apart from the same number given on the command line."""
+
+
+class _DefaultFloat(float):
+    """A float option's default, told apart from the same number given."""
+
+
+def default(value: float) -> float:
+    """``value`` marked as an option's default (argparse keeps a non-string default as it is,
+    so :func:`given` can tell whether the user set the option). Prints and compares as
+    ``value``.
+
+    Examples
+    --------
+    >>> given(default(1000)), given(1000), default(1000) == 1000, f"{default(2.0)}"
+    (False, True, True, '2.0')
+    """
+    return _DefaultInt(value) if isinstance(value, int) else _DefaultFloat(value)
+
+
+def given(value: object) -> bool:
+    """Whether an option's value came from the command line (not its :func:`default`)."""
+    return not isinstance(value, (_DefaultInt, _DefaultFloat))
+
 
 #: Fewest draws per chain: R-hat and ESS split each chain in two and need 4 draws
 #: (the sampler's own rule for a checked fit; an audit needs hundreds).

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         if earlier is None
         else ChannelPriors.from_fit(
             earlier,
-            inflate=args.priors_inflate,
+            inflate=float(args.priors_inflate),
             annotators=data.annotators,
             joint=bool(args.priors_joint),
             **({"classes": data.classes} if multiclass else {}),
@@ -77,9 +77,9 @@ def run(args: argparse.Namespace) -> int:
         channels=args.channels,
         groups=groups,
         bins=args.bins,
-        draws=args.draws,
-        tune=args.tune,
-        chains=args.chains,
+        draws=int(args.draws),
+        tune=int(args.tune),
+        chains=int(args.chains),
         prob=args.prob,
         view=args.view,
         random_state=args.seed,

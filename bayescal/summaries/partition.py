@@ -77,7 +77,13 @@ def make_edges(spec, *, what: str = "bins", scores=None, strategy: str = "unifor
                 raise ConfigError(f"equal-mass {what} need the scores to place their edges.")
             return equal_mass_edges(scores, m, what=what)
         raise ConfigError(f"unknown strategy {strategy!r}; use 'uniform' or 'quantile'.")
-    edges = np.asarray(spec, dtype=np.float64)
+    try:
+        edges = np.asarray(spec, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"{what} must be a number of {what} (an integer >= 1) or their edges (increasing "
+            f"numbers from 0 to 1); got {spec!r}."
+        ) from None
     if edges.ndim != 1 or edges.size < 2:
         raise ConfigError(
             f"{what} edges must be a 1-D sequence of at least two numbers; got {spec!r}."

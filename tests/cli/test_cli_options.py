@@ -174,3 +174,30 @@ def test_groups_1_is_the_marginal_design_and_two_annotators_need_more(tmp_path):
     assert "two annotators need at least two non-empty score groups" in line
     code, err = run(["audit", "--example", "snli-entailment", *point, "--out", tmp_path / "k3"])
     assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--channels", "dawid-skene-em", "--draws", "7"], "--draws set the sampler"),
+        (["--channels", "score-bin-em", "--tune", "3", "--chains", "9"], "--tune, --chains set"),
+        (["--channels", "dawid-skene-em", "--draws", "1000"], "--draws set"),  # the default
+        (["--priors-inflate", "5"], "--priors-inflate needs --priors FILE"),
+        (["--priors-inflate", "2"], "--priors-inflate needs --priors FILE"),  # the default
+        (["--priors-inflate", "1000001"], "must be at most 1,000,000"),
+        (["--priors-inflate", "1e308"], "must be at most 1,000,000"),
+    ],
+)
+def test_options_that_would_change_nothing_are_refused_before_any_work(args, says, tmp_path):
+    """The sampler's settings with a point estimator and the drift discount without a priors
+    file did nothing and were recorded as used (issue 23, inputs silently not used): they
+    are one-line errors now, before the data are read, even when they repeat the default."""
+    out = tmp_path / "out"
+    line = one_line([*AUDIT, *args, "--out", out])
+    assert says in line and "does not exist" not in line, line
+    assert not out.exists()
+
+
+def test_the_sampler_settings_still_reach_the_bayesian_channels(tmp_path):
+    line = one_line([*AUDIT, "--draws", "7", "--tune", "3", "--chains", "3", "--out", tmp_path])
+    assert "does not exist" in line  # accepted: the data file is what is missing

@@ -53,3 +53,12 @@ def test_occupancy_warning_triggers_on_sparse_or_empty_bins_only():
     assert "100 bins over 300 items" in msg
     with pytest.warns(IdentificationWarning, match="6 empty"):
         check_bin_occupancy([0, 0, 0, 500, 500, 0, 0, 0, 100, 100])
+
+
+@pytest.mark.parametrize("spec", ["auto", ["a", "b"], {"m": 3}])
+def test_bins_that_are_neither_a_number_nor_edges_are_a_config_error(spec):
+    from bayescal.errors import ConfigError
+    from bayescal.summaries.partition import make_edges
+
+    with pytest.raises(ConfigError, match="a number of bins .* or their edges"):
+        make_edges(spec)

@@ -289,3 +289,22 @@ def test_pair_agreement_z_of_c_classes_against_its_definition():
     noise = rng.integers(0, c, (n, k)).astype(float)
     flags = agreement_flags(summarize(MulticlassAnnotations.from_arrays(probs, noise)))
     assert _codes(flags) == ["plausibility.near-chance"]
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_annotators_that_are_all_one_copy_are_one_judgement(k):
+    """Three identical columns were audited as "miscalibrated, p = 0.047" with the
+    plausibility check passed (a hostile re-check, issue 23): one judgement per item
+    identifies no channel, so the flag is an error and the verdict says so."""
+    from bayescal.channels.plausibility import agreement_flags
+
+    rng = np.random.default_rng(k)
+    z = rng.random(400)
+    x = (rng.random((400, 1)) < z[:, None]).astype(float)
+    flags = agreement_flags(summarize(Annotations.from_arrays(z, np.repeat(x, k, axis=1))))
+    one = [f for f in flags if f.code == "plausibility.one-judgement"]
+    assert len(one) == 1 and one[0].severity == "error" and f"all {k} annotators" in one[0].message
+    # two copies beside an independent annotator: two judgements, a warning only
+    y = (rng.random((400, 1)) < z[:, None]).astype(float)
+    flags = agreement_flags(summarize(Annotations.from_arrays(z, np.hstack([x, x, y]))))
+    assert {f.code for f in flags} == {"plausibility.identical-annotators"}
