@@ -19,7 +19,12 @@ from bayescal.progress import dask_progress
 from bayescal.report.cli import check_arguments, wants_multiclass
 from bayescal.report.cli_output import display_of, progress_wanted, report_outcome, say
 from bayescal.report.core import check_out_dir, fmt, p_text
-from bayescal.report.inputs import describe_columns, is_out_of_core, load_audit_data
+from bayescal.report.inputs import (
+    describe_columns,
+    folder_note,
+    is_out_of_core,
+    load_audit_data,
+)
 
 __all__ = ["run"]
 
@@ -60,6 +65,16 @@ def run(args: argparse.Namespace) -> int:
     )
     if getattr(args, "_skip_note", None):
         say(args, args._skip_note)
+    skipped = folder_note(args.data) if args.data and not args.example else None
+    if skipped:
+        say(args, skipped)
+    if getattr(args, "item", None) and args.data and is_out_of_core(args.data) and not args.long:
+        say(
+            args,
+            f"bayescal: note: --item {args.item} is left out of the annotators; out of core "
+            "its ids are not checked for repeats across files: every row counts as one item "
+            "(check the files, or audit one file to have repeated ids refused).",
+        )
     say(args, f"bayescal: {data!r}")
     if getattr(data, "columns", None):
         say(args, f"bayescal: {describe_columns(data)}")

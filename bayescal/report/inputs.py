@@ -95,6 +95,31 @@ def describe_columns(data) -> str | None:
     return "columns: " + ", ".join(parts)
 
 
+def folder_note(path: str) -> str | None:
+    """What a folder given as DATA holds that is not read (hidden and marker files, other
+    formats), in one line, or None: the out-of-core reader skips them by rule
+    (:func:`bayescal.scale.sources.read_in_folder`), and a skipped file should not go
+    unnoticed."""
+    from bayescal.scale.sources import read_in_folder
+
+    root = Path(path)
+    if not root.is_dir():
+        return None
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    read = [p for p in files if read_in_folder(str(p))]
+    skipped = [str(p.relative_to(root)) for p in files if not read_in_folder(str(p))]
+    if not skipped:
+        return None
+    shown = ", ".join(skipped[:10]) + (
+        f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
+    )
+    return (
+        f"bayescal: note: {path} holds {len(files)} files; {len(read)} CSV / Parquet file(s) are "
+        f"read and {len(skipped)} are not (hidden, marker or other files: {shown}); rename a "
+        "file to *.csv or *.parquet without a leading '.' or '_' to have it read."
+    )
+
+
 def is_out_of_core(path: str) -> bool:
     """A folder, or a glob that is not an existing path, is summarised chunk by chunk.
 
@@ -213,6 +238,7 @@ def summarize_out_of_core(args):
         **columns,
         annotators=annotators,
         truth=args.truth,
+        item=getattr(args, "item", None),  # not an annotator; the column must exist
         gold=getattr(args, "gold", None),
     )
 

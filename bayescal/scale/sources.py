@@ -102,6 +102,13 @@ def _suffix_format(path: str) -> str | None:
     return None
 
 
+def read_in_folder(path: str) -> bool:
+    """Whether a file found in a folder source is read: CSV or Parquet by its name, and not
+    hidden or a marker (a name starting with ``.`` or ``_``, as ``_SUCCESS`` or ``.crc``
+    files of Spark and Hadoop jobs)."""
+    return _suffix_format(path) is not None and not Path(path).name.startswith((".", "_"))
+
+
 def list_files(source, fmt: str | None = None):
     """Expand ``source`` into (filesystem, sorted paths, format)."""
     from fsspec.core import url_to_fs
@@ -118,11 +125,7 @@ def list_files(source, fmt: str | None = None):
         elif type(fs_s) is not type(fs):
             raise ConfigError("all sources must live on the same filesystem.")
         if fs_s.isdir(root):
-            found = sorted(
-                p
-                for p in fs_s.find(root)
-                if _suffix_format(p) is not None and not Path(p).name.startswith((".", "_"))
-            )
+            found = sorted(p for p in fs_s.find(root) if read_in_folder(p))
         elif fs_s.exists(root):
             found = [root]
         elif any(ch in root for ch in "*?["):

@@ -65,3 +65,32 @@ def test_two_probability_columns_are_binary_data(tmp_path):
     by_score = _audit(tmp_path, "z", tmp_path / "z.csv", "--item", "item")
     assert "n_classes" not in by_probs  # the binary audit's summary
     assert by_probs["ece"] == by_score["ece"]
+
+
+def test_a_folder_names_what_it_skips_and_keeps_the_item_column_out(tmp_path):
+    """Out of core (a folder as DATA), files that are not read were skipped without a word
+    and --item was ignored: a missing item column passed, and without --annotators the item
+    column was taken for an annotator (a hostile re-check, issue 23)."""
+    from cli_helpers import run
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    for name, lo in (("a.csv", 0), (".b.csv", 100), ("notes.txt", None)):
+        if lo is None:
+            (folder / name).write_text("not data\n")
+            continue
+        rows = ["item,score,r1,r2,r3"]
+        for i in range(lo, lo + 100):
+            z = rng.random()
+            rows.append(f"i{i},{z:.3f}," + ",".join(str(int(rng.random() < z)) for _ in range(3)))
+        (folder / name).write_text("\n".join(rows) + "\n")
+    base = ["audit", folder, "--channels", "dawid-skene-em", "--skip", "crowdkit"]
+    code, err = run([*base, "--item", "item", "--out", tmp_path / "o1"])
+    assert code == 0, err
+    assert "holds 3 files; 1 CSV / Parquet file(s) are read and 2 are not" in err
+    assert ".b.csv" in err and "notes.txt" in err
+    assert "--item item is left out of the annotators" in err and "not checked for repeats" in err
+    assert "100 annotated items, 3 annotators" in err  # the .b.csv rows are not read
+    code, err = run([*base, "--annotators", "r1,r2,r3", "--item", "nope", "--out", tmp_path / "o2"])
+    assert code == 2 and "has no column 'nope'" in err, err
