@@ -437,6 +437,13 @@ def load_chaosnli(
 #: allocated, so a small file cannot expand into the machine's memory (a "zip bomb").
 MAX_NPZ_BYTES = 4 << 30
 
+#: Most times a compressed array of floating-point numbers (the logits) may expand: a model's
+#: logits compress little (random doubles about 1.1 times), while 60 million rows of
+#: constants fit in 1.5 MB (1,000 times) and pass the total above. Arrays under
+#: :data:`NPZ_EXPANSION_FLOOR` bytes are not checked (tiny arrays compress arbitrarily).
+MAX_NPZ_EXPANSION = 64
+NPZ_EXPANSION_FLOOR = 1 << 20
+
 
 def _check_npz_sizes(p) -> None:
     """Refuse an archive whose members declare more than :data:`MAX_NPZ_BYTES`, or whose
@@ -468,6 +475,18 @@ def _check_npz_sizes(p) -> None:
                     raise DataError(
                         f"npz file {str(p)!r}: array {m.filename!r} has dtype {dtype}, not "
                         "numbers or text; save plain arrays with np.savez."
+                    )
+                if (
+                    dtype.kind == "f"
+                    and m.file_size > NPZ_EXPANSION_FLOOR
+                    and m.file_size > MAX_NPZ_EXPANSION * max(m.compress_size, 1)
+                ):
+                    raise DataError(
+                        f"npz file {str(p)!r}: array {m.filename!r} ({m.file_size:,} bytes of "
+                        f"{dtype}) is stored {m.file_size / max(m.compress_size, 1):,.0f} times "
+                        f"smaller; a model's outputs do not compress more than "
+                        f"{MAX_NPZ_EXPANSION} times (constants or a forged file?). Save the "
+                        "model's logits with np.savez."
                     )
                 need = int(np.prod(shape, dtype=object)) * max(dtype.itemsize, 1)
                 if need > m.file_size:

@@ -145,6 +145,7 @@ class ChannelModelSpec:
     def __post_init__(self):
         if self.gold is None:
             self.gold = np.zeros((2, self.states.shape[0]), dtype=np.int64)
+        check_orientation_mass(self)
 
     @property
     def n_gold(self) -> tuple[int, int]:
@@ -589,6 +590,36 @@ def build_pymc_model(spec: ChannelModelSpec) -> BuiltModel:
             gold = spec.gold.astype(np.float64)
             pm.Potential("gold_loglik", (gold.T * ll).sum())
     return BuiltModel(model=model, counts=counts, spec=spec)
+
+
+#: Prior draws per annotator of the orientation check, and the share of them with a < b
+#: below which the constraint is called impossible (the forward sampler's rejection
+#: would need more than 10,000 tries per draw).
+ORIENTATION_DRAWS = 20_000
+MIN_ORIENTED_MASS = 1e-4
+
+
+def check_orientation_mass(spec: ChannelModelSpec) -> None:
+    """Refuse, before any sampling, Beta priors of ``a`` and ``b`` that put almost no mass on
+    the ordered side ``a < b`` of an oriented annotator: the model would be nearly empty
+    there (an earlier audit whose classes ran the other way round, given as ``--priors``,
+    failed only after the whole run). Joint priors are checked by their own sampler."""
+    if spec.priors.joint is not None:
+        return
+    al, be = channel_hyper(spec)
+    rng = np.random.default_rng(0)
+    for j in np.flatnonzero(spec.oriented):
+        x = rng.beta(al[j], be[j], size=(ORIENTATION_DRAWS, 2))
+        mass = float(np.mean(x[:, 0] < x[:, 1]))
+        if mass < MIN_ORIENTED_MASS:
+            raise ConfigError(
+                f"the priors of a and b for annotator {spec.annotators[j]!r} put almost no mass "
+                f"on a < b ({mass:.2g} of {ORIENTATION_DRAWS:,} prior draws): the orientation "
+                "(answers of 1 more likely for class 1) cannot be met. Priors from an earlier "
+                "audit (--priors) where this annotator's a was above its b: were that audit's "
+                "classes the other way round? Give priors whose classes match these data, "
+                "audit without --priors, or widen them (a larger --priors-inflate)."
+            )
 
 
 # --------------------------------------------------------------------------- forward sampling

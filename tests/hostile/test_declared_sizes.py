@@ -525,3 +525,21 @@ def test_running_out_of_memory_is_one_line_and_the_earlier_report_stays(tmp_path
     assert "out of memory (Unable to allocate 1.34 GiB" in line
     assert "out of core" in line and f"{out} is as it was" in line
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_npz_logits_that_compress_like_constants_are_refused_unread(tmp_path):
+    """A 1.5 MB npz of 60 million rows of zeros declared 1.6 GiB, under the 4 GiB total,
+    and the ambiguity audit then ran for minutes (a hostile re-check, issue 23). Floating
+    point members that expand more than MAX_NPZ_EXPANSION times are refused from the zip
+    directory; genuine logits (random doubles) compress about 1.1 times and load."""
+    from bayescal.ambiguity.loaders import MAX_NPZ_EXPANSION, load_npz
+
+    bomb = tmp_path / "bomb.npz"
+    np.savez_compressed(bomb, logits=np.zeros((300_000, 3)), counts=np.ones((300_000, 3), "i1"))
+    with pytest.raises(DataError, match=f"times smaller; .* more than {MAX_NPZ_EXPANSION} times"):
+        load_npz(bomb)
+    rng = np.random.default_rng(0)
+    fine = tmp_path / "fine.npz"
+    counts = rng.multinomial(5, [0.5, 0.3, 0.2], size=300_000)
+    np.savez_compressed(fine, logits=rng.normal(size=(300_000, 3)), counts=counts)
+    assert load_npz(fine).n_items == 300_000

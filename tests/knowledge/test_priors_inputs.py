@@ -135,3 +135,26 @@ def test_one_conflict_check_for_either_family_at_two_classes():
         assert set(next(iter(out.values()))["statistics"]) == {"class_0", "class_1"}
     calm = prior_conflict(s, ChannelPriors(family="dirichlet"), draws=400)
     assert not any(v["conflict"] for v in calm.values())
+
+
+def test_priors_with_a_above_b_are_refused_before_sampling(monkeypatch):
+    """An earlier audit with its classes the other way round (a and b exchanged) passed every
+    file check and failed only after the whole sampling, advising to "loosen the priors" (a
+    hostile re-check, issue 23). The orientation's prior mass is checked when the model is
+    specified, and the message names the likely cause and the fixes."""
+    import bayescal.bayes.sampling as sampling
+    from bayescal import fit_channels_bayes
+
+    def never(*args, **kwargs):
+        raise AssertionError("sampled before the priors were checked")
+
+    monkeypatch.setattr(sampling, "sample_nutpie", never)
+    s = summarize(simulate_toy(600, "calibrated", random_state=0), groups=3)
+    swapped = ChannelPriors(a=(900, 100), b=(100, 900))  # a near 0.9, b near 0.1
+    with pytest.raises(ConfigError, match="almost no mass on a < b .* other way round"):
+        fit_channels_bayes(s, priors=swapped, draws=50, tune=50)
+    # priors that leave room on the ordered side still pass the check
+    fine = ChannelPriors(a=(1, 9), b=(8, 2))
+    from bayescal.bayes.models import check_orientation_mass, make_spec
+
+    check_orientation_mass(make_spec(s, priors=fine))
