@@ -143,7 +143,8 @@ class Annotations:
         truth : array-like of shape (n_items,), optional
             Clean classes, for simulations and benchmarks.
         annotators : sequence of str, optional
-            Unique annotator names; default ``a1 .. aK``.
+            Unique annotator names; default the columns of a pandas ``labels``, else
+            ``a1 .. aK``.
         mask : bool array-like of shape (n_items, n_annotators), optional
             True where the answer is missing (combined with NaNs in ``labels``).
         item : array-like of shape (n_items,), optional
@@ -174,6 +175,8 @@ class Annotations:
             raise DataError("no labels: give labels= of shape (n_items, n_annotators).")
         if score is None and _is_binary_score(probs):
             score, probs = probs, None
+        if annotators is None and hasattr(labels, "columns"):  # a DataFrame names its columns
+            annotators = [str(c) for c in labels.columns]
         return cls._build(
             labels,
             score=score,

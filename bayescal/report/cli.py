@@ -286,6 +286,14 @@ def check_arguments(args: argparse.Namespace) -> None:
         if args.groups is None:
             args.groups = 5
     _check_knowledge_options(args)
+    if "subgroups" in args.skip and not getattr(args, "subgroup", None):
+        note = (
+            "bayescal: note: --skip subgroups changes nothing here: there is a subgroup "
+            "section only with --subgroup COL."
+        )
+        earlier = getattr(args, "_skip_note", None) or ""
+        if note not in earlier:  # the arguments may be checked twice
+            args._skip_note = f"{earlier}\n{note}".strip()
     if args.priors is not None and args.channels != "bayes":
         raise ConfigError("--priors are for the Bayesian channels: use --channels bayes.")
     sampler = [f"--{name}" for name in ("draws", "tune", "chains") if given(getattr(args, name))]

@@ -63,8 +63,8 @@ def run(args: argparse.Namespace) -> int:
             **({"classes": data.classes} if multiclass else {}),
         )
     )
-    if getattr(args, "_skip_note", None):
-        say(args, args._skip_note)
+    for note in (getattr(args, "_skip_note", None) or "").splitlines():
+        say(args, note)
     skipped = folder_note(args.data) if args.data and not args.example else None
     if skipped:
         say(args, skipped)

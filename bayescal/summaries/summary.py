@@ -361,7 +361,10 @@ class Summary:
             raise DataError(
                 f"every annotated item is a gold item ({n_gold} items whose class is known), so "
                 "no item of unknown class is left to audit: leave the gold column blank for the "
-                "items whose class is unknown (gold marks only the items whose class you know)."
+                "items whose class is unknown (gold marks only the items whose class you know). "
+                "--gold-in-ece (gold_in_ece=True) does not lift this: the audit corrects the "
+                "errors of items of unknown class; with every item's class known, the plain ECE "
+                "against the gold classes is the calibration error and needs no correction."
             )
         raise DataError(
             "no annotated items: every item has all answers missing; check that the annotator "

@@ -100,3 +100,27 @@ def test_a_section_skipped_for_its_own_reason_is_recorded_too():
     )
     assert m.summary["skipped"]["recalibration"].startswith("left out on request")
     assert m.summary["reproducibility"]["settings"]["skip"] == ["recalibration"]
+
+
+def test_skipping_the_subgroups_without_a_subgroup_column_says_it_changes_nothing(
+    wide_csv, tmp_path
+):
+    """--skip subgroups without --subgroup was accepted and recorded with no word (a hostile
+    re-check, issue 23): it now gets the same one-line note as --no-crowdkit on multiclass
+    data, once, beside that one when both apply."""
+    argv = ["audit", wide_csv, "--channels", "dawid-skene-em", "--skip", "crowdkit"]
+    argv += ["--skip", "recalibration", "--skip", "items", "--skip", "next"]
+    code, err = run([*argv, "--skip", "subgroups", "--out", tmp_path / "o"])
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if "--skip subgroups" in line]
+    assert notes == [
+        "bayescal: note: --skip subgroups changes nothing here: there is a subgroup section "
+        "only with --subgroup COL."
+    ], err
+    code, err = run(
+        ["audit", "--example", "snli-3class", "--channels", "dawid-skene-em", "--skip", "items"]
+        + ["--skip", "recalibration", "--skip", "next", "--no-crowdkit", "--skip", "subgroups"]
+        + ["--out", tmp_path / "o2"]
+    )
+    assert code == 0, err
+    assert sum("changes nothing here" in line for line in err.splitlines()) == 2, err

@@ -739,3 +739,17 @@ def test_summary_excludes_unannotated():
     s = bc.summarize(d, groups=2, bins=2)
     assert s.n_items == 1 and int(s.n_unannotated.sum()) == 1
     assert float(s.binary.bin_count.sum()) == 1
+
+
+def test_a_dataframe_of_labels_names_the_annotators():
+    """``from_arrays(labels=DataFrame)`` named the annotators a1 .. aK and dropped the frame's
+    column names without a word (a hostile re-check, issue 23)."""
+    import pandas as pd
+
+    from bayescal.data.container import Annotations
+
+    labels = pd.DataFrame([[0, 1, 1], [1, 1, 0], [0, 0, 0]], columns=["p", "q", 7])
+    d = Annotations.from_arrays(np.array([0.2, 0.8, 0.1]), labels)
+    assert d.annotators == ["p", "q", "7"]
+    named = Annotations.from_arrays(np.array([0.2, 0.8, 0.1]), labels, annotators=["x", "y", "z"])
+    assert named.annotators == ["x", "y", "z"]  # the names given win
