@@ -325,26 +325,22 @@ def main(argv: list[str] | None = None) -> int:
             guard.check()  # a signal whose raise a callback from C lost (bayescal.interrupts)
             return status
         except (_UsageError, BayescalError) as exc:
-            print(f"bayescal: error: {exc}", file=sys.stderr)
+            _say(f"bayescal: error: {exc}")
             return 2
         except MemoryError as exc:
             # numpy's message names the allocation ("Unable to allocate 1.34 GiB for an array
             # with shape (60000000, 3) ..."); the save is atomic, so --out is as it was
             what = str(exc).rstrip(".") or "an allocation failed"
-            print(
+            _say(
                 f"bayescal: error: out of memory ({what}); the data or the options need more "
                 "memory than this process may use: give a folder or a glob of CSV / Parquet "
                 "parts to summarise the data out of core, fewer --draws, or a machine with "
-                f"more memory; {_out_note(out, before)}",
-                file=sys.stderr,
+                f"more memory; {_out_note(out, before)}"
             )
             return 2
         except OSError as exc:  # not from the save, which raises OutputError (above)
             where = f" ({exc.filename})" if exc.filename else ""
-            print(
-                f"bayescal: error: {exc.strerror or exc}{where}; {_out_note(out, before)}",
-                file=sys.stderr,
-            )
+            _say(f"bayescal: error: {exc.strerror or exc}{where}; {_out_note(out, before)}")
             return 2
         except (Interrupted, KeyboardInterrupt) as exc:
             # Stopping: ignore further signals now. A KeyboardInterrupt raised by a handler a
@@ -358,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
             later = [signal.Signals(s).name for s in guard.later]
             if later:
                 line += f" ({', '.join(later)} while stopping: ignored, the first signal decides)"
-            print(f"bayescal: {line}", file=sys.stderr)
+            _say(f"bayescal: {line}")
             return exit_status(signum)
 
 
@@ -422,6 +418,15 @@ def _interrupted_line(signum: int, out, before) -> str:
     if _folder_state(out) != before:
         return f"interrupted by {name} after the report was saved; {out} holds the complete report."
     return f"interrupted by {name}; {_out_note(out, before)}."
+
+
+def _say(line: str) -> None:
+    """The run's last line on stderr; a reader that went away (EPIPE) does not change the
+    exit status the line would have reported."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        pass
 
 
 def _out_note(out, before) -> str:

@@ -160,6 +160,7 @@ class Display:
         self._status: str | None = None
         self._status_started = 0.0
         self._shown = False
+        self._gone = False  # the reader of the stream went away (EPIPE): write nothing more
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
 
@@ -203,17 +204,26 @@ class Display:
         """Remove the status line (before a line is printed, and at the end of a run)."""
         with self._lock:
             if self._shown:
-                self.stream.write("\r\x1b[K")
-                self.stream.flush()
+                self._emit("\r\x1b[K")
                 self._shown = False
             self._status = None
 
     def _write_line(self, text: str) -> None:
         with self._lock:
             self.clear()
-            self.stream.write(text + "\n")
-            self.stream.flush()
+            self._emit(text + "\n")
             self._last_output = time.monotonic()
+
+    def _emit(self, text: str) -> None:
+        """Write and flush; a reader that went away (``bayescal audit ... 2>&1 | head -1``:
+        EPIPE) ends the output, not the run, so the report is still written."""
+        if self._gone:
+            return
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except BrokenPipeError:
+            self._gone = True
 
     def beat(self, now: float | None = None) -> bool:
         """Write the heartbeat line if :attr:`heartbeat` seconds passed without output
@@ -242,8 +252,7 @@ class Display:
         width = shutil.get_terminal_size((80, 24)).columns - 1
         if len(text) > width:  # a wrapped status line could not be redrawn in place
             text = text[: max(width - 3, 0)] + "..."
-        self.stream.write("\r\x1b[K" + text)
-        self.stream.flush()
+        self._emit("\r\x1b[K" + text)
         self._shown = True
 
     def _tick(self) -> None:

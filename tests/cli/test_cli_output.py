@@ -240,3 +240,40 @@ def test_write_text_atomic_keeps_the_mode_and_leaves_nothing_behind(tmp_path, mo
         write_text_atomic(path, "three")
     assert path.read_text() == "two"  # the earlier file stands
     assert sorted(p.name for p in path.parent.iterdir()) == ["out.json"]  # no .partial left
+
+
+def test_a_reader_that_goes_away_ends_the_output_not_the_run(tmp_path):
+    """``bayescal audit ... 2>&1 | head -1``: once ``head`` has its line the next write to the
+    pipe is EPIPE, and the audit died with exit 1 and no report (a hostile re-check, issue
+    23). The output stops; the run goes on, writes its report and exits 0."""
+    import subprocess
+    import sys
+
+    from cli_helpers import child_env
+
+    rng = np.random.default_rng(0)
+    z = rng.random(300)
+    rows = [f"{s:.4f}," + ",".join(str(int(rng.random() < s)) for _ in range(3)) for s in z]
+    data = tmp_path / "wide.csv"
+    data.write_text("score,r1,r2,r3\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "report"
+    argv = [sys.executable, "-m", "bayescal", "audit", str(data), "--channels", "dawid-skene-em"]
+    argv += ["--skip", "crowdkit", "--out", str(out)]
+    child = subprocess.Popen(argv, stderr=subprocess.PIPE, env=child_env(), text=True)
+    assert child.stderr is not None
+    first = child.stderr.readline()
+    child.stderr.close()  # the reader goes away after one line, as head -1 does
+    assert child.wait(timeout=600) == 0
+    assert first.startswith("bayescal: ")
+    assert (out / "report.html").is_file() and (out / "summary.json").is_file()
+
+
+def test_display_stops_writing_once_its_reader_is_gone():
+    class Gone(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    d = Display(stream=Gone(), live=False)
+    d.line("bayescal: one")  # no exception: the output ends here
+    d.warning("bayescal: warning: two")
+    assert d._gone
