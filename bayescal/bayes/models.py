@@ -612,14 +612,20 @@ def check_orientation_mass(spec: ChannelModelSpec) -> None:
         x = rng.beta(al[j], be[j], size=(ORIENTATION_DRAWS, 2))
         mass = float(np.mean(x[:, 0] < x[:, 1]))
         if mass < MIN_ORIENTED_MASS:
-            raise ConfigError(
-                f"the priors of a and b for annotator {spec.annotators[j]!r} put almost no mass "
-                f"on a < b ({mass:.2g} of {ORIENTATION_DRAWS:,} prior draws): the orientation "
-                "(answers of 1 more likely for class 1) cannot be met. Priors from an earlier "
-                "audit (--priors) where this annotator's a was above its b: were that audit's "
-                "classes the other way round? Give priors whose classes match these data, "
-                "audit without --priors, or widen them (a larger --priors-inflate)."
+            raise _orientation_error(
+                spec.annotators[j], f"{mass:.2g} of {ORIENTATION_DRAWS:,} prior draws"
             )
+
+
+def _orientation_error(name: str, evidence: str) -> ConfigError:
+    """The one message for Beta priors that leave (almost) no room for ``a < b``."""
+    return ConfigError(
+        f"the priors of a and b for annotator {name!r} put almost no mass on a < b "
+        f"({evidence}): the orientation (answers of 1 more likely for class 1) cannot be "
+        "met. Priors from an earlier audit (--priors) where this annotator's a was above its "
+        "b: were that audit's classes the other way round? Give priors whose classes match "
+        "these data, audit without --priors, or widen them (a larger --priors-inflate)."
+    )
 
 
 # --------------------------------------------------------------------------- forward sampling
@@ -642,11 +648,7 @@ def sample_prior(spec: ChannelModelSpec, draws: int, rng) -> dict:
             while bad.any():
                 tries += 1
                 if tries > 10_000:
-                    raise ConfigError(
-                        "the priors of a and b for annotator "
-                        f"{spec.annotators[j]!r} put almost no mass on a < b; the "
-                        "orientation constraint cannot be met. Loosen the priors."
-                    )
+                    raise _orientation_error(spec.annotators[j], "10,000 rejection rounds")
                 x[bad] = rng.beta(al[j], be[j], size=(int(bad.sum()), 2))
                 bad = x[:, 0] >= x[:, 1]
         a[:, j], b[:, j] = x[:, 0], x[:, 1]

@@ -106,15 +106,15 @@ def folder_note(path: str) -> str | None:
     if not root.is_dir():
         return None
     files = sorted(p for p in root.rglob("*") if p.is_file())
-    read = [p for p in files if read_in_folder(str(p))]
     skipped = [str(p.relative_to(root)) for p in files if not read_in_folder(str(p))]
     if not skipped:
         return None
+    n_read = len(files) - len(skipped)
     shown = ", ".join(skipped[:10]) + (
         f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
     )
     return (
-        f"bayescal: note: {path} holds {len(files)} files; {len(read)} CSV / Parquet file(s) are "
+        f"bayescal: note: {path} holds {len(files)} files; {n_read} CSV / Parquet file(s) are "
         f"read and {len(skipped)} are not (hidden, marker or other files: {shown}); rename a "
         "file to *.csv or *.parquet without a leading '.' or '_' to have it read."
     )
