@@ -172,6 +172,7 @@ def assess_ambiguity(
     """
     names = _check_settings(data, methods, annotations, objective, cv_folds, n_bins, n_draws)
     seed = seed_from(random_state)
+    _log.info("splitting %d items into calibration and test halves", data.n_items)
     cal, test = stratified_split(data.voted, fraction=cal_fraction, random_state=seed)
     if cal.size < 2 * cv_folds or test.size < 2:
         raise DataError(

@@ -297,8 +297,12 @@ def _check_spread(var: str, da, path, refuse: Refuse) -> None:
     rest = [d for d in da.dims if d not in (CHAIN, DRAW)]
     x = da.transpose(CHAIN, DRAW, *rest).values
     x = x.reshape(x.shape[0] * x.shape[1], -1)
-    sd = x.std(axis=0)
-    floor = DEGENERATE_ULPS * np.finfo(x.dtype).eps * np.abs(x).max(axis=0)
+    top = np.abs(x).max(axis=0)
+    # the spread of x / max|x|, scaled back: the squares of draws near 1e-200 underflow to
+    # a standard deviation of 0 although they differ by 10% (probability_problem already
+    # refused zeros and subnormals, so top is a normal number)
+    sd = (x / top).std(axis=0) * top
+    floor = DEGENERATE_ULPS * np.finfo(x.dtype).eps * top
     flat = np.flatnonzero(sd <= floor)
     if flat.size == 0:
         return

@@ -1413,7 +1413,7 @@ def _fit_moments(fit, key: str, se) -> tuple[np.ndarray, np.ndarray]:
     """Mean and variance of ``fit.<key>`` over its draws, or the point and ``se**2``."""
     draws = np.asarray(getattr(fit, key).values, dtype=np.float64)
     if draws.shape[0] >= 2:
-        return draws.mean(axis=0), draws.var(axis=0, ddof=1)
+        return _draw_moments(draws, repr(key))
     if se is None or key not in se:
         raise ConfigError(
             f"the fit has one draw (a point fit), so its uncertainty about {key!r} is unknown: "
@@ -1424,6 +1424,39 @@ def _fit_moments(fit, key: str, se) -> tuple[np.ndarray, np.ndarray]:
     if sd.shape != draws.shape[1:]:
         raise ConfigError(f"se[{key!r}] must have shape {draws.shape[1:]}; got {sd.shape}.")
     return draws[0], sd**2
+
+
+def _draw_moments(draws: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance over the first axis of ``draws``; a variance that underflows is an
+    error that says so, not a "variance 0".
+
+    Draws near 1e-200 that differ by 10% have a variance near 1e-402, below the smallest
+    float64 number: it rounds to 0 although the draws are not equal, and no Beta or
+    Dirichlet can be moment-matched to it.
+
+    Examples
+    --------
+    >>> m, v = _draw_moments(np.array([[0.2], [0.4]]), "'a'")
+    >>> m.round(3).tolist(), v.round(3).tolist()
+    ([0.3], [0.02])
+    >>> _draw_moments(np.array([[1e-200], [1.1e-200]]), "'a'")
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.ConfigError: the draws of 'a' at 1 coordinate(s) are at most 1.1e-200 ...
+    """
+    m, v = draws.mean(axis=0), draws.var(axis=0, ddof=1)
+    top = np.abs(draws).max(axis=0)
+    scale = np.where(top > 0, top, 1.0)
+    under = (v == 0) & ((draws / scale).var(axis=0) > 0)
+    if under.any():
+        raise ConfigError(
+            f"the draws of {what} at {int(under.sum())} coordinate(s) are at most "
+            f"{float(top[under].min()):.3g} and not all equal, but their variance is below the "
+            f"smallest float64 number ({np.finfo(np.float64).tiny:.3g}) and rounds to 0, so no "
+            "prior can be matched to them; a sampled audit does not put a probability this "
+            "close to 0 or 1: give the posterior.nc of a sampled audit."
+        )
+    return m, v
 
 
 def _match_beta(key, labels, m, v, inflate):
@@ -1470,7 +1503,8 @@ def _beta_from_fit(fit, new, index, inflate, *, classes, prevalence, se, joint):
     carried = [n for n in new if n in index]
     rows = np.stack([np.stack(parsed[key], axis=-1) for key in ("a", "b")], axis=1)  # (K, 2, 2)
     extra = {
-        "pseudo_items": _pseudo_items(rows[[new.index(n) for n in carried]], carried, ["0", "1"])
+        "prevalence": bool(prevalence),
+        "pseudo_items": _pseudo_items(rows[[new.index(n) for n in carried]], carried, ["0", "1"]),
     }
     joint_prior = None
     if joint:
@@ -1514,7 +1548,7 @@ def _logit_joint_from_draws(fit, new, index, prevalence, inflate, parsed):
 def _moments(draws, se, what):
     """Mean and variance over draws, or a point fit's value and ``se**2``."""
     if draws.shape[0] >= 2:
-        return draws.mean(axis=0), draws.var(axis=0, ddof=1)
+        return _draw_moments(draws, f"the {what}")
     if se is None:
         raise ConfigError(
             f"the fit has one draw (a point fit), so its uncertainty about the {what} is "

@@ -448,6 +448,10 @@ def csv_row_lines(
         )
     if ends.size == 0:
         return np.zeros(0, dtype=np.int64)
+    for wide in np.flatnonzero(length > MAX_FIELD_CHARS).tolist():  # the csv module's limit
+        row = data[starts[wide] : starts[wide] + length[wide]].decode("utf-8", errors="replace")
+        if max(map(len, row.split(delimiter))) > MAX_FIELD_CHARS:
+            raise _field_too_long(what, path, line_of(wide + 1))
     seps = np.flatnonzero(b == ord(delimiter))
     fields = np.searchsorted(seps, ends) - np.searchsorted(seps, starts) + 1
     empty = length == 0
@@ -459,6 +463,14 @@ def csv_row_lines(
         k = int(bad[0]) + 1
         _wrong_fields(data, path, what, line_of, k + 1, int(fields[k]), delimiter, header)
     return np.flatnonzero(~empty[1:]) + 2
+
+
+def _field_too_long(what: str, path, line: int) -> DataError:
+    """The error for a field past :data:`MAX_FIELD_CHARS` on ``line``, quoted or not."""
+    return DataError(
+        f"{what} {_name(path)}, line {line} has a field longer than {MAX_FIELD_CHARS:,} "
+        'characters; an unclosed quote (") often causes this. Fix the quoting, or the field.'
+    )
 
 
 def _wrong_fields(data, path, what, line_of, local, n, delimiter, header):
@@ -493,11 +505,7 @@ def _quoted_row_lines(data, path, what, delimiter, line_of, header) -> np.ndarra
     except csv.Error as exc:
         line = line_of(reader.line_num)
         if "field limit" in str(exc):
-            raise DataError(
-                f"{what} {_name(path)}, line {line} has a field longer than "
-                f'{MAX_FIELD_CHARS:,} characters; an unclosed quote (") often causes this. '
-                "Fix the quoting."
-            ) from None
+            raise _field_too_long(what, path, line) from None
         raise DataError(
             f"{what} {_name(path)}, line {line}: not valid CSV ({exc}). Check the quoting of "
             "that line."
@@ -608,11 +616,7 @@ def parse_csv_header(
         names = next(csv.reader(lines, delimiter=delimiter, strict=True))
     except csv.Error as exc:
         if "field limit" in str(exc):
-            raise DataError(
-                f"{what} {_name(path)}, line {line} has a field longer than "
-                f'{MAX_FIELD_CHARS:,} characters; an unclosed quote (") often causes this. '
-                "Fix the quoting."
-            ) from None
+            raise _field_too_long(what, path, line) from None
         raise DataError(
             f"{what} {_name(path)}, line {line}: not a valid CSV header ({exc})."
         ) from None

@@ -25,7 +25,7 @@ from bayescal.report.cli_options import (
     open_unit,
     seed,
 )
-from bayescal.report.cli_output import report_outcome, say
+from bayescal.report.cli_output import display_of, report_outcome, say
 from bayescal.report.core import check_out_dir, fmt
 from bayescal.report.inputs import load_ambiguity_data
 
@@ -190,9 +190,19 @@ def _command(args) -> str:
     return " ".join(shlex.quote(str(p)) for p in parts)
 
 
+def _source(args: argparse.Namespace) -> str:
+    """What ``audit-ambiguity`` reads, for the status line (and the heartbeat) while it loads."""
+    if args.cifar10h:
+        return display_name(args.cifar10h)
+    if args.chaosnli:
+        return ", ".join(display_name(str(p)) for p in args.chaosnli)
+    return display_name(args.npz)
+
+
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
+    display_of(args).status(f"reading {_source(args)}")
     data = load_ambiguity_data(args)
     if args.name:
         data = dataclasses.replace(data, name=args.name)

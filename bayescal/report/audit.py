@@ -482,7 +482,7 @@ def _stages(ctx: steps.Context) -> list[Stage]:
             steps.channel_section,
         ),
         ("convergence and fit diagnostics", None, steps.diagnostics_section),
-        ("gold items and priors", None, knowledge_section),
+        (_knowledge_stage(ctx), None, knowledge_section),
     ]
     if ctx.classwise:
         stages += [
@@ -501,6 +501,22 @@ def _stages(ctx: steps.Context) -> list[Stage]:
         ("where to annotate next", "next", next_section),
         *subgroup_stages(ctx.subgroup),
     ]
+
+
+def _knowledge_stage(ctx: steps.Context) -> str:
+    """The progress line of the prior-knowledge step, naming what it will do: with
+    ``--dependence`` most of its time is the dependence model's fit.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> _knowledge_stage(SimpleNamespace(dependence=None))
+    'gold items and priors'
+    >>> _knowledge_stage(SimpleNamespace(dependence=[("r1", "r2")]))
+    'gold items and priors; fitting the dependence model'
+    """
+    stage = "gold items and priors"
+    return stage if ctx.dependence is None else stage + "; fitting the dependence model"
 
 
 def _priors_setting(priors: ChannelPriors | None, classwise: bool):

@@ -142,6 +142,7 @@ def _earlier_posterior(args: argparse.Namespace, multiclass: bool):
     from bayescal.bayes.posterior_file import load_channel_posterior, load_multiclass_posterior
 
     load = load_multiclass_posterior if multiclass else load_channel_posterior
+    display_of(args).status(f"reading the earlier posterior {args.priors}")
     return load(args.priors)
 
 

@@ -243,6 +243,8 @@ def flag_prior_conflicts(ctx, conflict: dict, per: dict) -> dict:
         "from_fit": origin.get("from_fit"),
         "default": origin.get("default"),
         "conflict": per,
+        "unused": origin.get("unused", []),
+        "prevalence_carried_over": bool(origin.get("prevalence", False)),
     }
 
 
@@ -307,9 +309,38 @@ def _priors_part(ctx: steps.Context, out: dict) -> tuple[list, list]:
         f"discounted for drift by inflate = {origin.get('inflate')}: the earlier audit counts "
         "as 1 / inflate of its items. The tail probability asks whether an annotator's answers "
         "on the new items, given what the other annotators say about them, are surprising "
-        "under its prior."
+        "under its prior.",
+        _contribution_note(origin),
     ]
     return [table], notes
+
+
+def _contribution_note(origin: dict) -> str:
+    """What the earlier audit gives and what it does not: its annotators that are not in
+    these data, and its prevalences.
+
+    Examples
+    --------
+    >>> print(_contribution_note({"from_fit": ["r1"], "default": ["r9"], "unused": ["old"]}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    The earlier audit gives the prior of r1; r9 keep the default prior (not in it); its
+    annotator(s) old are not in these data and are not used. Its class prevalences are not
+    carried over: they describe the items, which change between audits.
+    """
+    text = f"The earlier audit gives the prior of {', '.join(origin.get('from_fit', []))}"
+    if origin.get("default"):
+        text += f"; {', '.join(origin['default'])} keep the default prior (not in it)"
+    if origin.get("unused"):
+        text += (
+            f"; its annotator(s) {', '.join(origin['unused'])} are not in these data and are "
+            "not used"
+        )
+    if origin.get("prevalence"):
+        return text + ". Its class prevalences are carried over too."
+    return (
+        text + ". Its class prevalences are not carried over: they describe the items, which "
+        "change between audits."
+    )
 
 
 def _rate_priors(ctx: steps.Context) -> list[tuple[str, str]]:

@@ -199,10 +199,14 @@ def test_the_ambiguity_audit_shows_its_steps_on_a_terminal(tmp_path, monkeypatch
     argv = ["audit-ambiguity", "--npz", NPZ, *QUICK_AMBIGUITY, "--out", tmp_path / "o"]
     assert main([str(a) for a in argv]) == 0
     text = term.getvalue()
+    # reading the file and splitting the items are named too (a 60-million-item npz spent
+    # 74 s there under a heartbeat that said only "still working")
+    assert f"\r\x1b[Kbayescal: reading {NPZ}" in text
     assert "\r\x1b[Kbayescal: recommendation check: cross-validating TS [1/2]" in text
     assert "\r\x1b[Kbayescal: fitting and scoring TS [2/" in text
     lines = [x.rsplit("\r\x1b[K", 1)[-1] for x in text.split("\n")]
     assert "bayescal: fitting 3 methods on 757 items, scoring on 757" in lines
+    assert "bayescal: splitting 1514 items into calibration and test halves" in lines
     assert lines[-2].startswith("bayescal: done in")
     # off a terminal the same run prints the stages and no step
     code, err = run([*argv[:-2], "--out", tmp_path / "p"])

@@ -282,6 +282,34 @@ def test_a_subnormal_draw_is_no_sampled_probability(tmp_path, track):
     assert "subnormal value 1e-320" in message
 
 
+@pytest.mark.parametrize("track", ["binary", "multiclass"])
+def test_tiny_draws_that_differ_are_not_called_equal_and_no_prior_is_matched(tmp_path, track):
+    """Draws near 1e-200 that differ by 10% were called "all equal up to rounding (standard
+    deviation 0)": their squares underflow. The spread is now measured relative to the
+    draws, so the file passes the loader; the moment match then says why it cannot be done
+    (a variance of ~1e-402 is below float64's range), naming the size, not "variance 0"."""
+    from bayescal.bayes.priors import ChannelPriors
+
+    post = binary_posterior() if track == "binary" else multiclass_posterior()
+    var = "a" if track == "binary" else "confusion"
+    values = post[var].values.copy()
+    rng = np.random.default_rng(5)
+    if track == "binary":
+        values[..., 1] = 1e-200 * (1 + 0.1 * rng.standard_normal(values.shape[:2]))
+    else:  # one answered class of one row, its mass moved to the next class
+        tiny = 1e-200 * (1 + 0.1 * rng.standard_normal(values.shape[:2]))
+        values[:, :, 1, 0, 1] += values[:, :, 1, 0, 0] - tiny
+        values[:, :, 1, 0, 0] = tiny
+    post[var] = (post[var].dims, values)
+    fit = LOADERS[track](write(post, tmp_path / "tiny.nc"))
+    with pytest.raises(ConfigError) as info:
+        ChannelPriors.from_fit(fit)
+    message = str(info.value)
+    assert "variance is below the smallest float64 number" in message
+    assert "at 1 coordinate(s) are at most 1." in message and "e-200" in message
+    assert "variance 0" not in message and "\n" not in message
+
+
 # ------------------------------------------------------------------ names
 def test_repeated_names_are_refused(tmp_path):
     post = binary_posterior().assign_coords(annotator=["r1", "r2", "r1"])

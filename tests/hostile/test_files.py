@@ -129,6 +129,23 @@ def test_header_field_longer_than_csv_limit(tmp_path):
     assert len(msg) < 300  # the field itself is not echoed
 
 
+@pytest.mark.parametrize(
+    "field", [" " * (MAX_FIELD_CHARS + 10) + "0.5", "é" * (MAX_FIELD_CHARS + 1)]
+)
+def test_an_unquoted_data_field_past_the_limit_is_refused_like_a_quoted_one(tmp_path, field):
+    """The csv module refuses a field past its limit only in quoted text; a file without
+    quotes goes through the byte-count check, which let 200,000 leading spaces before a
+    score pass. The limit counts characters (2-byte 'é' under it in bytes is not)."""
+    p = tmp_path / "wide_field.csv"
+    p.write_text("score,r1\n0.1,1\n" + field + ",0\n", encoding="utf-8")
+    msg = audit_error(p, tmp_path)
+    assert f"line 3 has a field longer than {MAX_FIELD_CHARS:,} characters" in msg
+    assert len(msg) < 300
+    fits = tmp_path / "at_limit.csv"  # exactly at the limit: the check is not what refuses it
+    fits.write_text("score,r1\n0.1,1\n" + " " * (MAX_FIELD_CHARS - 3) + "0.5,0\n")
+    assert "longer than" not in audit_error(fits, tmp_path)
+
+
 def test_unclosed_quote_is_named(tmp_path):
     p = tmp_path / "quote.csv"
     p.write_text('score,r1\n"0.1,1\n0.2,0\n')

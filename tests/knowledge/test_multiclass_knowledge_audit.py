@@ -98,6 +98,8 @@ def test_cli_gold_priors_and_conflict(tmp_path):
     assert code == 0 and "priors.conflict" not in err, err
     s2 = json.loads((tmp_path / "q2" / "summary.json").read_text())
     assert s2["knowledge"]["priors"]["from_fit"] == ["a1", "a2"]
+    assert s2["knowledge"]["priors"]["unused"] == []
+    assert not s2["knowledge"]["priors"]["prevalence_carried_over"]
     assert s2["knowledge"]["priors"]["joint"]
     # 2 x 100 earlier draws for 12 log-ratio coordinates: the estimated covariance alone
     # moves the update by >= sqrt(15 / 800) = 0.14 posterior sd (N_v <= 200): flagged

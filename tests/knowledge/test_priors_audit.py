@@ -54,6 +54,13 @@ def test_priors_from_an_earlier_audit_and_the_conflict_flag(tmp_path):
     assert knowledge["priors"]["inflate"] == 2.0
     assert knowledge["priors"]["conflict"]["a1"]["conflict"]
     assert not knowledge["priors"]["conflict"]["a2"]["conflict"]
+    # what the file gives is stated: every earlier annotator used, no prevalence carried over
+    assert (
+        knowledge["priors"]["unused"] == [] and not knowledge["priors"]["prevalence_carried_over"]
+    )
+    html = (tmp_path / "q2" / "report.html").read_text()
+    assert "The earlier audit gives the prior of a1, a2, a3." in html
+    assert "Its class prevalences are not carried over" in html
     summary = json.loads((tmp_path / "q2" / "summary.json").read_text())
     assert summary["recalibration"]["candidates"] and set(summary["next_annotations"]) == {
         "gold",
