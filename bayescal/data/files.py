@@ -747,9 +747,13 @@ def open_parquet(path, what: str = "Parquet file"):
     except ImportError:
         raise DataError("reading Parquet needs pyarrow: pip install pyarrow.") from None
     try:
-        return pq.ParquetFile(p)
+        pf = pq.ParquetFile(p)
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"{what} {_name(p)} cannot be read as Parquet: {exc}.") from None
+    # Parquet allows a column name twice (pandas then returns a frame for it): refused as
+    # in a CSV header, so one name means one column
+    check_header([str(n) for n in pf.schema_arrow.names], p, what)
+    return pf
 
 
 #: Most memory the columns read from one Parquet file may declare (2 GiB, estimated from

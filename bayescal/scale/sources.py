@@ -33,6 +33,7 @@ import numpy as np
 from bayescal.data.files import (
     MAX_LINE_BYTES,
     check_file,
+    check_header,
     check_parquet_types,
     csv_row_lines,
     parse_csv_header,
@@ -188,9 +189,11 @@ def read_header(fs, path: str, fmt: str) -> list[str]:
                         f"data file {path!r} is named like Parquet but is not a Parquet file "
                         "(it must start and end with 'PAR1')."
                     )
-                return list(pq.ParquetFile(fh).schema_arrow.names)
+                names = [str(n) for n in pq.ParquetFile(fh).schema_arrow.names]
         except (pa.ArrowException, OSError) as exc:
             raise DataError(f"data file {path!r} cannot be read as Parquet: {exc}.") from None
+        check_header(names, path, "Parquet file")  # a name twice, as in a CSV header
+        return names
     compression = _csv_compression(path)
     try:
         with fs.open(path, "rb", compression=compression) as fh:

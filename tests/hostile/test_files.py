@@ -310,6 +310,36 @@ def test_parquet_with_unexpected_column_types(tmp_path, name, columns, match):
     assert match.split("'")[1] in audit_error(p, tmp_path)
 
 
+def test_parquet_with_a_column_name_twice_is_refused_as_csv_is(tmp_path):
+    """Parquet allows a name twice; pandas then returns a frame for it, and the audit died
+    with an AttributeError (exit 1). Refused by name, in a file, a long table and a folder
+    read out of core, like a repeated name in a CSV header."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    n = 200
+    columns = [np.arange(n), rng.random(n), *(rng.integers(0, 2, n) for _ in range(3))]
+    table = pa.Table.from_arrays(columns, names=["item", "score", "r1", "r2", "r2"])
+    p = tmp_path / "dup.parquet"
+    pq.write_table(table, p)
+    expected = "has the column 'r2' twice (columns 4 and 5)"
+    with pytest.raises(DataError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        load_table(p, item="item")
+    assert expected in audit_error(p, tmp_path, "--item", "item", "--annotators", "r1,r2")
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    pq.write_table(table, folder / "a.parquet")
+    assert expected in audit_error(folder, tmp_path, "--item", "item")
+    long = pa.Table.from_arrays(
+        [np.arange(n), np.full(n, "r1"), rng.integers(0, 2, n), rng.integers(0, 2, n)],
+        names=["item", "annotator", "label", "label"],
+    )
+    pq.write_table(long, tmp_path / "long.parquet")
+    with pytest.raises(DataError, match="has the column 'label' twice"):
+        load_long(tmp_path / "long.parquet", item="item", annotator="annotator", label="label")
+
+
 def test_parquet_boolean_labels_and_nulls_are_answers(tmp_path):
     # Decision: a boolean label or truth column is an unambiguous 0/1 and is accepted;
     # a null is a missing answer, exactly like a blank CSV cell.
