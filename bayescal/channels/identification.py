@@ -17,6 +17,7 @@ from bayescal.errors import DataError, IdentificationError, IdentificationWarnin
 __all__ = [
     "check_design",
     "check_fitted",
+    "design_parts",
     "gold_identifies",
     "GAP_WARNING",
     "GOLD_SE_WARNING",
@@ -153,6 +154,96 @@ def _gold_message(summary, method) -> str:
     )
 
 
+def design_parts(summary) -> list[tuple[list[int], int, bool]]:
+    """The parts of a design that share no item: annotators linked when they answered an
+    item together (gold items included), as connected components.
+
+    Returns one ``(annotators, items, all_three)`` per part, largest first: the indices
+    of its annotators, its answered items, and whether some item carries answers of three
+    or more of its annotators. Parts do not inform each other's channels except through
+    a prevalence they share, so a design is identified only if each part is (see
+    :func:`_check_parts`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescal import Annotations
+    >>> from bayescal.summaries import summarize
+    >>> labels = np.full((6, 3), np.nan)
+    >>> labels[:3, 0] = 1; labels[3:, 1:] = 0  # r1 alone on items 0-2, r2 and r3 on 3-5
+    >>> d = Annotations.from_arrays(np.linspace(0.1, 0.9, 6), labels)
+    >>> design_parts(summarize(d, groups=1))
+    [([1, 2], 3, False), ([0], 3, False)]
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    weight = np.asarray(summary.pattern_totals, dtype=np.float64)
+    if summary.has_gold:
+        weight = weight + summary.gold_counts().sum(axis=0)
+    answered = (summary.states < summary.n_classes)[weight > 0]
+    items = weight[weight > 0]
+    together = csr_matrix(answered.astype(np.int64))
+    n_parts, label = connected_components(together.T @ together, directed=False)
+    parts = []
+    for part in range(n_parts):
+        members = np.flatnonzero(label == part)
+        rows = answered[:, members].any(axis=1)
+        width = answered[rows][:, members].sum(axis=1)
+        parts.append((members.tolist(), int(items[rows].sum()), bool((width >= 3).any())))
+    return sorted(parts, key=lambda x: (-len(x[0]), -x[1], x[0]))
+
+
+def _check_parts(summary, out: list[str], *, grouped: bool, what: str) -> None:
+    """Refuse a design whose parts (:func:`design_parts`) cannot each identify their
+    channels: a part needs three or more annotators, and, when the prevalence is one for
+    all items (``grouped=False``), a part of exactly three needs items answered by all
+    three (pairs alone give 3 + 3 moments for 7 unknowns in the binary case).
+
+    With ``grouped`` prevalences (one per score or predicted-class group) a part of one or
+    two annotators can borrow the groups' prevalences from the other parts (its answer
+    rates per group then determine its channel when the groups' prevalences differ), so
+    such a part is a weak-design warning in ``out``, not a refusal: its channels rest on
+    the model's assumption that the prevalence depends on the group alone.
+    """
+    parts = design_parts(summary)
+    names = summary.annotators
+    if len(parts) > 1:
+        small = [p for p in parts if len(p[0]) < 3]
+        described = "; ".join(
+            f"{{{', '.join(str(names[j]) for j in p[0])}}}: {p[1]} item(s)" for p in parts
+        )
+        if small and grouped:
+            _warn(
+                f"the annotators fall into {len(parts)} parts that never answer the same item "
+                f"({described}); the channels of a part with fewer than three annotators rest "
+                "only on the group prevalences the other parts estimate (the assumption that "
+                "the prevalence depends on the group alone). Collect answers that overlap "
+                "across the parts, or add gold items.",
+                out,
+            )
+        elif small:
+            raise IdentificationError(
+                f"the annotators fall into {len(parts)} parts that never answer the same item "
+                f"({described}); a part with fewer than three annotators does not identify its "
+                f"channels with {what} (one prevalence for all items). Collect answers that "
+                "overlap across the parts, add gold items, or audit each part of three or more "
+                "annotators on its own. (Item ids spelled two ways, e.g. with a trailing space, "
+                "split one item into two.)"
+            )
+    if not grouped:
+        for members, _, all_three in parts:
+            if len(members) == 3 and not all_three:
+                trio = ", ".join(str(names[j]) for j in members)
+                raise IdentificationError(
+                    f"annotators {trio} never answered an item all three together: with pairs "
+                    f"of answers only, {what} (one prevalence for all items) is not identified "
+                    "(for two classes, 3 answer rates and 3 pair agreements for 7 unknowns). "
+                    "Collect items with three answers, add gold items, or use score groups "
+                    "(--channels score-bin-em)."
+                )
+
+
 def check_design(summary, method: str) -> list[str]:
     """Refuse non-identified designs; return (and emit) weak-identification warnings.
 
@@ -188,6 +279,10 @@ def check_design(summary, method: str) -> list[str]:
         raise IdentificationError(
             f"method {method!r} needs at least three annotators; got two. " + _TWO_MARGINAL
         )
+    if method in ("dawid_skene_em", "moments"):
+        _check_parts(summary, out, grouped=False, what=f"method {method!r}")
+    elif method == "score_bin_em" and k >= 3:
+        _check_parts(summary, out, grouped=True, what=f"method {method!r}")
     if method in ("hui_walter", "gmm") and k != 2:
         raise IdentificationError(
             f"method {method!r} is for exactly two annotators; got {k}. With three or more use "
@@ -366,6 +461,8 @@ def check_multiclass_design(summary, *, pooled: bool = False) -> list[str]:
                 "answers per annotator and class bring it below). Expect wide intervals.",
                 out,
             )
+    if not gold_identifies_multiclass(summary)[0]:
+        _check_parts(summary, out, grouped=not pooled, what="the multiclass Dawid-Skene model")
     for j, name in enumerate(summary.annotators):
         never = [summary.classes[y] for y in np.flatnonzero(answers[j] == 0)]
         if never:

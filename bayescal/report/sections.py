@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import logging
 import warnings as _warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -411,7 +411,9 @@ def _fit_point(ctx: Context) -> None:
     try:
         with _warnings.catch_warnings(record=True):
             ctx.point = fit_channels(ctx.summary, ctx.point_method, **options)
-        ctx.flag("channels.point-fit", ctx.point.warnings, source)
+        # the fit repeats its design check: a design warning already flagged stays one flag
+        design = {f.message for f in ctx.flags if f.code == "identification.design"}
+        ctx.flag("channels.point-fit", [w for w in ctx.point.warnings if w not in design], source)
     except FitError as exc:
         if ctx.channels_choice != "bayes":
             raise
@@ -481,6 +483,43 @@ def _fit_bayes(ctx: Context) -> None:
         with _warnings.catch_warnings(record=True):
             ctx.channels = fit_posterior(ctx, ctx.summary, progress=ctx.progress)
     ctx.flag("channels.sampler", ctx.channels.warnings, "Bayesian fit")
+    not_converged = _not_converged(ctx.channels.diagnostics)
+    if not_converged:
+        ctx.add_flags([Flag("channels.not-converged", not_converged, "Bayesian fit", "error")])
+
+
+#: Beyond these the chains are not a sample of the posterior at all, so the NC-ECE drawn
+#: from them is not a measurement (an error flag, not the warnings of THRESHOLDS): split
+#: R-hat above 1.1, the classic bound of Gelman et al. (between-chain spread still a fifth
+#: of the within-chain spread), or fewer than 20 effective draws, from which a 90%
+#: interval's ends rest on about one draw each.
+NOT_CONVERGED = {"rhat_max": 1.1, "ess_bulk_min": 20.0}
+
+
+def _not_converged(diag: Mapping[str, Any]) -> str | None:
+    """The error message when the sampler failed outright (:data:`NOT_CONVERGED`), or None.
+
+    Examples
+    --------
+    >>> _not_converged({"rhat_max": 1.004, "ess_bulk_min": 850.0}) is None
+    True
+    >>> _not_converged({"rhat_max": 2.87, "ess_bulk_min": 2.0})[:58]
+    'the sampler did not converge (R-hat 2.87 above 1.1, bulk E'
+    """
+    rhat, ess = diag.get("rhat_max"), diag.get("ess_bulk_min")
+    problems = []
+    if rhat is not None and rhat > NOT_CONVERGED["rhat_max"]:
+        problems.append(f"R-hat {rhat:.3g} above {NOT_CONVERGED['rhat_max']}")
+    if ess is not None and ess < NOT_CONVERGED["ess_bulk_min"]:
+        problems.append(f"bulk ESS {ess:.0f} below {NOT_CONVERGED['ess_bulk_min']:.0f}")
+    if not problems:
+        return None
+    return (
+        f"the sampler did not converge ({', '.join(problems)}): its draws do not describe the "
+        "channel posterior, so the NC-ECE and its interval are not a measurement. Rerun with "
+        "more --tune and --draws; if that does not help, the priors or the channel model "
+        "conflict with the data (see the sampler diagnostics)."
+    )
 
 
 def channel_entries(ctx: Context) -> list[dict] | dict:

@@ -266,6 +266,63 @@ def test_never_coanswered_pair_refused():
         bc.fit_channels(d, "gmm", groups=2)
 
 
+def _flips(n, seed, k):
+    rng = np.random.default_rng(seed)
+    score = rng.random(n)
+    truth = (rng.random(n) < score).astype(int)
+    a, b = [0.1, 0.15, 0.2, 0.1][:k], [0.8, 0.9, 0.85, 0.8][:k]
+    return simulate_flip_data(score, truth, a, b, random_state=seed)
+
+
+def _split_design(n=600, seed=0, four=False):
+    """r1 (and r4 with ``four``) alone on the first half of the items, r2 and r3 on the other."""
+    d = _flips(n, seed, 4 if four else 3)
+    lab = d.labels.copy()
+    half = n // 2
+    lab[:half, 1:3] = np.nan
+    lab[half:, 0] = np.nan
+    if four:
+        lab[half:, 3] = np.nan
+    return bc.Annotations.from_arrays(d.score, lab)
+
+
+def test_parts_that_share_no_item_are_refused_for_one_prevalence_and_warned_for_groups():
+    """r1 alone on half the items, r2 and r3 on the other half: Dawid-Skene EM (one
+    prevalence) passed the design check and gave an NC-ECE that moved with the seed
+    (0.221 / 0.206 / 0.193). Each part must identify its own channels: refused, naming
+    the parts. Score groups let a part borrow the groups' prevalences: a warning."""
+    d = _split_design()
+    for method in ("dawid_skene_em", "moments"):
+        with pytest.raises(IdentificationError, match=r"2 parts that never answer the same item"):
+            bc.fit_channels(d, method, groups=1)
+    with pytest.warns(IdentificationWarning, match=r"\{a2, a3\}: 300 item\(s\); \{a1\}: 300"):
+        bc.fit_channels(d, "score_bin_em", groups=5)
+    # a connected design of the same size passes: one item answered by all three links them
+    lab = d.labels.copy()
+    lab[0, :] = [1, 1, 1]
+    lab[1, :] = [0, 0, 0]
+    linked = bc.Annotations.from_arrays(d.score, lab)
+    with pytest.raises(IdentificationError, match="never answered an item all three together"):
+        bc.fit_channels(_pairs_only(), "dawid_skene_em", groups=1)
+    from bayescal.channels.identification import design_parts
+
+    assert [p[0] for p in design_parts(bc.summarize(linked, groups=1))] == [[0, 1, 2]]
+
+
+def _pairs_only(n=900, seed=1):
+    """Three annotators, every item answered by exactly two of them (pairs in turn)."""
+    d = _flips(n, seed, 3)
+    lab = d.labels.copy()
+    lab[np.arange(n), np.arange(n) % 3] = np.nan
+    return bc.Annotations.from_arrays(d.score, lab)
+
+
+def test_a_part_of_two_beside_one_of_three_is_refused_for_dawid_skene():
+    """{r1, r4} beside {r2, r3}: no part has three annotators."""
+    with pytest.raises(IdentificationError, match="fewer than three annotators"):
+        bc.fit_channels(_split_design(four=True), "dawid_skene_em", groups=1)
+
+
 def test_annotator_without_answers_refused():
     lab = np.random.default_rng(0).integers(0, 2, (50, 3)).astype(float)
     lab[:, 1] = np.nan
