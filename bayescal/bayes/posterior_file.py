@@ -30,17 +30,20 @@ and then, once the group is read, what the values are:
 - every value of a variable with ``chain`` and ``draw`` dimensions (channels,
   confusion rows, prevalences: probabilities, all of them) is a normal floating-point
   number in (0, 1) (:func:`probability_problem`), and no
-  coordinate of such a variable is degenerate:
-  draws whose standard deviation is at most :data:`DEGENERATE_ULPS` units of
-  rounding (``eps * max |x|``) of that coordinate are equal up to rounding, a point
-  mass that would make the prior's moment match divide by zero.
+  coordinate of such a variable is degenerate: draws narrower than any posterior of
+  :data:`MAX_ANSWERS` answers (standard deviation below ``sqrt(m (1 - m) /
+  MAX_ANSWERS)`` around their mean ``m``) are a point mass, not a posterior, and would
+  make the prior's moment match (and the sampler) meet a spike.
 
-The floor of the last check: draws computed from one real number by different
-sequences of floating-point operations differ by a few units of rounding each
-(``eps * |x|`` per operation), far below 1024 of them, while a genuine posterior of
-a probability ``m`` from ``n`` answers has a standard deviation near
-``sqrt(m (1 - m) / n)``, which reaches ``1024 eps m`` (2.3e-13 m) only for ``n``
-beyond 1e25 answers. Between the two there is no real posterior.
+The floor of the last check: a posterior of a probability ``m`` from ``n`` answers has a
+standard deviation of at least about ``sqrt(m (1 - m) / n)`` (the Cramér-Rao bound;
+a prior from earlier audits only adds their answers to ``n``). :data:`MAX_ANSWERS` =
+10^11 is ten times more answers than a hundred audits of 10^7 items by ten annotators
+hold, so a real posterior (of 10^10 answers or fewer) lies a factor sqrt(10) = 3.2 or
+more above the floor, far beyond the few per cent by which a few hundred draws misjudge
+their standard deviation; draws equal up to rounding (an earlier sampler stuck, a file
+with every draw the same: a variance of 1e-34) and draws of 0.1 +- 1e-12 (no variance
+a sampler could mix in: R-hat 2.9, two effective draws) fall far below it.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ from bayescal.errors import ConfigError, DataError
 __all__ = [
     "MAX_POSTERIOR_BYTES",
     "MAX_EXPANSION",
-    "DEGENERATE_ULPS",
+    "MAX_ANSWERS",
     "load_channel_posterior",
     "load_multiclass_posterior",
     "read_posterior_group",
@@ -78,9 +81,10 @@ MAX_POSTERIOR_BYTES = 1 << 29
 #: ``draw`` coordinate and for a sampler stuck on repeated draws.
 MAX_EXPANSION = 64
 _EXPANSION_FROM = 1 << 20
-#: Draws of a coordinate whose standard deviation is at most this many units of rounding
-#: (``eps * max |x|``) are refused as equal up to rounding (see the module docstring).
-DEGENERATE_ULPS = 1024
+#: Most answers a posterior in a priors file may rest on: draws narrower than
+#: ``sqrt(m (1 - m) / MAX_ANSWERS)`` around their mean ``m`` are refused as a point mass
+#: (see the module docstring).
+MAX_ANSWERS = 10**11
 
 #: file signatures: HDF5 (netCDF-4) and classic netCDF (which has no groups)
 _HDF5 = b"\x89HDF\r\n\x1a\n"
@@ -293,29 +297,33 @@ def probability_problem(values: np.ndarray) -> str | None:
 
 
 def _check_spread(var: str, da, path, refuse: Refuse) -> None:
-    """Refuse the first coordinate of ``da`` whose draws are equal up to rounding."""
+    """Refuse the first coordinate of ``da`` whose draws are narrower than a posterior of
+    :data:`MAX_ANSWERS` answers (a point mass, see the module docstring)."""
     rest = [d for d in da.dims if d not in (CHAIN, DRAW)]
-    x = da.transpose(CHAIN, DRAW, *rest).values
+    x = da.transpose(CHAIN, DRAW, *rest).values.astype(np.float64)
     x = x.reshape(x.shape[0] * x.shape[1], -1)
     top = np.abs(x).max(axis=0)
     # the spread of x / max|x|, scaled back: the squares of draws near 1e-200 underflow to
     # a standard deviation of 0 although they differ by 10% (probability_problem already
     # refused zeros and subnormals, so top is a normal number)
     sd = (x / top).std(axis=0) * top
-    floor = DEGENERATE_ULPS * np.finfo(x.dtype).eps * top
-    flat = np.flatnonzero(sd <= floor)
+    m = x.mean(axis=0)
+    floor = np.sqrt(m * (1.0 - m) / MAX_ANSWERS)
+    flat = np.flatnonzero(sd < floor)
     if flat.size == 0:
         return
-    index = np.unravel_index(int(flat[0]), [da.sizes[d] for d in rest])
+    first = int(flat[0])
+    index = np.unravel_index(first, [da.sizes[d] for d in rest])
     where = ", ".join(
         f"{d}={str(da[d].values[i]) if d in da.coords else i}" for d, i in zip(rest, index)
     )
     raise refuse(
         path,
-        f"the draws of {var}[{where}] are all equal up to rounding (standard deviation "
-        f"{float(sd[flat[0]]):.3g}, at most {DEGENERATE_ULPS} units of rounding of "
-        f"{float(np.abs(x[:, flat[0]]).max()):.6g}; {flat.size} such coordinate(s)): a point "
-        "mass, not a posterior; give the posterior.nc of a sampled audit",
+        f"the draws of {var}[{where}] have standard deviation {float(sd[first]):.3g} around "
+        f"{float(m[first]):.6g} ({flat.size} such coordinate(s)): narrower than a posterior of "
+        f"{MAX_ANSWERS:.0e} answers, whose standard deviation is at least sqrt(m (1 - m) / n) = "
+        f"{float(floor[first]):.3g}; a point mass (or draws equal up to rounding), not a "
+        "posterior; give the posterior.nc of a sampled audit",
     )
 
 

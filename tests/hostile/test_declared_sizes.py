@@ -26,7 +26,7 @@ from posterior_builders import binary_posterior, declared, multiclass_posterior,
 import bayescal.bayes.posterior_file as posterior_file
 from bayescal import Annotations, MulticlassAnnotations, load_long, load_table
 from bayescal.bayes.posterior_file import (
-    DEGENERATE_ULPS,
+    MAX_ANSWERS,
     MAX_POSTERIOR_BYTES,
     load_channel_posterior,
     load_multiclass_posterior,
@@ -232,8 +232,29 @@ def test_draws_equal_up_to_rounding_are_a_point_mass(tmp_path):
     post = _nearly_constant(binary_posterior(), "a", 1e-17)
     assert 0 < float(post["a"].var()) < 1e-32
     message = refusal(load_channel_posterior, write(post, tmp_path / "d.nc"))
-    assert "the draws of a[annotator=r1] are all equal up to rounding" in message
+    assert "the draws of a[annotator=r1] have standard deviation" in message
     assert "3 such coordinate(s)" in message and "point mass" in message
+
+
+@pytest.mark.parametrize("sd", [1e-12, 1e-9, 1e-7])
+def test_draws_narrower_than_any_real_posterior_are_a_point_mass(tmp_path, sd):
+    """0.3 +- 1e-12 passed the earlier floor of 1024 units of rounding and was sampled as a
+    prior: R-hat 2.9, two effective draws, and NC-ECE still "reliable". A posterior of n
+    answers has sd >= sqrt(m (1 - m) / n), so these would need 10^11 answers or more."""
+    post = _nearly_constant(binary_posterior(), "a", sd)
+    message = refusal(load_channel_posterior, write(post, tmp_path / "n.nc"))
+    assert f"narrower than a posterior of {MAX_ANSWERS:.0e} answers" in message
+    mc = multiclass_posterior()
+    conf = mc["confusion"].values.copy()
+    rng = np.random.default_rng(2)
+    noise = sd * rng.standard_normal(conf.shape[:2])
+    conf[:, :, 0, 0, :] = [0.8, 0.1, 0.1]  # one row of one annotator, nearly constant
+    conf[:, :, 0, 0, 0] += noise
+    conf[:, :, 0, 0, 1] -= noise
+    mc["confusion"] = (mc["confusion"].dims, conf)
+    assert "narrower than a posterior" in refusal(
+        load_multiclass_posterior, write(mc, tmp_path / "m.nc")
+    )
 
 
 def test_one_degenerate_coordinate_among_genuine_ones_is_named(tmp_path):
@@ -248,21 +269,20 @@ def test_one_degenerate_coordinate_among_genuine_ones_is_named(tmp_path):
     assert "confusion[annotator=r3, true_class=y, answered_class=x]" in message
 
 
-def test_the_floor_follows_the_stored_precision(tmp_path):
+def test_the_floor_holds_for_float32_draws(tmp_path):
     """float32 draws round at 1.2e-7, so 1e-9 of spread on 0.3 is rounding there."""
     post = _nearly_constant(binary_posterior(), "a", 1e-9, dtype=np.float32)
     assert post["a"].dtype == np.float32
-    assert "equal up to rounding" in refusal(load_channel_posterior, write(post, tmp_path / "f.nc"))
+    assert "point mass" in refusal(load_channel_posterior, write(post, tmp_path / "f.nc"))
 
 
 def test_the_narrowest_real_posteriors_pass_the_floor(tmp_path):
-    """A Beta posterior from 10^12 answers (sd 4.6e-7 at 0.3) is far above the floor of
-    1024 eps x 0.3 = 6.8e-14, and so is a spread of 10^4 units of rounding."""
-    eps = np.finfo(np.float64).eps
-    for sd in (np.sqrt(0.3 * 0.7 / 1e12), 10 * DEGENERATE_ULPS * eps * 0.3):
-        post = _nearly_constant(binary_posterior(), "a", sd)
+    """A Beta posterior from 10^10 answers (sd 4.6e-6 at 0.3, a hundred audits of 10^8
+    answers) is sqrt(10) times above the floor of 10^11 answers."""
+    for n in (1e10, 1e6):
+        post = _nearly_constant(binary_posterior(), "a", np.sqrt(0.3 * 0.7 / n))
         fit = load_channel_posterior(write(post, tmp_path / "n.nc"))
-        assert fit.a.values.std(axis=0).min() > DEGENERATE_ULPS * eps * 0.3
+        assert fit.a.values.std(axis=0).min() > np.sqrt(0.3 * 0.7 / MAX_ANSWERS)
 
 
 @pytest.mark.parametrize("track", ["binary", "multiclass"])
@@ -286,9 +306,11 @@ def test_a_subnormal_draw_is_no_sampled_probability(tmp_path, track):
 def test_tiny_draws_that_differ_are_not_called_equal_and_no_prior_is_matched(tmp_path, track):
     """Draws near 1e-200 that differ by 10% were called "all equal up to rounding (standard
     deviation 0)": their squares underflow. The spread is now measured relative to the
-    draws, so the file passes the loader; the moment match then says why it cannot be done
-    (a variance of ~1e-402 is below float64's range), naming the size, not "variance 0"."""
+    draws: a file of them is refused with its true spread (a posterior of 1e-200 +- 1e-201
+    needs some 1e198 answers); a fit made in Python that holds them is refused by the
+    moment match, which says its variance underflows float64, not "variance 0"."""
     from bayescal.bayes.priors import ChannelPriors
+    from bayescal.channels.result import ChannelFit
 
     post = binary_posterior() if track == "binary" else multiclass_posterior()
     var = "a" if track == "binary" else "confusion"
@@ -301,7 +323,33 @@ def test_tiny_draws_that_differ_are_not_called_equal_and_no_prior_is_matched(tmp
         values[:, :, 1, 0, 1] += values[:, :, 1, 0, 0] - tiny
         values[:, :, 1, 0, 0] = tiny
     post[var] = (post[var].dims, values)
-    fit = LOADERS[track](write(post, tmp_path / "tiny.nc"))
+    message = refusal(LOADERS[track], write(post, tmp_path / "tiny.nc"))
+    assert re.search(r"standard deviation [0-9.]+e-20[12] around [0-9.]+e-20[01]", message)
+    assert "standard deviation 0" not in message and "narrower than a posterior" in message
+    flat = values.reshape(-1, *values.shape[2:])
+    if track == "binary":
+        b = post["b"].values.reshape(flat.shape)
+        prev = np.full((flat.shape[0], 1), 0.4)
+        fit = ChannelFit.from_draws(
+            flat,
+            b,
+            prev,
+            annotators=["r1", "r2", "r3"],
+            groups=["all"],
+            group_counts=[100],
+            method="bayes_marginal",
+        )
+    else:
+        prev = np.full((flat.shape[0], 1, 3), 1 / 3)
+        fit = ChannelFit.from_confusion(
+            flat,
+            prev,
+            annotators=["r1", "r2", "r3"],
+            classes=["x", "y", "z"],
+            groups=["all"],
+            group_counts=[100],
+            method="bayes_multiclass",
+        )
     with pytest.raises(ConfigError) as info:
         ChannelPriors.from_fit(fit)
     message = str(info.value)
