@@ -94,18 +94,21 @@ def responsive_figure(
     drawn: dict[str, matplotlib.figure.Figure] = {}
 
     def layout(name: str) -> matplotlib.figure.Figure:
-        # Both layouts are drawn the first time either PNG is read, together and once.
+        # Both layouts are drawn the first time either PNG is read, together and once; kept
+        # only when both were drawn, so a drawing that fails fails again with its own error
+        # for the other layout (not a KeyError: the trace figure of a stuck sampler)
         if not drawn:
             with warnings.catch_warnings():
                 # as while the audit's steps run: what they care about is already a flag
                 warnings.simplefilter("ignore")
-                drawn["wide"] = new_figure(figsize=size)
-                draw(drawn["wide"], False)
-                drawn["narrow"] = new_figure(figsize=(NARROW_WIDTH, narrow_height))
-                draw(drawn["narrow"], True)
+                wide = new_figure(figsize=size)
+                draw(wide, False)
+                narrow = new_figure(figsize=(NARROW_WIDTH, narrow_height))
+                draw(narrow, True)
                 with literal_text():
                     # stacked panels: keep titles clear of the ticks above them
-                    drawn["narrow"].tight_layout()
+                    narrow.tight_layout()
+            drawn.update(wide=wide, narrow=narrow)
         return drawn[name]
 
     return Figure(

@@ -550,6 +550,21 @@ def test_an_out_whose_parent_is_not_writable_is_saved_file_by_file(tmp_path, mon
 
 
 # ------------------------------------------------------------------ figures
+def test_a_failed_figure_fails_with_its_own_error_in_both_layouts():
+    """The wide layout's drawing raised; the phone layout then raised KeyError('narrow'),
+    hiding the cause (a stuck sampler's trace figure). Both now raise the drawing's error."""
+    from bayescal.report.figures import responsive_figure
+
+    def draw(fig, narrow):
+        raise OverflowError("cannot draw a density of equal draws")
+
+    fig = responsive_figure("Trace", draw, size=(9, 4), narrow_height=6)
+    with pytest.raises(OverflowError, match="equal draws"):
+        fig.png_base64  # noqa: B018 (the property draws)
+    with pytest.raises(OverflowError, match="equal draws"):
+        fig.narrow_png_base64  # noqa: B018
+
+
 def test_a_figure_that_cannot_be_drawn_fails_its_section_only(tmp_path):
     """The issue's crash: ArviZ's density estimate raises OverflowError on draws equal up to
     rounding (reproduced with bayescal's own trace plot); the report is written anyway."""

@@ -132,3 +132,25 @@ def test_clean_audit_raises_no_warning(fp, fn, missing, channels, groups):
     # leaves about 1% of items unanswered) may be reported; nothing about plausibility.
     assert {w["code"] for w in r.summary["warnings"]} <= {"data.unannotated"}
     assert r.summary["ece"]["nc"]["reliable"] is True
+
+
+def test_a_sampler_that_did_not_converge_makes_the_number_unreliable(monkeypatch):
+    """R-hat 2.87 and two effective draws (a point-mass prior sampled) was shown as warnings
+    only, with ``ece.nc.reliable: true``: beyond R-hat 1.1 or 20 effective draws the chains
+    are no sample of the posterior, so it is an error flag and the number is not reliable."""
+    import bayescal.report.sections as sections
+
+    real = sections.fit_posterior
+
+    def stuck(ctx, summary, **options):
+        fit = real(ctx, summary, **options)
+        fit.diagnostics.update(rhat_max=2.87, ess_bulk_min=2.0)
+        return fit
+
+    monkeypatch.setattr(sections, "fit_posterior", stuck)
+    r = audit(simulate_toy(600, random_state=3), draws=100, tune=100, random_state=0)
+    nc = r.summary["ece"]["nc"]
+    assert nc["reliable"] is False and nc["unreliable_because"] == ["channels.not-converged"]
+    [flag] = [w for w in r.summary["warnings"] if w["code"] == "channels.not-converged"]
+    assert "R-hat 2.87 above 1.1, bulk ESS 2 below 20" in flag["message"]
+    assert flag["severity"] == "error"
