@@ -283,8 +283,15 @@ def check_arguments(args: argparse.Namespace) -> None:
         ]
         if stray:
             raise ConfigError(f"{' and '.join(stray)} apply to multiclass data only: add --probs.")
+        if args.groups is not None and given(args.groups) and args.channels == "dawid-skene-em":
+            raise ConfigError(
+                f"--groups {args.groups} changes nothing with --channels dawid-skene-em: on two "
+                "classes it fits one prevalence for all items (the marginal Dawid-Skene model). "
+                "Leave --groups out, or use --channels score-bin-em for one prevalence per "
+                "score group."
+            )
         if args.groups is None:
-            args.groups = 5
+            args.groups = default(5)  # marked, so that a second check can tell it was not given
     _check_knowledge_options(args)
     if "subgroups" in args.skip and not getattr(args, "subgroup", None):
         note = (
@@ -347,6 +354,21 @@ def _check_knowledge_options(args: argparse.Namespace) -> None:
         raise ConfigError("--subgroup-channels needs --subgroup COL.")
     if getattr(args, "subgroup", None) and getattr(args, "example", None):
         raise ConfigError("--subgroup names a column of DATA; the examples have no subgroup.")
+    if getattr(args, "example", None):
+        columns = [
+            f"--{name}"
+            for name in ("annotators", "truth", "item", "long", "probs")
+            if getattr(args, name, None)
+        ]
+        if getattr(args, "score", "score") != "score":
+            columns.insert(0, "--score")
+        if columns:
+            raise ConfigError(
+                f"{', '.join(columns)} name{'s' if len(columns) == 1 else ''} columns of DATA; "
+                f"--example {args.example} has its own columns. Leave "
+                f"{'it' if len(columns) == 1 else 'them'} out, or give your data file instead "
+                "of --example."
+            )
     if getattr(args, "subgroup", None) and getattr(args, "long", None):
         raise ConfigError(
             "--subgroup reads a column of a wide table (one row per item); it does not work "

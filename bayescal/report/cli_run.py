@@ -14,7 +14,6 @@ import shlex
 import sys
 import time
 
-from bayescal.errors import ConfigError
 from bayescal.progress import dask_progress
 from bayescal.report.cli import check_arguments, wants_multiclass
 from bayescal.report.cli_output import display_of, progress_wanted, report_outcome, say
@@ -46,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # before any loading or fitting: a bad --out costs nothing
     multiclass = wants_multiclass(args)
     earlier = _earlier_posterior(args, multiclass)
-    data = _load(args, multiclass)
+    data = _load(args)
     # The model, sampler and report stages are imported once the inputs are read: a refused
     # --out, --priors or data file answers without them (SciPy, numba, the audit's sections).
     from bayescal.bayes.priors import ChannelPriors
@@ -79,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(data, "columns", None):
         say(args, f"bayescal: {describe_columns(data)}")
     groups = "predicted" if multiclass and args.groups is None else args.groups
+    groups = int(groups) if isinstance(groups, int) else groups  # a marked default: plain
     say(
         args,
         f"bayescal: multiclass audit with channels={args.channels} (groups={groups}, "
@@ -146,11 +146,9 @@ def _earlier_posterior(args: argparse.Namespace, multiclass: bool):
     return load(args.priors)
 
 
-def _load(args: argparse.Namespace, multiclass: bool):
+def _load(args: argparse.Namespace):
     """The data; on a terminal the status line says what is being read (dask's tasks out of
     core). Nothing is printed otherwise, so a refused file stays a one-line error."""
-    if multiclass and args.example and args.probs:
-        raise ConfigError("--example sets its own columns; leave out --probs.")
     display = display_of(args)
     if args.data and not args.example and is_out_of_core(args.data):
         display.status(f"summarising {args.data} out of core")

@@ -186,6 +186,9 @@ def test_groups_1_is_the_marginal_design_and_two_annotators_need_more(tmp_path):
         (["--priors-inflate", "2"], "--priors-inflate needs --priors FILE"),  # the default
         (["--priors-inflate", "1000001"], "must be at most 1,000,000"),
         (["--priors-inflate", "1e308"], "must be at most 1,000,000"),
+        # binary Dawid-Skene EM has one prevalence for all items: the groups changed nothing
+        (["--channels", "dawid-skene-em", "--groups", "3"], "--groups 3 changes nothing"),
+        (["--channels", "dawid-skene-em", "--groups", "5"], "--groups 5 changes nothing"),
     ],
 )
 def test_options_that_would_change_nothing_are_refused_before_any_work(args, says, tmp_path):
@@ -195,6 +198,25 @@ def test_options_that_would_change_nothing_are_refused_before_any_work(args, say
     out = tmp_path / "out"
     line = one_line([*AUDIT, *args, "--out", out])
     assert says in line and "does not exist" not in line, line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--annotators", "r1"], "--annotators names columns of DATA"),
+        (["--score", "p", "--item", "id"], "--score, --item name columns of DATA"),
+        (["--truth", "y"], "--truth names"),
+        (["--probs", "p0,p1,p2"], "--probs names"),
+        (["--long", "item,rater,label"], "--long names"),
+    ],
+)
+def test_column_options_with_an_example_are_refused(args, says, tmp_path):
+    """``--example snli-entailment --annotators r1`` audited all three annotators without a
+    word: an example has its own columns, so options that name columns of DATA are refused."""
+    out = tmp_path / "out"
+    line = one_line(["audit", "--example", "snli-entailment", *args, "--out", out])
+    assert says in line and "has its own columns" in line, line
     assert not out.exists()
 
 
