@@ -17,7 +17,7 @@ commit a result the user has just asked to abandon.
 The first signal decides, in the order the signals arrived (Python's wakeup
 fd; Python itself would handle signals pending together in number order, SIGINT
 first). Once it has raised :class:`Interrupted`, further
-SIGINT / SIGTERM (Ctrl-C pressed again, a supervisor's SIGTERM) are recorded in
+SIGINT / SIGTERM / SIGHUP (Ctrl-C pressed again, a supervisor's SIGTERM) are recorded in
 ``guard.later`` and change nothing: the clean-up the first one started is not
 cut, and the exit status and message are the first signal's. With
 ``ignore_after_stop=True`` (the command line, as a whole process) they stay
@@ -53,8 +53,10 @@ from typing import Any
 
 __all__ = ["Interrupted", "HELD_SIGNALS", "interrupts_raised", "signals_held", "exit_status"]
 
-#: The signals a run stops on, and the ones held during a commit.
-HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The signals a run stops on, and the ones held during a commit: Ctrl-C, a supervisor's
+#: SIGTERM, and SIGHUP (the terminal or SSH session closed; under ``nohup``, which ignores
+#: it, it stays ignored: see :func:`_python_handlers`).
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Interrupted(BaseException):
@@ -192,9 +194,14 @@ class _ArrivalOrder:
 
 def _python_handlers() -> dict:
     """The current handler of each held signal; a handler installed outside Python (None)
-    cannot be put back, so that signal is left alone."""
+    cannot be put back, so that signal is left alone, and so is a SIGHUP the caller ignores
+    (``nohup bayescal audit ...`` must survive the terminal closing)."""
     handlers = {signum: signal.getsignal(signum) for signum in HELD_SIGNALS}
-    return {signum: h for signum, h in handlers.items() if h is not None}
+    return {
+        signum: h
+        for signum, h in handlers.items()
+        if h is not None and not (signum == signal.SIGHUP and h == signal.SIG_IGN)
+    }
 
 
 @contextmanager

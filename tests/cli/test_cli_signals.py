@@ -102,7 +102,9 @@ def _assert_untouched(out: Path, before: dict) -> None:
     assert [p.name for p in out.parent.iterdir()] == [out.name]
 
 
-@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(
+    "signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
+)
 def test_signal_during_sampling(out, signum, status):
     before = tree(out)
     proc = start(["audit", "--example", "snli-entailment", *LONG_SAMPLING, "--out", out])
@@ -117,6 +119,23 @@ def test_signal_during_sampling(out, signum, status):
     ]
     assert seconds < EXIT_WITHIN
     _assert_untouched(out, before)
+
+
+def test_a_sighup_that_nohup_ignores_stays_ignored(out, tmp_path):
+    """SIGHUP (the terminal closed) stops a run like SIGTERM (it exited 129 without a word);
+    under ``nohup``, which ignores it, the run must go on and finish."""
+    new = tmp_path / "new"
+    argv = ["audit", "--example", "snli-entailment", "--channels", "dawid-skene-em"]
+    proc = start(
+        [*argv, *SKIP_REFITS, "--out", new],
+        without=WITHOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    _wait_for_line(proc, "checking the design")
+    proc.send_signal(signal.SIGHUP)
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=EXIT_WITHIN) == 0, rest
+    assert (new / "report.html").exists() and "interrupted" not in rest
 
 
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
