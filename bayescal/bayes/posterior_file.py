@@ -363,6 +363,13 @@ def load_channel_posterior(path, *, option: str = "--priors") -> ChannelFit:
     """
     refuse = functools.partial(_refuse, option=option)
     post = read_posterior_group(path, refuse, option=option)
+    if "a" not in post and "confusion" in post:
+        n_classes = post.sizes.get(TRUE_CLASS, 0)
+        raise refuse(
+            path,
+            f"it holds a multiclass confusion posterior ({n_classes} classes), not the binary "
+            "channels a, b: priors carry over between audits with the same classes",
+        )
     for var, dims in _DIMS.items():
         if var not in post:
             raise refuse(path, f"no variable {var!r} in the posterior group")

@@ -358,6 +358,15 @@ def test_tiny_draws_that_differ_are_not_called_equal_and_no_prior_is_matched(tmp
     assert "variance 0" not in message and "\n" not in message
 
 
+def test_a_posterior_of_the_other_track_says_which_it_is(tmp_path):
+    """A multiclass posterior given to a binary audit said only "no variable 'a'"."""
+    mc = write(multiclass_posterior(), tmp_path / "mc.nc")
+    message = refusal(load_channel_posterior, mc)
+    assert "it holds a multiclass confusion posterior (3 classes)" in message
+    binary = write(binary_posterior(), tmp_path / "bin.nc")
+    assert "it holds a binary channel posterior" in refusal(load_multiclass_posterior, binary)
+
+
 # ------------------------------------------------------------------ names
 def test_repeated_names_are_refused(tmp_path):
     post = binary_posterior().assign_coords(annotator=["r1", "r2", "r1"])
