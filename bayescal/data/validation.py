@@ -443,6 +443,8 @@ def range_hint(values: np.ndarray, link: str) -> str:
     'The values lie in [0, 100]: if they are percentages, divide them by 100.'
     >>> range_hint(np.array([0.5, 1.0000001]), "sigmoid")  # doctest: +ELLIPSIS
     'The values lie in [0.5, 1.0000001], just outside [0, 1]: rounding where...'
+    >>> range_hint(np.array([0.2, 1.29]), "softmax")  # doctest: +ELLIPSIS
+    'The values lie in [0.2, 1.29], a little above 1: neither rounding nor percentages...'
     >>> range_hint(np.array([-2.0, 3.1]), "softmax")
     'Pass probabilities, not logits (apply a softmax first).'
     """
@@ -454,6 +456,14 @@ def range_hint(values: np.ndarray, link: str) -> str:
         return (
             f"The values lie in [{lo:.10g}, {hi:.10g}], just outside [0, 1]: rounding where "
             "they were written? Bring them into [0, 1] yourself (bayescal clips nothing)."
+        )
+    if lo >= 0 and hi < 2:
+        # as percentages every value would be below 2%; as rounding they would be within
+        # ROUNDING_SLACK of [0, 1]: neither, so say what was seen rather than guess
+        return (
+            f"The values lie in [{lo:.6g}, {hi:.6g}], a little above 1: neither rounding nor "
+            "percentages look likely; check how they were computed (rows that should sum to "
+            "1 that do not, a sum or an average of probabilities)."
         )
     if lo >= 0 and hi <= 100:
         return "The values lie in [0, 100]: if they are percentages, divide them by 100."

@@ -428,3 +428,9 @@ def test_percentages_and_logits_get_their_own_fix(tmp_path, out_of_core):
     else:
         extra = ("--probs", "p0,p1,p2", "--channels", "dawid-skene-em")
         assert percent in audit_error(folders["probs"] / "a.csv", tmp_path, *extra)
+        # probabilities 1.3 times too large were told "if they are percentages": below 2
+        # no percentage reading is likely, and the message says what was seen instead
+        scaled = tmp_path / "scaled.csv"
+        scaled.write_text("p0,p1,p2,r1,r2\n0.13,0.39,1.28,0,1\n0.26,0.26,0.78,1,2\n")
+        message = audit_error(scaled, tmp_path, *extra)
+        assert "[0.13, 1.28], a little above 1" in message and percent not in message
