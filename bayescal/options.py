@@ -46,6 +46,8 @@ MAX_INFLATE = 1e6
 #: range of channel bootstrap draws / item bootstrap replicates per simulated audit.
 PLAN_MAX_REPS = 10_000
 PLAN_DRAW_RANGE = (20, 10_000)
+#: Fewest pilot items (rows of ``--pilot-scores``, ``PlanScenario(scores=)``) a plan draws from.
+PLAN_MIN_PILOT_ITEMS = 10
 
 #: ``--channels`` choices of the binary audit: the Bayesian grouped model or a point estimator.
 CHANNEL_CHOICES = ("bayes", "score-bin-em", "dawid-skene-em", "gmm", "hui-walter")

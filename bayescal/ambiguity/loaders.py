@@ -49,6 +49,7 @@ __all__ = [
     "CHAOSNLI_CLASSES",
     "CHAOSNLI_PREDICTION_ORDER",
     "MISSING_PREDICTIONS",
+    "NPZ_ARRAYS",
 ]
 
 CIFAR10_CLASSES = (
@@ -501,14 +502,40 @@ def _check_npz_sizes(p) -> None:
         ) from None
 
 
+#: The arrays :func:`load_npz` reads: required, then optional.
+NPZ_ARRAYS = ("logits", "counts", "classes", "item_ids", "reference")
+
+
+def _refuse_unknown_arrays(p, names) -> None:
+    """Refuse an archive member :func:`load_npz` would not read (a misspelt ``item_id``
+    would otherwise be ignored without a word), suggesting the closest accepted name."""
+    import difflib
+
+    unknown = [n for n in names if n not in NPZ_ARRAYS]
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name, NPZ_ARRAYS, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    more = f" ({len(unknown)} unknown arrays in all)" if len(unknown) > 1 else ""
+    raise DataError(
+        f"npz file {str(p)!r} holds an array {show_value(name)}{hint} that bayescal does not "
+        f"read{more}; the arrays it reads are {', '.join(NPZ_ARRAYS[:2])} (required) and "
+        f"{', '.join(NPZ_ARRAYS[2:])} (optional). Rename the array, or save the archive "
+        "without it."
+    )
+
+
 def load_npz(path, *, name: str | None = None) -> AmbiguityData:
     """Read logits and annotator counts from a NumPy ``.npz`` archive.
 
     Required arrays: ``logits`` (n_items, n_classes), finite, and ``counts``
     (n_items, n_classes), whole non-negative annotator counts with at least one
     per item. Optional: ``classes`` (n_classes,) strings, ``item_ids``
-    (n_items,), ``reference`` (n_items,) integer labels. Pickled objects are
-    refused (``allow_pickle=False``), so a file cannot run code on load.
+    (n_items,), ``reference`` (n_items,) integer labels. Any other array is
+    refused (:data:`NPZ_ARRAYS`, with the closest accepted name), so a misspelt
+    optional array is never ignored. Pickled objects are refused
+    (``allow_pickle=False``), so a file cannot run code on load.
 
     Parameters
     ----------
@@ -543,7 +570,10 @@ def load_npz(path, *, name: str | None = None) -> AmbiguityData:
     _check_npz_sizes(p)
     try:
         with np.load(p, allow_pickle=False) as npz:
+            _refuse_unknown_arrays(p, npz.files)
             arrays = {k: npz[k] for k in npz.files}
+    except DataError:
+        raise
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
         raise DataError(
             f"npz file {str(p)!r} is not a readable .npz archive of plain arrays ({exc})."

@@ -1296,6 +1296,9 @@ def _load_wide(
         **({} if group is None else {"group": group}),
         "unused": [x for x in table.header if x not in used],
     }
+    subgroups: np.ndarray | None = None
+    if group is not None:  # read for the subgroups (--groups, groups= are channel groups)
+        subgroups = table.ids(group, f"subgroup column {group!r} (--subgroup; group=)")
     return Annotations._build(
         lab,
         score=z,
@@ -1304,7 +1307,7 @@ def _load_wide(
         map_names=False,
         truth=y,
         gold=g,
-        group=None if group is None else table.ids(group, f"group column {group!r}"),
+        group=subgroups,
         annotators=[str(a) for a in names],
         item=None if item is None else table.ids(item, "item ids"),
         where=table.where,

@@ -519,7 +519,8 @@ def check_probs(
             f"{name} rows must sum to one within {sum_tol:g}; {int(bad.sum())} row(s) do not, at "
             f"{_rows(bad, where)} (the worst, at {where(i)}, sums to {p[i].sum():.10g}). Check "
             "that there is one column per class, in class order, and that the scores are "
-            "probabilities (a softmax output), or pass sum_tol= for coarsely rounded files."
+            "probabilities (a softmax output); renormalise the rows of a coarsely rounded "
+            "file (or, in Python, pass sum_tol=)."
         )
     return p
 

@@ -55,7 +55,7 @@ from bayescal.channels.em import dawid_skene_em
 from bayescal.channels.result import ChannelFit
 from bayescal.errors import ConfigError, FitError, IdentificationError
 from bayescal.metrics.uncertainty import MulticlassNCECEInterval, multiclass_nc_ece_interval
-from bayescal.options import PLAN_DRAW_RANGE, PLAN_MAX_REPS
+from bayescal.options import PLAN_DRAW_RANGE, PLAN_MAX_REPS, PLAN_MIN_PILOT_ITEMS
 from bayescal.simulate.multiclass import (
     MulticlassPopulation,
     multiclass_population,
@@ -82,6 +82,7 @@ MAX_ITEMS = 1_000_000
 MAX_REPS = PLAN_MAX_REPS
 MIN_DRAWS, MAX_DRAWS = PLAN_DRAW_RANGE
 N_PROFILES = 2000  # profiles of a stated score distribution (finite population, exact ECE)
+MIN_PILOT_ITEMS = PLAN_MIN_PILOT_ITEMS  # fewest rows of scores= (--pilot-scores)
 
 
 def _check_counts(**counts: int | None) -> None:
@@ -153,10 +154,10 @@ class PlanScenario:
         object.__setattr__(self, "prevalence", p)
         if self.scores is not None:
             s = np.asarray(self.scores, dtype=np.float64)
-            if s.ndim != 2 or s.shape[1] != c or s.shape[0] < 10:
+            if s.ndim != 2 or s.shape[1] != c or s.shape[0] < MIN_PILOT_ITEMS:
                 raise ConfigError(
-                    f"scores must have shape (N >= 10, {c}) (a pilot's class probabilities); "
-                    f"got {s.shape}."
+                    f"scores must have shape (N >= {MIN_PILOT_ITEMS}, {c}) (a pilot's class "
+                    f"probabilities); got {s.shape}."
                 )
             _check_simplex(s, "scores", "give class probabilities strictly inside (0, 1).")
             object.__setattr__(self, "scores", s)

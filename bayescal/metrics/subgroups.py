@@ -89,6 +89,7 @@ from bayescal.channels.em import dawid_skene_em, em_run, expected_answer_counts
 from bayescal.channels.identification import check_multiclass_design
 from bayescal.channels.result import ChannelFit
 from bayescal.data.container import Annotations
+from bayescal.data.validation import ItemWhere
 from bayescal.display import name_list
 from bayescal.errors import ConfigError, DataError, IdentificationError
 from bayescal.metrics.binned import corrected_onehot_targets
@@ -369,9 +370,10 @@ def subgroup_values(data: Annotations, subgroup: str | Any | None) -> tuple[str,
         or (isinstance(v, str) and not v.strip())
     ]
     if missing:
+        named = f"subgroup {label!r}" if subgroup is None or isinstance(subgroup, str) else label
         raise DataError(
-            f"subgroup {label!r} is missing for {len(missing)} item(s) (first at item "
-            f"{data.items[missing[0]]!r}); give every item a subgroup (for example "
+            f"{named} is missing for {len(missing)} item(s) (None, NaN or blank), first at "
+            f"{ItemWhere(data.items)(missing[0])}; give every item a subgroup (for example "
             "'unknown') or leave those items out."
         )
     return label, np.array([str(v) for v in raw], dtype=object)
@@ -452,8 +454,9 @@ def check_subgroups(
     if small:
         raise DataError(
             f"subgroup(s) {name_list(small, joined=True)} of {label!r} have fewer than {min_items} "
-            "annotated items; merge them with others, leave them out, or lower min_items "
-            "knowing that their intervals will be very wide."
+            "annotated items; merge each with a similar subgroup, collect more items for it, "
+            "or leave its items out (in Python, subgroup_nc_ece(min_items=) lowers the limit; "
+            "intervals get very wide)."
         )
     return label, values, [str(x) for x in names]
 

@@ -59,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--npz",
         metavar="FILE",
         help="NumPy .npz with arrays logits (n, K) and counts (n, K); optional classes, "
-        "item_ids, reference; one of the three inputs is required",
+        "item_ids, reference (any other array is refused); one of the three inputs is required",
     )
     parser.add_argument(
         "--missing-predictions",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from bayescal.errors import ConfigError
-from bayescal.options import PLAN_DRAW_RANGE, PLAN_MAX_REPS
+from bayescal.options import PLAN_DRAW_RANGE, PLAN_MAX_REPS, PLAN_MIN_PILOT_ITEMS
 from bayescal.report.cli_options import integer, open_unit, seed
 
 EPILOG = """\
@@ -57,9 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pilot-scores",
         metavar="CSV",
-        help="a pilot's model probabilities, one row per item with a header row: C columns "
-        "of class probabilities (or, for C = 2, one column of P(class 1)); the plan draws "
-        "items from these rows instead of the stated score distribution (default: none)",
+        help="a pilot's model probabilities: a header row (required; a first line of "
+        "probabilities is refused), then one row per item with C columns of class "
+        "probabilities in class order (or, for C = 2, one column of P(class 1)), each "
+        "strictly inside (0, 1), quoted or not; at least "
+        f"{PLAN_MIN_PILOT_ITEMS} rows. The plan draws items from these rows instead of the "
+        "stated score distribution (default: none)",
     )
     parser.add_argument(
         "--classes",

@@ -290,6 +290,14 @@ BAD_NPZ = [
     ("text logits", dict(logits=np.array([["a", "b"], ["c", "d"]])), "numbers|numeric"),
     ("numeric class names", dict(classes=np.array([1, 2])), "classes must be strings"),
     ("repeated item ids", dict(item_ids=np.array(["a", "a"])), "must be unique"),
+    # M13: an array load_npz does not read was ignored without a word
+    (
+        "misspelt item_ids",
+        dict(item_id=np.array(["a", "b"])),
+        "'item_id' \\(did you mean 'item_ids'",
+    ),
+    ("unknown array", dict(junk=np.zeros(2)), "'junk' that bayescal does not read; the arrays"),
+    ("misspelt logits", dict(logit=np.zeros((2, 2))), "did you mean 'logits'"),
 ]
 
 

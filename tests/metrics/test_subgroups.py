@@ -171,6 +171,35 @@ def test_bad_subgroups_are_refused_with_the_fix():
         subgroup_nc_ece(summarize(data), site)
 
 
+def test_missing_subgroup_names_the_item_as_written():
+    # M7: the message showed the id's numpy repr ("first at item np.int64(0)")
+    data, site = _two_sites()
+    missing = site.astype(object)
+    missing[[0, 5]] = None, np.nan
+    with pytest.raises(DataError) as err:
+        subgroup_nc_ece(data, missing)
+    message = str(err.value)
+    assert "subgroup is missing for 2 item(s) (None, NaN or blank), first at item 0;" in message
+    assert "np." not in message and "'subgroup'" not in message, message
+    named = Annotations.from_arrays(
+        data.probs, data.labels, item=[f"x{i}" for i in range(400)], group=site
+    )
+    with pytest.raises(DataError, match="missing for 1 item.*first at item 'x3';"):
+        subgroup_nc_ece(named, np.where(np.arange(400) == 3, "", site))
+
+
+def test_small_subgroup_fix_is_one_the_caller_can_take():
+    # M6: "lower min_items" was the fix even where no such option exists (the CLI, audit())
+    data, site = _two_sites()
+    small = site.copy()
+    small[:30] = "C"
+    with pytest.raises(DataError) as err:
+        subgroup_nc_ece(data, small)
+    message = str(err.value)
+    assert "merge each with a similar subgroup" in message and "collect more items" in message
+    assert "or lower min_items" not in message and "subgroup_nc_ece(min_items=)" in message
+
+
 def test_per_subgroup_channels_refused_where_not_identified():
     # In subgroup B only two of three annotators answer: C = 3 with K = 2 is not identified.
     data, site = _two_sites(600, 3, seed=1)

@@ -315,4 +315,67 @@ def test_cli_pilot_scores(tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b,c\n0.2,0.3,0.5\n")
     assert main(argv[:6] + [str(bad)] + argv[7:]) == 2
-    assert "3 columns for 2 classes" in capsys.readouterr().err
+    assert "3 columns ('a', 'b', 'c') for 2 classes" in capsys.readouterr().err
+
+
+_ROW3 = "0.2,0.3,0.5"
+_TWELVE = "\n".join([_ROW3] * 12) + "\n"
+BAD_PILOT_SCORES = [
+    # (case, classes, file text, message part)
+    ("no header, one column", 2, "0.36\n" * 12, "holds probabilities, not column names"),
+    ("no header, C columns", 3, _TWELVE, "the file needs a header row"),
+    ("header only", 3, "p0,p1,p2\n", "has a header but no data rows"),
+    ("empty file", 3, "", "is empty"),
+    ("columns vs classes", 3, "a,b\n" + "0.4,0.6\n" * 12, "2 columns ('a', 'b') for 3 classes"),
+    ("one column for 3", 3, "p\n" + "0.4\n" * 12, "1 column ('p') for 3 classes"),
+    ("text", 3, "p0,p1,p2\n" + _TWELVE + "0.2,abc,0.5\n", "t.csv', line 14 is not a number"),
+    ("nan", 3, "p0,p1,p2\n0.2,nan,0.5\n" + _TWELVE, "t.csv', line 2 is not a number"),
+    ("blank", 3, "p0,p1,p2\n" + _TWELVE + "0.2,,0.5\n", "'p1' is blank at "),
+    ("inf", 3, "p0,p1,p2\ninf,0.3,0.5\n" + _TWELVE, "not a finite number"),
+    ("above 1", 2, "p\n" + "0.5\n" * 12 + "1.5\n", "outside [0, 1]"),
+    ("zero", 3, "p0,p1,p2\n" + _TWELVE + "0,0.5,0.5\n", "line 14 is not strictly between"),
+    ("one", 2, "p\n" + "0.5\n" * 12 + "1\n", "line 14 is not strictly between 0 and 1"),
+    ("sum", 3, "p0,p1,p2\n0.5,0.5,0.5\n" + _TWELVE, "sum to one within 1e-05; 1 row(s)"),
+    ("few rows", 3, "p0,p1,p2\n" + _ROW3 + "\n", "has 1 data row(s); the plan draws"),
+    ("ragged", 3, "p0,p1,p2\n" + _TWELVE + "0.2,0.8\n", "line 14 has 2 fields"),
+]
+
+
+@pytest.mark.parametrize(
+    "classes,text,match", [b[1:] for b in BAD_PILOT_SCORES], ids=[b[0] for b in BAD_PILOT_SCORES]
+)
+def test_pilot_scores_file_is_refused_with_one_line(tmp_path, classes, text, match):
+    # M14-M16: the reader was np.loadtxt(skiprows=1), which dropped a header-less file's
+    # first row, called a header-only file "1 columns", refused quoted numbers and left
+    # NaN / range / sums to an unlocated scenario check.
+    from bayescal.errors import DataError
+    from bayescal.report.plan_cli_run import read_pilot_scores
+
+    f = tmp_path / "t.csv"
+    f.write_text(text)
+    with pytest.raises(DataError) as err:
+        read_pilot_scores(f, classes)
+    message = str(err.value)
+    assert match in message and "\n" not in message, message
+    assert "--pilot-scores" in message and "skiprows" not in message, message
+
+
+def test_pilot_scores_file_quoted_numbers_and_whole_number_names(tmp_path):
+    from bayescal.report.plan_cli_run import read_pilot_scores
+
+    f = tmp_path / "q.csv"
+    f.write_text('"0","1","2"\n' + '"0.2","0.3","0.5"\n' * 12)  # names 0, 1, 2; quoted cells
+    np.testing.assert_array_equal(read_pilot_scores(f, 3), np.tile([0.2, 0.3, 0.5], (12, 1)))
+    f.write_text("\ufeffscore\r\n" + "0.25\r\n" * 12)  # BOM and CRLF; P(class 1) for C = 2
+    np.testing.assert_array_equal(read_pilot_scores(f, 2), np.tile([0.75, 0.25], (12, 1)))
+
+
+def test_cli_pilot_scores_without_header_exits_2_before_planning(tmp_path, capsys):
+    f = tmp_path / "noheader.csv"
+    f.write_text("\n".join(f"{v:.4f}" for v in np.linspace(0.1, 0.9, 30)) + "\n")
+    out = tmp_path / "plan.json"
+    argv = ["plan", "--classes", "2", "--accuracy", "0.85,0.8,0.75", "--pilot-scores", str(f)]
+    assert main([*argv, "--json", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err, err
+    assert "--pilot-scores file" in err and "needs a header row" in err and not out.exists()

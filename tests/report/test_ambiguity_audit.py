@@ -343,6 +343,14 @@ def test_bad_inputs_exit_2_without_report(tmp_path, capsys):
     assert "prediction file" in _bad(tmp_path, capsys, ["--chaosnli", str(tmp_path / "x.jsonl")])
 
 
+def test_cli_npz_with_an_unknown_array_exits_2(tmp_path, capsys):
+    # M13: a misspelt optional array (item_id) was ignored and the audit ran without ids
+    logits, counts, _ = _simulated(n=100, m=5, seed=7)
+    f = _write_npz(tmp_path / "typo.npz", logits=logits, counts=counts, item_id=np.arange(100))
+    err = _bad(tmp_path, capsys, ["--npz", str(f)])
+    assert "'item_id' (did you mean 'item_ids'?)" in err and "classes, item_ids, reference" in err
+
+
 def test_out_that_is_a_file_is_refused(tmp_path, capsys):
     logits, counts, _ = _simulated(n=100, m=5, seed=7)
     f = _write_npz(tmp_path / "ok.npz", logits=logits, counts=counts)

@@ -94,7 +94,7 @@ def test_bad_subgroup_requests_fail_before_fitting(tmp_path):
     with pytest.raises(ConfigError, match="subgroup_channels must be one of"):
         audit(d, subgroup=np.repeat(["a", "b"], 200), subgroup_channels="bayes")
     blank = _csv(tmp_path / "b.csv", 2, blank_site=True)
-    with pytest.raises(DataError, match="group column 'site' is missing"):
+    with pytest.raises(DataError, match=r"subgroup column 'site' \(--subgroup; group=\) is miss"):
         load_csv(blank, group="site")
     with pytest.raises(DataError, match="both as an annotator and as the group"):
         load_csv(blank, group="site", annotators=["a1", "site"])
@@ -102,6 +102,26 @@ def test_bad_subgroup_requests_fail_before_fitting(tmp_path):
     assert main(["audit", str(blank), "--subgroup", "nope", "--out", str(out), "--quiet"]) == 2
     assert main(["audit", "--example", "cifar10h-catdog", "--subgroup", "site", "--out",
                  str(out), "--quiet"]) == 2  # fmt: skip
+
+
+def test_cli_subgroup_errors_speak_of_the_subgroup_and_cli_fixes(tmp_path, capsys):
+    # M5: a blank subgroup cell read as "group column 'site' is missing" (like --groups);
+    # M6: a small subgroup's fix was "lower min_items", which the CLI has no option for
+    blank = _csv(tmp_path / "b.csv", 2, blank_site=True)
+    out = tmp_path / "o"
+    argv = ["audit", "--channels", "score-bin-em", "--no-crowdkit", "--subgroup", "site"]
+    assert main([*argv, str(blank), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("bayescal: error: subgroup column 'site' (--subgroup; group=)"), err
+    assert "b.csv', line 9" in err and "Fill it in or remove the row" in err and "\n" not in err
+    small = tmp_path / "s.csv"
+    lines = _csv(tmp_path / "ok.csv", 2).read_text().splitlines()
+    lines[1:11] = [line.rsplit(",", 1)[0] + ",east" for line in lines[1:11]]  # 10 items
+    small.write_text("\n".join(lines) + "\n")
+    assert main([*argv, str(small), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "'east' (10) of 'site' have fewer than 50" in err and "collect more items" in err
+    assert "or lower min_items" not in err and "\n" not in err and not out.exists(), err
 
 
 def test_load_csv_reads_the_group_column_not_as_an_annotator(tmp_path):
