@@ -142,9 +142,9 @@ def audit(
     groups: Bins | str | None = None,
     bins: Bins = 10,
     weights: Weights = "equal",
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 2,
+    draws: int | None = None,
+    tune: int | None = None,
+    chains: int | None = None,
     prob: float = 0.9,
     view: str = "auto",
     random_state: RandomState = 0,
@@ -189,8 +189,10 @@ def audit(
         (top-label) and each ``p_k`` (class-wise) for more.
     weights : str, default "equal"
         Annotator weight rule for corrected labels (NC-ECE, recalibration).
-    draws, tune, chains : int, default 1000, 1000, 2
-        NUTS settings for ``"bayes"``.
+    draws, tune, chains : int, optional
+        NUTS settings for ``"bayes"``: draws per chain (default 1000), tuning steps (1000)
+        and chains (2). Given with a point estimator they would change nothing and are
+        refused.
     prob : float, default 0.9
         Interval probability.
     view : {"auto", "noise", "ambiguity", "both"}, default "auto"
@@ -298,9 +300,9 @@ def _audit(
     groups: Bins | str | None,
     bins: Bins,
     weights: Weights,
-    draws: int,
-    tune: int,
-    chains: int,
+    draws: int | None,
+    tune: int | None,
+    chains: int | None,
     prob: float,
     view: str,
     random_state: RandomState,
@@ -315,7 +317,7 @@ def _audit(
     skip,
 ) -> AuditReport:
     _check_options(data, classwise, channels, view, prob, priors, dependence, gold_in_ece)
-    _check_sampler_numbers(draws, tune, chains)
+    draws, tune, chains = _sampler_settings(channels, draws, tune, chains)
     if classwise and isinstance(data, Summary):
         raise ConfigError(
             "the audit of more than two classes needs the items (answers and probabilities); "
@@ -421,6 +423,37 @@ def _audit(
         check=ctx.check if classwise else None,
         errors=ctx.errors,
     )
+
+
+#: The sampler's settings when not given: draws per chain, tuning steps, chains.
+SAMPLER_DEFAULTS = {"draws": 1000, "tune": 1000, "chains": 2}
+
+
+def _sampler_settings(channels: str, draws, tune, chains) -> tuple[int, int, int]:
+    """draws / tune / chains with their defaults filled in; given with a point estimator
+    they would change nothing (as ``--draws`` with ``--channels dawid-skene-em``) and are
+    refused, and out of range they are refused whatever the channels.
+
+    Examples
+    --------
+    >>> _sampler_settings("bayes", None, 500, None)
+    (1000, 500, 2)
+    >>> _sampler_settings("dawid-skene-em", 5, None, None)
+    Traceback (most recent call last):
+    ...
+    bayescal.errors.ConfigError: draws sets the sampler of the Bayesian channels; ...
+    """
+    given = {"draws": draws, "tune": tune, "chains": chains}
+    named = [name for name, value in given.items() if value is not None]
+    if named and channels != "bayes":
+        raise ConfigError(
+            f"{', '.join(named)} set{'s' if len(named) == 1 else ''} the sampler of the "
+            f"Bayesian channels; channels={channels!r} is a point fit and samples nothing: "
+            "leave them out, or use channels='bayes'."
+        )
+    values = {k: SAMPLER_DEFAULTS[k] if v is None else v for k, v in given.items()}
+    _check_sampler_numbers(values["draws"], values["tune"], values["chains"])
+    return values["draws"], values["tune"], values["chains"]
 
 
 def _check_sampler_numbers(draws, tune, chains) -> None:

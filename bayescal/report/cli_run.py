@@ -87,14 +87,17 @@ def run(args: argparse.Namespace) -> int:
         else f"bayescal: auditing with channels={args.channels} "
         f"(groups={groups}, bins={args.bins})...",
     )
+    sampling = args.channels == "bayes"
     result = audit(
         data,
         channels=args.channels,
         groups=groups,
         bins=args.bins,
-        draws=int(args.draws),
-        tune=int(args.tune),
-        chains=int(args.chains),
+        # the sampler's settings for the sampler only (the audit refuses them with point
+        # fits; check_arguments refused them when given with a point estimator)
+        draws=int(args.draws) if sampling else None,
+        tune=int(args.tune) if sampling else None,
+        chains=int(args.chains) if sampling else None,
         prob=args.prob,
         view=args.view,
         random_state=args.seed,

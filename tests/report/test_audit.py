@@ -7,6 +7,7 @@ import pytest
 
 import bayescal as bc
 from bayescal.cli import main
+from bayescal.errors import ConfigError
 from bayescal.report import audit
 from bayescal.simulate import simulate_toy, toy_population_binned_ece
 
@@ -200,3 +201,17 @@ def test_cli_audits_a_folder_of_parquet_out_of_core(tmp_path):
     )
     assert s["n_items"] == d.n_items
     assert "skipped" in (out / "report.html").read_text()
+
+
+def test_sampler_settings_with_a_point_estimator_are_refused_in_python_too():
+    """``audit(data, channels="dawid-skene-em", draws=5)`` was accepted and ignored (the CLI
+    refuses --draws there); out-of-range settings are refused whatever the channels."""
+    toy = simulate_toy(300, random_state=0)
+    with pytest.raises(ConfigError, match="draws sets the sampler of the Bayesian channels"):
+        audit(toy, channels="dawid-skene-em", draws=5)
+    with pytest.raises(ConfigError, match="tune, chains set the sampler"):
+        audit(toy, channels="score-bin-em", tune=10, chains=1)
+    with pytest.raises(ConfigError, match="draws must be an integer from 1"):
+        audit(toy, channels="bayes", draws=0)
+    r = audit(toy, channels="dawid-skene-em", skip=("recalibration", "next", "items"))
+    assert r.summary["channels"]["method"] == "dawid_skene_em"
