@@ -670,19 +670,29 @@ def _no_start_message(diag, t, out, threshold, binary) -> str:
         f"EM found no acceptable start: {diag['starts_converged']} of {diag['starts']} starts "
         "converged and none had "
     )
+    # gold items fix the labelling (no exchange, no relabelling): gold classes that contradict
+    # the annotators pull every start away from their channels
+    gold = (
+        " Gold items fix which class is which: gold labels that contradict the annotators "
+        "(flipped or miscoded classes) leave no acceptable start either; check the gold "
+        "column's coding, or fit without the gold items to see whether the annotators alone fit."
+        if sum(diag.get("gold_items", [])) > 0
+        else ""
+    )
     if binary:
         worst = int(np.argmin((t[:, :, 1, 1] - t[:, :, 0, 1])[np.argmax(out["mean_loglik"])]))
-        return head + (
+        text = head + (
             f"every oriented gap b - a >= {threshold} (the smallest gap at the best likelihood "
             f"belongs to annotator index {worst}). An annotator whose answers do not depend on "
             "the class (for example one who always answers 1) carries no information: drop it, "
             "or raise max_iter if starts did not converge."
         )
+        return text + gold
     sv = diag["_sv"]
     finite = np.isfinite(out["mean_loglik"])
     best = int(np.argmax(np.where(finite, out["mean_loglik"], -np.inf)))
     weak = int(np.argmin(sv[best]))
-    return head + (
+    text = head + (
         f"every confusion matrix invertible (smallest singular value >= {threshold:g}); at the "
         f"best likelihood annotator index {weak} has smallest singular value "
         f"{sv[best, weak]:.3g}. An annotator who never uses some class, or whose answers do not "
@@ -690,6 +700,7 @@ def _no_start_message(diag, t, out, threshold, binary) -> str:
         "starts did not converge, or pass min_singular=0 to accept non-invertible channels "
         "(NC-ECE will then refuse them)."
     )
+    return text + gold
 
 
 # ----------------------------------------------------------------- the estimator

@@ -24,6 +24,7 @@ __all__ = [
     "describe_columns",
     "is_out_of_core",
     "load_audit_data",
+    "refuse_blank_gold",
     "summarize_out_of_core",
     "load_ambiguity_data",
 ]
@@ -186,7 +187,7 @@ def load_audit_data(args):
                 "maps). The library summarises such folders: "
                 "bayescal.scale.summarize_dask(..., probs=[...])."
             )
-        return summarize_out_of_core(args)
+        return refuse_blank_gold(summarize_out_of_core(args), gold)
     values = {
         "score": None if probs and args.score == "score" else args.score,
         "probs": probs,
@@ -199,11 +200,37 @@ def load_audit_data(args):
     if args.long:
         item, annotator, label = parse_long_columns(args.long)
         _refuse_wide_options(args, in_memory=True)
-        return load_long(args.data, item=item, annotator=annotator, label=label, **values)
+        data = load_long(args.data, item=item, annotator=annotator, label=label, **values)
+        return refuse_blank_gold(data, gold)
     annotators = parse_names(args.annotators, "--annotators") if args.annotators else None
-    return load_table(
+    data = load_table(
         args.data, annotators=annotators, item=args.item, group=subgroup or None, **values
     )
+    return refuse_blank_gold(data, gold)
+
+
+def refuse_blank_gold(data, column: str | None):
+    """``data``, unless ``--gold COL`` names a column without a single gold label: an option
+    that changes nothing is refused (one line, exit 2).
+
+    Gold items nobody answered count here (the audit flags them, ``gold.unanswered``): the
+    column does mark gold items, only their answers are missing.
+    """
+    if column is None:
+        return data
+    from bayescal.summaries.summary import Summary
+
+    if isinstance(data, Summary):
+        marked = int(data.n_gold.sum()) + int(data.n_gold_unanswered.sum())
+    else:
+        marked = data.n_gold
+    if marked == 0:
+        raise ConfigError(
+            f"--gold {column!r}: the column holds no gold label (every cell is blank), so it "
+            "would change nothing; give the known class of the gold items in it, name the "
+            "column that holds them, or leave out --gold."
+        )
+    return data
 
 
 def summarize_out_of_core(args):

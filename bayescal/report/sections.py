@@ -92,6 +92,7 @@ __all__ = [
     "diagnostics_section",
     "ece_section",
     "fit_posterior",
+    "point_options",
     "build_summary",
 ]
 
@@ -287,10 +288,7 @@ def _classwise_data_tables(ctx: Context, d: dict) -> list[Table]:
         ("items nobody answered (excluded from label statistics)", d["n_unannotated"]),
         ("median answers per annotated item", fmt(ctx.diagnostics["answers_per_item_median"], 1)),
         ("reference classes given", "yes" if data.truth is not None else "no"),
-        (
-            "gold items (class known; used for the confusions)",
-            data.n_gold if data.gold is not None else "none",
-        ),
+        ("gold items (class known; used for the confusions)", _gold_count_text(ctx.summary)),
         ("model accuracy on the majority vote", fmt(_vote_accuracy(data), 3)),
     ]
     shares = ctx.summary.answer_counts.values
@@ -306,6 +304,25 @@ def _classwise_data_tables(ctx: Context, d: dict) -> list[Table]:
             per,
         ),
     ]
+
+
+def _gold_count_text(summary: Summary) -> str:
+    """The answered gold items (those the channels use) and the unanswered ones left out.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayescal.summaries.summary import summarize_arrays
+    >>> s = summarize_arrays([0.2, 0.9, 0.6], np.array([[0.0], [np.nan], [1.0]]),
+    ...                      annotators=["r1"], bin_edges=np.linspace(0, 1, 3),
+    ...                      gold=[0, 1, np.nan])
+    >>> _gold_count_text(s)
+    '1 (1 more without answers: left out)'
+    """
+    if not summary.has_gold:
+        return "none"
+    answered, left_out = int(summary.n_gold.sum()), int(summary.n_gold_unanswered.sum())
+    return f"{answered}" + (f" ({left_out} more without answers: left out)" if left_out else "")
 
 
 def _vote_accuracy(data: Annotations) -> float | None:
@@ -394,20 +411,27 @@ def _why_identified(ctx: Context) -> str:
 
 
 # --------------------------------------------------------------------------- channels
-def _fit_point(ctx: Context) -> None:
+def point_options(ctx: Context, method: str) -> dict:
+    """The audit's options of the point estimator ``method``: its seed, and for the EM
+    fits the prevalence structure and what happens to empty groups (the audit's fit, and
+    the gold items' check against the fit without them)."""
     options: dict = (
-        {"random_state": ctx.seed}
-        if ctx.point_method in ("score_bin_em", "dawid_skene_em", "gmm")
-        else {}
+        {"random_state": ctx.seed} if method in ("score_bin_em", "dawid_skene_em", "gmm") else {}
     )
     if ctx.classwise:
+        options.update(prevalence="grouped", empty_groups="drop")
+    elif method == "score_bin_em":
+        options["empty_groups"] = "drop"
+    return options
+
+
+def _fit_point(ctx: Context) -> None:
+    options = point_options(ctx, ctx.point_method)
+    if ctx.classwise:
         source = "point fit (multiclass Dawid-Skene EM)"
-        progress = step_callback(_log, EM_MAX_ITER, "fitting the confusions (EM)")
-        options.update(prevalence="grouped", empty_groups="drop", progress=progress)
+        options["progress"] = step_callback(_log, EM_MAX_ITER, "fitting the confusions (EM)")
     else:
         source = f"point fit ({ctx.point_method})"
-        if ctx.point_method == "score_bin_em":
-            options["empty_groups"] = "drop"
     try:
         with _warnings.catch_warnings(record=True):
             ctx.point = fit_channels(ctx.summary, ctx.point_method, **options)

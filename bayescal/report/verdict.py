@@ -568,6 +568,11 @@ WARNING_MEANING = {
     "priors.conflict": "the priors disagree with these data; the headline moves with them, so "
     "compare with a run without --priors.",
     "data.unannotated": "those items are in no error; the verdict is about the annotated items.",
+    "gold.conflict": "the channels, and so the corrected error, use the gold classes as given: if "
+    "the gold column is miscoded the headline is biased; fix it, or compare with a run without "
+    "--gold, before relying on the verdict.",
+    "gold.unanswered": "those gold items inform nothing; the channels rest on the answered items "
+    "(gold or not), and the verdict with them.",
     "ece.bins": "some bins are sparse; the per-bin gaps there are noisy, the total error less so.",
     "recalibration.fit": "a recalibration map had fitting trouble; its held-out error is still "
     "what the recommendation compares.",

@@ -40,7 +40,9 @@ gold items and marginalises it for the rest, and the calibration error leaves
 gold items out unless asked (:meth:`Summary.with_gold_in_cells`), since gold
 items are often chosen non-randomly. A summary without gold tables merges as if
 they were zero. Gold items nobody answered are counted in ``n_unannotated``
-like every other unanswered item.
+like every other unanswered item (gold informs the channels only through the answers
+given on gold items), and per known class in ``gold_n_unannotated[gold_class]``, so
+that the audit can say how many gold items were left out (flag ``gold.unanswered``).
 
 Summaries of disjoint chunks add up exactly (``+``), and a chunk can be taken
 out again (``-``): the result equals the summary of the union (or the
@@ -323,6 +325,27 @@ class Summary:
     def n_gold(self) -> np.ndarray:
         """Annotated gold items per known class, shape (C,), int64."""
         return self.gold_counts().sum(axis=1)
+
+    @property
+    def n_gold_unanswered(self) -> np.ndarray:
+        """Gold items nobody answered per known class, shape (C,), int64 (zeros without gold
+        tables or in a summary saved before they were counted).
+
+        They are in ``n_unannotated`` too and in no other table: gold informs the channels
+        only through the answers given on gold items.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> s = summarize_arrays([0.2, 0.9, 0.6], np.array([[0.0], [np.nan], [1.0]]),
+        ...                      annotators=["r1"], bin_edges=np.linspace(0, 1, 3),
+        ...                      gold=[0, 1, np.nan])
+        >>> s.n_gold.tolist(), s.n_gold_unanswered.tolist(), int(s.n_unannotated.sum())
+        ([1, 0], [0, 1], 1)
+        """
+        if "gold_n_unannotated" not in self._ds:
+            return np.zeros(self.n_classes, dtype=np.int64)
+        return self._ds["gold_n_unannotated"].values
 
     def gold_answered(self) -> np.ndarray:
         """Answers per annotator on gold items of each known class: shape (C, K).
@@ -669,7 +692,10 @@ class Summary:
                 gold_counts[:, :, ia] += a["gold_pattern_counts"].values
             if other.has_gold:
                 gold_counts[:, :, ib] += sign * b["gold_pattern_counts"].values
-            gold = {"pattern_counts": gold_counts}
+            gold = {
+                "pattern_counts": gold_counts,
+                "n_unannotated": self.n_gold_unanswered + sign * other.n_gold_unanswered,
+            }
             for prefix, _, names, value in _CELL_KINDS:
                 gold[prefix] = merged(f"gold_{prefix}", names, value, shapes[prefix])
         if sign < 0:
@@ -677,6 +703,7 @@ class Summary:
             negative |= any((cells["count"] < 0).any() for cells in parts.values())
             if gold is not None:
                 negative |= bool((gold["pattern_counts"] < 0).any())
+                negative |= bool((gold["n_unannotated"] < 0).any())
                 negative |= any((gold[prefix]["count"] < 0).any() for prefix in parts)
             if negative:
                 raise DataError(
@@ -893,8 +920,9 @@ def _assemble(
 ) -> Summary:
     """Drop empty cells and unused patterns, then lay the arrays out as a dataset.
 
-    ``gold`` (optional): ``{"pattern_counts": (C, L, P), "top_cell", "classwise_cell"[,
-    "truth"]}``, the gold items' tables on the same pattern axis.
+    ``gold`` (optional): ``{"pattern_counts": (C, L, P), "n_unannotated": (C,),
+    "top_cell", "classwise_cell"[, "truth"]}``, the gold items' tables on the same pattern
+    axis and the unanswered gold items per known class.
     """
     used = pattern_counts.sum(axis=0) != 0
     if gold is not None:
@@ -921,6 +949,10 @@ def _assemble(
         data_vars["gold_pattern_counts"] = (
             (GOLD_CLASS, GROUP, PATTERN),
             gold["pattern_counts"][:, :, used].astype(np.int64),
+        )
+        data_vars["gold_n_unannotated"] = (
+            (GOLD_CLASS,),
+            np.asarray(gold["n_unannotated"], dtype=np.int64),
         )
         for prefix, dim, names, value in _CELL_KINDS:
             data_vars.update(
@@ -1297,7 +1329,8 @@ def summarize_arrays(
     truth : ndarray of shape (n,), optional
     gold : ndarray of shape (n,), optional
         Known class of gold items (float, NaN = unknown class): their pattern
-        counts and metric cells go to the gold tables (module docstring).
+        counts and metric cells go to the gold tables, the unanswered ones to
+        ``gold_n_unannotated`` (module docstring).
 
     Returns
     -------
@@ -1339,6 +1372,7 @@ def summarize_arrays(
     if gold is not None:
         gold = np.asarray(gold, dtype=np.float64)
         is_gold = ~np.isnan(gold) & annotated
+        gold_unanswered = gold[~np.isnan(gold) & ~annotated].astype(np.int64)
     every = bool(annotated.all())
     keep = slice(None) if every else np.flatnonzero(annotated)
     uniq, pat = unique_patterns(states_items[keep], c)
@@ -1374,7 +1408,12 @@ def summarize_arrays(
         g_top, g_cw, g_truth = _metric_cells(
             p, pred, conf, rows_g, pat_g, n_pat, bin_edges, y_g, False
         )
-        gold_tables = {"pattern_counts": gold_counts, "top_cell": g_top, "classwise_cell": g_cw}
+        gold_tables = {
+            "pattern_counts": gold_counts,
+            "n_unannotated": np.bincount(gold_unanswered, minlength=c),
+            "top_cell": g_top,
+            "classwise_cell": g_cw,
+        }
         if g_truth is not None:
             gold_tables["truth"] = g_truth
     return _assemble(

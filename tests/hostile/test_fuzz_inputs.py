@@ -179,6 +179,8 @@ def gen_gold(rng, case: Case) -> None:
         bad = _choose(rng, [str(c), "-1", "0.5", "cat", *TOKENS])
         rows[i][-1] = bad
         case.op(f"gold cell {bad!r} at line {i + 1}", bool(_bad_answer(bad, c, names)))
+    if all(r[-1] == "" for r in rows[1:]):
+        case.op("gold column without a gold label", True)  # --gold would change nothing
     case.files["data.csv"] = _csv(rows)
     case.argv = ["audit", "{tmp}/data.csv", "--item", "item", "--gold", "gold", *FAST]
     if multiclass:

@@ -41,7 +41,11 @@ def test_audit_reports_gold_counts_and_narrowing(gold_audit):
     # the narrowing (measured 17-46% on this data)
     assert max(ratios) < 0.95
     section = next(s for s in r.sections if s.key == "knowledge")
-    assert section.status == "ok" and len(section.tables) == 2
+    # counts, narrowing, and the gold labels against the channels fitted without them
+    assert section.status == "ok" and len(section.tables) == 3
+    assert section.tables[2].caption.startswith("Gold labels against the channels fitted without")
+    assert g["conflict"]["source"] == "the posterior without the gold items"
+    assert not g["conflict"]["conflict"]  # honest gold
     # gold items are left out of the calibration error: the bins hold the unknown items only
     assert int(r.errors["soft_vote"].bin_count.sum()) == int(np.isnan(d.gold).sum())
 

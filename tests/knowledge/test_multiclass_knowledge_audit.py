@@ -63,7 +63,10 @@ def test_audit_reports_gold_per_class_and_narrowing(gold_report):
     # Carlo error, so every annotator's median width ratio is below 0.95
     assert max(ratios) < 0.95, ratios
     section = next(s for s in r.sections if s.key == "knowledge")
-    assert section.status == "ok" and len(section.tables) == 2
+    # counts, narrowing, and the gold labels against the channels fitted without them
+    assert section.status == "ok" and len(section.tables) == 3
+    assert section.tables[2].caption.startswith("Gold labels against the channels fitted without")
+    assert g["conflict"]["status"] == "ok" and not g["conflict"]["conflict"]  # honest gold
     # gold items are left out of the calibration error
     assert r.errors["soft_vote"].top_label.n == int(np.isnan(d.gold).sum())
 
