@@ -31,7 +31,7 @@ def bayes_report(k2):
 
 @pytest.fixture(scope="module")
 def em_report(k2):
-    return audit(k2, channels="score-bin-em", groups=2, **FAST)
+    return audit(k2, channels="score-bin-em", groups=2, random_state=FAST["random_state"])
 
 
 def test_bayes_headline_is_the_posterior_and_differs_from_the_point_channels(
