@@ -64,7 +64,7 @@ relabelling is applied.
 from __future__ import annotations
 
 import warnings as _warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -520,6 +520,7 @@ def em_fit_counts(
     extra_starts=None,
     gold=None,
     progress: Progress | None = None,
+    annotators: Sequence[str] | None = None,
 ) -> dict:
     """EM on plain arrays: the best accepted, oriented start, or FitError.
 
@@ -537,6 +538,8 @@ def em_fit_counts(
         Appended to the protocol's starts.
     gold : ndarray (C, P), optional
         Gold items per known class and pattern (None or all zero: none).
+    annotators : sequence of str, optional
+        The annotators' names, for messages (default: their positions, from 0).
 
     Returns
     -------
@@ -609,7 +612,12 @@ def em_fit_counts(
         gold_items=[int(x) for x in gold.sum(axis=1)],
     )
     if not accepted.any():
-        message = _no_start_message(diag, t, out, threshold, binary)
+        names = (
+            [f"at position {j}" for j in range(t.shape[1])]
+            if annotators is None
+            else [repr(str(x)) for x in annotators]
+        )
+        message = _no_start_message(diag, t, out, threshold, binary, names)
         k, c = t.shape[1], t.shape[2]
         n_params = k * c * (c - 1) + (c - 1) * rho.shape[1]
         if n_total < n_params:  # the likelier cause: too few items, not a bad annotator
@@ -665,7 +673,7 @@ def _accept_multiclass(out, orient, min_singular, has_gold):
     return t, rho, accepted, {"start_min_singular_values": sv.min(axis=1).tolist(), "_sv": sv}
 
 
-def _no_start_message(diag, t, out, threshold, binary) -> str:
+def _no_start_message(diag, t, out, threshold, binary, names) -> str:
     head = (
         f"EM found no acceptable start: {diag['starts_converged']} of {diag['starts']} starts "
         "converged and none had "
@@ -679,28 +687,36 @@ def _no_start_message(diag, t, out, threshold, binary) -> str:
         if sum(diag.get("gold_items", [])) > 0
         else ""
     )
+    # only when some start ran out of iterations is more of them a fix (a Python option: the
+    # audit and the command line run the EM with its default)
+    longer = (
+        f" {diag['starts'] - diag['starts_converged']} start(s) ran out of iterations: in "
+        "Python, a larger max_iter= of the EM lets them finish."
+        if diag["starts_converged"] < diag["starts"]
+        else ""
+    )
     if binary:
         worst = int(np.argmin((t[:, :, 1, 1] - t[:, :, 0, 1])[np.argmax(out["mean_loglik"])]))
         text = head + (
             f"every oriented gap b - a >= {threshold} (the smallest gap at the best likelihood "
-            f"belongs to annotator index {worst}). An annotator whose answers do not depend on "
-            "the class (for example one who always answers 1) carries no information: drop it, "
-            "or raise max_iter if starts did not converge."
+            f"belongs to annotator {names[worst]}). An annotator whose answers do not depend on "
+            "the class (for example one who always answers 1) carries no information: drop it "
+            "from the annotators."
         )
-        return text + gold
+        return text + longer + gold
     sv = diag["_sv"]
     finite = np.isfinite(out["mean_loglik"])
     best = int(np.argmax(np.where(finite, out["mean_loglik"], -np.inf)))
     weak = int(np.argmin(sv[best]))
     text = head + (
         f"every confusion matrix invertible (smallest singular value >= {threshold:g}); at the "
-        f"best likelihood annotator index {weak} has smallest singular value "
+        f"best likelihood annotator {names[weak]} has smallest singular value "
         f"{sv[best, weak]:.3g}. An annotator who never uses some class, or whose answers do not "
-        "depend on the class, cannot be inverted: drop it or merge classes, raise max_iter if "
-        "starts did not converge, or pass min_singular=0 to accept non-invertible channels "
-        "(NC-ECE will then refuse them)."
+        "depend on the class, cannot be inverted: drop it from the annotators or merge classes "
+        "(in Python, min_singular=0 accepts non-invertible channels, which the NC-ECE then "
+        "refuses)."
     )
-    return text + gold
+    return text + longer + gold
 
 
 # ----------------------------------------------------------------- the estimator
@@ -887,6 +903,7 @@ def dawid_skene_em(
             extra_starts=extra,
             gold=gold,
             progress=progress,
+            annotators=summary.annotators,
         )
     except FitError as exc:
         if fallback == "fixed":

@@ -43,7 +43,7 @@ from bayescal.options import (
     VIEW_CHOICES,
 )
 from bayescal.report import sections as steps
-from bayescal.report.core import Provenance, Report, Section, fmt
+from bayescal.report.core import Provenance, Report, Section, fmt, skipped_on_request
 from bayescal.report.crowdkit_section import (
     crowdkit_section,
     crowdkit_skipped,
@@ -646,11 +646,6 @@ def check_skip(skip, valid: dict[str, str], audit_name: str) -> tuple[str, ...]:
                 f"ones are {', '.join(valid)}."
             )
     return tuple(dict.fromkeys(names))
-
-
-def skipped_on_request(key: str) -> str:
-    """The reason recorded for a section left out with ``--skip KEY``."""
-    return f"left out on request (--skip {key}; skip=({key!r},) in Python)."
 
 
 def skipped(sections) -> dict[str, str]:

@@ -67,13 +67,15 @@ def run(args: argparse.Namespace) -> int:
     skipped = folder_note(args.data) if args.data and not args.example else None
     if skipped:
         say(args, skipped)
+        data = data.with_notes(" ".join(skipped.removeprefix("bayescal: note: ").split()))
     if getattr(args, "item", None) and args.data and is_out_of_core(args.data) and not args.long:
-        say(
-            args,
-            f"bayescal: note: --item {args.item} is left out of the annotators; out of core "
-            "its ids are not checked for repeats across files: every row counts as one item "
-            "(check the files, or audit one file to have repeated ids refused).",
+        note = (
+            f"--item {args.item} is left out of the annotators; out of core its ids are not "
+            "checked for repeats across files: every row counts as one item (check the files, "
+            "or audit one file to have repeated ids refused)."
         )
+        say(args, f"bayescal: note: {note}")
+        data = data.with_notes(note)  # and in the report's warnings and summary.json
     say(args, f"bayescal: {data!r}")
     if getattr(data, "columns", None):
         say(args, f"bayescal: {describe_columns(data)}")

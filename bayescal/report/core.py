@@ -81,6 +81,15 @@ REPORT_FILES = ("report.html", "summary.json", "posterior.nc", "items.csv", "nex
 _VERSIONED = ("scipy", "xarray", "pandas", "pymc", "arviz", "matplotlib", "jinja2")
 
 
+#: How the reason of a section left out with ``--skip KEY`` begins.
+ON_REQUEST = "left out on request"
+
+
+def skipped_on_request(key: str) -> str:
+    """The reason recorded for a section left out with ``--skip KEY``."""
+    return f"{ON_REQUEST} (--skip {key}; skip=({key!r},) in Python)."
+
+
 def fmt(x: Any, digits: int = 4) -> str:
     """The one number formatter of reports: fixed ``digits`` decimals; missing -> ``"n/a"``.
 

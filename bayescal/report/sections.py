@@ -251,6 +251,8 @@ def data_section(ctx: Context) -> Section:
     if not ctx.classwise:
         ctx.summary = ctx.eval_summary
     ctx.unannotated(d["n_unannotated"])
+    if isinstance(ctx.data, Summary):  # what its reader could not check, in the report
+        ctx.flag("data.unchecked", ctx.data.notes, "data")
     tables = _classwise_data_tables(ctx, d) if ctx.classwise else _binary_data_tables(ctx, d)
     return Section(key="data", title="Data", tables=tables)
 

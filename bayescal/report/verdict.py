@@ -24,7 +24,7 @@ import numpy as np
 from bayescal.bayes.diagnostics import warning_kind
 from bayescal.flags import Flag
 from bayescal.metrics.binned import BinnedECE
-from bayescal.report.core import Section, fmt, fmt_p, p_text
+from bayescal.report.core import ON_REQUEST, Section, fmt, fmt_p, p_text
 
 __all__ = [
     "Check",
@@ -568,6 +568,9 @@ WARNING_MEANING = {
     "priors.conflict": "the priors disagree with these data; the headline moves with them, so "
     "compare with a run without --priors.",
     "data.unannotated": "those items are in no error; the verdict is about the annotated items.",
+    "data.unchecked": "the reader could not check what the warning names; if it does not hold "
+    "(for example an item counted twice), the counts and so every number are off by those "
+    "items: check the input before relying on the verdict.",
     "gold.conflict": "the channels, and so the corrected error, use the gold classes as given: if "
     "the gold column is miscoded the headline is biased; fix it, or compare with a run without "
     "--gold, before relying on the verdict.",
@@ -789,6 +792,21 @@ def decide(f: Facts) -> Verdict:
                 0,
                 "Keep the score; rerun the audit when more annotated items (or a "
                 "new model) arrive.",
+            )
+        elif rec.status == "skipped" and rec.reason.startswith(ON_REQUEST):
+            sentence = (
+                f"The model is miscalibrated{where}; recalibration was left out of this audit "
+                "on request, so rerun without --skip recalibration to choose a map."
+            )
+            recon = (
+                f"{test.capitalize()} rejects perfect calibration and the {_interval_text(f)} "
+                "excludes 0; no map was compared because the recalibration step was skipped."
+            )
+            decision, status = "recalibrate", "miscalibrated"
+            steps.insert(
+                0,
+                "Rerun without --skip recalibration (skip without 'recalibration' in Python) "
+                "to compare recalibration maps on held-out items.",
             )
         else:
             sentence = (

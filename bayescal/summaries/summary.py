@@ -529,6 +529,38 @@ class Summary:
         )
 
     # ---------------------------------------------------------------- gold items
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the reader of the data could not check, in words (kept through merges).
+
+        The audit shows each note as a ``data.unchecked`` warning, so a caveat of the input
+        (for example item ids not checked for repeats across the files of a folder) is in
+        the report and ``summary.json``, not only on the terminal. Notes do not enter
+        equality or :meth:`data_hash`: they describe the reading, not the counts.
+        """
+        text = self._ds.attrs.get("notes", "")
+        return tuple(x for x in str(text).split("\n") if x)
+
+    def with_notes(self, *notes: str) -> Summary:
+        """The same summary with ``notes`` added (each once, in order; see :attr:`notes`).
+
+        Examples
+        --------
+        >>> from bayescal.simulate import simulate_toy
+        >>> s = summarize(simulate_toy(50, random_state=0), groups=2).with_notes("ids unchecked")
+        >>> (s + s).notes
+        ('ids unchecked',)
+        """
+        for note in notes:
+            if not isinstance(note, str) or not note.strip() or "\n" in note:
+                raise ValueError(f"a note is one non-empty line of text; got {note!r}.")
+        kept = tuple(dict.fromkeys((*self.notes, *notes)))
+        if kept == self.notes:
+            return self
+        ds = self._ds.copy()
+        ds.attrs = {**self._ds.attrs, "notes": "\n".join(kept)}
+        return Summary(ds)
+
     def with_gold_in_cells(self) -> Summary:
         """The same summary with gold items added to the metric cells.
 
@@ -718,7 +750,7 @@ class Summary:
                     _var_or_zero(a, f"gold_{v}", t) + sign * _var_or_zero(b, f"gold_{v}", t)
                     for v, t in zip(_TRUTH, truth)
                 )
-        return _assemble(
+        out = _assemble(
             states=states,
             pattern_counts=counts,
             n_unannotated=n_unann,
@@ -728,6 +760,7 @@ class Summary:
             gold=gold,
             meta=_meta_of(self),
         )
+        return out.with_notes(*self.notes, *other.notes)
 
     def __add__(self, other: Summary) -> Summary:
         return self._combine(other, +1)

@@ -92,5 +92,13 @@ def test_a_folder_names_what_it_skips_and_keeps_the_item_column_out(tmp_path):
     assert ".b.csv" in err and "notes.txt" in err
     assert "--item item is left out of the annotators" in err and "not checked for repeats" in err
     assert "100 annotated items, 3 annotators" in err  # the .b.csv rows are not read
+    # and both caveats are in the report, not only on the terminal (hostile re-check M8)
+    notes = [
+        w["message"]
+        for w in json.loads((tmp_path / "o1" / "summary.json").read_text())["warnings"]
+        if w["code"] == "data.unchecked"
+    ]
+    assert len(notes) == 2 and "not checked for repeats" in notes[1] and ".b.csv" in notes[0]
+    assert "not checked for repeats" in (tmp_path / "o1" / "report.html").read_text()
     code, err = run([*base, "--annotators", "r1,r2,r3", "--item", "nope", "--out", tmp_path / "o2"])
     assert code == 2 and "has no column 'nope'" in err, err

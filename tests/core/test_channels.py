@@ -451,3 +451,20 @@ def test_em_on_a_handful_of_items_says_too_few_items(n):
     d = bc.Annotations.from_arrays(np.full(n, 0.5), np.ones((n, 3)))
     with pytest.raises(FitError, match=rf"^only {n} annotated item\(s\) for 7 free channel"):
         bc.fit_channels(bc.summarize(d), "dawid_skene_em", random_state=0)
+
+
+def test_no_acceptable_start_names_the_annotator_and_offers_only_fixes_that_apply():
+    """An annotator who always answers 1 leaves no start with every gap b - a > 0: the
+    message names it (not its position) and, as every start converged, does not offer more
+    iterations (hostile re-check M4, issue 23)."""
+    from bayescal.simulate import simulate_toy
+
+    d = simulate_toy(2000, random_state=0)
+    labels = d.labels.copy()
+    labels[:, 1] = 1
+    s = bc.summarize(bc.Annotations.from_arrays(d.score, labels))
+    with pytest.raises(FitError) as e:
+        dawid_skene_em(s)
+    message = str(e.value)
+    assert "belongs to annotator 'a2'" in message and "index" not in message
+    assert "max_iter" not in message and "drop it from the annotators" in message

@@ -18,6 +18,7 @@ import xarray as xr
 from bayescal.bayes.diagnostics import PPC_FAILED
 from bayescal.flags import Flag
 from bayescal.metrics.binned import BinnedECE
+from bayescal.report.core import skipped_on_request
 from bayescal.report.verdict import (
     WIDE_INTERVAL,
     BinGap,
@@ -143,6 +144,16 @@ def test_miscalibrated_but_recalibration_skipped_asks_for_items_and_states_it():
     out = summary_entries(v, {})
     assert out["recalibration"] == {"status": "skipped", "reason": skipped.reason}
     assert "recalibration" not in summary_entries(v, {"recalibration": {"status": "x"}})
+
+
+def test_recalibration_skipped_on_request_asks_to_rerun_not_for_items():
+    """With --skip recalibration the audit had the items; the verdict must not ask for more."""
+    reason = skipped_on_request("recalibration")
+    v = decide(facts(recalibration=Recalibration("skipped", None, reason), n_items=5000))
+    assert v.decision == "recalibrate" and "left out of this audit on request" in v.sentence
+    assert "held-out items this audit did not have" not in v.reconciliation
+    assert v.next_steps[0].startswith("Rerun without --skip recalibration")
+    assert not any("Collect more" in s for s in v.next_steps)
 
 
 def test_unreliable_number_is_not_a_verdict_on_the_model():
