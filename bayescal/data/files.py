@@ -123,6 +123,15 @@ def file_kind(mode: int) -> str:
     return next((kind for test, kind in kinds if test(mode)), "not a regular file")
 
 
+#: How the annotations' own files are named in messages (a folder of them is read out of core).
+DATA_FILES = ("CSV file", "Parquet file", "data file")
+
+
+def _shown_names(names, limit: int = 5) -> str:
+    shown = ", ".join(repr(str(x)) for x in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
 def check_file(path, what: str = "file") -> Path:
     """Return ``path`` as a :class:`~pathlib.Path` after checking it is a readable regular file.
 
@@ -162,11 +171,14 @@ def check_file(path, what: str = "file") -> Path:
     except OSError as exc:
         raise DataError(f"{what} {_name(p)} cannot be read: {exc.strerror}.") from None
     if stat.S_ISDIR(info.st_mode):
-        raise DataError(
-            f"{what} {_name(p)} is a directory, not a file. Pass one file; a folder of CSV or "
-            "Parquet parts is summarised out of core by bayescal.summarize(folder) or "
-            "`bayescal audit FOLDER`."
+        # only the annotations themselves can be a folder of parts (read out of core)
+        folders = (
+            "; a folder of CSV or Parquet parts is summarised out of core by "
+            "bayescal.summarize(folder) or `bayescal audit FOLDER`"
+            if what in DATA_FILES
+            else ""
         )
+        raise DataError(f"{what} {_name(p)} is a directory, not a file. Pass one file{folders}.")
     if not stat.S_ISREG(info.st_mode):
         raise DataError(
             f"{what} {_name(p)} is {file_kind(info.st_mode)}, not a regular file; bayescal reads "
@@ -582,7 +594,10 @@ def read_csv(
         data, p, what, delimiter=delimiter, line_of=lambda k: k + lead, header=header
     )
     if lines.size == 0:
-        raise DataError(f"{what} {_name(p)} has a header but no data rows.")
+        raise DataError(
+            f"{what} {_name(p)} has a header ({_shown_names(names)}) but no data rows: add one "
+            "row per item below it, or pass the file that holds the rows."
+        )
     text = [c for c in text_columns if c in names]
     frame = pd.read_csv(
         io.BytesIO(data),

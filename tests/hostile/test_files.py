@@ -221,6 +221,12 @@ def test_load_csv_on_a_directory(tmp_path):
         load_csv(tmp_path)
     with pytest.raises(DataError, match="is a directory"):
         load_long(tmp_path)
+    # a file that is not the annotations (a plan's pilot scores, a priors file) cannot be a
+    # folder of parts: no out-of-core hint there
+    from bayescal.report.plan_cli_run import read_pilot_scores
+
+    with pytest.raises(DataError, match=r"is a directory, not a file\. Pass one file\.$"):
+        read_pilot_scores(tmp_path, 3)
 
 
 def test_path_of_wrong_type():

@@ -324,7 +324,12 @@ BAD_PILOT_SCORES = [
     # (case, classes, file text, message part)
     ("no header, one column", 2, "0.36\n" * 12, "holds probabilities, not column names"),
     ("no header, C columns", 3, _TWELVE, "the file needs a header row"),
-    ("header only", 3, "p0,p1,p2\n", "has a header but no data rows"),
+    (
+        "header only",
+        3,
+        "p0,p1,p2\n",
+        "has a header ('p0', 'p1', 'p2') but no data rows: add one row",
+    ),
     ("empty file", 3, "", "is empty"),
     ("columns vs classes", 3, "a,b\n" + "0.4,0.6\n" * 12, "2 columns ('a', 'b') for 3 classes"),
     ("one column for 3", 3, "p\n" + "0.4\n" * 12, "1 column ('p') for 3 classes"),
