@@ -568,9 +568,9 @@ WARNING_MEANING = {
     "priors.conflict": "the priors disagree with these data; the headline moves with them, so "
     "compare with a run without --priors.",
     "data.unannotated": "those items are in no error; the verdict is about the annotated items.",
-    "data.unchecked": "the reader could not check what the warning names; if it does not hold "
-    "(for example an item counted twice), the counts and so every number are off by those "
-    "items: check the input before relying on the verdict.",
+    "data.unchecked": "the reader did not read or could not check what the warning names; if "
+    "that matters (a skipped file that holds items, an item counted twice), the counts and so "
+    "every number are off by those items: check the input before relying on the verdict.",
     "gold.conflict": "the channels, and so the corrected error, use the gold classes as given: if "
     "the gold column is miscoded the headline is biased; fix it, or compare with a run without "
     "--gold, before relying on the verdict.",
