@@ -192,6 +192,9 @@ def test_warnings_that_reach_the_command_are_one_line_each():
 def test_the_ambiguity_audit_shows_its_steps_on_a_terminal(tmp_path, monkeypatch, capsys):
     """The fitting and scoring that ran 91 s in silence shows which method and fold it is in."""
     monkeypatch.delenv("CI", raising=False)
+    # status lines are cut to the terminal's width: a wide one, so that the npz's path (as
+    # long as the checkout's) is shown whole wherever the repository lives
+    monkeypatch.setenv("COLUMNS", "1000")
     term = _Terminal()
     monkeypatch.setattr("sys.stderr", term)
     from bayescal.cli import main
