@@ -208,6 +208,18 @@ def _check_parts(summary, out: list[str], *, grouped: bool, what: str) -> None:
     """
     parts = design_parts(summary)
     names = summary.annotators
+    if len(parts) > 1 and all(len(p[0]) == 1 for p in parts):
+        # no item has two answers: with one annotator per item every answer rate is
+        # a_k + (b_k - a_k) mu_g (for C classes rho_g T_k), unchanged when the prevalences
+        # are moved affinely (by any invertible map) and the channels with them, so no
+        # grouping identifies them; only gold items would
+        raise IdentificationError(
+            f"no item has answers of two annotators: each of the {len(parts)} annotators "
+            f"answered items of its own ({', '.join(f'{names[p[0][0]]!r}: {p[1]}' for p in parts)}"
+            f" item(s)), so {what} cannot tell an annotator's errors from the class prevalence "
+            "(any shift of the prevalences is matched by the channels), with or without score "
+            "groups. Collect items answered by two or more annotators, or add gold items."
+        )
     if len(parts) > 1:
         small = [p for p in parts if len(p[0]) < 3]
         described = "; ".join(

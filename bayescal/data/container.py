@@ -55,6 +55,7 @@ from bayescal.data.validation import (
     parse_numbers,
     reference_like,
     show_value,
+    unmasked,
 )
 from bayescal.dims import ANNOTATOR, CLASS, ITEM
 from bayescal.errors import ConfigError, DataError
@@ -219,10 +220,21 @@ class Annotations:
         (``map_names=False`` keeps ``classes`` as coordinate names only).
         """
         from_api = where is None
+        item = unmasked(item, "item id", where)
         if from_api:
             if item is not None:
                 item = check_ids(item, what="item ids", where=_position)
             where = ItemWhere(item)
+        score, probs, truth, group = (
+            unmasked(x, what, where)
+            for x, what in (
+                (score, score_name),
+                (probs, probs_name),
+                (truth, "truth"),
+                (group, "group"),
+            )
+        )
+        gold = unmasked(gold, "gold", missing=True)  # masked: not a gold item
         if score is not None:
             z = check_scores(score, name=score_name, where=where)
             p = np.column_stack([1.0 - z, z])  # p_1 is the given score, bit for bit
@@ -748,12 +760,45 @@ class Annotations:
         return None if columns is None else json.loads(columns)
 
     def subset(self, index) -> Annotations:
-        """Items selected by an integer index or boolean mask (no re-validation needed)."""
+        """Items selected by integer positions (each once; negative ones count from the end)
+        or by a boolean mask with one entry per item.
+
+        Examples
+        --------
+        >>> d = Annotations.from_arrays([0.2, 0.4, 0.9], [[0, 1], [1, 1], [1, 0]])
+        >>> d.subset([True, False, True]).n_items, d.subset([2, 0]).n_items
+        (2, 2)
+        """
         index = np.asarray(index)
+        n = self.n_items
+        if index.ndim != 1:
+            raise DataError(f"subset takes a 1-D index or mask; got shape {index.shape}.")
         if index.dtype == bool:
+            if index.size != n:
+                raise DataError(
+                    f"subset's boolean mask has {index.size} entries for {n} items; give one "
+                    "entry per item (or integer positions)."
+                )
             index = np.flatnonzero(index)
+        elif index.size and index.dtype.kind not in "iu":
+            raise DataError(
+                f"subset takes integer positions or a boolean mask; got {index.dtype} values "
+                "(item ids select through their positions: np.flatnonzero(np.isin(data.items, "
+                "ids)))."
+            )
         if index.size == 0:
             raise DataError("subset selects no items.")
+        index = index.astype(np.int64)
+        if (index < -n).any() or (index >= n).any():
+            bad = index[(index < -n) | (index >= n)][0]
+            raise DataError(f"subset position {int(bad)} is outside 0 .. {n - 1} ({n} items).")
+        index = np.where(index < 0, index + n, index)
+        if np.unique(index).size != index.size:
+            counts = np.bincount(index, minlength=n)
+            raise DataError(
+                f"subset selects item position {int(np.argmax(counts))} {int(counts.max())} times; "
+                "each item can be selected once (a repeated item would be two items with one id)."
+            )
         return Annotations(self._ds.isel({ITEM: index}))
 
     def with_probs(self, probs, *, sum_tol: float | None = None) -> Annotations:

@@ -83,6 +83,35 @@ class ItemWhere:
         return f"item {show_value(self.ids[i])}"
 
 
+def unmasked(values, name: str, where: Where | None = None, *, missing: bool = False):
+    """``values`` without a numpy mask: a masked entry of a column that cannot be missing
+    (scores, probabilities, truth, ids, groups) is refused, naming the first one; with
+    ``missing`` (gold: masked = not a gold item) masked entries become NaN.
+
+    A masked array's hidden values are not data: used as they stand they were read
+    silently (a masked score at its underlying value, every masked gold cell as class 0).
+
+    Examples
+    --------
+    >>> unmasked(np.ma.masked_array([1.0, 0.0], mask=[False, True]), "gold", missing=True)
+    array([ 1., nan])
+    """
+    if not isinstance(values, np.ma.MaskedArray):
+        return values
+    hidden = np.ma.getmaskarray(values)
+    if not hidden.any():
+        return np.ma.getdata(values)
+    if missing:
+        return np.where(hidden, np.nan, np.ma.getdata(values).astype(np.float64))
+    first = int(np.flatnonzero(hidden.reshape(hidden.shape[0], -1).any(axis=1))[0])
+    at = where(first) if where is not None else f"item {first}"
+    raise DataError(
+        f"{name} has {int(hidden.sum())} masked entr{'y' if hidden.sum() == 1 else 'ies'} (the "
+        f"first at {at}); {name} values cannot be missing: drop those items, or pass the "
+        "values (a masked array's hidden values are not read)."
+    )
+
+
 class RowWhere:
     """Name row ``i`` of a pandas table by position and index label."""
 

@@ -100,6 +100,39 @@ def _check_counts(**counts: int | None) -> None:
             )
 
 
+def _check_orientation(t: np.ndarray) -> None:
+    """Channels the plan's simulated fits can recover: its Dawid-Skene EM accepts only
+    ``b > a`` for every annotator with two classes, and with more classes it labels the
+    classes by the first annotator's largest diagonal. Channels the other way round (a
+    posterior whose classes are swapped) would have every simulated fit relabel them, so
+    coverage and power would describe another labelling (hostile re-check, issue 23)."""
+    c = t.shape[1]
+    if c == 2:
+        bad = np.flatnonzero(t[:, 1, 1] - t[:, 0, 1] <= 0)
+        if bad.size:
+            j = int(bad[0])
+            raise ConfigError(
+                f"annotator {j + 1} of the panel (in the pilot's order) answers 1 no more often "
+                f"for class 1 than for class 0 (b = {t[j, 1, 1]:.3g} <= a = {t[j, 0, 1]:.3g}; "
+                f"{bad.size} of {t.shape[0]} such): the plan's fits accept only b > a, so its "
+                "predictions would not describe these channels. Check the pilot (a and b "
+                "swapped, or classes coded the other way round), or leave that annotator out."
+            )
+        return
+    from bayescal.channels.orientation import dominant_diagonal_permutation
+
+    perm = dominant_diagonal_permutation(t[0])
+    if not np.array_equal(perm, np.arange(c)):
+        moved = int(np.flatnonzero(perm != np.arange(c))[0])
+        raise ConfigError(
+            f"the first annotator's confusion answers class {int(perm[moved])} most often for "
+            f"class {moved}: its largest entries are off the diagonal, so the plan's fits, which "
+            "label the classes by the first annotator, would relabel them and its predictions "
+            "would describe another labelling. Check the pilot's class order, or put an "
+            "annotator whose answers favour the true class first."
+        )
+
+
 def _check_simplex(values: np.ndarray, name: str, fix: str) -> None:
     if not np.all(np.isfinite(values)) or np.any(values <= 0) or np.any(values >= 1):
         raise ConfigError(f"{name} must lie strictly between 0 and 1; {fix}")
@@ -141,6 +174,7 @@ class PlanScenario:
                 "C x C matrix per annotator (rows: true class, columns: answer)."
             )
         _check_simplex(t, "confusion", "give rows of probabilities P(answer | true class).")
+        _check_orientation(t)
         c = t.shape[1]
         p = np.asarray(self.prevalence, dtype=np.float64)
         if p.shape != (c,):

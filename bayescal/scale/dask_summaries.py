@@ -371,6 +371,22 @@ def summarize_dask(
                 f"file {path!r}",
                 gold,
             )
+            if names is not None and annotators is None:
+                # the annotators were read off the first file: a later file with other
+                # annotator columns would have them ignored (or missing) without a word
+                here = _annotator_columns(
+                    header, prob_columns, truth, item, None, f"file {path!r}", gold
+                )
+                if set(here) != set(names):
+                    extra = [c for c in here if c not in names]
+                    raise DataError(
+                        f"file {path!r} has annotator columns {here!r}, but {paths[0]!r} (read "
+                        f"first) has {names!r}"
+                        + (f": {extra!r} would be ignored" if extra else "")
+                        + ". Every file of a folder needs the same columns; give --annotators "
+                        "(annotators= in Python) to name the ones to read, with a blank cell "
+                        "where an annotator did not answer."
+                    )
             names = names or found
         spec = wide_spec(names)
         chunks = make_chunks(fs, paths, fmt, parse_blocksize(blocksize), batch_rows)

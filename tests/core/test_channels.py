@@ -317,6 +317,29 @@ def _pairs_only(n=900, seed=1):
     return bc.Annotations.from_arrays(d.score, lab)
 
 
+def test_one_annotator_per_item_is_refused_with_or_without_groups():
+    """Every item answered by exactly one annotator (hostile re-check, issue 23): score-bin
+    EM warned only and printed a decisive verdict, but each answer rate
+    a_k + (b_k - a_k) mu_g is unchanged under an affine move of the prevalences matched by
+    the channels, so no grouping identifies them. The same holds for C classes."""
+    d = _flips(900, 2, 3)
+    lab = np.full_like(d.labels, np.nan)
+    lab[np.arange(900), np.arange(900) % 3] = d.labels[np.arange(900), np.arange(900) % 3]
+    single = bc.Annotations.from_arrays(d.score, lab)
+    for method, groups in (("score_bin_em", 5), ("dawid_skene_em", 1), ("moments", 1)):
+        with pytest.raises(IdentificationError, match="no item has answers of two annotators"):
+            bc.fit_channels(single, method, groups=groups)
+    from bayescal.data.multiclass import MulticlassAnnotations
+    from bayescal.simulate import simulate_multiclass
+
+    m = simulate_multiclass(600, 3, random_state=0)
+    mlab = np.full(m.labels.shape, np.nan)
+    rows = np.arange(600)
+    mlab[rows, rows % 3] = m.labels[rows, rows % 3]
+    with pytest.raises(IdentificationError, match="'a2': 200, 'a3': 200 item"):
+        bc.fit_channels(bc.summarize(MulticlassAnnotations.from_arrays(m.probs, mlab)))
+
+
 def test_a_part_of_two_beside_one_of_three_is_refused_for_dawid_skene():
     """{r1, r4} beside {r2, r3}: no part has three annotators."""
     with pytest.raises(IdentificationError, match="fewer than three annotators"):

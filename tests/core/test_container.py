@@ -120,6 +120,28 @@ def test_mask_and_masked_array_are_missing():
     assert np.isnan(d1.labels[0, 1]) and np.isnan(d2.labels[0, 1])
 
 
+def test_masked_entries_of_other_arrays_are_missing_gold_or_refused():
+    """Only labels honoured a mask: a masked score was read at its hidden value and masked
+    gold cells became gold items of class 0 (hostile re-check, issue 23). Gold: masked is
+    'not a gold item'; a score, probability, truth, id or group cannot be missing."""
+    z = np.array([0.2, 0.3, 0.7, 0.9])
+    lab = np.array([[0, 1], [1, 1], [1, 0], [1, 1]])
+    gold = np.ma.masked_array([1.0, 0.0, 0.0, 0.0], mask=[False, True, True, True])
+    assert Annotations.from_arrays(z, lab, gold=gold).n_gold == 1
+    hidden = np.ma.masked_array(z, mask=[False, False, True, False])
+    with pytest.raises(DataError, match=r"score has 1 masked entry \(the first at item 2\)"):
+        Annotations.from_arrays(hidden, lab)
+    with pytest.raises(DataError, match="truth has 1 masked entry"):
+        Annotations.from_arrays(z, lab, truth=np.ma.masked_array([0, 1, 1, 1], mask=[0, 0, 0, 1]))
+    with pytest.raises(DataError, match="item id has 1 masked entry"):
+        Annotations.from_arrays(z, lab, item=np.ma.masked_array([5, 6, 7, 8], mask=[1, 0, 0, 0]))
+    probs = np.ma.masked_array(np.column_stack([1 - z, z]), mask=[[0, 0], [0, 1], [0, 0], [0, 0]])
+    with pytest.raises(DataError, match="probs has 1 masked entry .*item 1"):
+        Annotations.from_arrays(probs, lab)
+    # nothing masked: the values as given
+    assert Annotations.from_arrays(np.ma.masked_array(z), lab).n_items == 4
+
+
 def test_bool_and_none_labels():
     d = Annotations.from_arrays([0.2, 0.3], np.array([[True, False], [False, False]]))
     assert d.labels[0, 0] == 1.0
@@ -753,3 +775,27 @@ def test_a_dataframe_of_labels_names_the_annotators():
     assert d.annotators == ["p", "q", "7"]
     named = Annotations.from_arrays(np.array([0.2, 0.8, 0.1]), labels, annotators=["x", "y", "z"])
     assert named.annotators == ["x", "y", "z"]  # the names given win
+
+
+def test_subset_refuses_masks_of_the_wrong_length_and_repeated_items():
+    """A 3-long mask on 10 items kept the first two selected items and dropped the rest
+    silently; repeated positions made two items with one id; a float index was a raw
+    IndexError (hostile re-check, issue 23)."""
+    d = Annotations.from_arrays(
+        np.linspace(0.05, 0.95, 10),
+        np.tile([[0, 1, 1]], (10, 1)),
+        item=[f"i{i}" for i in range(10)],
+    )
+    for index, message in (
+        (np.array([True, False, True]), "mask has 3 entries for 10 items"),
+        ([0, 0, 1], "selects item position 0 2 times"),
+        ([0.5], "integer positions or a boolean mask; got float64"),
+        ([10], "position 10 is outside 0 .. 9"),
+        ([3, -7], "selects item position 3 2 times"),
+        (np.zeros((2, 2), int), "1-D index"),
+        ([], "selects no items"),
+    ):
+        with pytest.raises(DataError, match=message):
+            d.subset(index)
+    assert [str(x) for x in d.subset([-1, 2]).items] == ["i9", "i2"]
+    assert d.subset(np.arange(10) % 2 == 0).n_items == 5

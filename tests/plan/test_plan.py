@@ -384,3 +384,27 @@ def test_cli_pilot_scores_without_header_exits_2_before_planning(tmp_path, capsy
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "Traceback" not in err, err
     assert "--pilot-scores file" in err and "needs a header row" in err and not out.exists()
+
+
+def test_channels_the_plans_fits_would_relabel_are_refused():
+    """A pilot posterior with a and b swapped gave 'power 1.00, coverage 0.00' for a
+    calibrated model (hostile re-check, issue 23): the simulated EM fits accept only b > a
+    and label C > 2 classes by the first annotator, so such channels are refused."""
+    t = PlanScenario.stated([0.8, 0.75, 0.7], 2).confusion
+    swapped = t[:, ::-1, :]  # classes the other way round: a > b for every annotator
+    with pytest.raises(ConfigError, match=r"annotator 1 of the panel .*b = 0\.2 <= a = 0\.8"):
+        PlanScenario(swapped, np.array([0.5, 0.5]))
+    one = t.copy()
+    one[2] = one[2][::-1]  # only the third annotator inverted: still refused, named
+    with pytest.raises(ConfigError, match=r"annotator 3 of the panel"):
+        PlanScenario(one, np.array([0.5, 0.5]))
+    t3 = PlanScenario.stated([0.8, 0.75, 0.7], 3).confusion
+    rolled = t3.copy()
+    rolled[0] = np.roll(t3[0], 1, axis=1)  # the first annotator answers class y + 1 for y
+    with pytest.raises(
+        ConfigError, match="first annotator's confusion answers class 1 most often for class 0"
+    ):
+        PlanScenario(rolled, np.full(3, 1 / 3))
+    later = t3.copy()
+    later[2] = np.roll(t3[2], 1, axis=1)  # a later annotator may be worse than chance
+    assert PlanScenario(later, np.full(3, 1 / 3)).n_annotators == 3

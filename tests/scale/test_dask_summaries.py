@@ -204,6 +204,28 @@ def test_refusals_are_clear(toy_frame, tmp_path):
         summarize_dask(str(tmp_path), item="item", truth="truth", scheduler="gpu")
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_files_with_other_annotator_columns_are_refused(toy_frame, tmp_path, fmt):
+    """Annotators read off the first file: a later file's extra annotator was dropped
+    without a word (hostile re-check, issue 23); one lacking an annotator is refused too."""
+    first, second = toy_frame.iloc[:150], toy_frame.iloc[150:].assign(a4=1)
+    write = (
+        (lambda f, p: f.to_csv(p, index=False)) if fmt == "csv" else (lambda f, p: f.to_parquet(p))
+    )
+    write(first, tmp_path / f"a.{fmt}")
+    write(second, tmp_path / f"b.{fmt}")
+    with pytest.raises(
+        DataError, match=r"b\.\w+' has annotator columns .*\['a4'\] would be ignored"
+    ):
+        summarize_dask(str(tmp_path), item="item", truth="truth")
+    # named annotators read the named columns only: the extra one is left out on request
+    named = summarize_dask(str(tmp_path), item="item", truth="truth", annotators=ANN)
+    assert named.annotators == ANN
+    write(second.drop(columns=["a2"]), tmp_path / f"b.{fmt}")
+    with pytest.raises(DataError, match="a2"):
+        summarize_dask(str(tmp_path), item="item", truth="truth")
+
+
 def test_missing_dask_names_the_extra(monkeypatch):
     import sys
 
