@@ -1319,16 +1319,29 @@ def _shared_annotators(old: list[str], new: list[str]) -> dict[str, int]:
             )
     index = {name: j for j, name in enumerate(old)}
     unknown = [n for n in new if n not in index]
+    # a name that differs only in spaces or case is the likelier cause than a new annotator
+    loose = {" ".join(str(n).split()).casefold(): n for n in old}
+    near = [
+        f"{n!r} ~ {loose[key]!r}"
+        for n in unknown
+        if (key := " ".join(str(n).split()).casefold()) in loose
+    ]
+    spelled = (
+        f" Names that differ only in spaces or case: {', '.join(near)}; rename them to match."
+        if near
+        else ""
+    )
     if new and len(unknown) == len(new):
         raise ConfigError(
             f"none of the new data's annotators {new} is in the earlier fit (annotators "
             f"{old}): priors from it would be the default priors for everyone. Check that the "
-            "names are spelled the same in both audits, or audit without priors."
+            "names are spelled the same in both audits, or audit without priors." + spelled
         )
     if unknown:
         warnings.warn(
             f"priors from the earlier fit: annotator(s) {unknown} are not in it and keep the "
-            "default prior (listed in priors.origin['default']).",
+            "default prior (listed in priors.origin['default'] and the report's priors "
+            "section)." + spelled,
             BayescalWarning,
             stacklevel=3,
         )

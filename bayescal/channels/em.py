@@ -696,12 +696,21 @@ def _no_start_message(diag, t, out, threshold, binary, names) -> str:
         else ""
     )
     if binary:
-        worst = int(np.argmin((t[:, :, 1, 1] - t[:, :, 0, 1])[np.argmax(out["mean_loglik"])]))
+        gaps = (t[:, :, 1, 1] - t[:, :, 0, 1])[np.argmax(out["mean_loglik"])]
+        worst = int(np.argmin(gaps))
+        # a clearly negative gap is an annotator who answers against the class, not one
+        # whose answers ignore it
+        why = (
+            f"Its gap is {gaps[worst]:.3g}: it answers 1 more often for class 0 than for "
+            "class 1, as if its answers were coded the other way round; recode them "
+            "(1 - answer) if so, or drop it from the annotators."
+            if gaps[worst] < -0.1
+            else "An annotator whose answers do not depend on the class (for example one who "
+            "always answers 1) carries no information: drop it from the annotators."
+        )
         text = head + (
             f"every oriented gap b - a >= {threshold} (the smallest gap at the best likelihood "
-            f"belongs to annotator {names[worst]}). An annotator whose answers do not depend on "
-            "the class (for example one who always answers 1) carries no information: drop it "
-            "from the annotators."
+            f"belongs to annotator {names[worst]}). " + why
         )
         return text + longer + gold
     sv = diag["_sv"]

@@ -52,8 +52,9 @@ from bayescal.data.validation import (
     check_scores,
     check_truth,
     class_indices,
+    delimiter_hint,
     parse_numbers,
-    reference_like,
+    refuse_reference_like,
     show_value,
     unmasked,
 )
@@ -1129,23 +1130,11 @@ def _annotator_columns(available, *, roles: dict[str, Any], annotators, source: 
         if col not in available:
             raise DataError(
                 f"{source} has no column {col!r}; columns are {_short(list(available))}."
+                + delimiter_hint(available)
             )
     if annotators is None:
         annotators = [c for c in available if c not in reserved]
-        suspect = [(c, reference_like(c)) for c in annotators if reference_like(c)]
-        if suspect:
-            col, kind = suspect[0]
-            also = f" (also {[c for c, _ in suspect[1:]]!r})" if len(suspect) > 1 else ""
-            like, role = (
-                ("a reference label", "truth= (--truth) or gold= (--gold)")
-                if kind == "reference"
-                else ("an item id", "item= (--item)")
-            )
-            raise DataError(
-                f"{source}: column {col!r}{also} is named like {like}, so it is not taken as an "
-                "annotator; pass annotators= (--annotators) to list the annotator columns, or "
-                f"name it as {role}."
-            )
+        refuse_reference_like(annotators, source)
     else:
         if isinstance(annotators, str):
             raise DataError(

@@ -134,6 +134,8 @@ def show_value(value, limit: int = 40) -> str:
     --------
     >>> show_value(1.0000001), show_value("05"), show_value(3**5000)
     ('1.0000001', "'05'", 'an integer with 2386 digits')
+    >>> show_value(np.str_("x")), show_value(np.float64(0.975523))
+    ("'x'", '0.975523')
     """
     if isinstance(value, (bool, np.bool_)):
         return repr(bool(value))
@@ -145,8 +147,8 @@ def show_value(value, limit: int = 40) -> str:
         return str(v)
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) > limit:
+    text = str(value) if isinstance(value, str) else repr(value)  # np.str_ too: its repr is
+    if len(text) > limit:  # "np.str_('x')"
         text = text[: limit - 3] + "..."
     return repr(text) if isinstance(value, str) else text
 
@@ -886,6 +888,43 @@ _ID = re.compile(
     r"(?:(?:item|task|image|img|sample|example|row|record|doc|document|question)[_\-. ]*)?"
     r"(?:id|ids|idx|index|item|items|uid|key)|unnamed:? *\d+"
 )
+
+
+def delimiter_hint(columns) -> str:
+    """A sentence for a "no column" error when the header reads as one column holding
+    another delimiter (a ``;``-separated export read as CSV), else ``""``."""
+    names = [str(c) for c in columns]
+    if len(names) != 1:
+        return ""
+    seen = [d for d in (";", "\t", "|") if d in names[0]]
+    if not seen:
+        return ""
+    shown = {"\t": "a tab"}.get(seen[0], repr(seen[0]))
+    return (
+        f" The header is one column holding {shown}: the file looks separated by {shown}, but "
+        "a .csv file is read as comma-separated (a .tsv file as tab-separated); save it with "
+        "commas, or as .tsv if it is tab-separated."
+    )
+
+
+def refuse_reference_like(annotators, source: str) -> None:
+    """Refuse inferred annotator columns named like a reference label or an item id
+    (:func:`reference_like`): in memory, from a file, and out of core alike."""
+    suspect = [(c, reference_like(c)) for c in annotators if reference_like(c)]
+    if not suspect:
+        return
+    col, kind = suspect[0]
+    also = f" (also {[c for c, _ in suspect[1:]]!r})" if len(suspect) > 1 else ""
+    like, role = (
+        ("a reference label", "truth= (--truth) or gold= (--gold)")
+        if kind == "reference"
+        else ("an item id", "item= (--item)")
+    )
+    raise DataError(
+        f"{source}: column {col!r}{also} is named like {like}, so it is not taken as an "
+        "annotator; pass annotators= (--annotators) to list the annotator columns, or "
+        f"name it as {role}."
+    )
 
 
 def reference_like(name) -> str | None:

@@ -20,7 +20,12 @@ import numpy as np
 
 from bayescal._typing import Bins
 from bayescal.data.container import check_role_clash
-from bayescal.data.validation import PROB_SUM_TOL, check_names
+from bayescal.data.validation import (
+    PROB_SUM_TOL,
+    check_names,
+    delimiter_hint,
+    refuse_reference_like,
+)
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import WideSpec, add_all, summarize_batch, wide_arrays
 from bayescal.scale._deps import require
@@ -166,11 +171,15 @@ def _annotator_columns(columns, probs, truth, item, annotators, where: str, gold
     reserved = {c for c in (*probs, truth, item, gold) if c is not None}
     for col in reserved:
         if col not in columns:
-            raise DataError(f"{where} has no column {col!r}; columns are {list(columns)!r}.")
+            raise DataError(
+                f"{where} has no column {col!r}; columns are {list(columns)!r}."
+                + delimiter_hint(columns)
+            )
     if annotators is None:
         annotators = [c for c in columns if c not in reserved]
         if not annotators:
             raise DataError(f"{where} has no annotator columns besides {sorted(reserved)!r}.")
+        refuse_reference_like(annotators, where)
     else:
         annotators = [str(a) for a in annotators]
         missing = [c for c in annotators if c not in columns]

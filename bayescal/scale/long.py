@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from bayescal._typing import Bins
-from bayescal.data.validation import PROB_SUM_TOL, check_names
+from bayescal.data.validation import PROB_SUM_TOL, check_names, show_value
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import (
     check_class_values,
@@ -320,7 +320,8 @@ def _summarize_items(frame, spec, locate):
             else f"different labels ({lab[i]:g} and {lab[j]:g})"
         )
         raise DataError(
-            f"item {ids[codes[i]]!r} has two answers from annotator {spec['annotators'][ann[i]]!r} "
+            f"item {show_value(ids[codes[i]])} has two answers from annotator "
+            f"{spec['annotators'][ann[i]]!r} "
             f"with {agree}: {locate(src[i], row[i])} and {locate(src[j], row[j])}. One annotator "
             "gives one label per item; remove or resolve the duplicate rows."
         )
@@ -340,7 +341,8 @@ def _summarize_items(frame, spec, locate):
         if rep is not None:
             i, j = s_rows[list(rep)]
             raise DataError(
-                f"item {ids[codes[i]]!r} has two rows in the score table: {locate(src[i], row[i])} "
+                f"item {show_value(ids[codes[i]])} has two rows in the score table: "
+                f"{locate(src[i], row[i])} "
                 f"and {locate(src[j], row[j])}. Each item needs exactly one score."
             )
         score = np.full((n_items, z.shape[1]), np.nan)
@@ -355,7 +357,8 @@ def _summarize_items(frame, spec, locate):
             item_code = int(np.flatnonzero(orphan)[0])
             r = int(np.flatnonzero(answers & (codes == item_code))[0])
             raise DataError(
-                f"item {ids[item_code]!r} has answers (for example {locate(src[r], row[r])}) "
+                f"item {show_value(ids[item_code])} has answers (for example "
+                f"{locate(src[r], row[r])}) "
                 "but no row in the score table; give every annotated item a score."
             )
     else:
@@ -407,8 +410,9 @@ def _per_item_constant(codes, values, n_items, what, ids, src, row, locate):
         i = rows[np.argmin(values[rows])]
         j = rows[np.argmax(values[rows])]
         raise DataError(
-            f"item {ids[c]!r} has different {what} values on its rows ({values[i]:.17g} at "
-            f"{locate(src[i], row[i])}, {values[j]:.17g} at {locate(src[j], row[j])}); an item "
+            f"item {show_value(ids[c])} has different {what} values on its rows "
+            f"({float(values[i])!r} at {locate(src[i], row[i])}, {float(values[j])!r} at "
+            f"{locate(src[j], row[j])}); an item "
             f"has one {what}."
         )
     return lo

@@ -491,3 +491,15 @@ def test_no_acceptable_start_names_the_annotator_and_offers_only_fixes_that_appl
     message = str(e.value)
     assert "belongs to annotator 'a2'" in message and "index" not in message
     assert "max_iter" not in message and "drop it from the annotators" in message
+
+
+def test_an_annotator_coded_the_other_way_round_is_told_so():
+    """r3 = 1 - r1 was told it 'carries no information' (hostile re-check, issue 23)."""
+    from bayescal.simulate import simulate_toy
+
+    d = simulate_toy(2000, random_state=0)
+    labels = d.labels.copy()
+    labels[:, 2] = 1 - labels[:, 0]
+    s = bc.summarize(bc.Annotations.from_arrays(d.score, labels))
+    with pytest.raises(FitError, match=r"'a3'\). Its gap is -1: .* coded the other way round"):
+        dawid_skene_em(s)

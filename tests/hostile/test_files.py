@@ -440,3 +440,11 @@ def test_percentages_and_logits_get_their_own_fix(tmp_path, out_of_core):
         scaled.write_text("p0,p1,p2,r1,r2\n0.13,0.39,1.28,0,1\n0.26,0.26,0.78,1,2\n")
         message = audit_error(scaled, tmp_path, *extra)
         assert "[0.13, 1.28], a little above 1" in message and percent not in message
+
+
+def test_a_semicolon_separated_csv_is_told_its_delimiter(tmp_path):
+    """';'-separated exports read as CSV said only "no column 'score'" (hostile re-check)."""
+    f = tmp_path / "semi.csv"
+    f.write_text("item;score;r1;r2;r3\ni1;0.3;0;1;0\n")
+    with pytest.raises(DataError, match=r"one column holding ';': the file looks separated"):
+        load_csv(f, item="item")

@@ -52,6 +52,16 @@ def test_names_matching_none_of_the_data_are_refused(make):
 
 
 @pytest.mark.parametrize("make", FITS)
+def test_names_differing_only_in_spaces_or_case_are_pointed_out(make):
+    """' bob' vs 'bob' fell back to the default prior with a plain 'not in it' (hostile
+    re-check, issue 23): the message names the near match."""
+    with pytest.warns(BayescalWarning, match=r"only in spaces or case: ' bob' ~ 'bob'"):
+        ChannelPriors.from_fit(make(), annotators=["ann", " bob"])
+    with pytest.raises(ConfigError, match=r"'ANN' ~ 'ann', 'bob ' ~ 'bob'; rename them"):
+        ChannelPriors.from_fit(make(), annotators=["ANN", "bob "])
+
+
+@pytest.mark.parametrize("make", FITS)
 def test_some_unmatched_names_are_warned_about_and_recorded(make):
     with pytest.warns(BayescalWarning, match=r"\['zoe'\] are not in it"):
         p = ChannelPriors.from_fit(make(), annotators=["bob", "zoe"])

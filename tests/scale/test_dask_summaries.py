@@ -226,6 +226,21 @@ def test_files_with_other_annotator_columns_are_refused(toy_frame, tmp_path, fmt
         summarize_dask(str(tmp_path), item="item", truth="truth")
 
 
+def test_columns_named_like_a_reference_or_an_id_are_refused_out_of_core(toy_frame, tmp_path):
+    """A folder's 'truth' column became a fourth annotator with a warning only, and 'item'
+    was 'not a number', where one file refuses both with the fix (hostile re-check)."""
+    write_parts(toy_frame, tmp_path, "csv", 2)
+    with pytest.raises(
+        DataError, match=r"column 'item' \(also \['truth'\]\) is named like an item"
+    ):
+        summarize_dask(str(tmp_path))
+    with pytest.raises(DataError, match="'truth' is named like a reference label.*--truth"):
+        summarize_dask(str(tmp_path), item="item")
+    frame = dd.from_pandas(toy_frame, npartitions=2)
+    with pytest.raises(DataError, match="'truth' is named like a reference label"):
+        summarize_dask(frame, item="item")
+
+
 def test_missing_dask_names_the_extra(monkeypatch):
     import sys
 
