@@ -860,7 +860,40 @@ def check_item_ids(ids, n_items: int, where: Where | None = None) -> np.ndarray:
             f"item ids must be unique; {show_value(arr[first])} appears at {where(first)} and "
             f"at {where(second)} ({int(dup.sum())} rows share an id). Give every item one row."
         )
+    check_id_spellings(arr, where)
     return arr
+
+
+def check_id_spellings(ids, where: Where) -> None:
+    """Refuse distinct text ids that differ only in surrounding spaces (``'i5'`` and
+    ``'i5 '``): ids are compared exactly, so such a pair is two items, and in a long table
+    one item's answers are split between them. ``ids`` are unique; ``where(i)`` names
+    position ``i``."""
+    import pandas as pd
+
+    arr = np.asarray(ids)
+    if arr.dtype.kind not in "OU" or arr.size < 2:
+        return
+    text = pd.Series(arr, dtype=object)
+    is_text = (
+        np.ones(arr.size, dtype=bool)
+        if arr.dtype.kind == "U" or pd.api.types.infer_dtype(text, skipna=False) == "string"
+        else text.map(lambda x: isinstance(x, str)).to_numpy()
+    )
+    if not is_text.any():
+        return
+    stripped = text[is_text].str.strip()
+    near = pd.Index(stripped).duplicated(keep=False)
+    if near.any():
+        pos = np.flatnonzero(is_text)[np.flatnonzero(near)]
+        first = pos[0]
+        second = next(p for p in pos[1:] if stripped.loc[p] == stripped.loc[first])
+        raise DataError(
+            f"item ids {show_value(arr[first])} (at {where(int(first))}) and "
+            f"{show_value(arr[second])} (at {where(int(second))}) differ only in surrounding "
+            "spaces, so they would be two items; strip the spaces from the id column (or make "
+            "the ids differ in more than spaces)."
+        )
 
 
 def check_groups(group, n_items: int, where: Where | None = None) -> np.ndarray:

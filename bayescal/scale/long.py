@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from bayescal._typing import Bins
-from bayescal.data.validation import PROB_SUM_TOL, check_names, show_value
+from bayescal.data.validation import PROB_SUM_TOL, check_id_spellings, check_names, show_value
 from bayescal.errors import ConfigError, DataError
 from bayescal.scale._batch import (
     check_class_values,
@@ -305,6 +305,14 @@ def _summarize_items(frame, spec, locate):
     k = len(spec["annotators"])
     codes, ids = pd.factorize(frame["item"], sort=False)
     n_items = ids.size
+    first_row = np.zeros(n_items, dtype=np.int64)
+    first_row[codes[::-1]] = np.arange(codes.size)[::-1]  # each item's first row
+    check_id_spellings(
+        np.asarray(ids, dtype=object),
+        lambda c: locate(
+            frame["_chunk"].to_numpy()[first_row[c]], frame["_row"].to_numpy()[first_row[c]]
+        ),
+    )
     ann = frame["ann"].to_numpy()
     lab = frame["label"].to_numpy()
     src = frame["_chunk"].to_numpy()

@@ -448,3 +448,28 @@ def test_a_semicolon_separated_csv_is_told_its_delimiter(tmp_path):
     f.write_text("item;score;r1;r2;r3\ni1;0.3;0;1;0\n")
     with pytest.raises(DataError, match=r"one column holding ';': the file looks separated"):
         load_csv(f, item="item")
+
+
+def test_item_ids_that_differ_only_in_spaces_are_refused(tmp_path):
+    """'i5 ' beside 'i5' became a separate item (its answers split off) while labels and
+    scores are read with their spaces stripped (hostile re-check, issue 23)."""
+    from bayescal.scale import summarize_long_dask
+
+    wide = tmp_path / "w.csv"
+    wide.write_text("item,score,r1,r2,r3\na,0.2,0,1,0\na ,0.3,1,1,1\n")
+    with pytest.raises(DataError, match=r"'a' \(at .*w.csv', line 2\) and 'a ' \(at .*line 3\)"):
+        load_csv(wide, item="item")
+    rows = ["item,annotator,label,score"]
+    for i in range(30):
+        rows += [
+            f"i{i}{' ' if (i, a) == (5, 'r3') else ''},{a},{i % 2},0.5" for a in ("r1", "r2", "r3")
+        ]
+    long = tmp_path / "long.csv"
+    long.write_text("\n".join(rows) + "\n")
+    with pytest.raises(DataError, match="'i5' .* and 'i5 ' .* differ only in surrounding spaces"):
+        load_long(long, score="score")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "a.csv").write_text("\n".join(rows) + "\n")
+    with pytest.raises(DataError, match=r"'i5 ' \(at file .*a.csv', line 19\) differ only"):
+        summarize_long_dask(str(parts), score="score")
