@@ -51,6 +51,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -58,7 +59,7 @@ import numpy as np
 from bayescal.channels.result import ANSWERED_CLASS, TRUE_CLASS, ChannelFit
 from bayescal.data.files import check_name_sizes
 from bayescal.dims import ANNOTATOR, CHAIN, CLASS, DRAW, GROUP
-from bayescal.errors import ConfigError, DataError
+from bayescal.errors import BayescalWarning, ConfigError, DataError
 
 __all__ = [
     "MAX_POSTERIOR_BYTES",
@@ -223,6 +224,23 @@ def _check_declared(path, refuse: Refuse) -> None:
             )
 
 
+#: Fewer draws than this and the spread a prior is matched to is itself uncertain by more
+#: than about 14% (the relative sd of a sample variance is sqrt(2 / (n - 1))).
+MIN_PRIOR_DRAWS = 100
+
+
+def _warn_few_draws(n: int, path) -> None:
+    if n < MIN_PRIOR_DRAWS:
+        warnings.warn(
+            f"the posterior {str(path)!r} holds only {n} draws: a prior matched to their "
+            f"spread has a variance uncertain by about {np.sqrt(2 / (n - 1)):.0%}, so it may "
+            f"be much tighter or looser than the earlier audit showed; use a posterior of "
+            f"{MIN_PRIOR_DRAWS} or more draws (the audit's default is 2 chains x 1000).",
+            BayescalWarning,
+            stacklevel=3,
+        )
+
+
 def _check_values(post, path, refuse: Refuse) -> None:
     """Refuse empty dimensions, fewer than two draws, repeated or oversized names, and
     draws that are equal up to rounding on any coordinate."""
@@ -235,6 +253,7 @@ def _check_values(post, path, refuse: Refuse) -> None:
         n = post.sizes[CHAIN] * post.sizes[DRAW]
         if n < 2:
             raise refuse(path, f"it holds {n} draw; priors need the spread of two or more")
+        _warn_few_draws(n, path)
     for dim, what in _NAMED.items():
         if dim not in post.coords:
             continue
@@ -432,6 +451,7 @@ def load_multiclass_posterior(path, *, option: str = "--priors"):
     n = post.sizes[CHAIN] * post.sizes[DRAW]
     if n < 2:
         raise refuse(path, f"it holds {n} draw; priors need the spread of two or more")
+    _warn_few_draws(n, path)
     conf = post["confusion"].transpose(*dims["confusion"]).values
     prev = post["prevalence"].transpose(*dims["prevalence"]).values
     return ChannelFit.from_confusion(

@@ -628,3 +628,21 @@ def test_npz_logits_that_compress_like_constants_are_refused_unread(tmp_path):
     counts = rng.multinomial(5, [0.5, 0.3, 0.2], size=300_000)
     np.savez_compressed(fine, logits=rng.normal(size=(300_000, 3)), counts=counts)
     assert load_npz(fine).n_items == 300_000
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_a_posterior_of_few_draws_is_warned_about(kind, tmp_path):
+    """One chain of two draws was taken as a prior without a word (hostile re-check): the
+    spread a prior is matched to is then itself uncertain by about 100%."""
+    from bayescal.errors import BayescalWarning
+
+    build = binary_posterior if kind == "binary" else multiclass_posterior
+    few = write(build(draws=2, chains=1), tmp_path / "few.nc")
+    with pytest.warns(BayescalWarning, match=r"only 2 draws: .* uncertain by about 141%"):
+        LOADERS[kind](few)
+    enough = write(build(draws=50, chains=2), tmp_path / "enough.nc")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BayescalWarning)
+        LOADERS[kind](enough)
