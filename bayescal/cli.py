@@ -33,7 +33,7 @@ import signal
 import sys
 
 from bayescal.errors import BayescalError
-from bayescal.interrupts import Interrupted, exit_status, interrupts_raised
+from bayescal.interrupts import HELD_SIGNALS, Interrupted, exit_status, interrupts_raised
 from bayescal.progress import Display, progress_wanted
 from bayescal.report.cli_options import check_output_file
 
@@ -306,6 +306,32 @@ def main(argv: list[str] | None = None) -> int:
     on that line and ignored, and, when ``argv`` is None (the ``bayescal`` command
     itself), stay ignored until the process has exited.
     """
+    status = _main(argv)
+    if argv is None:  # the bayescal command itself: the run has ended, the process not yet
+        _after_the_run(status)
+    return status
+
+
+def _after_the_run(status: int) -> None:
+    """From the end of the run to the process's exit (interpreter teardown, a second or
+    more), a held signal no longer stops anything: it exits at once with one line saying
+    that what the run wrote is complete, instead of a silent 143 (hostile re-check, issue
+    23). Signals the run left ignored (it was stopped) and a SIGHUP under nohup stay so."""
+
+    def late(signum, frame) -> None:
+        name = signal.Signals(signum).name
+        _say(
+            f"bayescal: {name} after the run had ended (exit status {status}); what it wrote "
+            "is complete."
+        )
+        os._exit(128 + signum)
+
+    for signum in HELD_SIGNALS:
+        if signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler):
+            signal.signal(signum, late)
+
+
+def _main(argv: list[str] | None) -> int:
     whole_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     with interrupts_raised(ignore_after_stop=whole_process) as guard:

@@ -243,3 +243,28 @@ def test_signals_in_quick_succession_follow_the_first(out, signals, status):
         assert names <= {signal.Signals(s).name for s in signals[1:]}, lines[0]
     assert seconds < EXIT_WITHIN
     _assert_untouched(out, before)
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_after_the_run_has_ended_says_so(signum, status):
+    """A SIGTERM after "done" (during the interpreter's exit) ended with 143 and no line
+    although the report was complete (hostile re-check, issue 23)."""
+    from cli_helpers import child_env
+
+    code = (
+        "import os, signal, sys, time\n"
+        "sys.argv = ['bayescal', '--version']\n"
+        "from bayescal.cli import main\n"
+        "main()\n"
+        f"os.kill(os.getpid(), {int(signum)})\n"
+        "time.sleep(30)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=child_env(), capture_output=True, text=True, timeout=60
+    )
+    name = signal.Signals(signum).name
+    assert done.returncode == status, done.stderr
+    assert (
+        f"bayescal: {name} after the run had ended (exit status 0); what it wrote is complete"
+        in (done.stderr)
+    )
