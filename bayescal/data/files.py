@@ -127,11 +127,6 @@ def file_kind(mode: int) -> str:
 DATA_FILES = ("CSV file", "Parquet file", "data file")
 
 
-def _shown_names(names, limit: int = 5) -> str:
-    shown = ", ".join(repr(str(x)) for x in names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
 def check_file(path, what: str = "file") -> Path:
     """Return ``path`` as a :class:`~pathlib.Path` after checking it is a readable regular file.
 
@@ -595,7 +590,7 @@ def read_csv(
     )
     if lines.size == 0:
         raise DataError(
-            f"{what} {_name(p)} has a header ({_shown_names(names)}) but no data rows: add one "
+            f"{what} {_name(p)} has a header ({_short(names)}) but no data rows: add one "
             "row per item below it, or pass the file that holds the rows."
         )
     text = [c for c in text_columns if c in names]

@@ -305,18 +305,16 @@ def _summarize_items(frame, spec, locate):
     k = len(spec["annotators"])
     codes, ids = pd.factorize(frame["item"], sort=False)
     n_items = ids.size
-    first_row = np.zeros(n_items, dtype=np.int64)
-    first_row[codes[::-1]] = np.arange(codes.size)[::-1]  # each item's first row
-    check_id_spellings(
-        np.asarray(ids, dtype=object),
-        lambda c: locate(
-            frame["_chunk"].to_numpy()[first_row[c]], frame["_row"].to_numpy()[first_row[c]]
-        ),
-    )
     ann = frame["ann"].to_numpy()
     lab = frame["label"].to_numpy()
     src = frame["_chunk"].to_numpy()
     row = frame["_row"].to_numpy()
+
+    def first_row_of(c: int) -> str:  # only for a refusal: where item code c first appears
+        r = int(np.argmax(codes == c))
+        return locate(src[r], row[r])
+
+    check_id_spellings(np.asarray(ids, dtype=object), first_row_of)
     answers = ann >= 0
     ai, aa = codes[answers], ann[answers].astype(np.int64)
     rep = _first_repeat(ai * k + aa)
